@@ -1,0 +1,1 @@
+"""Client behaviours: pure functions in a registry, one module per phase."""

@@ -1,0 +1,90 @@
+"""The behaviour registry: named pure functions that profiles point at.
+
+A behaviour is registered with its name (the key a profile's YAML uses), its phase, and a
+JSON Schema for its parameters. The profile loader validates every entry against that
+schema before any server is contacted, so a typo in a profile is an input error with
+"did you mean", never a surprise at run time.
+
+Phases and signatures:
+- ``discovery``: ``fn(state: ListState, **params) -> ListState`` (the whole tool list, so
+  name collisions, caps and whole-list rejections can be modelled).
+- ``cache``, ``call``, ``result``: see matrix.behaviours.calls / results.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+PHASES = ("discovery", "cache", "call", "result")
+
+
+@dataclass(frozen=True)
+class BehaviourSpec:
+    name: str
+    phase: str
+    fn: Callable[..., Any]
+    params: Mapping[str, Any] = field(default_factory=dict)  # JSON Schema per parameter
+    required: tuple[str, ...] = ()
+    summary: str = ""
+
+    @property
+    def params_schema(self) -> dict:
+        return {
+            "type": "object",
+            "properties": dict(self.params),
+            "required": list(self.required),
+            "additionalProperties": False,
+        }
+
+    def defaults(self) -> dict:
+        return {k: v["default"] for k, v in self.params.items() if "default" in v}
+
+
+REGISTRY: dict[str, BehaviourSpec] = {}
+
+
+def behaviour(
+    name: str,
+    phase: str,
+    params: Mapping[str, Any] | None = None,
+    required: tuple[str, ...] = (),
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` under ``name``; its docstring's first line becomes its summary."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}")
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if name in REGISTRY:
+            raise ValueError(f"behaviour {name!r} registered twice")
+        doc = (fn.__doc__ or "").strip().splitlines()
+        REGISTRY[name] = BehaviourSpec(
+            name, phase, fn, dict(params or {}), tuple(required), doc[0] if doc else ""
+        )
+        return fn
+
+    return register
+
+
+def get(name: str) -> BehaviourSpec:
+    load_all()
+    return REGISTRY[name]
+
+
+def load_all() -> dict[str, BehaviourSpec]:
+    """Import every phase module so the registry is complete."""
+    import importlib
+
+    for module in ("discovery", "calls", "results"):
+        try:
+            importlib.import_module(f"matrix.behaviours.{module}")
+        except ModuleNotFoundError as exc:  # a phase not written yet
+            if exc.name != f"matrix.behaviours.{module}":
+                raise
+    return REGISTRY
+
+
+def freeze(value: Any) -> Any:
+    """A hashable stand-in for JSON-ish params (memo keys)."""
+    return json.dumps(value, sort_keys=True, default=str)

@@ -1,0 +1,57 @@
+"""The ``mcp-matrix`` command line: one module per subcommand in matrix.commands.
+
+Exit codes (docs/cli.md): 0 nothing over the threshold; 1 findings over the threshold;
+2 usage or input error; 3 the target could not be measured; 130 interrupted.
+Machine output goes to stdout alone; progress and errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from matrix import __version__
+from matrix.errors import EXIT_INPUT, MatrixError
+
+COMMANDS = ("snapshot",)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep our prefix
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"mcp-matrix: error: {message}\n")
+        raise SystemExit(EXIT_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mcp-matrix", description="How every real MCP client will treat your server's tools.")
+    parser.add_argument("--version", action="version", version=f"mcp-matrix {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        module = importlib.import_module(f"matrix.commands.{name.replace('-', '_')}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
+    try:
+        return int(args.handler(args) or 0)
+    except MatrixError as exc:
+        sys.stderr.write(f"mcp-matrix: error: {exc}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("mcp-matrix: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,81 @@
+"""Options shared by subcommands: the target, timeouts, the client identity."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from matrix.errors import InputError
+from matrix.snapshot import Snapshot, is_snapshot_file, load_snapshot, take_snapshot
+from matrix.targets import Target
+from matrix.wire.session import Timeouts
+
+
+def add_target_options(parser: argparse.ArgumentParser, positional: bool = True) -> None:
+    g = parser.add_argument_group("target (one of)")
+    if positional:
+        g.add_argument("source", nargs="?", metavar="SNAPSHOT", help="a snapshot JSON file instead of a live target")
+    g.add_argument("--stdio", metavar="CMD", help='spawn a stdio server, e.g. --stdio "npx my-server --flag"')
+    g.add_argument("--http", metavar="URL", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    g.add_argument("--server", metavar="NAME", help='a bundled reference server, e.g. memory or "memory --schema anyof"')
+    o = parser.add_argument_group("target options")
+    o.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (repeatable); values are masked in output")
+    o.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for a stdio server (repeatable); values masked")
+    o.add_argument("--cwd", help="working directory for a stdio server")
+    o.add_argument("--inherit-env", action="store_true", help="pass this whole environment to a stdio server (default: a minimal set plus --env)")
+    o.add_argument("--server-transport", choices=("stdio", "http"), default="stdio", help="how to run a bundled server (default stdio)")
+    o.add_argument("--name", default="", help="the server's name in the client config (used in prefixed tool names)")
+    t = parser.add_argument_group("timeouts (seconds)")
+    d = Timeouts()
+    t.add_argument("--timeout-initialize", type=float, default=d.initialize, help=f"default {d.initialize}")
+    t.add_argument("--timeout-list", type=float, default=d.list, help=f"default {d.list}")
+    t.add_argument("--timeout-call", type=float, default=d.call, help=f"default {d.call}")
+
+
+def timeouts_from(args: argparse.Namespace) -> Timeouts:
+    return Timeouts(initialize=args.timeout_initialize, list=args.timeout_list, call=args.timeout_call)
+
+
+def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        if sep not in item:
+            raise InputError(f"expected KEY{sep}VALUE, got {item!r}", where=flag)
+        k, v = item.split(sep, 1)
+        out[k.strip()] = v.strip() if sep == ":" else v
+    return out
+
+
+def target_from(args: argparse.Namespace, default_server: str | None = None) -> Target | None:
+    """The live target the options name, or None (e.g. a snapshot file was given)."""
+    chosen = [x for x in (args.stdio, args.http, args.server) if x]
+    if len(chosen) > 1:
+        raise InputError("give only one of --stdio, --http, --server", where="target")
+    headers = _pairs(args.header, ":", "--header")
+    env = _pairs(args.env, "=", "--env")
+    if args.stdio:
+        return Target.stdio(args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name)
+    if args.http:
+        return Target.http(args.http, headers=headers, name=args.name)
+    server = args.server or (None if getattr(args, "source", None) else default_server)
+    if server:
+        return Target.bundled(server, transport=args.server_transport, env=env, name=args.name)
+    return None
+
+
+def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -> Snapshot:
+    """A snapshot: read from the positional file, or taken live from the target."""
+    source = getattr(args, "source", None)
+    if source:
+        if any((args.stdio, args.http, args.server)):
+            raise InputError("give a snapshot file or a live target, not both", where=source)
+        if not Path(source).exists():
+            raise InputError("no such snapshot file", where=source)
+        return load_snapshot(source)
+    target = target_from(args, default_server)
+    if target is None:
+        raise InputError("no target: give a SNAPSHOT file, --stdio CMD, --http URL or --server NAME", where="target")
+    return Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
+
+
+__all__ = ["add_target_options", "target_from", "snapshot_from", "timeouts_from", "is_snapshot_file"]

@@ -1,0 +1,80 @@
+"""``mcp-matrix snapshot``: record what a client learns on connect, or summarise a snapshot file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from matrix.commands.common import add_target_options, snapshot_from
+from matrix.errors import EXIT_UNMEASURABLE
+from matrix.features import annotations_label, tool_features
+from matrix.snapshot import Snapshot, write_snapshot
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "snapshot",
+        help="take a snapshot of a live server, or summarise a snapshot file",
+        description="Connect as a client would (initialize + every page of tools/list) and write the "
+        "snapshot JSON (to -o FILE, or stdout). Given a snapshot file, print a readable summary.",
+    )
+    add_target_options(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="write the snapshot JSON here (default: stdout)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    snap = snapshot_from(args, default_server=None)
+    if snap.source != "live":
+        print_summary(snap, Console(highlight=False))
+        return 0
+    if args.output:
+        write_snapshot(snap.doc, args.output)
+        print_summary(snap, Console(stderr=True, highlight=False))
+    else:
+        sys.stdout.write(json.dumps(snap.doc, indent=2, ensure_ascii=False) + "\n")
+        print_summary(snap, Console(stderr=True, highlight=False), brief=True)
+    return EXIT_UNMEASURABLE if snap.error else 0
+
+
+def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None:
+    doc = snap.doc
+    info = doc.get("serverInfo") if isinstance(doc.get("serverInfo"), dict) else {}
+    console.print(
+        f"[bold]{escape(str(info.get('name', '?')))}[/] {escape(str(info.get('version', '')))}  "
+        f"protocol {escape(str(doc.get('protocolVersion')))}  "
+        f"{len(doc.get('tools', []))} tools on {len(doc.get('pages', []))} page(s)"
+    )
+    if doc.get("error"):
+        err = doc["error"]
+        console.print(f"[red]could not complete:[/] {escape(err.get('kind', ''))}: {escape(err.get('message', ''))}")
+        for line in err.get("stderr_tail", [])[-5:]:
+            console.print(f"  [dim]stderr:[/] {escape(line)}")
+    if doc.get("listError"):
+        e = doc["listError"]
+        console.print(f"[red]tools/list error[/] {e.get('code')}: {escape(str(e.get('message')))}")
+    for noise in doc.get("stdoutNoise", [])[:5]:
+        console.print(f"[yellow]stdout noise:[/] {escape(noise.get('line', ''))}")
+    for problem in doc.get("problems", [])[:5]:
+        console.print(f"[yellow]problem:[/] {escape(problem.get('kind', ''))}: {escape(problem.get('message', ''))}")
+    for note in doc.get("notifications", [])[:5]:
+        console.print(f"[dim]notification:[/] {escape(str(note.get('method')))}")
+    if brief:
+        return
+    table = Table(title=None, show_lines=False)
+    for col in ("page", "tool", "annotations", "notable schema features"):
+        table.add_column(col)
+    for page, tool in snap.tools:
+        name = tool.get("name") if isinstance(tool, dict) else None
+        table.add_row(
+            str(page),
+            escape(repr(name) if not isinstance(name, str) or not name.isprintable() else name),
+            annotations_label(tool),
+            escape(", ".join(tool_features(tool)) or "-"),
+        )
+    console.print(table)

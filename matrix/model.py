@@ -1,0 +1,139 @@
+"""Values passed between the layers: findings and the discovery state a profile transforms.
+
+Everything here is frozen; behaviours return changed copies (``dataclasses.replace``)
+instead of mutating, so one snapshot can run through every profile side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from matrix.evidence import Evidence
+
+# Discovery verdicts, per (profile, tool). Order is severity, worst first (DESIGN.md).
+DISCOVERY_VERDICTS = ("session-broken", "server-dropped", "hidden", "degraded", "visible")
+
+# Blast radius of a finding: how much one problem takes down.
+BLAST_RADII = ("call", "tool", "server", "session")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a client does to a tool, stated as a value.
+
+    ``code`` is a stable identifier (e.g. ``keyword-stripped``), ``pointer`` a JSON pointer
+    into the tool as the server sent it (``/inputSchema/anyOf``), ``lost`` says whether
+    information the server sent no longer reaches the model. ``behaviour`` and
+    ``evidence`` are filled by the simulator from the profile entry that produced it.
+    """
+
+    code: str
+    message: str
+    pointer: str = ""
+    lost: bool = False
+    blast_radius: str = "tool"
+    behaviour: str = ""
+    evidence: tuple[Evidence, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "pointer": self.pointer,
+            "lost": self.lost,
+            "blast_radius": self.blast_radius,
+            "behaviour": self.behaviour,
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+
+
+@dataclass(frozen=True)
+class ToolState:
+    """One tool as a client currently holds it during discovery.
+
+    ``original`` is the tool exactly as the server sent it and is never changed;
+    ``name`` and ``schema`` are what the client's model will be shown.
+    """
+
+    original: Any
+    page: int
+    index: int
+    name: str
+    schema: Any
+    hidden: bool = False
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def server_name(self) -> str:
+        """The name the server gave the tool (what ``tools/call`` must send)."""
+        name = self.original.get("name") if isinstance(self.original, dict) else None
+        return name if isinstance(name, str) else ""
+
+    def with_finding(self, finding: Finding, **changes: Any) -> "ToolState":
+        return replace(self, findings=self.findings + (finding,), **changes)
+
+    def hide(self, finding: Finding) -> "ToolState":
+        return self.with_finding(finding, hidden=True)
+
+
+@dataclass(frozen=True)
+class ListState:
+    """The whole tool list as a client holds it: the unit discovery behaviours transform.
+
+    ``outcome`` is ``ok``, ``server-dropped`` (the client lost every tool of the server) or
+    ``session-broken`` (the client keeps the tools but every request fails); ``culprit``
+    is the index of the tool that caused it, if one did.
+    """
+
+    server: str
+    tools: tuple[ToolState, ...]
+    pages: int = 1
+    outcome: str = "ok"
+    culprit: int | None = None
+    findings: tuple[Finding, ...] = ()
+
+    def fail(self, outcome: str, finding: Finding, culprit: int | None = None) -> "ListState":
+        if self.outcome != "ok":  # the first failure decides; later ones add nothing
+            return self
+        return replace(self, outcome=outcome, culprit=culprit, findings=self.findings + (finding,))
+
+    def visible(self) -> tuple[ToolState, ...]:
+        return tuple(t for t in self.tools if not t.hidden)
+
+
+@dataclass(frozen=True)
+class ToolView:
+    """The discovery result for one (profile, tool) cell."""
+
+    tool: str
+    index: int
+    verdict: str
+    model_name: str | None
+    model_schema: Any
+    findings: tuple[Finding, ...] = ()
+    weakest_evidence: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "tool": self.tool,
+            "index": self.index,
+            "verdict": self.verdict,
+            "model_name": self.model_name,
+            "model_schema": self.model_schema,
+            "findings": [f.to_json() for f in self.findings],
+            "weakest_evidence": self.weakest_evidence,
+        }
+
+
+@dataclass(frozen=True)
+class ClientView:
+    """What one client profile makes of a snapshot: a verdict per tool."""
+
+    profile: str
+    outcome: str
+    tools: tuple[ToolView, ...]
+    findings: tuple[Finding, ...] = field(default=())
+
+    def by_tool(self) -> dict[str, ToolView]:
+        return {t.tool: t for t in self.tools}

@@ -1,0 +1,97 @@
+"""Apply a profile's discovery behaviours to a snapshot: the ClientView per profile.
+
+Pure and offline: it needs only the snapshot. Each behaviour's new findings are stamped
+with the behaviour's name and the profile's evidence for it, so every cell of the grid can
+be traced to a rule and its source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+from matrix.behaviours import registry
+from matrix.evidence import weakest
+from matrix.model import ClientView, Finding, ListState, ToolState, ToolView
+from matrix.profiles.model import BehaviourUse, Profile
+
+
+def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
+    """The list as the server sent it: ``tools`` is ``(page, raw_tool)`` pairs."""
+    states = []
+    for index, (page, raw) in enumerate(tools):
+        name = raw.get("name") if isinstance(raw, dict) else None
+        schema = raw.get("inputSchema") if isinstance(raw, dict) else None
+        states.append(
+            ToolState(original=raw, page=page, index=index, name=name if isinstance(name, str) else "", schema=schema)
+        )
+    pages = 1 + max((p for p, _ in tools), default=0)
+    return ListState(server=server, tools=tuple(states), pages=pages)
+
+
+def _stamp(finding: Finding, use: BehaviourUse) -> Finding:
+    if finding.behaviour:
+        return finding
+    return replace(finding, behaviour=use.name, evidence=use.evidence)
+
+
+def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListState:
+    """Attribute the findings ``use`` just added to it (by count, findings only grow)."""
+    if after is before:
+        return after
+    tools = []
+    for old, new in zip(before.tools, after.tools) if len(before.tools) == len(after.tools) else ():
+        n = len(old.findings)
+        if len(new.findings) > n:
+            new = replace(new, findings=new.findings[:n] + tuple(_stamp(f, use) for f in new.findings[n:]))
+        tools.append(new)
+    if len(before.tools) != len(after.tools):  # a behaviour that re-shaped the list stamps everything unstamped
+        tools = [replace(t, findings=tuple(_stamp(f, use) for f in t.findings)) for t in after.tools]
+    n = len(before.findings)
+    findings = after.findings[:n] + tuple(_stamp(f, use) for f in after.findings[n:])
+    return replace(after, tools=tuple(tools), findings=findings)
+
+
+def run_discovery(profile: Profile, state: ListState) -> ListState:
+    """Run every discovery behaviour of ``profile`` over ``state`` in order."""
+    for use in profile.discovery:
+        spec = registry.get(use.name)
+        after = spec.fn(state, **dict(use.params))
+        state = _stamp_new(state, after, use)
+    return state
+
+
+def client_view(profile: Profile, state: ListState) -> ClientView:
+    """Turn the final list state into a discovery verdict per tool (DESIGN.md)."""
+    final = run_discovery(profile, state)
+    views = []
+    for tool in final.tools:
+        label = tool.server_name or f"#{tool.index}"
+        if final.outcome != "ok":
+            culprit = final.culprit
+            reason = final.findings[-1] if final.findings else None
+            findings = tool.findings
+            if reason is not None:
+                if culprit is not None and culprit != tool.index:
+                    culprit_name = final.tools[culprit].server_name if culprit < len(final.tools) else "?"
+                    reason = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}")
+                findings = findings + (reason,)
+            views.append(_view(tool, label, final.outcome, findings, visible=False))
+        elif tool.hidden:
+            views.append(_view(tool, label, "hidden", tool.findings, visible=False))
+        else:
+            verdict = "degraded" if any(f.lost for f in tool.findings) else "visible"
+            views.append(_view(tool, label, verdict, tool.findings, visible=True))
+    return ClientView(profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings)
+
+
+def _view(tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ...], visible: bool) -> ToolView:
+    return ToolView(
+        tool=label,
+        index=tool.index,
+        verdict=verdict,
+        model_name=tool.name if visible else None,
+        model_schema=tool.schema if visible else None,
+        findings=findings,
+        weakest_evidence=weakest([e for f in findings for e in f.evidence]),
+    )

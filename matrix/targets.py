@@ -1,0 +1,203 @@
+"""Targets: what to connect to (a stdio command, a Streamable HTTP URL, or a bundled server).
+
+A target turns into a connected transport; ``describe()`` is what reports show of it, with
+secrets masked (header values, env values, and values of secret-looking arguments).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+import threading
+import queue
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from matrix.errors import InputError, did_you_mean
+from matrix.wire.errors import ServerExited, WireTimeout
+from matrix.wire.http import HttpTransport
+from matrix.wire.stdio import StdioTransport
+from matrix.wire.transport import Transport
+
+MASK = "***"
+LISTENING = "MCP_MATRIX_LISTENING "
+SECRET_WORDS = re.compile(r"(?i)(token|secret|passw|api[-_]?key|auth|credential|bearer|session)")
+
+# Bundled reference servers (installed as the package ``matrix_servers``).
+BUNDLED: dict[str, tuple[str, ...]] = {
+    "memory": ("matrix_servers.memory",),
+    "memory-anyof": ("matrix_servers.memory", "--schema", "anyof"),
+    "faulty": ("matrix_servers.faulty",),
+}
+
+
+def register_bundled(name: str, *module_and_args: str) -> None:
+    BUNDLED[name] = tuple(module_and_args)
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "stdio" | "http" | "server"
+    command: tuple[str, ...] = ()
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    inherit_env: bool = False
+    server: str = ""  # bundled name, possibly with extra args ("memory --schema anyof")
+    server_transport: str = "stdio"
+    name: str = ""  # the name the user's client config gives this server (prefixes like mcp__NAME__tool)
+
+    @classmethod
+    def stdio(cls, command: str | list[str], **kw) -> "Target":
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not argv:
+            raise InputError("--stdio needs a command", where="--stdio")
+        return cls("stdio", command=tuple(argv), **kw)
+
+    @classmethod
+    def http(cls, url: str, **kw) -> "Target":
+        if not re.match(r"^https?://", url):
+            raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--http")
+        return cls("http", url=url, **kw)
+
+    @classmethod
+    def bundled(cls, spec: str, transport: str = "stdio", **kw) -> "Target":
+        argv = shlex.split(spec)
+        if not argv or argv[0] not in BUNDLED:
+            name = argv[0] if argv else ""
+            raise InputError(
+                f"unknown bundled server {name!r}{did_you_mean(name, BUNDLED)}; "
+                f"expected one of: {', '.join(sorted(BUNDLED))}",
+                where="--server",
+            )
+        return cls("server", server=spec, server_transport=transport, **kw)
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        if self.kind == "server":
+            return shlex.split(self.server)[0]
+        return ""
+
+    def server_argv(self) -> list[str]:
+        argv = shlex.split(self.server)
+        return [sys.executable, "-m", *BUNDLED[argv[0]], *argv[1:]]
+
+    def open(self, connect_timeout: float = 10.0) -> Transport:
+        """A started transport; raises WireError if the server cannot be started."""
+        if self.kind == "stdio":
+            t: Transport = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
+        elif self.kind == "http":
+            t = HttpTransport(self.url, headers=self.headers)
+        elif self.server_transport == "http":
+            t = BundledHttpServer(self.server_argv() + ["--transport", "http", "--port", "0"], connect_timeout)
+        else:
+            t = StdioTransport(self.server_argv(), env=self.env, inherit_env=True)
+        t.start()
+        return t
+
+    def describe(self) -> dict:
+        """The target as reports show it: secrets masked."""
+        d: dict = {"kind": self.kind}
+        if self.kind == "stdio":
+            d["command"] = mask_argv(self.command)
+        elif self.kind == "http":
+            d["url"] = mask_url(self.url)
+            d["headers"] = {k: MASK for k in self.headers}
+        else:
+            d["server"] = self.server
+            d["transport"] = self.server_transport
+        if self.env:
+            d["env"] = {k: MASK for k in self.env}
+        if self.cwd:
+            d["cwd"] = self.cwd
+        if self.name:
+            d["name"] = self.name
+        return d
+
+    def secrets(self) -> list[str]:
+        """Every secret value this target carries, so writers can scrub them from any text."""
+        values = [v for v in self.headers.values()] + [v for v in self.env.values()]
+        for arg, masked in zip(self.command, mask_argv(self.command)):
+            if arg != masked:
+                values.append(arg.split("=", 1)[-1])
+        return [v for v in values if v and len(v) >= 4]
+
+
+def mask_argv(argv) -> list[str]:
+    out: list[str] = []
+    mask_next = False
+    for arg in argv:
+        if mask_next:
+            out.append(MASK)
+            mask_next = False
+        elif arg.startswith("-") and "=" in arg and SECRET_WORDS.search(arg.split("=", 1)[0]):
+            out.append(arg.split("=", 1)[0] + "=" + MASK)
+        elif arg.startswith("-") and SECRET_WORDS.search(arg):
+            out.append(arg)
+            mask_next = True
+        else:
+            out.append(arg)
+    return out
+
+
+def mask_url(url: str) -> str:
+    url = re.sub(r"//([^/@:]+):([^/@]+)@", rf"//\1:{MASK}@", url)
+    return re.sub(r"([?&][^=&]*(?:token|key|secret|auth)[^=&]*=)[^&]+", rf"\1{MASK}", url, flags=re.I)
+
+
+class BundledHttpServer(HttpTransport):
+    """A bundled server started over Streamable HTTP on 127.0.0.1 for the run."""
+
+    name = "http"
+
+    def __init__(self, argv: list[str], connect_timeout: float) -> None:
+        self.argv = argv
+        self.connect_timeout = connect_timeout
+        super().__init__("http://127.0.0.1:0/mcp")
+
+    def start(self) -> None:
+        proc = subprocess.Popen(
+            self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self._proc = proc
+        lines: queue.Queue[str] = queue.Queue()
+
+        def pump() -> None:
+            assert proc.stdout
+            for raw in proc.stdout:
+                lines.put(raw.decode("utf-8", errors="replace"))
+            lines.put("")
+
+        threading.Thread(target=pump, daemon=True).start()
+        threading.Thread(target=lambda: proc.stderr and proc.stderr.read(), daemon=True).start()
+        try:
+            while True:
+                line = lines.get(timeout=self.connect_timeout)
+                if not line:
+                    raise ServerExited(f"the bundled server exited before listening (code {proc.wait()})")
+                if line.startswith(LISTENING):
+                    self.url = line[len(LISTENING):].strip()
+                    return
+        except queue.Empty:
+            self.close()
+            raise WireTimeout(f"the bundled server did not listen within {self.connect_timeout:.0f}s") from None
+
+    def close(self) -> None:
+        super().close()
+        proc = getattr(self, "_proc", None)
+        if proc and proc.poll() is None:
+            StdioTransport._signal(proc, 15)
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                StdioTransport._signal(proc, 9)
+                proc.wait(timeout=3)
+
+    def describe(self) -> dict:
+        return {"transport": "http", "url": self.url, "bundled": True}

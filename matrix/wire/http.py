@@ -1,0 +1,173 @@
+"""Streamable HTTP transport (httpx): POST per message, JSON or SSE answers.
+
+- Every POST carries ``Accept: application/json, text/event-stream`` (servers answer 406
+  to less), the user's headers, and after initialize ``Mcp-Session-Id`` and
+  ``MCP-Protocol-Version``.
+- A request's answer is read on its own thread so an SSE stream that never closes cannot
+  hang the caller: the session's ``receive`` timeout bounds the wait, ``close`` cancels it.
+- SSE events with empty data (priming events) are skipped; LF and CRLF framing both work.
+- ``close`` sends DELETE with the session id (a 405 is fine: the server keeps no session).
+httpx errors are mapped to ``HttpError`` / ``ServerExited`` here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+import httpx
+from httpx_sse import EventSource
+
+from matrix.wire.errors import HttpError, ServerExited
+from matrix.wire.transport import NOISE_LINE_MAX, Transport
+
+ACCEPT = "application/json, text/event-stream"
+
+
+class HttpTransport(Transport):
+    name = "http"
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 60.0,
+    ) -> None:
+        super().__init__()
+        self.url = url
+        self.headers = dict(headers or {})
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
+            follow_redirects=False,
+        )
+        self._open: set[httpx.Response] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def start(self) -> None:
+        """Nothing to start: the first POST opens the connection."""
+
+    def _headers(self) -> dict[str, str]:
+        h = {"Accept": ACCEPT, "Content-Type": "application/json", **self.headers}
+        if self.session_id:
+            h["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            h["MCP-Protocol-Version"] = self.protocol_version
+        return h
+
+    def send(self, message: dict) -> None:
+        if self._closed:
+            raise ServerExited("the HTTP session is closed")
+        expects_answer = "method" in message and "id" in message
+        if expects_answer:
+            threading.Thread(target=self._post, args=(message,), name="mcp-http", daemon=True).start()
+        else:
+            self._post(message)
+
+    def _post(self, message: dict) -> None:
+        wanted = message.get("id") if "method" in message else None
+        try:
+            request = self._client.build_request("POST", self.url, json=message, headers=self._headers())
+            response = self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            self._fail_if(wanted, ServerExited(f"HTTP request failed: {type(exc).__name__}: {exc}"))
+            return
+        with self._lock:
+            self._open.add(response)
+        try:
+            self._read_answer(message, wanted, response)
+        except httpx.HTTPError as exc:
+            if not self._closed:
+                self._fail_if(wanted, HttpError(f"reading the answer failed: {type(exc).__name__}: {exc}"))
+        except Exception as exc:  # a stream closed under us by close(); never let a reader thread die loudly
+            if not self._closed:
+                self._fail_if(wanted, HttpError(f"reading the answer failed: {type(exc).__name__}: {exc}"))
+        finally:
+            with self._lock:
+                self._open.discard(response)
+            response.close()
+
+    def _read_answer(self, message: dict, wanted: Any, response: httpx.Response) -> None:
+        sid = response.headers.get("mcp-session-id")
+        if sid and message.get("method") == "initialize":
+            self.session_id = sid
+        status = response.status_code
+        if wanted is None:  # notification or response: 202 Accepted is the norm
+            if status >= 400:
+                self._record_noise(f"HTTP {status} for {message.get('method', 'a response')}")
+            return
+        if status == 404 and self.session_id and message.get("method") != "initialize":
+            body = self._excerpt(response)
+            self._fail(HttpError(f"HTTP 404: the session {self.session_id!r} expired or is unknown", detail=body))
+            return
+        if status >= 400:
+            self._fail(HttpError(f"HTTP {status} for {message.get('method')}", detail=self._excerpt(response)))
+            return
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype == "text/event-stream":
+            for event in EventSource(response).iter_sse():
+                if not event.data.strip():
+                    continue  # priming events carry an id and no data
+                self._deliver_text(event.data, source="the SSE stream")
+                if self._answers(event.data, wanted):
+                    return  # the server should close now; we stop reading either way
+            return
+        if ctype == "application/json":
+            body = response.read().decode("utf-8", errors="replace")
+            self._deliver_text(body, source="the HTTP body")
+            return
+        self._fail(
+            HttpError(
+                f"HTTP {status} with content type {ctype or 'none'!r}; "
+                "expected application/json or text/event-stream",
+                detail=self._excerpt(response),
+            )
+        )
+
+    @staticmethod
+    def _answers(data: str, wanted: Any) -> bool:
+        # Cheap pre-check before the session decodes it properly.
+        return f'"id":{_json_id(wanted)}' in data.replace(" ", "")
+
+    @staticmethod
+    def _excerpt(response: httpx.Response) -> str:
+        try:
+            return response.read()[:NOISE_LINE_MAX].decode("utf-8", errors="replace")
+        except httpx.HTTPError:
+            return ""
+
+    def _fail_if(self, wanted: Any, error: Exception) -> None:
+        if wanted is not None:
+            self._fail(error)  # type: ignore[arg-type]
+        else:
+            self._record_noise(str(error))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            open_now = list(self._open)
+        for response in open_now:
+            try:
+                response.close()
+            except Exception:  # closing from another thread; nothing more to do
+                pass
+        if self.session_id:
+            try:
+                self._client.request("DELETE", self.url, headers=self._headers(), timeout=2.0)
+            except httpx.HTTPError:
+                pass
+        self._client.close()
+
+    def describe(self) -> dict:
+        return {"transport": "http", "url": self.url, "headers": sorted(self.headers)}
+
+
+def _json_id(value: Any) -> str:
+    import json
+
+    return json.dumps(value)

@@ -1,0 +1,72 @@
+"""Command line: ``python -m matrix_servers.memory [options]``.
+
+``--transport stdio`` (default) speaks MCP on stdin/stdout and prints nothing else
+there. ``--transport http`` serves Streamable HTTP at ``/mcp`` and prints exactly one
+line, ``MCP_MATRIX_LISTENING http://HOST:PORT/mcp``, once connections are accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from .backend import MemoryBackend
+from .schemas import SCHEMA_VARIANTS
+from .server import build_server, serve_http, serve_stdio
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m matrix_servers.memory",
+        description="Reference MCP memory server (seven tools, decision record 014).",
+    )
+    parser.add_argument(
+        "--schema",
+        choices=SCHEMA_VARIANTS,
+        default="flat",
+        help="memory_reflect input schema: flat (amended decision, default) or anyof (original)",
+    )
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
+    parser.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one")
+    parser.add_argument(
+        "--db", type=Path, default=None, help="SQLite file (default: a file in a temp dir)"
+    )
+    parser.add_argument(
+        "--page-size",
+        type=_positive,
+        default=None,
+        help="tools per tools/list page (default: all in one page)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="matrix-memory-") as tmp:
+        backend = MemoryBackend(args.db if args.db is not None else Path(tmp) / "memory.db")
+        try:
+            server = build_server(backend, schema=args.schema, page_size=args.page_size)
+            if args.transport == "http":
+                anyio.run(serve_http, server, args.host, args.port)
+            else:
+                anyio.run(serve_stdio, server)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            backend.close()
+
+
+if __name__ == "__main__":
+    main()
