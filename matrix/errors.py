@@ -2,6 +2,7 @@
 
     MatrixError                 -- base; carries the exit code the CLI returns
     ├── InputError (exit 2)     -- a file or argument the user gave is wrong: says where and what was expected
+    │   └── InputErrors         -- several such problems found at once (``errors``), one per line
     └── MeasureError (exit 3)   -- the target could not be measured at all (no snapshot could be taken)
 
 Findings about the server (a crash, a timeout, garbage on stdout) are values in results,
@@ -9,6 +10,8 @@ never these exceptions; see matrix.wire.errors for the wire's typed problems.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -35,6 +38,20 @@ class InputError(MatrixError):
         self.where = where
         self.message = message
         super().__init__(f"{where}: {message}" if where else message)
+
+
+class InputErrors(InputError):
+    """One or more problems in the user's input, found and reported together.
+
+    ``errors`` holds each as an ``InputError``; ``where`` and the first line of the message are
+    the first problem's, the next lines are the others as ``FILE:LINE: key.path: message``.
+    """
+
+    def __init__(self, errors: Sequence[InputError]) -> None:
+        self.errors = tuple(errors)
+        first = self.errors[0]
+        rest = "".join(f"\n{e}" for e in self.errors[1:])
+        super().__init__(first.message + rest, where=first.where)
 
 
 class MeasureError(MatrixError):

@@ -137,3 +137,50 @@ class ClientView:
 
     def by_tool(self) -> dict[str, ToolView]:
         return {t.tool: t for t in self.tools}
+
+
+# -- calls -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What the client holds for the tool it is about to call (possibly a stale cached copy)."""
+
+    tool: str  # the server's tool name
+    held_schema: Any  # the input schema the client validates and builds against
+    held_tool: Any  # the whole tool as the client holds it (outputSchema, annotations)
+    stale: bool = False  # held from a baseline snapshot rather than the live server
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What a client will put on the wire for one intended call.
+
+    ``refused`` is set when the client refuses to send (its own validation): the call never
+    reaches the server. ``applied`` names the behaviours that changed something.
+    """
+
+    tool: str
+    arguments: Any
+    omit_arguments: bool = False
+    meta: Any = None
+    refused: Finding | None = None
+    new_session: bool = False
+    notes: tuple[Finding, ...] = ()
+    applied: tuple[str, ...] = ()
+
+    def changed(self, behaviour: str, **changes: Any) -> "CallPlan":
+        return replace(self, applied=self.applied + (behaviour,), **changes)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One difference between the intended and the wire arguments."""
+
+    kind: str  # removed | stringified | retyped | nulled | changed | added
+    pointer: str
+    before: Any = None
+    after: Any = None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "pointer": self.pointer, "before": self.before, "after": self.after}

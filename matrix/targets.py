@@ -30,6 +30,8 @@ BUNDLED: dict[str, tuple[str, ...]] = {
     "memory": ("matrix_servers.memory",),
     "memory-anyof": ("matrix_servers.memory", "--schema", "anyof"),
     "faulty": ("matrix_servers.faulty",),
+    "gateway": ("matrix_servers.gateway",),
+    "billing": ("matrix_servers.billing",),
 }
 
 
@@ -161,6 +163,8 @@ class BundledHttpServer(HttpTransport):
         super().__init__("http://127.0.0.1:0/mcp")
 
     def start(self) -> None:
+        if getattr(self, "_proc", None) is not None:  # idempotent, like every transport
+            return
         proc = subprocess.Popen(
             self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True,

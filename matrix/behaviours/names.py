@@ -1,6 +1,6 @@
-"""Model-facing tool names: how each client builds, cleans and shortens them.
+"""Model-facing tool names: how each client builds, cleans and shortens them (§E.11).
 
-Pure string functions used by the ``tool-name`` behaviour. Every rule cites
+The ``tool-name`` behaviour and the pure string functions under it. Every rule cites
 client-quirks.md (§E.11 is the summary table).
 """
 
@@ -8,15 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
+from typing import Any
+
+from matrix.behaviours.outcomes import consequence, label, note, param, refuse_tool
+from matrix.behaviours.registry import behaviour
+from matrix.model import Finding, ListState
 
 # How a server or tool name is cleaned before it is put into the template.
 PART_TRANSFORMS = (
     "none",
     "vscode-label",  # §11: label.toLowerCase().replace(/[^a-z0-9_.-]+/g,'_').slice(0,13)
     "continue-prefix",  # §16: lower, [^a-z0-9]+ -> _, trimmed of _, _+ -> _
-    "roo-sanitize",  # §15: whitespace -> _, invalid chars deleted, --+ -> -, leading fix, empty -> _unnamed
+    # §15: whitespace -> _, invalid chars deleted, --+ -> -, leading fix, empty -> _unnamed
+    "roo-sanitize",
     "agents-sanitize",  # §5: non-[A-Za-z0-9_-] -> _, stripped of leading/trailing _-
-    "replace-invalid",  # §11 VS Code core: chars outside [a-z0-9_-] -> _ (case handling unverified)
+    # §11 VS Code core: chars outside [a-z0-9_-] -> _ (case handling unverified)
+    "replace-invalid",
 )
 
 HASH_STYLES = (
@@ -90,3 +98,249 @@ def ellipsised(name: str, max_length: int) -> str:
 def uid5(server: str) -> str:
     """A stand-in for Cline's per-session ``nanoid(5)`` server uid (random in the client)."""
     return sha1_hex(server)[:5]
+
+
+_NAME_PARAMS = {
+    "template": param(
+        "string",
+        "Model-facing name: {server}, {tool} (after the part transforms), "
+        "{name} (the name so far), {uid5} (Cline's per-session id).",
+        "{name}",
+    ),
+    "server_transform": param(
+        list(PART_TRANSFORMS), "How the server name is cleaned first.", "none"
+    ),
+    "tool_transform": param(list(PART_TRANSFORMS), "How the tool name is cleaned first.", "none"),
+    "keep_if_prefixed": param(
+        "boolean",
+        "Use the tool name alone if it already starts with the cleaned server name (Continue).",
+        False,
+    ),
+    "prefix_if_absent": param("string", "Prepend this unless the name already starts with it.", ""),
+    "invalid_chars": param(
+        "string", "Regex matching ONE character the client does not allow.", "", format="regex"
+    ),
+    "invalid_action": param(
+        ["replace", "replace-runs", "delete", "hash", "drop-tool", "session-broken", "keep"],
+        "What an invalid character does (hash: runs replaced, then hashed like an overflow).",
+        "replace",
+    ),
+    "replacement": param("string", "Replacement for an invalid character or run.", "_"),
+    "empty_name": param(
+        "string", "The name used when cleaning leaves nothing ('' keeps it empty).", ""
+    ),
+    "leading": param(
+        "string", "Regex a valid FIRST character matches ('' = no rule).", "", format="regex"
+    ),
+    "leading_action": param(
+        ["prefix-underscore", "drop-tool", "session-broken", "keep"],
+        "What an invalid first character does.",
+        "prefix-underscore",
+    ),
+    "max_length": param("integer", "Longest allowed name (0: no limit).", 0, minimum=0),
+    "overflow": param(
+        ["truncate", "hash", "ellipsis", "drop-tool", "session-broken", "keep"],
+        "What a name over max_length does.",
+        "truncate",
+    ),
+    "hash_style": param(
+        list(HASH_STYLES),
+        "codex: first max-40 + sha1 (40 hex); sha1-8: first max-9 "
+        "+ '_' + sha1[:8]; sha1-8-rstrip: the same with _- stripped before '_'.",
+        "codex",
+    ),
+    "on_collision": param(
+        ["skip-later", "suffix", "prefix-server", "session-broken", "keep"],
+        "What a second tool with the same final name does: skipped (Codex, Roo), "
+        "numbered _2, _3 ... (the numeric-suffix form is assumed), prefixed with the "
+        "server id (Zed), the whole list refused (Agents SDK, Goose), or kept.",
+        "keep",
+    ),
+}
+
+
+@behaviour("tool-name", "discovery", params=_NAME_PARAMS)
+def tool_name(state: ListState, **params: Any) -> ListState:
+    """Build the model-facing name: template, cleaning, length rule, collisions (§E.11).
+
+    Covers Claude Code ``mcp__s__t`` (§1), Codex sanitise + 24+sha1 hash (§4), Gemini CLI
+    ``mcp_`` + ellipsis (E.1), VS Code 13-char label slug + slice 64 (§11), Roo
+    ``mcp--s--t`` (§15), Cline native ``c<uid>0mcp0t`` (E.10) and SDK 55+sha1[:8] (§14),
+    Continue (§16), Agents SDK (§5), Zed (§17), Goose (§18).
+    """
+    if state.outcome != "ok":
+        return state
+    p = {k: v.get("default") for k, v in _NAME_PARAMS.items()} | params
+    tools = list(state.tools)
+    used: dict[str, int] = {}
+    uid = uid5(state.server)
+    for i, tool in enumerate(tools):
+        if tool.hidden:
+            continue
+        result = _name_one(state, tool.server_name, tool.name, uid, p)
+        if result[0] == "refuse":
+            _, policy, code, message = result
+            refused = refuse_tool(replace(state, tools=tuple(tools)), i, policy, code, message)
+            if refused.outcome != "ok":
+                return refused
+            tools = list(refused.tools)
+            continue
+        name, findings = result
+        owner = used.get(name)
+        if owner is not None and p["on_collision"] != "keep":
+            other = label(tools[owner])
+            policy = p["on_collision"]
+            if policy == "suffix":
+                n = 2
+                while f"{name}_{n}" in used:
+                    n += 1
+                renamed = f"{name}_{n}"
+                findings.append(
+                    note(
+                        "name-collision-renamed",
+                        f"model-facing name {name!r} is "
+                        f"already taken by tool {other!r}; the client numbers this "
+                        f"one: {renamed!r}",
+                    )
+                )
+                name, owner = renamed, None
+            if policy == "prefix-server":
+                renamed = f"{state.server}_{name}"
+                if p["max_length"]:
+                    renamed = renamed[: p["max_length"]]
+                if renamed not in used:
+                    findings.append(
+                        note(
+                            "name-collision-renamed",
+                            f"model-facing name {name!r} is "
+                            f"already taken by tool {other!r}; the client prefixes the "
+                            f"server id: {renamed!r}",
+                        )
+                    )
+                    name = renamed
+                    owner = None
+            if owner is not None:
+                message = f"model-facing name {name!r} is already taken by tool {other!r}; " + (
+                    "the client rejects the tool list, so every request of the session fails"
+                    if policy == "session-broken"
+                    else "the client keeps the first and skips this one"
+                )
+                refused = refuse_tool(
+                    replace(state, tools=tuple(tools)),
+                    i,
+                    "session-broken" if policy == "session-broken" else "drop-tool",
+                    "name-collision",
+                    message,
+                )
+                if refused.outcome != "ok":
+                    return refused
+                tools = list(refused.tools)
+                continue
+        used.setdefault(name, i)
+        if name != tool.name or findings:
+            tools[i] = replace(tool, name=name, findings=tool.findings + tuple(findings))
+    return replace(state, tools=tuple(tools))
+
+
+def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) -> Any:
+    """One tool's model-facing name: ``(name, findings)`` or ``("refuse", policy, code, msg)``."""
+    server = transform_part(p["server_transform"], state.server)
+    part = transform_part(p["tool_transform"], raw_tool)
+    if p["keep_if_prefixed"] and server and part.startswith(server):
+        name = part
+    else:
+        name = render(p["template"], server, part, current, uid)
+    raw = render(p["template"], state.server, raw_tool, current, uid)
+    if p["prefix_if_absent"] and not name.startswith(p["prefix_if_absent"]):
+        name = p["prefix_if_absent"] + name
+        raw = p["prefix_if_absent"] + raw
+    findings: list[Finding] = []
+    force_hash = False
+    if p["invalid_chars"]:
+        bad = sorted(set(re.findall(p["invalid_chars"], name)))
+        action = p["invalid_action"]
+        if bad and action in ("drop-tool", "session-broken"):
+            return (
+                "refuse",
+                action,
+                "name-invalid",
+                (
+                    f"model-facing name {name!r} has characters the model API does not allow "
+                    f"({''.join(bad)!r}); {consequence(action)}"
+                ),
+            )
+        if bad and action != "keep":
+            before = name
+            if action == "replace":
+                name = re.sub(p["invalid_chars"], p["replacement"], name)
+            elif action in ("replace-runs", "hash"):
+                name = re.sub(f"(?:{p['invalid_chars']})+", p["replacement"], name)
+                force_hash = action == "hash"
+            else:
+                name = re.sub(p["invalid_chars"], "", name)
+            findings.append(
+                note(
+                    "name-sanitised",
+                    f"model-facing name {before!r} has characters "
+                    f"the client does not allow ({''.join(bad)!r}); it becomes {name!r}",
+                )
+            )
+    if not name and p["empty_name"]:
+        name = p["empty_name"]
+    if p["leading"] and name and not re.match(p["leading"], name):
+        action = p["leading_action"]
+        if action in ("drop-tool", "session-broken"):
+            return (
+                "refuse",
+                action,
+                "name-invalid",
+                (
+                    f"model-facing name {name!r} starts with a character the model API does "
+                    f"not allow; {consequence(action)}"
+                ),
+            )
+        if action == "prefix-underscore":
+            findings.append(
+                note(
+                    "name-sanitised",
+                    f"model-facing name {name!r} does not start "
+                    f"with a letter or '_'; it becomes {'_' + name!r}",
+                )
+            )
+            name = "_" + name
+    limit = p["max_length"]
+    if limit and (len(name) > limit or force_hash):
+        overflow = "hash" if force_hash else p["overflow"]
+        if overflow in ("drop-tool", "session-broken"):
+            return (
+                "refuse",
+                overflow,
+                "name-too-long",
+                (
+                    f"model-facing name {name!r} is {len(name)} characters, over the limit of "
+                    f"{limit}; {consequence(overflow)}"
+                ),
+            )
+        if overflow != "keep":
+            before = name
+            if overflow == "truncate":
+                name, how = name[:limit], f"truncated to its first {limit} characters"
+            elif overflow == "ellipsis":
+                name = ellipsised(name, limit)
+                how = "shortened to its start + '...' + its end"
+            else:
+                name = hashed(name, raw, limit, p["hash_style"])
+                how = f"hashed (a SHA-1 of {raw!r} replaces its tail)"
+            why = (
+                "has characters outside the allowed set"
+                if force_hash and len(before) <= limit
+                else f"is {len(before)} characters, over the limit of {limit}"
+            )
+            findings.append(
+                note(
+                    "name-shortened",
+                    f"model-facing name {before!r} {why}; it is {how}: {name!r}",
+                    lost=True,
+                )
+            )
+    return name, findings

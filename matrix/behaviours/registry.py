@@ -8,14 +8,20 @@ schema before any server is contacted, so a typo in a profile is an input error 
 Phases and signatures:
 - ``discovery``: ``fn(state: ListState, **params) -> ListState`` (the whole tool list, so
   name collisions, caps and whole-list rejections can be modelled).
-- ``cache``, ``call``, ``result``: see matrix.behaviours.calls / results.
+- ``cache``: ``fn(live: ClientView, baseline: ClientView | None, **params) -> (ClientView, Finding | None)``.
+- ``call``: ``fn(plan: CallPlan, ctx: CallContext, **params) -> CallPlan``.
+- ``result``: ``fn(result, ctx: CallContext, **params) -> Finding | None``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
 
 PHASES = ("discovery", "cache", "call", "result")
 
@@ -51,7 +57,12 @@ def behaviour(
     params: Mapping[str, Any] | None = None,
     required: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``fn`` under ``name``; its docstring's first line becomes its summary."""
+    """Register ``fn`` under ``name``; its docstring's first line becomes its summary.
+
+    The params schema is checked here, at import, so a broken one fails loudly with the
+    behaviour's name (as pluggy checks a plugin when it registers) rather than when a profile
+    first uses it.
+    """
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}")
 
@@ -59,9 +70,18 @@ def behaviour(
         if name in REGISTRY:
             raise ValueError(f"behaviour {name!r} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()
-        REGISTRY[name] = BehaviourSpec(
+        spec = BehaviourSpec(
             name, phase, fn, dict(params or {}), tuple(required), doc[0] if doc else ""
         )
+        try:
+            Draft202012Validator.check_schema(spec.params_schema)
+        except SchemaError as exc:
+            at = "/".join(map(str, exc.absolute_path))
+            raise ValueError(
+                f"behaviour {name!r} declares an invalid params schema: {exc.message}"
+                + (f" at {at}" if at else "")
+            ) from exc
+        REGISTRY[name] = spec
         return fn
 
     return register

@@ -13,10 +13,11 @@ the very object that went in.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
-MAX_NODES = 50_000  # per walk; far above any real tool schema
+MAX_NODES = 20_000  # per walk; far above any real tool schema (hundreds of nodes)
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,26 @@ class Walk:
 
 ROOT = Walk()
 ALL = Walk(
-    maps=("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"),
+    maps=(
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+    ),
     lists=("anyOf", "oneOf", "allOf", "prefixItems"),
     singles=(
-        "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedProperties", "unevaluatedItems", "additionalItems",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "additionalItems",
     ),
     items=True,
 )
@@ -65,9 +81,9 @@ def escape(token: Any) -> str:
 class Node:
     """One visited position: the value there, where it is, and what the visit carries down."""
 
-    __slots__ = ("value", "new", "parent", "slot", "depth", "carry", "kids", "final")
+    __slots__ = ("carry", "depth", "final", "kids", "new", "parent", "slot", "value")
 
-    def __init__(self, value: Any, parent: "Node | None", slot: tuple, carry: Any) -> None:
+    def __init__(self, value: Any, parent: Node | None, slot: tuple, carry: Any) -> None:
         self.value = value
         self.new = value
         self.parent = parent
@@ -212,7 +228,7 @@ def visit(schema: Any, walk: Walk = ALL, limit: int = MAX_NODES) -> Iterator[Nod
 
 
 def depth(schema: Any, limit: int = MAX_NODES) -> int:
-    """How deeply ``schema`` nests dicts and lists (iterative; stops counting at ``limit`` nodes)."""
+    """How deeply ``schema`` nests dicts and lists (iterative; counts ``limit`` nodes at most)."""
     deepest = 0
     stack = [(schema, 0)]
     seen = 0
@@ -254,16 +270,18 @@ def defs_ref_name(ref: Any) -> str | None:
         return None
     for prefix in ("#/$defs/", "#/definitions/"):
         if ref.startswith(prefix):
-            name = ref[len(prefix):]
+            name = ref[len(prefix) :]
             if name and "/" not in name:
                 return name.replace("~1", "/").replace("~0", "~")
     return None
 
 
-def dangling_refs(schema: Any, walk: Walk = ALL) -> list[tuple[str, str]]:
-    """``(pointer, ref)`` for every local ``$ref`` in ``schema`` that does not resolve in it."""
-    out = []
+def dangling_refs(schema: Any, walk: Walk = ALL, limit: int = 20) -> list[tuple[str, str]]:
+    """``(pointer, ref)`` of up to ``limit`` local ``$ref``s not resolving in ``schema``."""
+    out: list[tuple[str, str]] = []
     for node in visit(schema, walk):
+        if len(out) >= limit:
+            break
         value = node.value
         if isinstance(value, dict) and isinstance(value.get("$ref"), str):
             ref = value["$ref"]

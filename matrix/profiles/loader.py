@@ -13,7 +13,9 @@ Everything is checked when the profiles load, before any server is contacted:
 
 Every problem is an ``InputError`` whose ``where`` is ``FILE:LINE`` and whose message starts
 with the key path (``discovery[2].with.limit: expected an integer, got string "64"``). The
-problems of one stage are collected and raised together as ``ProfileErrors``, one per line.
+problems of one stage are collected and raised together as ``ProfileErrors`` (another name
+for ``matrix.errors.InputErrors``), one per line. Reading the YAML and wording schema errors is
+``matrix.yamlfile``'s, shared with every other input file; this module adds what is profile-only.
 docs/profiles.md is the user-facing reference of the format.
 """
 
@@ -21,23 +23,22 @@ from __future__ import annotations
 
 import copy
 import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+from jsonschema.exceptions import SchemaError
 
 import matrix
 from matrix.behaviours.registry import PHASES, BehaviourSpec, load_all
-from matrix.errors import InputError, MatrixError, did_you_mean
+from matrix.errors import InputError, InputErrors, MatrixError, did_you_mean
 from matrix.evidence import Evidence, weakest
 from matrix.profiles.model import BehaviourUse, Identity, Profile
+from matrix.yamlfile import KeyPath, YamlSource, key_path, parse_yaml, schema_errors, sort_errors
 
 __all__ = [
     "NO_IDENTITY",
@@ -50,24 +51,12 @@ __all__ = [
     "select_profiles",
 ]
 
-KeyPath = tuple  # of str (mapping keys) and int (list indexes)
-
 # An abstract base may leave identity out; its resolved Profile carries this empty one.
 NO_IDENTITY = Identity(client_info={}, protocol_version="", capabilities={})
 
 
-class ProfileErrors(InputError):
-    """One or more problems found in the profiles at once.
-
-    ``errors`` holds each as an ``InputError``; ``where`` and the first line of the message are
-    the first problem's, the next lines are the others as ``FILE:LINE: key.path: message``.
-    """
-
-    def __init__(self, errors: Sequence[InputError]) -> None:
-        self.errors = tuple(errors)
-        first = self.errors[0]
-        rest = "".join(f"\n{e}" for e in self.errors[1:])
-        super().__init__(first.message + rest, where=first.where)
+# The problems of one stage, raised together; the old name of ``InputErrors``.
+ProfileErrors = InputErrors
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,279 +88,43 @@ def bundled_profiles_dir() -> Path:
     )
 
 
-@lru_cache(maxsize=1)
 def profile_schema() -> dict:
     """The JSON Schema of the profile format (``matrix/profiles/profile.schema.json``)."""
+    return copy.deepcopy(_format_validator().schema)
+
+
+@lru_cache(maxsize=1)
+def _format_validator() -> Draft202012Validator:
     text = resources.files("matrix.profiles").joinpath("profile.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
-# ---------------------------------------------------------------------------------------------
-# YAML with lines
-
-
-class _Loader(yaml.SafeLoader):
-    """A SafeLoader that keeps dates as strings: ``2025-11-25`` is a protocol version."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def key_path(path: Iterable[Any]) -> str:
-    """``("discovery", 2, "with", "limit")`` -> ``discovery[2].with.limit``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", str(part)):
-            out += f".{part}" if out else str(part)
-        else:
-            out += f"[{json.dumps(str(part))}]"
-    return out or "(top level)"
-
-
-@dataclass
-class _Source:
-    """One profile file: its data and the line of every key path in it."""
-
-    path: Path
-    data: Any = None
-    lines: dict[KeyPath, int] = field(default_factory=dict)
-
-    def line(self, path: KeyPath) -> int:
-        for end in range(len(path), -1, -1):
-            if path[:end] in self.lines:
-                return self.lines[path[:end]]
-        return 1
-
-    def error(self, path: KeyPath, message: str) -> InputError:
-        return InputError(f"{key_path(path)}: {message}", where=f"{self.path}:{self.line(path)}")
-
-    def get(self, key: str, default: Any = None) -> Any:
-        value = self.data.get(key)
-        return default if value is None else value
-
-
-def _record_lines(node: yaml.Node, path: KeyPath, src: _Source, errors: list, busy: set) -> None:
-    """Note the line of every key and item under ``node``; flag duplicate keys."""
-    src.lines.setdefault(path, node.start_mark.line + 1)
-    if id(node) in busy:
-        errors.append(src.error(path, "a YAML alias refers to itself; a profile must be a tree"))
-        return
-    busy.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge" or not isinstance(
-                key_node, yaml.ScalarNode
-            ):
-                continue
-            key, line = key_node.value, key_node.start_mark.line + 1
-            src.lines[path + (key,)] = line  # the last one is the one YAML keeps
-            if key in seen:
-                errors.append(
-                    src.error(
-                        path + (key,),
-                        f"duplicate key (also at line {seen[key]}); YAML keeps only the last",
-                    )
-                )
-            seen[key] = line
-            _record_lines(value_node, path + (key,), src, errors, busy)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _record_lines(item, path + (index,), src, errors, busy)
-    busy.discard(id(node))
-
-
-def _parse(path: Path) -> tuple[_Source, list[InputError]]:
-    src = _Source(path)
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return src, [InputError(f"cannot read the profile: {exc}", where=str(path))]
-    errors: list[InputError] = []
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None:
-            _record_lines(node, (), src, errors, set())
-            src.data = loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else 1
-        message = f"YAML syntax error: {exc.problem or exc}"
-        if isinstance(exc, yaml.constructor.ConstructorError):
-            message = f"YAML tags are not allowed, a profile is data only: {exc.problem}"
-        elif exc.context:
-            message += f" ({exc.context}"
-            message += f" at line {exc.context_mark.line + 1})" if exc.context_mark else ")"
-        return src, [InputError(message, where=f"{path}:{line}")]
-    except yaml.YAMLError as exc:
-        return src, [InputError(f"YAML syntax error: {exc}", where=f"{path}:1")]
-    finally:
-        loader.dispose()
-    if src.data is None:
-        errors.append(
-            src.error(
-                (), "the file is empty; expected a mapping with name, client, versions, models"
-            )
-        )
-    return src, errors
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema errors in words
-
-_TYPE_WORDS = {
-    "object": "a mapping",
-    "array": "a list",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, dict):
-        return "mapping"
-    return type(value).__name__
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=str, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _describe(error: ValidationError, noun: str, owner: str) -> list[tuple[KeyPath, str]]:
-    """Turn one jsonschema error into ``(key path, message)`` pairs a user can act on.
-
-    ``noun`` is what the keys are called here ("key" in the format, "param" in a behaviour's
-    ``with``); ``owner`` names the behaviour whose params they are.
-    """
-    path: KeyPath = tuple(error.absolute_path)
-    kw, expected, value, schema = (
-        error.validator,
-        error.validator_value,
-        error.instance,
-        error.schema,
-    )
-    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
-    if kw == "required":
-        out = []
-        for name in expected:
-            if isinstance(value, dict) and name not in value:
-                about = (props.get(name) or {}).get("description", "")
-                out.append(
-                    (
-                        path + (name,),
-                        f"missing required {noun}" + (f" ({about.rstrip('.')})" if about else ""),
-                    )
-                )
-        return out
-    if kw == "additionalProperties" and isinstance(value, dict):
-        if props:
-            valid = (
-                f"; {owner} takes: {', '.join(props)}"
-                if owner
-                else f"; valid {noun}s: {', '.join(props)}"
-            )
-        else:
-            valid = f"; {owner or 'this'} takes no {noun}s"
-        return [
-            (path + (name,), f"unknown {noun} {name!r}{did_you_mean(str(name), props)}{valid}")
-            for name in value
-            if name not in props
-        ]
-    if kw == "type":
-        types = [expected] if isinstance(expected, str) else [t for t in expected if t != "null"]
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
-        message = f"expected {words}, got {_json_type(value)} {_show(value)}"
-        if "string" in types and isinstance(value, (int, float)):
-            message += f' (quote it in YAML: "{value}")'
-        return [(path, message)]
-    if kw == "enum":
-        hint = did_you_mean(str(value), [str(x) for x in expected])
-        return [
-            (path, f"expected one of {', '.join(map(str, expected))}, got {_show(value)}{hint}")
-        ]
-    if kw == "pattern":
-        about = schema.get("description", "")
-        return [
-            (
-                path,
-                f"{_show(value)} does not match {expected}"
-                + (f" ({about.rstrip('.')})" if about else ""),
-            )
-        ]
-    if kw == "minItems":
-        return [
-            (
-                path,
-                f"expected at least {expected} item{'s' if expected != 1 else ''}, got {len(value)}",
-            )
-        ]
-    if kw == "minLength":
-        return [(path, "must not be empty")]
-    if kw == "uniqueItems":
-        seen, twice = [], None
-        for item in value:
-            if item in seen:
-                twice = item
-                break
-            seen.append(item)
-        return [(path, f"lists {_show(twice)} more than once")]
-    return [(path, error.message)]
-
-
-def _schema_errors(
-    src: _Source,
-    validator: Draft202012Validator,
-    data: Any,
-    base: KeyPath,
-    noun: str,
-    owner: str = "",
-) -> list[InputError]:
-    found = []
-    for error in validator.iter_errors(data):
-        for path, message in _describe(error, noun, owner):
-            found.append(src.error(base + path, message))
-    return found
-
-
-def _sorted(errors: Iterable[InputError]) -> list[InputError]:
-    unique = {str(e): e for e in errors}
-
-    def order(e: InputError) -> tuple:
-        file, _, line = e.where.rpartition(":")
-        return (file, int(line), e.message) if line.isdigit() else (e.where, 0, e.message)
-
-    return sorted(unique.values(), key=order)
+    return Draft202012Validator(json.loads(text))
 
 
 # ---------------------------------------------------------------------------------------------
 # One file
 
 
-def _check_file(src: _Source, registry: Mapping[str, BehaviourSpec]) -> list[InputError]:
+_PARAMS_VALIDATORS: dict[str, Draft202012Validator] = {}
+
+
+def _params_validator(spec: BehaviourSpec) -> Draft202012Validator:
+    """The validator of a behaviour's params; a broken params schema is a bug of the tool."""
+    schema = spec.params_schema
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    if key not in _PARAMS_VALIDATORS:
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            raise MatrixError(
+                f"behaviour {spec.name!r} declares an invalid params schema (a bug in mcp-matrix, "
+                f"not in the profile): {exc.message} at {key_path(exc.absolute_path)}"
+            ) from exc
+        _PARAMS_VALIDATORS[key] = Draft202012Validator(schema)
+    return _PARAMS_VALIDATORS[key]
+
+
+def _check_file(src: YamlSource, registry: Mapping[str, BehaviourSpec]) -> list[InputError]:
     """Every problem of one parsed file: the schema, the name, the registry."""
-    errors = _schema_errors(src, Draft202012Validator(profile_schema()), src.data, (), "key")
+    errors = schema_errors(src, _format_validator(), src.data, (), "key")
     if errors:  # the registry checks below rely on the shape being right
         return errors
     data = src.data
@@ -405,8 +158,8 @@ def _check_file(src: _Source, registry: Mapping[str, BehaviourSpec]) -> list[Inp
                     )
                 )
             else:
-                validator = Draft202012Validator(spec.params_schema)
-                errors += _schema_errors(
+                validator = _params_validator(spec)
+                errors += schema_errors(
                     src, validator, entry.get("with") or {}, at + ("with",), "param", name
                 )
             entry_id = entry.get("id", name)
@@ -426,7 +179,7 @@ def _check_file(src: _Source, registry: Mapping[str, BehaviourSpec]) -> list[Inp
 # extends
 
 
-def _cycles(sources: Mapping[str, _Source]) -> list[list[str]]:
+def _cycles(sources: Mapping[str, YamlSource]) -> list[list[str]]:
     """Each cycle in ``extends`` once, as ``[a, b, a]``."""
     state: dict[str, int] = {}
     stack: list[str] = []
@@ -461,7 +214,7 @@ def _merge(into: list[BehaviourUse], uses: Iterable[BehaviourUse]) -> None:
             into[at] = use
 
 
-def _own_use(src: _Source, entry: Mapping[str, Any], spec: BehaviourSpec) -> BehaviourUse:
+def _own_use(src: YamlSource, entry: Mapping[str, Any], spec: BehaviourSpec) -> BehaviourUse:
     params = copy.deepcopy(spec.defaults())
     params.update(copy.deepcopy(entry.get("with") or {}))
     evidence = tuple(
@@ -477,7 +230,7 @@ def _own_use(src: _Source, entry: Mapping[str, Any], spec: BehaviourSpec) -> Beh
     )
 
 
-def _own_identity(src: _Source) -> Identity | None:
+def _own_identity(src: YamlSource) -> Identity | None:
     raw = src.data.get("identity")
     if raw is None:
         return None
@@ -489,7 +242,7 @@ def _own_identity(src: _Source) -> Identity | None:
 
 
 def _resolve_all(
-    sources: Mapping[str, _Source], registry: Mapping[str, BehaviourSpec]
+    sources: Mapping[str, YamlSource], registry: Mapping[str, BehaviourSpec]
 ) -> dict[str, Profile]:
     errors: list[InputError] = []
     for src in sources.values():
@@ -507,7 +260,7 @@ def _resolve_all(
         index = src.get("extends", []).index(cycle[1])
         errors.append(src.error(("extends", index), f"cycle in extends: {' -> '.join(cycle)}"))
     if errors:
-        raise ProfileErrors(_sorted(errors))
+        raise ProfileErrors(sort_errors(errors))
 
     done: dict[str, Profile] = {}
 
@@ -573,7 +326,7 @@ def _resolve_all(
     for name in sorted(sources):
         resolve(name)
     if errors:
-        raise ProfileErrors(_sorted(errors))
+        raise ProfileErrors(sort_errors(errors))
     return done
 
 
@@ -614,9 +367,13 @@ def load_profiles(
     """
     registry = load_all() if registry is None else registry
     errors: list[InputError] = []
-    sources: dict[str, _Source] = {}
+    sources: dict[str, YamlSource] = {}
     for path in _profile_files(paths, extra_dirs):
-        src, found = _parse(path)
+        src, found = parse_yaml(
+            path,
+            "profile",
+            empty="the file is empty; expected a mapping with name, client, versions, models",
+        )
         if not found:
             found = _check_file(src, registry)
         if found:
@@ -633,7 +390,7 @@ def load_profiles(
             continue
         sources[name] = src
     if errors:
-        raise ProfileErrors(_sorted(errors))
+        raise ProfileErrors(sort_errors(errors))
     return _resolve_all(sources, registry)
 
 

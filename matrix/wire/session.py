@@ -91,7 +91,7 @@ class Session:
 
     # -- lifecycle ------------------------------------------------------------------
     def __enter__(self) -> "Session":
-        self.transport.start()
+        self.transport.start()  # idempotent: Target.open() already started it
         return self
 
     def __exit__(self, *exc: object) -> None:

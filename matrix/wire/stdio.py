@@ -59,6 +59,8 @@ class StdioTransport(Transport):
         self._write_lock = threading.Lock()
 
     def start(self) -> None:
+        if self._proc is not None:  # idempotent: a started transport may be handed to a session
+            return
         try:
             self._proc = subprocess.Popen(
                 self.command,

@@ -23,28 +23,13 @@ from matrix.profiles.loader import (
 
 BUNDLED = sorted(bundled_profiles_dir().glob("*.yaml"))
 
-# The real behaviours these tests use. Registered here only while matrix.behaviours.discovery
-# does not provide them yet, and removed afterwards.
-_STAND_INS = {
-    "max-tools": {
-        "limit": {"type": "integer", "minimum": 0, "default": 128},
-        "policy": {"enum": ["drop-excess", "refuse-server"], "default": "drop-excess"},
-    },
-    "strip-keywords": {"keywords": {"type": "array", "items": {"type": "string"}}},
-}
 
-
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def behaviours():
+    """The registry; these tests use the real ``max-tools`` and ``strip-keywords``."""
     reg = registry.load_all()
-    added = []
-    for name, params in _STAND_INS.items():
-        if name not in reg:
-            registry.behaviour(name, "discovery", params)(lambda state, **_: state)
-            added.append(name)
-    yield reg
-    for name in added:
-        registry.REGISTRY.pop(name, None)
+    assert reg["max-tools"].phase == reg["strip-keywords"].phase == "discovery"
+    return reg
 
 
 IDENTITY = """\
@@ -366,6 +351,22 @@ def test_every_schema_error_of_a_file_is_reported_at_once_in_line_order(tmp_path
     assert 'abstract: expected true or false, got string "maybe"' in text
 
 
+def test_an_empty_file_says_what_a_profile_needs(tmp_path):
+    path = write(tmp_path, "empty", "")
+    error = load_error(path)
+    assert error.where == f"{path}:1"
+    assert (
+        "the file is empty; expected a mapping with name, client, versions, models" in error.message
+    )
+
+
+def test_a_yaml_tag_is_refused_because_a_profile_is_data_only(tmp_path):
+    path = write(tmp_path, "tagged", "name: tagged\nclient: !!python/name:os.system x\n")
+    error = load_error(path)
+    assert error.where == f"{path}:2"
+    assert "YAML tags are not allowed, a profile is data only" in error.message
+
+
 def test_a_missing_path_is_an_input_error(tmp_path):
     error = load_error(tmp_path / "nowhere")
     assert error.where == str(tmp_path / "nowhere")
@@ -411,7 +412,9 @@ def family(tmp_path):
     return tmp_path
 
 
-def test_parent_entries_come_first_and_an_entry_with_the_same_id_replaces_in_place(family):
+def test_parent_entries_come_first_and_an_entry_with_the_same_id_replaces_in_place(
+    family, behaviours
+):
     write(
         family,
         "child",
@@ -432,7 +435,8 @@ def test_parent_entries_come_first_and_an_entry_with_the_same_id_replaces_in_pla
     child = load_profiles([family])["child"]
     assert [u.id for u in child.discovery] == ["strip-keywords", "max-tools", "strip-child"]
     replaced = child.discovery[0]
-    assert replaced.params == {"keywords": ["format", "minLength"]}
+    defaults = behaviours["strip-keywords"].defaults()
+    assert replaced.params == {**defaults, "keywords": ["format", "minLength"]}
     assert replaced.weakest_evidence == "assumed"
     assert replaced.declared_in == str(family / "child.yaml")
     assert child.discovery[1].declared_in == str(family / "base.yaml")
@@ -476,7 +480,7 @@ def test_params_take_the_behaviour_defaults_and_profiles_share_no_mutable_state(
     assert dict(base.discovery[1].params) == behaviours["max-tools"].defaults()
     assert base.discovery[0].params == child.discovery[0].params
     child.discovery[0].params["keywords"].append("mutated")
-    assert base.discovery[0].params == {"keywords": ["format"]}
+    assert base.discovery[0].params["keywords"] == ["format"]
 
 
 def test_an_unquoted_date_stays_a_string(tmp_path):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -562,17 +564,30 @@ def test_stdio_stdout_carries_only_protocol_and_the_tools_verbatim(tmp_path, var
         stderr=subprocess.DEVNULL,
         text=True,
     )
+    lines: queue.Queue[str] = queue.Queue()
+    stdout = proc.stdout
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in stdout], daemon=True)
+    reader.start()
     try:
-        stdout, _ = proc.communicate(
-            "".join(json.dumps(m) + "\n" for m in messages), timeout=CALL_TIMEOUT
-        )
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        answers = [json.loads(lines.get(timeout=CALL_TIMEOUT)) for _ in range(2)]
+        proc.stdin.close()
+        proc.wait(timeout=CALL_TIMEOUT)
+        reader.join(timeout=CALL_TIMEOUT)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
-    answers = {a["id"]: a for a in map(json.loads, stdout.splitlines())}
-    assert sorted(answers) == [1, 2]
-    assert answers[1]["result"]["serverInfo"]["name"] == "matrix-memory"
+    by_id = {a["id"]: a for a in answers}
+    assert sorted(by_id) == [1, 2]
+    assert by_id[1]["result"]["serverInfo"]["name"] == "matrix-memory"
     # The wire carries the tool data exactly as written (key order aside).
-    assert answers[2]["result"]["tools"] == tool_definitions(variant)
-    assert "nextCursor" not in answers[2]["result"]
+    assert by_id[2]["result"]["tools"] == tool_definitions(variant)
+    assert "nextCursor" not in by_id[2]["result"]
+    # Nothing but those two answers reached stdout before the server exited.
+    stdout_rest = []
+    while not lines.empty():
+        stdout_rest.append(lines.get_nowait())
+    assert stdout_rest == []

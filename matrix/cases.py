@@ -1,0 +1,222 @@
+"""Where calls come from, and the safety policy that decides which may be made.
+
+A case is one intended call: tool, arguments, the expected outcome and optional checks.
+Cases come from a cases file (YAML, docs/cases.md) or are derived for read-only tools from
+the schema (``examples``, ``default``, else a minimal valid instance).
+
+Safety: a tool *may write* unless it is annotated ``readOnlyHint: true`` (and a
+``destructiveHint: true`` always counts as a write). The matrix never calls a tool that may
+write unless the cases file lists that call or the user passes ``--allow-writes``; every
+skipped call is reported with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from matrix.classify import Expectation
+from matrix.errors import InputError
+
+CASES_SCHEMA = {
+    "type": "object",
+    "required": ["cases"],
+    "additionalProperties": False,
+    "properties": {
+        "server": {"type": "string", "description": "informational: the server these cases are for"},
+        "description": {"type": "string"},
+        "cases": {
+            "type": "object",
+            "description": "tool name -> list of named calls",
+            "additionalProperties": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "name": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]+$"},
+                        "arguments": {"description": "the intended arguments (usually an object)"},
+                        "omit_arguments": {"type": "boolean", "description": "send tools/call without an arguments key"},
+                        "expect": {"enum": ["success", "error"], "default": "success"},
+                        "contains": {"type": "string", "description": "the result text must contain this"},
+                        "structured": {"type": "object", "description": "structuredContent must contain this subset"},
+                        "repeat_safe": {"type": "boolean", "description": "calling twice is safe (to tell 'tolerated' from 'silent-*')"},
+                        "description": {"type": "string"},
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    tool: str
+    name: str
+    arguments: Any = field(default_factory=dict)
+    expect: Expectation = field(default_factory=Expectation)
+    omit_arguments: bool = False
+    repeat_safe: bool | None = None  # None: decide from annotations
+    origin: str = "file"  # file | auto
+    description: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.tool}::{self.name}"
+
+
+@dataclass(frozen=True)
+class Skip:
+    tool: str
+    case: str
+    reason: str
+
+
+def may_write(tool: Any) -> bool:
+    """True unless the tool promises to be read-only (and is not marked destructive)."""
+    ann = tool.get("annotations") if isinstance(tool, dict) else None
+    if not isinstance(ann, dict):
+        return True
+    if ann.get("destructiveHint") is True:
+        return True
+    return ann.get("readOnlyHint") is not True
+
+
+def repeat_safe(tool: Any, case: Case) -> bool:
+    """Calling twice is safe: the case says so, or the tool is read-only or idempotent and not destructive."""
+    if case.repeat_safe is not None:
+        return case.repeat_safe
+    ann = tool.get("annotations") if isinstance(tool, dict) else None
+    ann = ann if isinstance(ann, dict) else {}
+    if ann.get("destructiveHint") is True:
+        return False
+    return ann.get("readOnlyHint") is True or ann.get("idempotentHint") is True
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Read and validate a cases file; errors name the file, line and key."""
+    from matrix.yamlfile import load_yaml_checked
+
+    doc = load_yaml_checked(Path(path), CASES_SCHEMA, noun="cases file")
+    out = []
+    for tool, calls in doc["cases"].items():
+        for call in calls:
+            out.append(
+                Case(
+                    tool=tool,
+                    name=call["name"],
+                    arguments=call.get("arguments", {}),
+                    omit_arguments=call.get("omit_arguments", False),
+                    expect=Expectation(call.get("expect", "success"), call.get("contains"), call.get("structured")),
+                    repeat_safe=call.get("repeat_safe"),
+                    description=call.get("description", ""),
+                )
+            )
+    seen: set[str] = set()
+    for c in out:
+        if c.id in seen:
+            raise InputError(f"case {c.name!r} of tool {c.tool!r} is listed twice", where=f"{path}: cases.{c.tool}")
+        seen.add(c.id)
+    return out
+
+
+def plan_cases(
+    tools: Iterable[Any], cases: list[Case], allow_writes: bool = False, auto: bool = True
+) -> tuple[list[Case], list[Skip]]:
+    """The calls to make and the ones skipped (with why), per the safety policy."""
+    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    run: list[Case] = []
+    skipped: list[Skip] = []
+    listed = {c.tool for c in cases}
+    for c in cases:
+        if c.tool not in by_name:
+            skipped.append(Skip(c.tool, c.name, "the server does not list this tool"))
+            continue
+        run.append(c)  # listed in the cases file: the user asked for this call
+    for name, tool in by_name.items():
+        if name in listed or not isinstance(name, str):
+            continue
+        if may_write(tool) and not allow_writes:
+            reason = "destructiveHint: true" if (tool.get("annotations") or {}).get("destructiveHint") is True else "not annotated readOnlyHint: true"
+            skipped.append(Skip(name, "auto", f"may write ({reason}); list it in a cases file or pass --allow-writes"))
+            continue
+        if not auto:
+            continue
+        args = example_arguments(tool.get("inputSchema"))
+        if args is None:
+            skipped.append(Skip(name, "auto", "no example could be derived from the schema; add a case"))
+            continue
+        run.append(Case(tool=name, name="auto", arguments=args, origin="auto"))
+    return run, skipped
+
+
+def example_arguments(schema: Any) -> Any:
+    """A small valid instance: ``examples[0]``, ``default``, else the minimal required object."""
+    if not isinstance(schema, dict):
+        return {} if schema in (None, True) else None
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    return _instance(schema, depth=0)
+
+
+def _instance(schema: Any, depth: int) -> Any:
+    if depth > 12 or not isinstance(schema, dict):
+        return None
+    for key in ("const",):
+        if key in schema:
+            return schema[key]
+    if "default" in schema:
+        return schema["default"]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for comb in ("anyOf", "oneOf"):
+        if isinstance(schema.get(comb), list) and schema[comb]:
+            first = next((s for s in schema[comb] if isinstance(s, dict) and s.get("type") != "null"), schema[comb][0])
+            merged = {k: v for k, v in schema.items() if k != comb}
+            if isinstance(first, dict):
+                merged.update(first)
+            return _instance(merged, depth + 1)
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), "null")
+    if t == "object" or (t is None and "properties" in schema):
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        out = {}
+        for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
+            value = _instance(props.get(name, {"type": "string"}), depth + 1)
+            if value is None and props.get(name, {}).get("type") != "null":
+                return None
+            out[name] = value
+        return out
+    if t == "array":
+        n = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
+        item = _instance(schema.get("items", {"type": "string"}), depth + 1)
+        return [item] * n if n else []
+    if t == "string":
+        n = schema.get("minLength", 1) if isinstance(schema.get("minLength"), int) else 1
+        fmt = schema.get("format")
+        sample = {"date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "email": "a@example.com",
+                  "uri": "https://example.com", "uuid": "00000000-0000-4000-8000-000000000000"}.get(fmt)
+        return sample or "x" * max(n, 1)
+    if t in ("integer", "number"):
+        lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        lo = lo if isinstance(lo, (int, float)) and not isinstance(lo, bool) else 0
+        value = lo + (1 if "exclusiveMinimum" in schema else 0)
+        return int(value) if t == "integer" else value
+    if t == "boolean":
+        return False
+    if t == "null":
+        return None
+    return "x" if t is None else None
+
+
+def cases_by_tool(cases: Iterable[Case]) -> Mapping[str, list[Case]]:
+    out: dict[str, list[Case]] = {}
+    for c in cases:
+        out.setdefault(c.tool, []).append(c)
+    return out

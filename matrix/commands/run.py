@@ -1,0 +1,106 @@
+"""``mcp-matrix run``: the live matrix (discovery + calls through every profile)."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import resources
+from pathlib import Path
+
+from rich.console import Console
+
+from matrix.cases import load_cases
+from matrix.commands.common import add_target_options, target_from, timeouts_from
+from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from matrix.profiles.loader import load_profiles, select_profiles
+from matrix.report.grid import RELEASE_FAILING, over_threshold
+from matrix.report.terminal import write_terminal
+from matrix.results import ResultsWriter
+from matrix.run import RunConfig, run_matrix
+from matrix.snapshot import load_snapshot
+from matrix.verdicts import SEVERITY
+
+DEFAULT_SERVER = "memory --schema anyof"
+
+
+def bundled_cases(server_spec: str) -> Path | None:
+    """The cases file shipped with a bundled server (``matrix_servers/<name>/cases.yaml``)."""
+    name = server_spec.split()[0].split("-")[0]
+    try:
+        path = resources.files(f"matrix_servers.{name}").joinpath("cases.yaml")
+    except ModuleNotFoundError:
+        return None
+    return Path(str(path)) if path.is_file() else None
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run the live matrix: every tool and case through every client profile",
+        description="Connect to the target, run discovery and calls through each client profile "
+        "(one session per profile, in parallel) and print the tools x clients grid. With no target, "
+        f"runs the bundled memory server ({DEFAULT_SERVER!r}) with its bundled cases.",
+    )
+    add_target_options(p, positional=False)
+    p.add_argument("--client", action="append", default=[], metavar="NAME", help="only these profiles (repeatable)")
+    p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs")
+    p.add_argument("--cases", metavar="FILE", help="cases YAML (default for a bundled server: its bundled cases)")
+    p.add_argument("--no-auto-cases", action="store_true", help="do not derive cases for unlisted read-only tools")
+    p.add_argument("--allow-writes", action="store_true", help="also call unlisted tools that may write (not read-only)")
+    p.add_argument("--baseline", metavar="SNAPSHOT", help="the tool list caching clients hold from before a deploy")
+    p.add_argument("--jobs", type=int, default=4, metavar="N", help="profiles run in parallel (default 4)")
+    p.add_argument("--results", metavar="FILE", help="write every result to FILE as JSON lines, as it is made (the file is replaced)")
+    p.add_argument(
+        "--fail-on", default=",".join(RELEASE_FAILING), metavar="VERDICTS",
+        help=f"comma-separated verdicts that make the exit code 1 (default: {','.join(RELEASE_FAILING)}; 'none' never)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print only the grid, no finding details")
+    p.set_defaults(handler=run)
+
+
+def parse_fail_on(value: str) -> list[str]:
+    if value.strip() == "none":
+        return []
+    verdicts = [v.strip() for v in value.split(",") if v.strip()]
+    for v in verdicts:
+        if v not in SEVERITY:
+            raise InputError(f"unknown verdict {v!r}; expected some of: {', '.join(SEVERITY)}", where="--fail-on")
+    return verdicts
+
+
+def run(args: argparse.Namespace) -> int:
+    fail_on = parse_fail_on(args.fail_on)
+    if args.jobs < 1:
+        raise InputError("expected at least 1", where="--jobs")
+    profiles = [p for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client) if not p.abstract]
+    target = target_from(args, default_server=DEFAULT_SERVER)
+    cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
+    cases = load_cases(cases_path) if cases_path else []
+    baseline = load_snapshot(args.baseline) if args.baseline else None
+    out = open(args.results, "w", encoding="utf-8") if args.results else None  # one run per file; `merge` joins runs
+    writer = ResultsWriter(out, secrets=target.secrets())
+    err = Console(stderr=True, highlight=False)
+    status = err.status("starting the matrix ...") if err.is_terminal else None
+    config = RunConfig(
+        target=target, profiles=profiles, cases=cases, baseline=baseline, allow_writes=args.allow_writes,
+        auto_cases=not args.no_auto_cases, jobs=args.jobs, timeouts=timeouts_from(args),
+        cases_source=str(cases_path or ""),
+        on_progress=(lambda msg: status.update(msg)) if status else None,
+    )
+    try:
+        if status:
+            status.start()
+        outcome = run_matrix(config, writer)
+    finally:
+        if status:
+            status.stop()
+        if out:
+            out.close()
+    write_terminal(writer.events, Console(highlight=False, soft_wrap=True), details=not args.quiet)
+    if not outcome.measured:
+        return EXIT_UNMEASURABLE
+    if outcome.interrupted:
+        return 130
+    return EXIT_FINDINGS if over_threshold(writer.events, fail_on) else EXIT_OK
+
+
+__all__ = ["run", "register", "bundled_cases", "DEFAULT_SERVER"]

@@ -1,0 +1,1 @@
+"""Writers: each reads the results stream and produces one format."""

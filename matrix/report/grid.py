@@ -1,0 +1,48 @@
+"""The tools x clients grid, computed from result events (shared by every writer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from matrix.verdicts import rank
+
+# Verdicts that fail a release by default (DESIGN.md, the release checklist).
+RELEASE_FAILING = ("silent-corruption", "silent-loss", "accepted-invalid", "broken")
+
+
+@dataclass
+class Grid:
+    profiles: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    cells: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
+
+    def worst(self, tool: str, profile: str) -> str | None:
+        events = self.cells.get((tool, profile), [])
+        return min((e["verdict"] for e in events), key=rank) if events else None
+
+    def not_fine(self) -> list[dict]:
+        return [e for es in self.cells.values() for e in es if e["verdict"] not in ("visible", "intact")]
+
+
+def build_grid(events: Iterable[dict]) -> Grid:
+    grid = Grid()
+    for e in events:
+        if e.get("event") == "run-started":
+            for p in e.get("profiles", []):
+                if p["name"] not in grid.profiles:
+                    grid.profiles.append(p["name"])
+        if e.get("event") not in ("discovery", "call"):
+            continue
+        tool, profile = str(e.get("tool")), str(e.get("profile"))
+        if tool not in grid.tools:
+            grid.tools.append(tool)
+        if profile not in grid.profiles:
+            grid.profiles.append(profile)
+        grid.cells.setdefault((tool, profile), []).append(e)
+    return grid
+
+
+def over_threshold(events: Iterable[dict], failing: Iterable[str] = RELEASE_FAILING) -> list[dict]:
+    bad = set(failing)
+    return [e for e in events if e.get("event") in ("discovery", "call") and e.get("verdict") in bad]

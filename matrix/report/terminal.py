@@ -1,0 +1,83 @@
+"""Terminal writer (rich): the grid with a symbol and colour per cell, the legend, then the findings."""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from matrix.advice import advice_for
+from matrix.report.grid import build_grid
+from matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
+
+
+def printable(text: str) -> str:
+    return text if text.isprintable() else repr(text)
+
+
+def clean(text: str) -> str:
+    """Untrusted prose for a terminal: line breaks folded, other control characters (a bell, an
+    ANSI escape from a server's stderr) shown as escapes instead of acting on the terminal."""
+    text = re.sub(r"\s*[\r\n]+\s*", " ", text)
+    return text if text.isprintable() else "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def write_terminal(events: list[dict], console: Console, details: bool = True) -> None:
+    grid = build_grid(events)
+    start = next((e for e in events if e.get("event") == "run-started"), {})
+    finish = next((e for e in events if e.get("event") == "run-finished"), None)
+    server = start.get("server") or {}
+    console.print(
+        f"[bold]{escape(str(server.get('name', '?')))}[/] {escape(str(server.get('version', '')))} "
+        f"· {len(grid.tools)} tools · {len(grid.profiles)} clients"
+        + (" · [yellow]interrupted[/]" if finish and finish.get("interrupted") else "")
+        + ("" if finish else " · [yellow]unfinished run[/]")
+    )
+    table = Table(show_lines=False, pad_edge=False)
+    table.add_column("tool", no_wrap=True)
+    needed = max((len(printable(t)) for t in grid.tools), default=4) + sum(len(p) + 3 for p in grid.profiles) + 4
+    if not console.is_terminal and console.width < needed:
+        console.width = needed  # a file or a pipe: no reason to squeeze
+    numbered = needed > console.width  # too narrow for names: number the columns and print a key
+    if numbered:
+        table.padding = (0, 0)
+    for i, p in enumerate(grid.profiles, 1):
+        table.add_column(str(i) if numbered else escape(p), justify="center", no_wrap=True)
+    for tool in grid.tools:
+        row = []
+        for p in grid.profiles:
+            v = grid.worst(tool, p)
+            row.append(f"[{COLOUR.get(v, 'white')}]{SYMBOL.get(v, '?')}[/]" if v else "")
+        table.add_row(escape(printable(tool)), *row)
+    console.print(table)
+    if numbered:
+        console.print("  ".join(f"{i}={escape(p)}" for i, p in enumerate(grid.profiles, 1)))
+    used = {e["verdict"] for es in grid.cells.values() for e in es}
+    console.print("  ".join(f"[{COLOUR[v]}]{SYMBOL[v]}[/] {v}" for v in SEVERITY if v in used))
+    if not details:
+        return
+    snapshot = next((e.get("snapshot") for e in events if e.get("event") == "snapshot"), None) or {}
+    tools = {t["tool"].get("name"): t["tool"] for t in snapshot.get("tools") or []
+             if isinstance(t, dict) and isinstance(t.get("tool"), dict)}
+    for e in sorted(grid.not_fine(), key=lambda e: (rank(e["verdict"]), e["profile"], e["tool"])):
+        label = printable(str(e["tool"])) + (f"::{printable(str(e['case']))}" if e.get("case") else "")
+        reason = e.get("reason") or "; ".join(f.get("message", "") for f in e.get("findings", [])[-2:])
+        ev = e.get("weakest_evidence")
+        console.print(
+            f"[{COLOUR.get(e['verdict'], 'white')}]{escape(e['verdict']):>17}[/] [bold]{escape(e['profile'])}[/] {escape(label)}: "
+            f"{escape(clean(reason))}" + (f" [dim](evidence: {escape(str(ev))})[/]" if ev else "")
+        )
+        fix = advice_for(e, tools.get(e.get("tool")))
+        if fix:
+            console.print(f"{'':>17} [dim]fix:[/] {escape(fix)}")
+    skipped = [e for e in events if e.get("event") == "skipped"]
+    for e in skipped:
+        console.print(f"[dim]{'skipped':>17} {escape(printable(str(e['tool'])))}: {escape(clean(str(e['reason'])))}[/]")
+    if finish and not finish.get("measured", True):
+        err = finish.get("error") or {}
+        console.print(f"[red]could not measure:[/] {escape(clean(str(err.get('message', ''))))}")
+
+
+__all__ = ["MEANING", "write_terminal"]

@@ -1,0 +1,138 @@
+"""Fix advice: keyed by finding code, then behaviour, then verdict, drawn from the seed decisions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from matrix.advice import BY_BEHAVIOUR, BY_CODE, BY_VERDICT, advice_for
+from matrix.behaviours import registry
+
+BEHAVIOURS = Path(__file__).resolve().parents[2] / "matrix" / "behaviours"
+WRITE_TOOL = {"name": "memory_store", "annotations": {"readOnlyHint": False}}
+READ_TOOL = {"name": "search", "annotations": {"readOnlyHint": True}}
+
+
+def discovery(verdict, *codes, behaviour=""):
+    return {
+        "event": "discovery",
+        "verdict": verdict,
+        "findings": [
+            {"code": c, "message": "", "lost": True, "behaviour": behaviour} for c in codes
+        ],
+    }
+
+
+def call(verdict, behaviours=(), kinds=(), stale=False):
+    return {
+        "event": "call",
+        "verdict": verdict,
+        "behaviours": list(behaviours),
+        "stale": stale,
+        "mutations": [{"kind": k, "pointer": "/x"} for k in kinds],
+    }
+
+
+def test_a_root_combinator_is_flattened_with_the_rule_checked_at_runtime():
+    text = advice_for(discovery("hidden", "root-combinator"))
+    assert "Flatten the root" in text and "at-least-one rule in the handler" in text
+    assert "decision record 014" in text
+
+
+def test_a_stale_cache_losing_a_field_of_a_write_tool_gets_a_raw_twin():
+    text = advice_for(
+        call("silent-loss", ["strip-unknown-arguments", "cache-tools"], ["removed"], stale=True),
+        WRITE_TOOL,
+    )
+    assert (
+        "raw twin" in text
+        and "one field, a JSON payload string" in text
+        and "validates it server-side" in text
+    )
+
+
+def test_a_read_only_tool_gets_no_raw_twin():
+    text = advice_for(
+        call("silent-loss", ["strip-unknown-arguments"], ["removed"], stale=True), READ_TOOL
+    )
+    assert "raw twin" not in text and "Refuse a call that lost data" in text
+
+
+def test_a_stale_caller_refused_for_an_old_parameter_name_gets_the_additive_alias():
+    text = advice_for(call("loud", stale=True))
+    assert "deprecated alias" in text and "new name wins on conflict" in text
+    assert '"Do not use; pass <new name> instead"' in text
+    assert advice_for(discovery("degraded", "parameter-renamed")).startswith("Rename additively")
+
+
+@pytest.mark.parametrize(
+    ("code", "phrase"),
+    [
+        ("array-without-items", "items schema"),
+        ("name-too-long", "64 characters minus the prefix"),
+        ("dangling-ref", "Inline $defs"),
+        ("ref-unresolved", "Inline $defs"),
+        ("removed-by-client", "enforce it server-side"),
+    ],
+)
+def test_each_schema_problem_has_its_fix(code, phrase):
+    assert phrase in advice_for(discovery("hidden", code))
+
+
+def test_stringified_values_are_validated_strictly_so_the_call_is_loud():
+    corrupt = advice_for(call("silent-corruption", ["stringify-arguments"], ["stringified"]))
+    assert "never coerce silently" in corrupt and "so the call is loud" in corrupt
+    loud = advice_for(call("loud", ["stringify-arguments"], ["stringified"]))
+    assert loud.startswith("This is loud, the safe outcome")
+
+
+def test_an_unknown_code_falls_back_to_its_behaviour_then_to_the_verdict():
+    assert (
+        advice_for(discovery("hidden", "brand-new-code", behaviour="max-tools"))
+        == BY_BEHAVIOUR["max-tools"]
+    )
+    assert advice_for(discovery("hidden", "brand-new-code")) == BY_VERDICT["hidden"]
+    assert advice_for(call("broken")) == BY_VERDICT["broken"]
+
+
+def test_cells_that_need_nothing_get_no_advice():
+    for verdict in ("visible", "intact", "tolerated"):
+        assert (
+            advice_for({"event": "call", "verdict": verdict, "behaviours": ["cache-tools"]}) is None
+        )
+
+
+def test_the_deciding_finding_comes_first_for_a_hidden_tool():
+    event = discovery("hidden", "items-added", "name-too-long")
+    assert advice_for(event).startswith("Keep tool names short")
+
+
+def finding_codes() -> set[str]:
+    """Every literal finding code the behaviours can produce (f-string codes end in -by-client)."""
+    codes: set[str] = set()
+    for path in BEHAVIOURS.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        codes |= set(re.findall(r'\bcode="([a-z][a-z-]*)"', text))
+        codes |= set(re.findall(r'\bnote\(\s*"([a-z][a-z-]*)"', text))
+        codes |= set(re.findall(r'\brefuse\(\s*(?:"[a-z-]+"|[a-z_]+),\s*"([a-z][a-z-]*)"', text))
+        codes |= set(re.findall(r'\(\s*"refuse",\s*[a-z_]+,\s*"([a-z][a-z-]*)"', text))
+        codes |= set(
+            re.findall(
+                r'\brefuse_tool\([^()]*(?:\([^()]*\)[^()]*)*?,\s*"([a-z][a-z-]*)",', text, re.DOTALL
+            )
+        )
+    return codes
+
+
+def test_every_finding_code_the_behaviours_produce_has_advice():
+    codes = finding_codes()
+    assert {"root-combinator", "array-without-items", "stale-cache", "name-too-long"} <= codes
+    missing = sorted(c for c in codes if c not in BY_CODE and not c.endswith("-by-client"))
+    assert not missing, f"finding codes without advice in matrix/advice.py BY_CODE: {missing}"
+
+
+def test_every_advised_behaviour_exists_in_the_registry():
+    names = set(registry.load_all())
+    assert not sorted(set(BY_BEHAVIOUR) - names)

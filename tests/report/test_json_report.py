@@ -1,0 +1,169 @@
+"""The JSON report: one versioned document with the grid, every cell, the skipped calls and counts."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import jsonschema
+
+from matrix.report.grid import RELEASE_FAILING
+from matrix.report.json_report import FORMAT, SCHEMA, VERSION, build_report, write_json
+from tests.report import events as ev
+
+
+def cells_of(events):
+    return [e for e in events if e["event"] in ("discovery", "call")]
+
+
+def test_the_document_is_valid_against_its_published_schema(full_events):
+    doc = json.loads(_dump(full_events))
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert (doc["format"], doc["version"]) == (FORMAT, VERSION) == ("mcp-matrix.report", 1)
+
+
+def test_interrupted_and_merged_streams_are_valid_documents_too():
+    for events in (ev.interrupted_run(), ev.merged_runs()):
+        jsonschema.Draft202012Validator(SCHEMA).validate(json.loads(_dump(events)))
+
+
+def test_every_cell_of_the_stream_is_in_the_report_with_its_verdict(full_events):
+    doc = build_report(full_events)
+    want = [(e["profile"], e["tool"], e.get("case"), e["verdict"]) for e in cells_of(full_events)]
+    got = [(c["profile"], c["tool"], c["case"], c["verdict"]) for c in doc["cells"]]
+    assert got == want
+    assert doc["counts"]["cells"] == len(want)
+    assert (
+        doc["counts"]["release_failing"]
+        == sum(e["verdict"] in RELEASE_FAILING for e in cells_of(full_events))
+        == 4
+    )
+
+
+def test_the_grid_holds_the_worst_verdict_of_each_tool_and_client(full_events):
+    doc = build_report(full_events)
+    grid = {
+        row["tool"]: dict(zip(doc["grid"]["profiles"], row["cells"])) for row in doc["grid"]["rows"]
+    }
+    assert grid["memory_store"] == {
+        "claude-code": "intact",
+        "cursor": "silent-corruption",
+        "stale-cache": "silent-loss",
+    }
+    assert (
+        grid["memory_reflect"]["claude-code"] == "hidden"
+    )  # hidden is worse than its unreachable calls
+    assert grid[ev.HOSTILE]["claude-code"] == "broken"
+
+
+def test_run_metadata_profiles_and_skipped_calls_are_carried(full_events):
+    doc = build_report(full_events)
+    assert doc["server"] == {"name": "demo-server", "version": "1.2.0"}
+    assert doc["mcp_matrix"] == "0.1.0"
+    assert [p["name"] for p in doc["profiles"]] == ["claude-code", "cursor", "stale-cache"]
+    assert doc["profiles"][0]["client"] == "Claude Code"
+    assert doc["runs"][0]["finished"] and doc["complete"]
+    assert [s["tool"] for s in doc["skipped"]] == ["list_items", ev.LONG]
+    assert doc["profile_errors"] == [
+        {
+            "run": "run000000001",
+            "profile": "stale-cache",
+            "error": "RuntimeError: worker crashed <b>",
+        }
+    ]
+
+
+def test_discovery_cells_point_into_the_snapshot_with_a_json_pointer(full_events):
+    cells = {(c["profile"], c["tool"], c["case"]): c for c in build_report(full_events)["cells"]}
+    assert (
+        cells[("claude-code", "memory_reflect", None)]["pointer"]
+        == "/tools/1/tool/inputSchema/anyOf"
+    )
+    assert cells[("claude-code", ev.LONG, None)]["pointer"] == "/tools/4/tool/name"
+    assert (
+        cells[("cursor", "memory_store", "store-basic")]["pointer"]
+        == "/tools/0/tool/inputSchema/properties/tags"
+    )
+
+
+def test_a_list_level_failure_points_at_the_tool_that_caused_it():
+    events = ev.full_run()
+    events.insert(
+        3,
+        {
+            "event": "discovery",
+            "profile": "legacy",
+            "tool": "search",
+            "index": 5,
+            "verdict": "session-broken",
+            "model_name": None,
+            "model_schema": None,
+            "weakest_evidence": "issue",
+            "findings": [
+                {
+                    "code": "root-combinator",
+                    "message": "because of tool 'memory_reflect': inputSchema has anyOf "
+                    "at the root; the model API rejects root combinators",
+                    "pointer": "/inputSchema/anyOf",
+                    "lost": True,
+                    "blast_radius": "session",
+                    "behaviour": "root-combinators",
+                    "evidence": [],
+                }
+            ],
+        },
+    )
+    cell = next(c for c in build_report(events)["cells"] if c["profile"] == "legacy")
+    assert cell["pointer"] == "/tools/1/tool/inputSchema/anyOf"
+    assert cell["blast_radius"] == "session"
+
+
+def test_an_interrupted_run_is_reported_as_incomplete_with_what_it_gathered():
+    doc = build_report(ev.interrupted_run())
+    assert doc["complete"] is False
+    assert doc["runs"][0]["finished"] is False and doc["runs"][0]["finished_at"] is None
+    assert doc["counts"]["calls"] == 4
+
+
+def test_a_merged_stream_keeps_each_run_and_tags_each_cell_with_its_run():
+    doc = build_report(ev.merged_runs())
+    assert [r["run_id"] for r in doc["runs"]] == ["run000000001", "run000000002"]
+    assert doc["runs"][1]["server"]["version"] == "1.3.0"
+    later = [c for c in doc["cells"] if c["run"] == "run000000002"]
+    assert [(c["tool"], c["verdict"]) for c in later] == [
+        ("memory_store", "visible"),
+        ("memory_reflect", "visible"),
+        ("memory_reflect", "intact"),
+    ]
+
+
+def test_a_custom_release_failing_list_changes_which_cells_fail(full_events):
+    doc = build_report(full_events, failing=["hidden"])
+    assert doc["release_failing"] == ["hidden"]
+    assert doc["counts"]["release_failing"] == 3
+
+
+def test_unknown_keys_and_verdicts_do_not_break_the_report():
+    events = ev.full_run()
+    events.insert(
+        3,
+        {
+            "event": "call",
+            "profile": "claude-code",
+            "tool": "search",
+            "case": "x",
+            "verdict": "novel",
+            "reason": None,
+            "extra": {"future": True},
+        },
+    )
+    events.insert(3, {"event": "future-event", "anything": 1})
+    doc = build_report(events)
+    assert any(c["verdict"] == "novel" and c["symbol"] == "?" for c in doc["cells"])
+
+
+def _dump(events) -> str:
+    buf = io.StringIO()
+    write_json(events, buf)
+    return buf.getvalue()

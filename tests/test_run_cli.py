@@ -1,0 +1,154 @@
+"""``mcp-matrix run`` end to end: the real CLI against real servers, every verdict kind and exit code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from matrix.results import read_events
+
+
+def calls(results: Path) -> dict[tuple[str, str, str], dict]:
+    return {(e["profile"], e["tool"], e["case"]): e for e in read_events(results) if e["event"] == "call"}
+
+
+def discovery(results: Path) -> dict[tuple[str, str], dict]:
+    return {(e["profile"], e["tool"]): e for e in read_events(results) if e["event"] == "discovery"}
+
+
+def write_cases(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "cases.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_default_run_shows_the_decision_records_stories_per_client(cli, tmp_path):
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--results", str(results), "--quiet", timeout=300)
+    assert r.returncode == 0, r.stderr + r.stdout
+    c = calls(results)
+    # root anyOf: hidden in current Claude Code, so its calls are unreachable there ...
+    assert discovery(results)[("claude-code", "memory_reflect")]["verdict"] == "hidden"
+    assert c[("claude-code", "memory_reflect", "alias-only")]["verdict"] == "unreachable"
+    # ... while a pass-through client delivers the alias and the canonical spelling intact,
+    assert c[("continue", "memory_reflect", "alias-only")]["verdict"] == "intact"
+    assert c[("continue", "memory_reflect", "both-different")]["verdict"] == "intact"
+    # and malformed identities are refused by the server (intact: the expected error).
+    assert c[("continue", "memory_reflect", "agent-id-whitespace")]["verdict"] == "intact"
+    # The grid is printed with every client as a column.
+    assert "memory_reflect" in r.stdout and "claude-code" in r.stdout
+
+
+def test_the_flat_variant_is_visible_in_claude_code_and_its_calls_arrive(cli, tmp_path, transport):
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "memory", "--server-transport", transport, "--client", "claude-code",
+            "--client", "gemini-cli", "--results", str(results), timeout=300)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert discovery(results)[("claude-code", "memory_reflect")]["verdict"] == "visible"
+    assert calls(results)[("claude-code", "memory_reflect", "canonical-only")]["verdict"] in ("intact",)
+
+
+def test_a_stale_serialiser_is_loud_on_a_strict_server(cli, tmp_path):
+    results = tmp_path / "r.jsonl"
+    cli("run", "--server", "memory", "--client", "stale-serialiser", "--results", str(results), timeout=120)
+    e = calls(results)[("stale-serialiser", "memory_store", "with-tags-and-importance")]
+    assert e["verdict"] == "loud"
+    assert {"kind": "stringified", "pointer": "/tags"} in [{k: m[k] for k in ("kind", "pointer")} for m in e["mutations"]]
+
+
+def test_a_server_that_accepts_mangled_values_is_silent_corruption_and_exit_1(cli, tmp_path):
+    cases = write_cases(tmp_path, """
+cases:
+  echo:
+    - name: list
+      arguments: {text: hi, items: [1, 2]}
+      repeat_safe: false
+""")
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "faulty --mode ok", "--client", "stale-serialiser", "--cases", cases,
+            "--results", str(results), timeout=120)
+    assert calls(results)[("stale-serialiser", "echo", "list")]["verdict"] == "silent-corruption"
+    assert r.returncode == 1
+
+
+def test_an_expected_error_the_server_accepts_is_accepted_invalid(cli, tmp_path):
+    cases = write_cases(tmp_path, """
+cases:
+  echo:
+    - name: should-fail
+      arguments: {text: ""}
+      expect: error
+""")
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "faulty --mode ok", "--client", "continue", "--cases", cases,
+            "--results", str(results), timeout=120)
+    assert calls(results)[("continue", "echo", "should-fail")]["verdict"] == "accepted-invalid"
+    assert r.returncode == 1
+
+
+def test_a_crash_mid_call_is_broken_with_the_servers_last_words_and_other_cells_are_kept(cli, tmp_path, transport):
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "faulty --mode crash-on-call", "--server-transport", transport, "--client", "continue",
+            "--results", str(results), "--timeout-call", "5", timeout=120)
+    c = calls(results)
+    assert c[("continue", "echo", "auto")]["verdict"] == "broken"
+    assert discovery(results)[("continue", "echo")]["verdict"] == "visible"
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+
+
+def test_unlisted_tools_that_may_write_are_skipped_and_never_called(cli, tmp_path):
+    record = tmp_path / "calls.jsonl"
+    results = tmp_path / "r.jsonl"
+    cli("run", "--server", f"faulty --mode ok --record {record}", "--client", "continue", "--results", str(results),
+        timeout=120)
+    called = {json.loads(line)["name"] for line in record.read_text().splitlines()} if record.exists() else set()
+    assert "write_note" not in called and "delete_all" not in called
+    assert "echo" in called
+    skipped = {e["tool"]: e["reason"] for e in read_events(results) if e["event"] == "skipped"}
+    assert "destructiveHint" in skipped["delete_all"] and "readOnlyHint" in skipped["write_note"]
+
+
+def test_a_target_that_cannot_be_measured_exits_3_with_a_results_file_that_says_why(cli, tmp_path):
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "faulty --mode crash-on-initialize", "--results", str(results), timeout=60)
+    assert r.returncode == 3
+    finish = read_events(results)[-1]
+    assert finish["event"] == "run-finished" and finish["measured"] is False
+
+
+def test_a_malformed_cases_file_is_exit_2_naming_the_file_line_and_key(cli, tmp_path):
+    cases = write_cases(tmp_path, "cases:\n  echo:\n    - name: x\n      expect: maybe\n")
+    r = cli("run", "--server", "faulty", "--cases", cases)
+    assert r.returncode == 2
+    assert f"{cases}:4" in r.stderr and "expect" in r.stderr and "success, error" in r.stderr
+
+
+def test_an_unknown_client_is_exit_2_with_did_you_mean(cli):
+    r = cli("run", "--client", "claude-cod")
+    assert r.returncode == 2 and "did you mean 'claude-code'" in r.stderr
+
+
+def test_a_third_party_server_runs_through_every_profile(cli, tmp_path):
+    exe = shutil.which("mcp-server-time")
+    assert exe, "the test extra installs mcp-server-time from PyPI"
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--stdio", f"{exe} --local-timezone UTC", "--results", str(results), "--quiet", timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    d = discovery(results)
+    assert d[("claude-code", "convert_time")]["verdict"] == "visible"
+
+
+def test_gateway_v2_with_the_v1_schema_cached_loses_the_new_field_silently_on_rich_tools_only(cli, tmp_path):
+    baseline = tmp_path / "v1.json"
+    assert cli("snapshot", "--server", "gateway --version 1", "-o", str(baseline)).returncode == 0
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "gateway --version 2", "--baseline", str(baseline), "--client", "stale-cache",
+            "--client", "stale-serialiser", "--results", str(results), timeout=180)
+    c = calls(results)
+    for rich in ("memory_write", "dispatch_record", "context_feedback"):
+        assert c[("stale-cache", rich, "with-v2-field")]["verdict"] == "silent-loss"
+        assert c[("stale-cache", f"{rich}_raw", "with-v2-field")]["verdict"] == "intact"
+        assert c[("stale-serialiser", rich, "with-v2-field")]["verdict"] == "loud"
+        assert c[("stale-serialiser", f"{rich}_raw", "with-v2-field")]["verdict"] == "intact"
+    assert r.returncode == 1  # silent-loss fails a release by default

@@ -1,0 +1,97 @@
+"""Classification: mutations + answer + expectation -> verdict, exactly as DESIGN.md defines it."""
+
+from __future__ import annotations
+
+import pytest
+
+from matrix.classify import Answer, Expectation, classify
+from matrix.model import Finding
+from matrix.simulate.calls import mutations
+
+OK = Answer(result={"content": [{"type": "text", "text": "stored"}], "structuredContent": {"id": 1}})
+OTHER = Answer(result={"content": [{"type": "text", "text": "stored differently"}]})
+TOOL_ERROR = Answer(result={"content": [{"type": "text", "text": "tags: expected array"}], "isError": True})
+RPC_ERROR = Answer(error={"code": -32602, "message": "bad params", "data": None})
+CRASH = Answer(wire_error={"kind": "server-exited", "message": "the server closed stdout (exit code 3)"})
+SUCCESS, ERROR = Expectation("success"), Expectation("error")
+
+
+def test_mutations_name_removed_stringified_nulled_and_retyped_values_by_json_pointer():
+    intended = {"a": [1, 2], "b": True, "c": "x", "d": {"e": 1}, "f": 5}
+    wire = {"a": "[1, 2]", "b": "true", "d": {"e": None}, "f": "five"}
+    found = {(m.kind, m.pointer) for m in mutations(intended, wire)}
+    assert found == {("stringified", "/a"), ("stringified", "/b"), ("removed", "/c"), ("nulled", "/d/e"), ("retyped", "/f")}
+
+
+def test_no_mutation_and_the_expected_success_is_intact():
+    assert classify(expect=SUCCESS, mutations=(), answer=OK).verdict == "intact"
+
+
+def test_a_removed_field_with_a_reported_success_is_silent_loss():
+    m = mutations({"a": 1, "tags": ["x"]}, {"a": 1})
+    assert classify(expect=SUCCESS, mutations=m, answer=OK).verdict == "silent-loss"
+
+
+def test_a_stringified_value_with_success_and_no_safe_reference_is_silent_corruption():
+    m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
+    v = classify(expect=SUCCESS, mutations=m, answer=OK)
+    assert v.verdict == "silent-corruption" and "could not be checked" in v.reason
+
+
+def test_a_mutated_call_with_the_same_result_as_the_intact_call_is_tolerated():
+    m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
+    assert classify(expect=SUCCESS, mutations=m, answer=OK, reference=OK).verdict == "tolerated"
+
+
+def test_a_mutated_call_with_a_different_result_than_the_intact_call_is_silent_corruption():
+    m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
+    assert classify(expect=SUCCESS, mutations=m, answer=OTHER, reference=OK).verdict == "silent-corruption"
+
+
+@pytest.mark.parametrize("answer", [TOOL_ERROR, RPC_ERROR])
+def test_a_mutated_call_the_server_refuses_is_loud(answer):
+    m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
+    assert classify(expect=SUCCESS, mutations=m, answer=answer).verdict == "loud"
+
+
+def test_a_client_that_refuses_to_send_is_loud_and_never_reaches_the_server():
+    refused = Finding("client-refused", "the client's own validation refused the call")
+    v = classify(expect=SUCCESS, mutations=(), answer=None, refused=refused)
+    assert v.verdict == "loud" and v.answer == {}
+
+
+def test_an_expected_error_that_the_server_accepts_is_accepted_invalid():
+    assert classify(expect=ERROR, mutations=(), answer=OK).verdict == "accepted-invalid"
+
+
+def test_an_expected_error_that_arrives_is_intact():
+    assert classify(expect=ERROR, mutations=(), answer=TOOL_ERROR).verdict == "intact"
+
+
+def test_an_intact_valid_call_the_server_rejects_is_failed():
+    assert classify(expect=SUCCESS, mutations=(), answer=TOOL_ERROR).verdict == "failed"
+
+
+def test_a_result_that_misses_the_cases_check_is_failed():
+    v = classify(expect=Expectation("success", structured={"id": 2}), mutations=(), answer=OK)
+    assert v.verdict == "failed" and "/id" in v.reason
+
+
+def test_a_crash_is_broken_with_its_reason():
+    v = classify(expect=SUCCESS, mutations=(), answer=CRASH)
+    assert v.verdict == "broken" and "exit code 3" in v.reason
+
+
+def test_a_tool_the_client_does_not_show_is_unreachable():
+    assert classify(expect=SUCCESS, mutations=(), answer=None, hidden_reason="hidden").verdict == "unreachable"
+
+
+def test_a_client_side_result_failure_after_the_server_did_the_work_is_failed():
+    failure = Finding("missing-structured-content", "the client throws")
+    v = classify(expect=SUCCESS, mutations=(), answer=OK, client_failure=failure)
+    assert v.verdict == "failed" and "the server did the work" in v.reason
+
+
+def test_stripping_the_invalid_field_so_the_server_accepts_the_rest_is_silent_loss():
+    m = mutations({"a": 1, "bad": "x"}, {"a": 1})
+    assert classify(expect=ERROR, mutations=m, answer=OK).verdict == "silent-loss"
