@@ -32,6 +32,14 @@ def transport(request) -> str:
     return request.param
 
 
+def installed_tool(name: str) -> str | None:
+    """A console script of this environment (on PATH, or beside the running interpreter)."""
+    import shutil
+
+    beside = Path(sys.executable).parent / name
+    return shutil.which(name) or (str(beside) if beside.exists() else None)
+
+
 def bundled(spec: str, transport: str = "stdio") -> Target:
     return Target.bundled(spec, transport=transport)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from matrix.results import read_events
+from tests.conftest import installed_tool
 
 
 def calls(results: Path) -> dict[tuple[str, str, str], dict]:
@@ -130,7 +130,7 @@ def test_an_unknown_client_is_exit_2_with_did_you_mean(cli):
 
 
 def test_a_third_party_server_runs_through_every_profile(cli, tmp_path):
-    exe = shutil.which("mcp-server-time")
+    exe = installed_tool("mcp-server-time")
     assert exe, "the test extra installs mcp-server-time from PyPI"
     results = tmp_path / "r.jsonl"
     r = cli("run", "--stdio", f"{exe} --local-timezone UTC", "--results", str(results), "--quiet", timeout=300)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import read_json
+from tests.conftest import installed_tool, read_json
 
 
 def test_a_snapshot_of_the_flat_memory_server_shows_the_amended_schema(cli, tmp_path, transport):
@@ -41,7 +40,7 @@ def test_a_snapshot_records_page_indexes(cli, tmp_path):
 
 
 def test_a_third_party_server_installed_from_pypi_is_snapshotted_correctly(cli, tmp_path):
-    exe = shutil.which("mcp-server-time")
+    exe = installed_tool("mcp-server-time")
     assert exe, "the test set-up installs mcp-server-time from PyPI (extra 'test')"
     out = tmp_path / "time.json"
     r = cli("snapshot", "--stdio", f"{exe} --local-timezone UTC", "-o", str(out))
@@ -70,7 +69,7 @@ def test_snapshot_json_goes_to_stdout_alone_when_no_file_is_given(cli):
 
 def test_header_and_env_secrets_never_appear_in_the_snapshot(cli, tmp_path):
     out = tmp_path / "snap.json"
-    r = cli("snapshot", "--stdio", "mcp-server-time --local-timezone UTC", "--env", "API_TOKEN=s3cr3t-value",
+    r = cli("snapshot", "--stdio", f"{installed_tool('mcp-server-time')} --local-timezone UTC", "--env", "API_TOKEN=s3cr3t-value",
             "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert "s3cr3t-value" not in out.read_text() and "s3cr3t-value" not in r.stderr

@@ -15,7 +15,6 @@ from typing import IO
 
 from rich.console import Console
 
-from matrix.commands.run import parse_fail_on
 from matrix.errors import EXIT_OK
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.html import write_html
@@ -130,6 +129,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: `run` imports write_report from this module to write --report files.
+    from matrix.commands.run import parse_fail_on
+
     failing = parse_fail_on(args.fail_on)
     events: list[dict] = []
     for path in args.results:

@@ -53,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--fail-on", default=",".join(RELEASE_FAILING), metavar="VERDICTS",
         help=f"comma-separated verdicts that make the exit code 1 (default: {','.join(RELEASE_FAILING)}; 'none' never)",
     )
+    p.add_argument("--report", action="append", default=[], metavar="FMT:FILE",
+                   help="also write a report, e.g. html:matrix.html, md:matrix.md, junit:junit.xml, sarif:x.sarif, json:r.json (repeatable)")
     p.add_argument("--quiet", action="store_true", help="print only the grid, no finding details")
     p.set_defaults(handler=run)
 
@@ -67,8 +69,21 @@ def parse_fail_on(value: str) -> list[str]:
     return verdicts
 
 
+def parse_reports(values: list[str]) -> list[tuple[str, str]]:
+    from matrix.commands.report import FORMATS
+
+    out = []
+    for value in values:
+        fmt, sep, path = value.partition(":")
+        if not sep or not path or fmt not in FORMATS:
+            raise InputError(f"expected FMT:FILE with FMT one of {', '.join(FORMATS)}, got {value!r}", where="--report")
+        out.append((fmt, path))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     fail_on = parse_fail_on(args.fail_on)
+    reports = parse_reports(args.report)
     if args.jobs < 1:
         raise InputError("expected at least 1", where="--jobs")
     profiles = [p for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client) if not p.abstract]
@@ -76,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
     cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
     cases = load_cases(cases_path) if cases_path else []
     baseline = load_snapshot(args.baseline) if args.baseline else None
+    if args.results:
+        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     out = open(args.results, "w", encoding="utf-8") if args.results else None  # one run per file; `merge` joins runs
     writer = ResultsWriter(out, secrets=target.secrets())
     err = Console(stderr=True, highlight=False)
@@ -96,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
         if out:
             out.close()
     write_terminal(writer.events, Console(highlight=False, soft_wrap=True), details=not args.quiet)
+    from matrix.commands.report import write_report
+
+    for fmt, path in reports:
+        write_report(writer.events, fmt, path, fail_on)
     if not outcome.measured:
         return EXIT_UNMEASURABLE
     if outcome.interrupted:

@@ -12,6 +12,7 @@ from matrix.behaviours import registry
 
 BEHAVIOURS = Path(__file__).resolve().parents[2] / "matrix" / "behaviours"
 WRITE_TOOL = {"name": "memory_store", "annotations": {"readOnlyHint": False}}
+POLICIES = {"drop-tool", "session-broken", "server-dropped", "keep"}
 READ_TOOL = {"name": "search", "annotations": {"readOnlyHint": True}}
 
 
@@ -118,11 +119,11 @@ def finding_codes() -> set[str]:
         codes |= set(re.findall(r'\bnote\(\s*"([a-z][a-z-]*)"', text))
         codes |= set(re.findall(r'\brefuse\(\s*(?:"[a-z-]+"|[a-z_]+),\s*"([a-z][a-z-]*)"', text))
         codes |= set(re.findall(r'\(\s*"refuse",\s*[a-z_]+,\s*"([a-z][a-z-]*)"', text))
-        codes |= set(
-            re.findall(
-                r'\brefuse_tool\([^()]*(?:\([^()]*\)[^()]*)*?,\s*"([a-z][a-z-]*)",', text, re.DOTALL
-            )
-        )
+        for m in re.finditer(
+            r"\brefuse_tool\(", text
+        ):  # its code is the first literal that is no policy
+            literals = re.findall(r'"([a-z]+(?:-[a-z]+)+)"', text[m.end() : m.end() + 400])
+            codes |= {next((x for x in literals if x not in POLICIES), "")} - {""}
     return codes
 
 

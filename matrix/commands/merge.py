@@ -1,0 +1,43 @@
+"""``mcp-matrix merge``: join results from several runs or shards into one results file.
+
+A tox parallel run or a CI matrix sharded by client ends in one report: every event of
+every input, in order, each input's ``run-started`` kept (writers treat several as one
+merged run). Inputs are checked like any results file first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from matrix.errors import InputError
+from matrix.results import read_events
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("merge", help="join results files from several runs or shards into one",
+                       description="Concatenate the events of several results files (checked first) into one.")
+    p.add_argument("inputs", nargs="+", metavar="RESULTS", help="results files (globs expanded by your shell)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    p.set_defaults(handler=run)
+
+
+def merge(paths: list[str]) -> list[dict]:
+    events: list[dict] = []
+    for path in paths:
+        events.extend(read_events(path))
+    return events
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.output and any(Path(i).resolve() == Path(args.output).resolve() for i in args.inputs):
+        raise InputError("the output file is also an input", where=args.output)
+    events = merge(args.inputs)
+    text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,101 @@
+"""``mcp-matrix profiles``: list the client profiles, or show one with its resolved behaviours and evidence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from matrix.behaviours import registry
+from matrix.profiles.loader import load_profiles, profile_summary, select_profiles
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "profiles",
+        help="list client profiles, or show one (profiles show NAME)",
+        description="List the bundled (and --profiles-dir) client profiles with the client, the versions "
+        "they model and their weakest evidence; `profiles show NAME` prints one profile's resolved "
+        "behaviours per phase with their params and evidence; `profiles behaviours` lists the registry.",
+    )
+    p.add_argument("action", nargs="?", choices=("list", "show", "behaviours"), default="list")
+    p.add_argument("name", nargs="?", help="the profile to show")
+    p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs")
+    p.add_argument("--all", action="store_true", help="also list abstract bases")
+    p.add_argument("--json", action="store_true", help="machine output on stdout")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "behaviours":
+        return list_behaviours(args)
+    profiles = load_profiles(extra_dirs=args.profiles_dir)
+    if args.action == "show":
+        if not args.name:
+            from matrix.errors import InputError
+
+            raise InputError("profiles show needs a profile NAME", where="profiles show")
+        chosen = profiles.get(args.name) or select_profiles(profiles, [args.name])[0]
+        summary = profile_summary(chosen)
+        if args.json:
+            sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        else:
+            show(summary, Console(highlight=False))
+        return 0
+    rows = sorted((p for p in profiles.values() if args.all or not p.abstract), key=lambda p: p.name)
+    if args.json:
+        sys.stdout.write(json.dumps([
+            {"name": p.name, "client": p.client, "versions": p.versions, "abstract": p.abstract,
+             "extends": list(p.extends), "weakest_evidence": p.weakest_evidence} for p in rows
+        ], indent=2) + "\n")
+        return 0
+    table = Table()
+    for col in ("profile", "client", "versions", "extends", "weakest evidence"):
+        table.add_column(col)
+    for p in rows:
+        table.add_row(escape(p.name) + (" (abstract)" if p.abstract else ""), escape(p.client), escape(p.versions),
+                      escape(", ".join(p.extends)), p.weakest_evidence or "-")
+    Console(highlight=False).print(table)
+    return 0
+
+
+def show(summary: dict, console: Console) -> None:
+    console.print(f"[bold]{escape(summary['name'])}[/]: {escape(summary['client'])} {escape(summary['versions'])}")
+    console.print(escape(summary["models"]))
+    if summary.get("extends"):
+        console.print(f"extends: {escape(', '.join(summary['extends']))}")
+    if summary.get("identity"):
+        ident = summary["identity"]
+        console.print(f"identity: {escape(json.dumps(ident['clientInfo']))} protocol {escape(ident['protocolVersion'])}")
+    console.print(f"weakest evidence: {summary.get('weakest_evidence') or '-'}")
+    for phase in ("discovery", "cache", "call", "result"):
+        uses = summary.get(phase) or []
+        if not uses:
+            continue
+        console.print(f"\n[bold]{phase}[/]")
+        for u in uses:
+            params = json.dumps(u["with"], ensure_ascii=False) if u["with"] else ""
+            freq = " [yellow](sometimes)[/]" if u["frequency"] == "sometimes" else ""
+            console.print(f"  [cyan]{escape(u['use'])}[/] {escape(params)}{freq}")
+            for e in u["evidence"]:
+                console.print(f"    {e['level']}: {escape(e['source'])}" + (f" [dim]— {escape(e['note'])}[/]" if e.get("note") else ""))
+
+
+def list_behaviours(args: argparse.Namespace) -> int:
+    specs = sorted(registry.load_all().values(), key=lambda s: (s.phase, s.name))
+    if args.json:
+        sys.stdout.write(json.dumps([
+            {"name": s.name, "phase": s.phase, "summary": s.summary, "params": s.params} for s in specs
+        ], indent=2) + "\n")
+        return 0
+    table = Table()
+    for col in ("behaviour", "phase", "params", "what it does"):
+        table.add_column(col)
+    for s in specs:
+        table.add_row(s.name, s.phase, escape(", ".join(s.params)), escape(s.summary))
+    Console(highlight=False).print(table)
+    return 0
