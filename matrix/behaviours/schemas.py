@@ -166,6 +166,24 @@ def forbid_keywords(
 
 
 _DEPTH_GUARD = 200
+_FAST_META: dict = {}
+
+
+def _fast_metaschema_valid(schema: Any, formats: bool) -> bool:
+    """The draft-07 metaschema compiled once with fastjsonschema (about 50x faster than
+    walking it with jsonschema). Only "valid" is trusted: an invalid schema goes to the
+    jsonschema path, which words the error, so both paths agree on every reported failure."""
+    if formats not in _FAST_META:
+        import fastjsonschema
+
+        meta = dict(Draft7Validator.META_SCHEMA)
+        meta.pop("$id", None)
+        _FAST_META[formats] = fastjsonschema.compile(meta, use_formats=formats, use_default=False)  # never write defaults into the schema
+    try:
+        _FAST_META[formats](schema)
+        return True
+    except Exception:  # invalid, or a schema the compiled check cannot handle: ask jsonschema
+        return False
 
 
 def _checker(formats: list) -> FormatChecker | None:
@@ -211,6 +229,8 @@ def metaschema_validate(schema: Any, on_invalid: str = "drop-tool", formats: lis
     if nesting > _DEPTH_GUARD:
         return skipped
     try:
+        if _fast_metaschema_valid(schema, bool(formats)):
+            return Outcome()  # the common case, compiled; the slow path words the error
         validator = Draft7Validator(
             Draft7Validator.META_SCHEMA, format_checker=_checker(list(formats))
         )

@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "diff",
         help="what changes between two versions of a server, per client and per frozen caller",
-        description="Compare two snapshots (or live servers) and classify every change as breaking, risky or "
-        "safe, with its effect in each client profile and on each population of frozen callers (live "
-        "conversations, queued retries, transcript replays), and what to do instead.",
+        description="Compare two snapshots (or live servers) and classify every change as breaking, risky\n"
+        "or safe, with its effect in each client profile and on each population of frozen callers\n"
+        "(live conversations, queued retries, transcript replays), and what to do instead.",
         epilog="OLD and NEW are each " + SIDE_HELP + ". Examples:\n"
         "  mcp-matrix diff v1.json v2.json\n"
         '  mcp-matrix diff baseline.json "stdio:node build/server.js" --fail-on risky\n'
@@ -123,9 +123,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--timeout-initialize",
         type=float,
         default=d.initialize,
+        metavar="S",
         help=f"seconds, default {d.initialize}",
     )
-    o.add_argument("--timeout-list", type=float, default=d.list, help=f"seconds, default {d.list}")
+    o.add_argument(
+        "--timeout-list", type=float, default=d.list, metavar="S", help=f"seconds, default {d.list}"
+    )
     p.set_defaults(handler=run)
 
 

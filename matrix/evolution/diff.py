@@ -17,6 +17,7 @@ The result is a ``Diff``; ``Diff.to_json`` is the machine format (``format: mcp-
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -144,8 +145,10 @@ def diff_snapshots(
     new_tools = [t for _, t in new.tools]
     sides = Sides(
         profiles=tuple(profiles),
-        old_views={v.profile: v for v in discover_all(old, profiles, server=server)},
-        new_views={v.profile: v for v in discover_all(new, profiles, server=server)},
+        # Discovery runs on copies: the comparison must see the tools exactly as the servers sent
+        # them, whatever a behaviour does to its input.
+        old_views={v.profile: v for v in discover_all(_copy(old), profiles, server=server)},
+        new_views={v.profile: v for v in discover_all(_copy(new), profiles, server=server)},
         old_tools=_by_name(old_tools),
         new_tools=_by_name(new_tools),
     )
@@ -237,6 +240,10 @@ def _order(effects: Iterable[ClientEffect], names: list[str]) -> list[ClientEffe
             best[key] = e
     index = {n: i for i, n in enumerate(names)}
     return sorted(best.values(), key=lambda e: (index.get(e.profile, len(index)), e.shape))
+
+
+def _copy(snap: Snapshot) -> Snapshot:
+    return Snapshot(copy.deepcopy(dict(snap.doc)), source=snap.source)
 
 
 def _by_name(tools: list[Any]) -> dict[str, Any]:

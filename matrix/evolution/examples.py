@@ -111,6 +111,10 @@ def value_of_type(schema: Any, type_name: str) -> Any:
     )
     narrowed["type"] = type_name
     got = example(narrowed)
+    if type_name == "number" and isinstance(got, (int, float)) and float(got).is_integer():
+        top = narrowed.get("maximum")
+        step = 0.5 if not isinstance(top, (int, float)) or got + 0.5 <= top else (top - got) / 2
+        return got + step if step else 1.5  # a number that is not an integer
     if got is not None or type_name == "null":
         return got
     return {

@@ -409,6 +409,7 @@ class Connection:
     record: str | None = None
     list_changed_sent: bool = False
     raw: dict[str, str] = field(default_factory=dict)
+    _tools: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode == "deep-schema":
@@ -417,13 +418,21 @@ class Connection:
     # -- tools --------------------------------------------------------------
 
     def tools(self) -> list[dict]:
-        tools = list(BASE_TOOLS) + _extra_tools(self.mode)
-        if self.mode == "many-tools":
-            # Exactly MANY_TOOLS in all (10 full pages), the base tools first so echo works.
-            tools += [many_tool(i) for i in range(MANY_TOOLS - len(tools))]
-        if self.mode == "list-changed" and self.list_changed_sent:
-            tools.append(ECHO_V2)
-        return tools
+        # Built once per state: many-tools would otherwise rebuild 10,000 tools on every call.
+        key = self.list_changed_sent
+        if self._tools is None or self._tools[0] != key:
+            tools = list(BASE_TOOLS) + _extra_tools(self.mode)
+            if self.mode == "many-tools":
+                # Exactly MANY_TOOLS in all (10 full pages), the base tools first so echo works.
+                tools += [many_tool(i) for i in range(MANY_TOOLS - len(tools))]
+            if self.mode == "list-changed" and self.list_changed_sent:
+                tools.append(ECHO_V2)
+            self._tools = (key, tools, {t["name"] for t in tools})
+        return self._tools[1]
+
+    def tool_names(self) -> set:
+        self.tools()
+        return self._tools[2]
 
     # -- dispatch -----------------------------------------------------------
 
@@ -541,7 +550,7 @@ class Connection:
             arguments = {}
         if not isinstance(arguments, dict):
             return self._answer(error(msg_id, -32602, "arguments must be an object"))
-        known = {t["name"] for t in self.tools()}
+        known = self.tool_names()
         if name not in known:
             return self._answer(error(msg_id, -32602, f"Unknown tool: {name!r}"))
 

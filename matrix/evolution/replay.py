@@ -1,0 +1,843 @@
+"""Replay: recorded calls through each client profile against the live server, counted per population.
+
+Each frozen call (matrix.evolution.calls_file) goes through the same steps as a case of the
+matrix: discovery of the live snapshot, the tool list the client holds (the baseline's for a
+caching profile, when a baseline is given), ``plan_call``, the live server through one session
+per profile presenting that profile's identity, and ``classify`` with an expected success.
+Then, by population of frozen callers (seed "Renaming a tool parameter"):
+
+- every population: the outcome of each call, as counts of ``delivered`` (intact or tolerated),
+  ``loud`` (refused with an error a model can read), ``silent`` (success reported for a mutated
+  call), ``unreachable`` (the client does not show the tool) and ``broken`` (no usable answer);
+- ``retry``: a call that fails is sent again ``retries`` times when repeating it is safe
+  (``readOnlyHint`` or ``idempotentHint``: the same arguments again change nothing more);
+  otherwise "fails on every attempt" is decided from the first failure when that failure is
+  deterministic (the client's own validation, an unreachable tool, a JSON-RPC invalid-params or
+  unknown-method error, or wire arguments the server's own ``inputSchema`` rejects). A call that
+  fails on every attempt is a permanent loss;
+- every call with a recorded ``result`` (live and transcript files): does the replayed result
+  differ from the recorded one (``diverges``); for transcripts, the first diverging call of each.
+
+Rates are always a percentage with its count and denominator, ``2.5% (1 of 40)``.
+
+Memory is bounded: files are read a line at a time and each (profile, file) keeps counters,
+the first ``examples`` calls of each outcome, and one small record per transcript; never the
+calls or results themselves. ``prepare_and_classify`` is the offline part of one call
+(prepare, client-side validation, mutations) with no server, for throughput measurements.
+
+The engine prints nothing; ``emit`` receives one event per call (``--results``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+from matrix import __version__
+from matrix.behaviours import registry
+from matrix.behaviours.validation import validation_errors
+from matrix.classify import Answer, Expectation, Verdict, classify, same_result
+from matrix.discovery import discover_all
+from matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
+from matrix.model import CallContext, ClientView, Finding, ToolView
+from matrix.profiles.model import Profile
+from matrix.run import _Connection as Connection  # a session that reopens after a failure
+from matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
+from matrix.snapshot import Snapshot, take_snapshot
+from matrix.targets import Target
+from matrix.wire.session import Timeouts
+
+FORMAT = "mcp-matrix.replay"
+VERSION = 1
+
+CATEGORIES = ("delivered", "loud", "silent", "unreachable", "broken")
+OFFLINE_CATEGORY = "sent"  # offline: the call would reach the server; its answer is not measured
+CATEGORY_OF = {
+    "intact": "delivered",
+    "tolerated": "delivered",
+    "loud": "loud",
+    "failed": "loud",  # an unmutated recorded call the server refused (or whose result the client rejected)
+    "silent-loss": "silent",
+    "silent-corruption": "silent",
+    "accepted-invalid": "silent",
+    "unreachable": "unreachable",
+    "broken": "broken",
+}
+# Keys whose values change from one call to the next; dropped (at any depth) before a replayed
+# result is compared with the recorded one. Extend with ``ignore_keys`` (``--ignore-key``).
+VOLATILE_KEYS = frozenset({
+    "_meta", "timestamp", "time", "date", "now", "created_at", "createdAt", "updated_at", "updatedAt",
+    "modified_at", "last_modified", "expires_at", "request_id", "requestId", "trace_id", "traceId",
+    "span_id", "elapsed", "elapsed_ms", "duration", "duration_ms", "took_ms", "latency_ms", "etag", "nonce",
+})
+DETERMINISTIC_RPC_CODES = (-32601, -32602)  # unknown method, invalid params: the same call fails the same way
+EXPECT = Expectation("success")
+
+
+# -- rates ---------------------------------------------------------------------------------
+
+
+def rate_text(count: int, of: int) -> str:
+    """``2.5% (1 of 40)``: a percentage always with its count and denominator."""
+    if of <= 0:
+        return f"no calls ({count} of {of})"
+    return f"{100.0 * count / of:.1f}% ({count} of {of})"
+
+
+def rate(count: int, of: int) -> dict:
+    return {"count": count, "of": of, "percent": round(100.0 * count / of, 1) if of else None,
+            "text": rate_text(count, of)}
+
+
+# -- what a client holds, and one call without the server -------------------------------------
+
+
+@dataclass(frozen=True)
+class Held:
+    """The tool list one profile calls with: its views by server tool name and the raw tools."""
+
+    profile: Profile
+    view: ClientView
+    tools: Mapping[str, ToolView]
+    raw: Mapping[str, Any]  # the tools as the client holds them (the baseline's for a stale cache)
+    live_raw: Mapping[str, Any]  # the tools as the live server sends them now
+    note: Finding | None = None
+
+    @property
+    def stale(self) -> bool:
+        return self.raw is not self.live_raw
+
+
+def hold(profile: Profile, live: ClientView, baseline: ClientView | None, live_tools: Mapping[str, Any],
+         baseline_tools: Mapping[str, Any] | None = None) -> Held:
+    """The profile's held list: its cache behaviours choose the live or the baseline view."""
+    view, note = held_view(profile, live, baseline)
+    raw = baseline_tools if (view is not live and baseline_tools is not None) else live_tools
+    return Held(profile, view, view.by_tool(), raw, live_tools, note)
+
+
+class Prepared(NamedTuple):
+    """One call made ready to send, and what can be decided without the server.
+
+    ``verdict`` is set when no server is needed: ``unreachable`` (the client does not show the
+    tool) or ``loud`` (the client's own validation refuses to send). ``primary`` is the variant
+    replay sends: the client's usual behaviour, without its intermittent (``sometimes``) ones.
+    ``risk`` is what the mutations would mean if the server accepted the call: ``silent-loss``
+    (data removed or nulled), ``silent-corruption`` (values changed), or None (sent intact).
+    """
+
+    variants: list[Variant]
+    verdict: Verdict | None
+    primary: Variant | None
+    context: CallContext | None
+    risk: str | None
+
+
+_WRAPPED: dict[int, tuple[ClientView, Held]] = {}
+
+
+def _as_held(profile: Profile, held: Held | ClientView) -> Held:
+    if isinstance(held, Held):
+        return held
+    hit = _WRAPPED.get(id(held))
+    if hit is None or hit[0] is not held or hit[1].profile is not profile:
+        hit = (held, Held(profile, held, held.by_tool(), {}, {}))
+        if len(_WRAPPED) > 64:
+            _WRAPPED.clear()
+        _WRAPPED[id(held)] = hit
+    return hit[1]
+
+
+def prepare_and_classify(profile: Profile, held: Held | ClientView, call: RecordedCall | Mapping[str, Any]) -> Prepared:
+    """Prepare, client-side validation and mutation classification of one call, without a server.
+
+    ``held`` is a ``Held`` (``hold``) or a plain ``ClientView`` (wrapped once and memoised);
+    ``call`` a ``RecordedCall`` or a mapping with ``tool`` and ``arguments``. Pure apart from
+    the validators' compile cache: safe to call in a loop to measure throughput.
+    """
+    h = _as_held(profile, held)
+    tool, arguments = (call.tool, call.arguments) if isinstance(call, RecordedCall) else (call["tool"], call.get("arguments", {}))
+    view = h.tools.get(tool)
+    if view is None or view.verdict not in ("visible", "degraded"):
+        why = f"not visible in this client ({view.verdict})" if view else "the client does not hold this tool (not in its tool list)"
+        if view and view.findings:
+            why += f": {view.findings[-1].message}"
+        names = tuple(f.behaviour for f in (view.findings if view else ()) if f.behaviour)
+        verdict = classify(expect=EXPECT, mutations=(), answer=None, hidden_reason=why, behaviours=names,
+                           evidence=evidence_for(profile, names))
+        return Prepared([], verdict, None, None, None)
+    ctx = CallContext(tool=tool, held_schema=view.model_schema, held_tool=h.raw.get(tool), stale=h.stale)
+    variants = plan_call(profile, ctx, arguments)
+    primary = variants[-1]  # plan_call lists the all-intermittent variant first, the usual one last
+    risk = None
+    if primary.mutations:
+        risk = "silent-loss" if any(m.kind in ("removed", "nulled") for m in primary.mutations) else "silent-corruption"
+    verdict = None
+    if primary.plan.refused is not None:
+        names = primary.plan.applied
+        verdict = classify(expect=EXPECT, mutations=primary.mutations, answer=None, refused=primary.plan.refused,
+                           behaviours=names, evidence=evidence_for(profile, names))
+    return Prepared(variants, verdict, primary, ctx, risk)
+
+
+# -- the tally of one (profile, file) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A deprecated parameter name: calls using ``old`` on ``tool`` are probed with ``new`` on failure."""
+
+    tool: str
+    old: str
+    new: str
+
+    def used_by(self, call: RecordedCall) -> bool:
+        return call.tool == self.tool and isinstance(call.arguments, dict) and self.old in call.arguments
+
+    def renamed(self, arguments: dict) -> dict:
+        out = {k: v for k, v in arguments.items() if k != self.old}
+        out.setdefault(self.new, arguments[self.old])
+        return out
+
+
+@dataclass
+class TranscriptTally:
+    calls: int = 0
+    compared: int = 0
+    diverged: int = 0
+    first: dict | None = None  # {"id", "turn", "line", "why"} of the first diverging call
+
+
+@dataclass
+class Tally:
+    """Counters for one profile over one calls file (bounded: no call is kept but the examples)."""
+
+    profile: str
+    file: str
+    population: str
+    max_examples: int = 3
+    calls: int = 0
+    categories: Counter = field(default_factory=Counter)
+    verdicts: Counter = field(default_factory=Counter)
+    examples: dict[str, list[dict]] = field(default_factory=dict)
+    sometimes: Counter = field(default_factory=Counter)  # intermittent behaviour -> calls it would change
+    retry: Counter = field(default_factory=Counter)
+    compared: int = 0
+    diverged: int = 0
+    first_divergence: dict | None = None
+    transcripts: dict[str, TranscriptTally] = field(default_factory=dict)
+    reads: dict[str, Any] = field(default_factory=dict)
+    alias: Counter = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+
+    def merge(self, other: Tally) -> None:
+        """Add a later part of the same file (parts are merged in file order)."""
+        self.calls += other.calls
+        self.compared += other.compared
+        self.diverged += other.diverged
+        for mine, theirs in ((self.categories, other.categories), (self.verdicts, other.verdicts),
+                             (self.sometimes, other.sometimes), (self.retry, other.retry), (self.alias, other.alias)):
+            mine.update(theirs)
+        for category, items in other.examples.items():
+            for item in items:
+                self.example(category, item)
+        self.first_divergence = self.first_divergence or other.first_divergence
+        for key, t in other.transcripts.items():
+            mine = self.transcripts.get(key)
+            if mine is None:
+                self.transcripts[key] = t
+            else:
+                mine.calls, mine.compared, mine.diverged = mine.calls + t.calls, mine.compared + t.compared, mine.diverged + t.diverged
+                mine.first = mine.first or t.first
+        for tool, value in other.reads.items():
+            self.reads[tool] = _add_numbers(self.reads.get(tool), value)
+        for text in other.notes:
+            self.note(text)
+
+    def example(self, category: str, item: dict) -> None:
+        bucket = self.examples.setdefault(category, [])
+        if len(bucket) < self.max_examples:
+            bucket.append(item)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < 10 and text not in self.notes:
+            self.notes.append(text)
+
+    def to_json(self, offline: bool = False) -> dict:
+        n = self.calls
+        cats = CATEGORIES + ((OFFLINE_CATEGORY,) if offline else ())
+        out: dict[str, Any] = {
+            "profile": self.profile,
+            "file": self.file,
+            "population": self.population,
+            "calls": n,
+            "outcomes": {c: rate(self.categories.get(c, 0), n) for c in cats},
+            "verdicts": dict(sorted(self.verdicts.items())),
+            "examples": self.examples,
+        }
+        if self.sometimes:
+            out["sometimes"] = {b: rate(c, n) for b, c in sorted(self.sometimes.items())}
+        if self.population == "retry":
+            r = self.retry
+            out["retry"] = {
+                "delivered_first_attempt": rate(r.get("first", 0), n),
+                "recovered_on_retry": rate(r.get("recovered", 0), n),
+                "permanent_loss": rate(r.get("measured", 0) + r.get("deterministic", 0), n),
+                "failed_every_attempt": rate(r.get("measured", 0), n),
+                "deterministic_not_retried": rate(r.get("deterministic", 0), n),
+                "undecided": rate(r.get("unknown", 0), n),
+                "silent": rate(r.get("silent", 0), n),
+                "attempts": r.get("attempts", 0),
+            }
+        if self.compared or self.population == "transcript":
+            out["divergence"] = {
+                "compared": self.compared,
+                "without_recording": n - self.compared,
+                "diverged": rate(self.diverged, self.compared),
+                "first": self.first_divergence,
+            }
+        if self.transcripts:
+            ts = self.transcripts
+            out["transcripts"] = {
+                "count": len(ts),
+                "diverged": rate(sum(1 for t in ts.values() if t.first), len(ts)),
+                "each": [{"transcript": k, "calls": t.calls, "compared": t.compared,
+                          "diverged": rate(t.diverged, t.compared), "first_diverging": t.first} for k, t in ts.items()],
+            }
+        if self.reads:
+            out["reads"] = self.reads
+        if self.alias:
+            a = self.alias
+            uses = a.get("uses", 0)
+            out["alias"] = {
+                "uses": uses,
+                "accepted": rate(a.get("accepted", 0), uses),
+                "refused_under_both_names": rate(a.get("both", 0), uses),
+                "refused_for_the_old_name": rate(a.get("name", 0), uses),
+                "not_probed": rate(a.get("unprobed", 0), uses),
+                "lost_or_unreachable": rate(a.get("other", 0), uses),
+            }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayConfig:
+    files: list[CallsFile]
+    profiles: list[Profile]
+    target: Target | None = None  # None: offline, against ``snapshot``
+    snapshot: Snapshot | None = None  # offline: the new version; live: taken from the target when None
+    baseline: Snapshot | None = None  # what caching profiles hold (from before the deploy)
+    retries: int = 3
+    jobs: int = 4
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    examples: int = 3
+    ignore_keys: frozenset[str] = VOLATILE_KEYS
+    read_after: tuple[str, ...] = ()  # read-only tools called (no arguments) at the end of each session
+    only: Callable[[RecordedCall], bool] | None = None
+    alias: Alias | None = None
+    on_progress: Callable[[int], None] | None = None  # bytes read
+    emit: Callable[[dict], None] | None = None
+
+
+@dataclass
+class ReplayReport:
+    measured: bool
+    offline: bool
+    target: Any
+    server: Any
+    baseline: str | None
+    files: list[dict]
+    profiles: list[str]
+    retries: int
+    tallies: list[Tally]
+    ignore_keys: list[str]
+    error: Any = None
+    interrupted: bool = False
+
+    def to_json(self, fail_on: Iterable[tuple[str, float]] = ()) -> dict:
+        failing = self.failing(fail_on)
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "mcp_matrix": __version__,
+            "measured": self.measured,
+            "offline": self.offline,
+            "interrupted": self.interrupted,
+            "error": self.error,
+            "target": self.target,
+            "server": self.server,
+            "baseline": self.baseline,
+            "retries": self.retries,
+            "ignored_result_keys": self.ignore_keys,
+            "files": self.files,
+            "profiles": self.profiles,
+            "results": [t.to_json(self.offline) for t in self.tallies],
+            "summary": {
+                "fail_on": [{"measure": m, "above_percent": p} for m, p in fail_on],
+                "failing": failing,
+                "passed": not failing,
+            },
+        }
+
+    def failing(self, fail_on: Iterable[tuple[str, float]]) -> list[dict]:
+        """Each (profile, file) whose rate of a ``fail_on`` measure is above its threshold."""
+        out = []
+        for t in self.tallies:
+            for measure, above in fail_on:
+                count, of = measure_of(t, measure)
+                if of and count and 100.0 * count / of > above:
+                    out.append({"profile": t.profile, "file": t.file, "population": t.population,
+                                "measure": measure, **rate(count, of)})
+        return out
+
+
+MEASURES = CATEGORIES + ("permanent-loss", "diverged")
+
+
+def measure_of(t: Tally, measure: str) -> tuple[int, int]:
+    """(count, denominator) of a ``--fail-on`` measure in one tally."""
+    if measure == "permanent-loss":
+        return (t.retry.get("measured", 0) + t.retry.get("deterministic", 0), t.calls) if t.population == "retry" else (0, 0)
+    if measure == "diverged":
+        return t.diverged, t.compared
+    return t.categories.get(measure, 0), t.calls
+
+
+def replay(config: ReplayConfig) -> ReplayReport:
+    """Replay every file through every profile; live when ``config.target`` is set, else offline."""
+    registry.load_all()
+    offline = config.target is None
+    snap = config.snapshot
+    if snap is None:
+        if config.target is None:
+            raise ValueError("replay needs a target or a snapshot")
+        snap = Snapshot(take_snapshot(config.target, timeouts=config.timeouts), source="live")
+    files = [{"file": f.name, "population": f.population, "population_from": f.population_from} for f in config.files]
+    report = ReplayReport(
+        measured=not snap.error, offline=offline, target=config.target.describe() if config.target else snap.doc.get("target"),
+        server=snap.doc.get("serverInfo"), baseline=config.baseline.source if config.baseline else None, files=files,
+        profiles=[p.name for p in config.profiles], retries=config.retries, tallies=[],
+        ignore_keys=sorted(config.ignore_keys), error=snap.error,
+    )
+    if snap.error:
+        return report
+    live_tools = _by_name(t for _, t in snap.tools)
+    base_tools = _by_name(t for _, t in config.baseline.tools) if config.baseline else None
+    live_views = discover_all(snap, config.profiles)
+    base_views = discover_all(config.baseline, config.profiles, server=snap.server_name) if config.baseline else None
+    helds = [hold(p, live_views[i], base_views[i] if base_views else None, live_tools, base_tools)
+             for i, p in enumerate(config.profiles)]
+    for tool in config.read_after:
+        if not _read_only(live_tools.get(tool)):
+            from matrix.errors import InputError
+
+            raise InputError(f"{tool!r} is not a read-only tool of this server (readOnlyHint: true); "
+                             "only a read may be called after a replay", where="--read-after")
+    stop = threading.Event()
+    units = [(f, i) for f in config.files for i in range(len(config.profiles))]  # file order, then profile order
+    jobs = max(1, config.jobs)
+    unit_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
+    segment_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="transcript")
+    futures = [unit_pool.submit(_replay_file, config, helds[i], f, segment_pool, stop) for f, i in units]
+    try:
+        report.tallies = [f.result() for f in futures]
+    except KeyboardInterrupt:
+        stop.set()
+        report.interrupted = True
+        unit_pool.shutdown(wait=True, cancel_futures=True)
+        report.tallies = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+    finally:
+        unit_pool.shutdown(wait=True)
+        segment_pool.shutdown(wait=True)
+    return report
+
+
+def _replay_file(config: ReplayConfig, held: Held, source: CallsFile, segments: ThreadPoolExecutor,
+                 stop: threading.Event) -> Tally:
+    """One profile over one file: one session for a live or retry file; one per transcript, in parallel."""
+    tally = Tally(held.profile.name, source.name, source.population, config.examples)
+    calls = _reading(config, source, stop)
+    if source.population != "transcript":
+        _Segment(config, held, tally).play(calls)
+        return tally
+    bound = threading.Semaphore(2 * max(1, config.jobs))  # transcripts read ahead: memory stays bounded
+    pending: deque[Future] = deque()
+    for group in _transcripts(calls, tally):
+        bound.acquire()
+        future = segments.submit(_play_group, config, held, source, group)
+        future.add_done_callback(lambda _: bound.release())
+        pending.append(future)
+        while pending and pending[0].done():
+            tally.merge(pending.popleft().result())
+    while pending:
+        tally.merge(pending.popleft().result())
+    return tally
+
+
+def _reading(config: ReplayConfig, source: CallsFile, stop: threading.Event) -> Iterator[RecordedCall]:
+    last = 0
+    for call, done in iter_calls(source):
+        if config.on_progress:
+            config.on_progress(done - last)
+        last = done
+        if stop.is_set():
+            return
+        if config.only is None or config.only(call):
+            yield call
+
+
+def _transcripts(calls: Iterable[RecordedCall], tally: Tally) -> Iterator[list[RecordedCall]]:
+    """Contiguous runs of one transcript's calls (each replayed against a fresh session)."""
+    group: list[RecordedCall] = []
+    seen: set[str] = set()
+    for call in calls:
+        if group and call.transcript != group[0].transcript:
+            seen.add(group[0].transcript)
+            yield group
+            group = []
+            if call.transcript in seen:
+                tally.note(f"transcript {call.transcript} is not contiguous in the file: its parts were replayed in separate sessions")
+        group.append(call)
+    if group:
+        yield group
+
+
+def _play_group(config: ReplayConfig, held: Held, source: CallsFile, group: list[RecordedCall]) -> Tally:
+    tally = Tally(held.profile.name, source.name, source.population, config.examples)
+    _Segment(config, held, tally).play(group)
+    return tally
+
+
+class _Segment:
+    """Calls replayed in one session (a fresh process for a stdio server): a live or retry file, or one transcript."""
+
+    def __init__(self, config: ReplayConfig, held: Held, tally: Tally) -> None:
+        self.config = config
+        self.held = held
+        self.profile = held.profile
+        self.tally = tally
+        self.conn = Connection(config.target, config.timeouts, held.profile) if config.target else None
+        self.used = False  # a call went to the session (not to a session of its own)
+
+    def play(self, calls: Iterable[RecordedCall]) -> None:
+        try:
+            for call in calls:
+                self._call(call, self.tally)
+            self._reads(self.tally)
+        finally:
+            if self.conn is not None:
+                self.conn.close()
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def _reads(self, tally: Tally) -> None:
+        """The ``read_after`` tools, called once the segment's calls are done (counters summed over sessions)."""
+        if self.conn is None or not self.used:
+            return
+        for tool in self.config.read_after:
+            answer = self.conn.call(tool, {}, None, False, new_session=False)
+            sc = answer.result.get("structuredContent") if answer.ok else None
+            if isinstance(sc, dict):
+                tally.reads[tool] = _add_numbers(tally.reads.get(tool), sc)
+            else:
+                tally.note(f"the read {tool} after the replay gave no structuredContent")
+
+    def _send(self, variant: Variant) -> Answer:
+        plan = variant.plan
+        self.used = self.used or not plan.new_session
+        return self.conn.call(plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session)
+
+    # -- one call -------------------------------------------------------------------------
+
+    def _attempt(self, call: RecordedCall, arguments: dict | None = None) -> tuple[Verdict, Answer | None, Prepared]:
+        """Prepare, send (live) and classify one call; offline, the verdict is None when it would be sent."""
+        target = call if arguments is None else replace(call, arguments=arguments)
+        prepared = prepare_and_classify(self.profile, self.held, target)
+        if prepared.verdict is not None or self.conn is None:
+            return prepared.verdict, None, prepared
+        variant, ctx = prepared.primary, prepared.context
+        answer = self._send(variant)
+        failure = self._result_failure(answer, ctx) if answer.ok else None
+        reference = None
+        if variant.mutations and answer.ok and _read_only(self.held.live_raw.get(call.tool)):
+            reference = self.conn.call(call.tool, target.arguments, None, False, new_session=False)
+            self.used = True
+        names = tuple(dict.fromkeys(variant.plan.applied + ((failure.behaviour,) if failure else ())
+                                    + (("cache-tools",) if ctx.stale and self.held.note else ())))
+        verdict = classify(expect=EXPECT, mutations=variant.mutations, answer=answer, client_failure=failure,
+                           reference=reference, behaviours=names, evidence=evidence_for(self.profile, names))
+        return verdict, answer, prepared
+
+    def _call(self, call: RecordedCall, tally: Tally) -> None:
+        verdict, answer, prepared = self._attempt(call)
+        tally.calls += 1
+        self._sometimes(prepared, tally)
+        category = CATEGORY_OF[verdict.verdict] if verdict is not None else OFFLINE_CATEGORY
+        tally.categories[category] += 1
+        tally.verdicts[verdict.verdict if verdict else OFFLINE_CATEGORY] += 1
+        event: dict[str, Any] = {"event": "replay-call", "profile": self.profile.name, "file": tally.file,
+                                 "line": call.line, "id": call.id, "tool": call.tool, "population": tally.population,
+                                 "category": category, "verdict": verdict.verdict if verdict else None,
+                                 "reason": _reason(verdict, answer)}
+        if category != "delivered":
+            tally.example(category, {"id": call.id, "line": call.line, "verdict": event["verdict"],
+                                     "reason": event["reason"], "mutations": [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]})
+        if tally.population == "retry":
+            event["retry"] = self._retry(call, verdict, answer, prepared, tally)
+        if call.has_result and category != OFFLINE_CATEGORY:
+            failed = category in ("loud", "unreachable", "broken")
+            why = divergence(call.result, answer, self.config.ignore_keys, failed=failed)
+            self._diverged(call, why, tally)
+            event["diverged"] = why is not None
+        if self.config.alias is not None and self.config.alias.used_by(call):
+            event["alias"] = self._alias(call, category, tally)
+        if self.config.emit is not None:
+            event["mutations"] = [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]
+            event["answer"] = verdict.answer if verdict else {}
+            self.config.emit(event)
+
+    def _sometimes(self, prepared: Prepared, tally: Tally) -> None:
+        """Intermittent behaviours are not sent (a write would be made twice); count the calls they change."""
+        if len(prepared.variants) < 2:
+            return
+        usual = prepared.variants[-1]
+        for v in prepared.variants[:-1]:
+            if v.mutations != usual.mutations or (v.plan.refused is None) != (usual.plan.refused is None):
+                for name in v.sometimes:
+                    tally.sometimes[name] += 1
+
+    def _retry(self, call: RecordedCall, verdict: Verdict | None, answer: Answer | None, prepared: Prepared,
+               tally: Tally) -> str:
+        """A failed queued retry: sent again when that is safe, else judged by whether the failure is deterministic."""
+        r = tally.retry
+        category = CATEGORY_OF[verdict.verdict] if verdict else OFFLINE_CATEGORY
+        if category == "delivered":
+            r["first"] += 1
+            return "delivered"
+        if category == "silent":
+            r["silent"] += 1
+            return "silent"
+        if prepared.verdict is not None:  # unreachable, or the client's own validation: the same every attempt
+            r["deterministic"] += 1
+            return "fails on every attempt (the client refuses it before sending)"
+        if self.conn is None:
+            r["unknown"] += 1
+            return "not measured offline"
+        if _retry_safe(self.held.live_raw.get(call.tool)):
+            for _ in range(self.config.retries):
+                r["attempts"] += 1
+                again, _, _ = self._attempt(call)
+                if CATEGORY_OF[again.verdict] == "delivered":
+                    r["recovered"] += 1
+                    return "recovered on retry"
+            r["measured"] += 1
+            return f"failed on every attempt ({1 + self.config.retries})"
+        if _validation_failure(answer, prepared, self.held.live_raw.get(call.tool)):
+            r["deterministic"] += 1
+            return "would fail on every attempt (a validation error is deterministic; not retried: the tool is not repeat-safe)"
+        r["unknown"] += 1
+        tally.note("some failed retries were not sent again: the tool is neither read-only nor idempotent, "
+                   "and the failure is not a validation error, so whether a retry recovers is not measured")
+        return "undecided (not repeat-safe, not a validation error)"
+
+    def _diverged(self, call: RecordedCall, why: str | None, tally: Tally) -> None:
+        tally.compared += 1
+        t = None
+        if tally.population == "transcript" and call.transcript is not None:
+            t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
+            t.calls += 1
+            t.compared += 1
+        if why is None:
+            return
+        tally.diverged += 1
+        where = {"id": call.id, "line": call.line, "why": why}
+        if call.turn is not None or t is not None:
+            where["turn"] = call.turn if call.turn is not None else t.calls
+        if tally.first_divergence is None:
+            tally.first_divergence = {**where, **({"transcript": call.transcript} if call.transcript else {})}
+        if t is not None:
+            t.diverged += 1
+            if t.first is None:
+                t.first = where
+
+    def _alias(self, call: RecordedCall, category: str, tally: Tally) -> str:
+        """Was an old-name call refused because of the name? Probe a failure with the new name."""
+        a = tally.alias
+        a["uses"] += 1
+        if category == "delivered":
+            a["accepted"] += 1
+            return "accepted"
+        if category != "loud":
+            a["other"] += 1
+            return category
+        if self.conn is None or not _retry_safe(self.held.live_raw.get(call.tool)):
+            a["unprobed"] += 1
+            return "refused; not probed with the new name (the tool is not repeat-safe)"
+        alias = self.config.alias
+        verdict, _, _ = self._attempt(call, alias.renamed(call.arguments))
+        if verdict is not None and CATEGORY_OF[verdict.verdict] == "delivered":
+            a["name"] += 1
+            tally.example("alias-refused", {"id": call.id, "line": call.line, "reason": f"refused with {alias.old}, delivered with {alias.new}"})
+            return f"refused for the old name: the same call with {alias.new} was delivered"
+        a["both"] += 1
+        return f"refused under both names (not about {alias.old})"
+
+    def _result_failure(self, answer: Answer, ctx: CallContext) -> Finding | None:
+        for use in self.profile.result:
+            finding = registry.get(use.name).fn(answer.result, ctx, **dict(use.params))
+            if finding is not None:
+                return replace(finding, behaviour=use.name, evidence=use.evidence)
+        return None
+
+
+# -- comparison with the recording -------------------------------------------------------------
+
+
+def divergence(recorded: Mapping[str, Any], answer: Answer | None, ignore: frozenset[str] = VOLATILE_KEYS,
+               failed: bool = False) -> str | None:
+    """Why the replayed answer differs from the recorded result, or None when it is the same outcome.
+
+    ``failed``: the replay failed even if the server answered (the client refused or rejected the
+    result). Two errors are the same outcome whatever their wording; an error and a success differ; two
+    successes are compared with ``same_result`` after dropping ``ignore`` keys at any depth:
+    ``structuredContent`` alone when both carry it, else the content (JSON text parsed first).
+    """
+    recorded_error = recorded.get("isError") is True
+    replay_error = failed or answer is None or not answer.ok
+    if recorded_error or replay_error:
+        if recorded_error == replay_error:
+            return None
+        return "recorded a success, replay got an error" if replay_error else "recorded an error, replay succeeded"
+    a, b = _normal(recorded, ignore), _normal(answer.result, ignore)
+    if "structuredContent" in a and "structuredContent" in b:
+        a, b = {"structuredContent": a["structuredContent"]}, {"structuredContent": b["structuredContent"]}
+    if same_result(Answer(result=a), Answer(result=b)):
+        return None
+    return "a different structuredContent" if "structuredContent" in a else "a different result content"
+
+
+def _normal(result: Mapping[str, Any], ignore: frozenset[str]) -> dict:
+    out: dict[str, Any] = {"isError": result.get("isError") is True}
+    if result.get("structuredContent") is not None:
+        out["structuredContent"] = _drop(result["structuredContent"], ignore)
+    content = result.get("content")
+    if isinstance(content, list):
+        items = []
+        for c in content:
+            if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str):
+                try:
+                    items.append({"type": "text", "json": _drop(json.loads(c["text"]), ignore)})
+                    continue
+                except ValueError:
+                    pass
+                items.append({"type": "text", "text": c["text"]})
+            else:
+                items.append(_drop(c, ignore))
+        out["content"] = items
+    return out
+
+
+def _drop(value: Any, ignore: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop(v, ignore) for k, v in value.items() if k not in ignore}
+    if isinstance(value, list):
+        return [_drop(v, ignore) for v in value]
+    return value
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _by_name(tools: Iterable[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for t in tools:
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            out.setdefault(t["name"], t)
+    return out
+
+
+def _hints(tool: Any) -> Mapping[str, Any]:
+    ann = tool.get("annotations") if isinstance(tool, dict) else None
+    return ann if isinstance(ann, dict) else {}
+
+
+def _read_only(tool: Any) -> bool:
+    return _hints(tool).get("readOnlyHint") is True
+
+
+def _retry_safe(tool: Any) -> bool:
+    """Sending the same call again changes nothing more: read-only or idempotent.
+
+    Unlike ``cases.repeat_safe`` (which guards a *different*, intact call made beside a mutated
+    one), a retry repeats the *same* arguments, which is what ``idempotentHint`` promises is safe,
+    even for a destructive tool.
+    """
+    hints = _hints(tool)
+    return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
+
+
+def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: Any) -> bool:
+    """Is the server's refusal a validation error, which the same call meets every time?
+
+    A JSON-RPC invalid-params or unknown-method error, or wire arguments that the server's own
+    ``inputSchema`` rejects. Anything else (a tool error on valid arguments, a timeout) may pass
+    on another attempt.
+    """
+    if answer is None or answer.wire_error is not None:
+        return False
+    if answer.error is not None:
+        return answer.error.get("code") in DETERMINISTIC_RPC_CODES
+    if not isinstance(live_tool, dict) or prepared.primary is None:
+        return False
+    return bool(validation_errors(live_tool.get("inputSchema"), prepared.primary.plan.arguments, "auto"))
+
+
+def _reason(verdict: Verdict | None, answer: Answer | None) -> str:
+    if verdict is None:
+        return "would be sent to the server (offline: not measured)"
+    if verdict.verdict == "failed" and answer is not None and not answer.ok:
+        s = answer.summary()
+        text = s.get("text") or s.get("message") or ""
+        return f"refused by the server: {text[:200]}".rstrip(": ")
+    return verdict.reason
+
+
+def _add_numbers(acc: Any, new: Any) -> Any:
+    """Sum the numbers of two structured reads (counters summed over sessions); other values: the latest."""
+    if isinstance(acc, dict) and isinstance(new, dict):
+        return {k: _add_numbers(acc.get(k), v) if k in acc else v for k, v in new.items()} | {k: v for k, v in acc.items() if k not in new}
+    if isinstance(acc, (int, float)) and isinstance(new, (int, float)) and not isinstance(acc, bool) and not isinstance(new, bool):
+        return acc + new
+    return new
+
+
+__all__ = [
+    "CATEGORIES",
+    "FORMAT",
+    "MEASURES",
+    "VERSION",
+    "VOLATILE_KEYS",
+    "Alias",
+    "Held",
+    "Prepared",
+    "ReplayConfig",
+    "ReplayReport",
+    "Tally",
+    "divergence",
+    "hold",
+    "measure_of",
+    "prepare_and_classify",
+    "rate",
+    "rate_text",
+    "replay",
+]
