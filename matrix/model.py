@@ -11,6 +11,20 @@ from typing import Any
 
 from matrix.evidence import Evidence
 
+
+def evolve(obj: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` for the frozen, plain dataclasses here, without re-running
+    ``__init__`` (discovery makes hundreds of thousands of these copies).
+
+    Only for classes without ``__post_init__`` or slots: every field is copied as is.
+    """
+    new = object.__new__(type(obj))
+    fields = new.__dict__
+    fields.update(obj.__dict__)
+    fields.update(changes)
+    return new
+
+
 # Discovery verdicts, per (profile, tool). Order is severity, worst first (DESIGN.md).
 DISCOVERY_VERDICTS = ("session-broken", "server-dropped", "hidden", "degraded", "visible")
 
@@ -71,7 +85,7 @@ class ToolState:
         return name if isinstance(name, str) else ""
 
     def with_finding(self, finding: Finding, **changes: Any) -> "ToolState":
-        return replace(self, findings=self.findings + (finding,), **changes)
+        return evolve(self, findings=self.findings + (finding,), **changes)
 
     def hide(self, finding: Finding) -> "ToolState":
         return self.with_finding(finding, hidden=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,25 @@ from matrix.targets import Target
 REPO = Path(__file__).resolve().parent.parent
 
 
+NEUTRAL_CWD = tempfile.gettempdir()
+_BOUNDS = ("--timeout-initialize", "40", "--timeout-list", "30", "--timeout-call", "30")
+LOADED_MACHINE_BOUNDS = {"run": _BOUNDS, "check": _BOUNDS, "snapshot": _BOUNDS, "discover": _BOUNDS}
+
+
 def run_cli(*args: str, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess (as a user would), bounded."""
+    """Run the real CLI in a subprocess (as a user would), bounded.
+
+    It runs from a neutral directory so ``python -m matrix`` imports the *installed* package,
+    not the checkout: in CI (a non-editable install) this proves the wheel carries its
+    profiles, reference servers and templates.
+    """
+    if args and args[0] in LOADED_MACHINE_BOUNDS:
+        # CI runs tests in parallel on 2 cores, where a Python server can take seconds to start;
+        # generous bounds go first so a test that sets its own (later on the line) wins.
+        args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
     return subprocess.run(
         [sys.executable, "-m", "matrix", *args],
-        capture_output=True, text=True, timeout=timeout, input=input,
+        capture_output=True, text=True, timeout=timeout, input=input, cwd=NEUTRAL_CWD,
     )
 
 

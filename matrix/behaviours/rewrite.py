@@ -11,11 +11,11 @@ longer sees, as JSON pointers, without each behaviour writing its own bookkeepin
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from matrix.behaviours.registry import behaviour, freeze
-from matrix.model import Finding, ListState
+from matrix.model import Finding, ListState, evolve
 
 MISSING = object()
 
@@ -56,6 +56,31 @@ def fingerprint(schema: Any) -> str:
 def clear_memo() -> None:
     _FINGERPRINTS.clear()
     _MEMO.clear()
+    _NEEDLES.clear()
+
+
+_NEEDLES: dict[str, str] = {}
+
+
+def mentions(schema: Any, *keys: str) -> bool:
+    """Whether some object in ``schema`` may have one of ``keys`` as a key.
+
+    Read off the fingerprint (canonical JSON, memoised per schema object): a key ``k``
+    appears there as ``json.dumps(k) + ":"``, which a string *value* cannot contain (its
+    quotes are escaped), so False is exact and a rewrite acting only on those keys can be
+    skipped. True may be wrong the other way (a property named ``anyOf``): the rewrite
+    then runs as usual. Unserialisable schemas mention everything.
+    """
+    text = fingerprint(schema)
+    if text.startswith("<unserialisable"):
+        return True
+    for key in keys:
+        needle = _NEEDLES.get(key)
+        if needle is None:
+            needle = _NEEDLES[key] = json.dumps(key) + ":"
+        if needle in text:
+            return True
+    return False
 
 
 def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[tuple[str, str]]:
@@ -63,26 +88,35 @@ def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[
 
     Returns ``(pointer, "removed" | "changed")`` pairs; additions are not losses. Walks
     iteratively (schemas can be thousands of levels deep) and stops after ``limit`` items.
+    Subtrees ``after`` shares with ``before`` (copy-on-write) are skipped, and pointers are
+    built only for what is reported.
     """
     out: list[tuple[str, str]] = []
-    stack = [(before, after, pointer)]
+    stack: list[tuple[Any, Any, Any]] = [(before, after, None)]  # path: (parent path, token)
     while stack and len(out) < limit:
-        b, a, ptr = stack.pop()
+        b, a, path = stack.pop()
         if b is a:
             continue
         if isinstance(b, dict) and isinstance(a, dict):
             for key in sorted(b, reverse=True):
-                sub = f"{ptr}/{escape(str(key))}"
                 if key not in a:
-                    out.append((sub, "removed"))
+                    out.append((_pointer(pointer, (path, key)), "removed"))
                 else:
-                    stack.append((b[key], a[key], sub))
+                    stack.append((b[key], a[key], (path, key)))
         elif isinstance(b, list) and isinstance(a, list) and len(b) == len(a):
             for i in reversed(range(len(b))):
-                stack.append((b[i], a[i], f"{ptr}/{i}"))
+                stack.append((b[i], a[i], (path, i)))
         elif b != a:
-            out.append((ptr or "/", "changed"))
+            out.append((_pointer(pointer, path) or "/", "changed"))
     return out
+
+
+def _pointer(prefix: str, path: Any) -> str:
+    tokens = []
+    while path is not None:
+        path, token = path
+        tokens.append(escape(str(token)))
+    return prefix + "".join("/" + t for t in reversed(tokens))
 
 
 def escape(token: str) -> str:
@@ -94,51 +128,89 @@ def schema_rewrite(
     params: Mapping[str, Any] | None = None,
     required: tuple[str, ...] = (),
     report_losses: bool = True,
+    skip: Callable[..., bool] | None = None,
 ) -> Callable[[Callable[..., Outcome]], Callable[..., ListState]]:
-    """Register a per-schema rewrite as a discovery behaviour (see module docstring)."""
+    """Register a per-schema rewrite as a discovery behaviour (see module docstring).
+
+    ``skip(schema, **params)``, if given, is a cheap exact test that the rewrite would do
+    nothing to ``schema`` (no change, no finding): typically ``not mentions(schema, ...)``
+    for the keywords it acts on. The rewrite is then not called at all.
+    """
 
     def wrap(fn: Callable[..., Outcome]) -> Callable[..., ListState]:
         def apply(state: ListState, **kwargs: Any) -> ListState:
             if state.outcome != "ok":
                 return state
             key_params = freeze(kwargs)
-            tools = list(state.tools)
+            tools = state.tools
+            out: list | None = None  # a copy of ``tools`` once something changes
             for i, tool in enumerate(tools):
                 if tool.hidden:
                     continue
-                memo_key = (name, key_params, fingerprint(tool.schema))
+                schema = tool.schema
+                memo_key = (name, key_params, fingerprint(schema))
                 hit = _MEMO.get(memo_key)
                 if hit is None:
-                    outcome = fn(tool.schema, **kwargs)
-                    lost: tuple[Finding, ...] = ()
-                    if report_losses and outcome.schema is not MISSING and outcome.drop is None:
-                        lost = tuple(
-                            Finding(
-                                code=f"{kind}-by-client",
-                                message=f"{ptr or '/'} {kind} by {name}",
-                                pointer="/inputSchema" + ptr,
-                                lost=True,
-                            )
-                            for ptr, kind in losses(tool.schema, outcome.schema)
-                        )
-                    hit = _MEMO[memo_key] = (outcome, lost)
+                    if skip is not None and skip(schema, **kwargs):
+                        hit = _MEMO[memo_key] = _NOTHING
+                    else:
+                        hit = _MEMO[memo_key] = _run(fn, name, report_losses, schema, kwargs)
                 outcome, lost = hit
+                if outcome is _NOTHING_OUTCOME:
+                    continue
                 if outcome.fail is not None:
                     kind, finding = outcome.fail
-                    return replace(state, tools=tuple(tools)).fail(kind, finding, culprit=tool.index)
+                    now = state if out is None else evolve(state, tools=tuple(out))
+                    return now.fail(kind, finding, culprit=tool.index)
                 if outcome.drop is not None:
-                    tools[i] = tool.hide(outcome.drop)
+                    if out is None:
+                        out = list(tools)
+                    out[i] = tool.hide(outcome.drop)
                     continue
                 extra = outcome.findings + lost
-                new_schema = tool.schema if outcome.schema is MISSING else outcome.schema
-                if extra or new_schema is not tool.schema:
-                    tools[i] = replace(tool, schema=new_schema, findings=tool.findings + extra)
-            return replace(state, tools=tuple(tools))
+                new_schema = schema if outcome.schema is MISSING else outcome.schema
+                if extra or new_schema is not schema:
+                    if out is None:
+                        out = list(tools)
+                    out[i] = evolve(tool, schema=new_schema, findings=tool.findings + extra)
+            return state if out is None else evolve(state, tools=tuple(out))
 
         apply.__doc__ = fn.__doc__
         apply.__name__ = fn.__name__
         apply.rewrite = fn  # the pure per-schema function, for unit tests
+        apply.skip = skip
         behaviour(name, "discovery", params, required)(apply)
         return apply
 
     return wrap
+
+
+_NOTHING_OUTCOME = Outcome()
+_NOTHING: tuple[Outcome, tuple[Finding, ...]] = (_NOTHING_OUTCOME, ())
+
+
+def _run(
+    fn: Callable[..., Outcome], name: str, report_losses: bool, schema: Any, kwargs: dict
+) -> tuple[Outcome, tuple[Finding, ...]]:
+    """Call the rewrite once for a (params, schema) and work out its losses."""
+    outcome = fn(schema, **kwargs)
+    lost: tuple[Finding, ...] = ()
+    if report_losses and outcome.schema is not MISSING and outcome.drop is None:
+        lost = tuple(
+            Finding(
+                code=f"{kind}-by-client",
+                message=f"{ptr or '/'} {kind} by {name}",
+                pointer="/inputSchema" + ptr,
+                lost=True,
+            )
+            for ptr, kind in losses(schema, outcome.schema)
+        )
+    if (
+        not lost
+        and outcome.fail is None
+        and outcome.drop is None
+        and not outcome.findings
+        and (outcome.schema is MISSING or outcome.schema is schema)
+    ):
+        return _NOTHING  # changed nothing: later tools with this schema skip straight on
+    return outcome, lost

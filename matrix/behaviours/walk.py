@@ -14,10 +14,12 @@ the very object that went in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 MAX_NODES = 20_000  # per walk; far above any real tool schema (hundreds of nodes)
+
+_MAP, _LIST, _SINGLE, _ITEMS = range(4)  # the kinds of position a key can open
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,21 @@ class Walk:
     singles: tuple[str, ...] = ()
     items: bool = False
     every: bool = False
+    # key -> ((rank, kind), ...): which positions a key opens, ranked in the order above
+    # (maps, lists, singles, items), so a node's children come out in that order while
+    # only the node's own keys are looked at (most nodes hold none of the walk's keys).
+    _plan: dict = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        plan: dict[str, list] = {}
+        rank = 0
+        for kind, keys in ((_MAP, self.maps), (_LIST, self.lists), (_SINGLE, self.singles)):
+            for key in keys:
+                plan.setdefault(key, []).append((rank, kind))
+                rank += 1
+        if self.items:
+            plan.setdefault("items", []).append((rank, _ITEMS))
+        object.__setattr__(self, "_plan", {k: tuple(v) for k, v in plan.items()})
 
 
 ROOT = Walk()
@@ -81,7 +98,7 @@ def escape(token: Any) -> str:
 class Node:
     """One visited position: the value there, where it is, and what the visit carries down."""
 
-    __slots__ = ("carry", "depth", "final", "kids", "new", "parent", "slot", "value")
+    __slots__ = ("carry", "depth", "kids", "new", "parent", "slot", "value")
 
     def __init__(self, value: Any, parent: Node | None, slot: tuple, carry: Any) -> None:
         self.value = value
@@ -90,8 +107,7 @@ class Node:
         self.slot = slot  # (key,) or (key, index_or_name) relative to the parent's value
         self.depth = 0 if parent is None else parent.depth + 1
         self.carry = carry  # state inherited from the parent (e.g. the active $ref chain)
-        self.kids: list[Node] = []
-        self.final = value
+        self.kids: list | None = None  # rewrite: (slot, new value) of the children that changed
 
     @property
     def is_root(self) -> bool:
@@ -118,42 +134,50 @@ class Node:
         return "".join("/" + escape(t) for t in reversed(tokens))
 
 
-def slots(value: Any, walk: Walk) -> Iterator[tuple[tuple, Any]]:
-    """The subschema positions of ``value`` under ``walk``: ``(slot, child)`` pairs."""
+def children(value: Any, walk: Walk) -> list[tuple[tuple, Any]]:
+    """The subschema positions of ``value`` under ``walk``: ``(slot, child)`` pairs, in order.
+
+    Order: ``walk.maps``, ``walk.lists``, ``walk.singles`` (each in the order given), then
+    ``items``. Only the keys ``value`` holds are looked at.
+    """
     if walk.every:
         if isinstance(value, dict):
-            for k, v in value.items():
-                if isinstance(v, (dict, list)):
-                    yield (k,), v
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                if isinstance(v, (dict, list)):
-                    yield (i,), v
-        return
+            return [((k,), v) for k, v in value.items() if isinstance(v, (dict, list))]
+        if isinstance(value, list):
+            return [((i,), v) for i, v in enumerate(value) if isinstance(v, (dict, list))]
+        return []
     if not isinstance(value, dict):
-        return
-    for key in walk.maps:
-        m = value.get(key)
-        if isinstance(m, dict):
-            for name, sub in m.items():
-                if key == "dependencies" and not isinstance(sub, (dict, bool)):
-                    continue  # property dependencies (arrays of names) are not schemas
-                yield (key, name), sub
-    for key in walk.lists:
-        seq = value.get(key)
-        if isinstance(seq, list):
-            for i, sub in enumerate(seq):
-                yield (key, i), sub
-    for key in walk.singles:
-        if key in value:
-            yield (key,), value[key]
-    if walk.items and "items" in value:
-        items = value["items"]
-        if isinstance(items, list):
-            for i, sub in enumerate(items):
-                yield ("items", i), sub
+        return []
+    plan = walk._plan
+    hits = [(rank, kind, key) for key in value if key in plan for rank, kind in plan[key]]
+    if not hits:
+        return []
+    if len(hits) > 1:
+        hits.sort()  # ranks are distinct: keys are never compared
+    out: list[tuple[tuple, Any]] = []
+    for _, kind, key in hits:
+        sub = value[key]
+        if kind == _MAP:
+            if isinstance(sub, dict):
+                if key == "dependencies":  # property dependencies (arrays of names) are not schemas
+                    out.extend(((key, n), v) for n, v in sub.items() if isinstance(v, (dict, bool)))
+                else:
+                    out.extend(((key, n), v) for n, v in sub.items())
+        elif kind == _LIST:
+            if isinstance(sub, list):
+                out.extend(((key, i), v) for i, v in enumerate(sub))
+        elif kind == _SINGLE:
+            out.append(((key,), sub))
+        elif isinstance(sub, list):  # items, tuple form
+            out.extend((("items", i), v) for i, v in enumerate(sub))
         else:
-            yield ("items",), items
+            out.append((("items",), sub))
+    return out
+
+
+def slots(value: Any, walk: Walk) -> Iterator[tuple[tuple, Any]]:
+    """The subschema positions of ``value`` under ``walk``: ``(slot, child)`` pairs."""
+    return iter(children(value, walk))
 
 
 @dataclass
@@ -175,39 +199,67 @@ def rewrite(
     ``fn`` returns the replacement for ``value`` (or ``value`` itself); the children of
     the *replacement* are visited next. ``fn`` must not mutate ``value``. ``node.carry``
     may be reassigned by ``fn``; children start from their parent's carry.
+
+    Only the positions ``fn`` replaced and their ancestors are copied, deepest first: a
+    walk that changes nothing allocates no container and returns ``schema`` itself.
     """
     root = Node(schema, None, (), carry)
-    order = [root]
     stack = [root]
+    count = 1  # nodes created (visited or waiting)
     complete = True
+    changed: list[Node] = []
+    every = walk.every
+    plan = walk._plan
     while stack:
         node = stack.pop()
-        if len(order) > limit:
+        if count > limit:
             complete = False
-            continue
-        node.new = fn(node.value, node)
-        for slot, child in slots(node.new, walk):
-            kid = Node(child, node, slot, node.carry)
-            node.kids.append(kid)
-            order.append(kid)
-        stack.extend(reversed(node.kids))
-    for node in reversed(order):  # children were created after their parents
-        new = node.new
-        changed = [k for k in node.kids if k.final is not k.value]
-        if changed:
-            new = _copy(new)
-            copied: set = set()
-            for kid in changed:
-                if len(kid.slot) == 1:
-                    new[kid.slot[0]] = kid.final
-                else:
-                    key, sub = kid.slot
-                    if key not in copied:
-                        new[key] = _copy(new[key])
-                        copied.add(key)
-                    new[key][sub] = kid.final
-        node.final = new
-    return Result(root.final, complete, len(order))
+            break
+        value = node.value
+        new = fn(value, node)
+        if new is not value:
+            node.new = new
+            changed.append(node)
+        if every or (isinstance(new, dict) and any(key in plan for key in new)):
+            kids = children(new, walk)
+            if kids:
+                count += len(kids)
+                carried = node.carry
+                stack.extend([Node(child, node, slot, carried) for slot, child in reversed(kids)])
+    if not changed:
+        return Result(schema, complete, count)
+    # Rebuild bottom-up: each level's changed nodes are set into copies of their parents.
+    levels: dict[int, list[Node]] = {}
+    for node in changed:
+        if node.kids is None:
+            node.kids = []
+            levels.setdefault(node.depth, []).append(node)
+    for d in range(max(levels), 0, -1):
+        for node in levels.get(d, ()):
+            final = _apply(node.new, node.kids) if node.kids else node.new
+            parent = node.parent
+            if parent.kids is None:
+                parent.kids = []
+                levels.setdefault(d - 1, []).append(parent)
+            parent.kids.append((node.slot, final))
+    final = _apply(root.new, root.kids) if root.kids else root.new
+    return Result(final, complete, count)
+
+
+def _apply(value: Any, changes: list[tuple[tuple, Any]]) -> Any:
+    """A copy of ``value`` with the changed children set (nested containers copied once)."""
+    new = _copy(value)
+    copied: set = set()
+    for slot, final in changes:
+        if len(slot) == 1:
+            new[slot[0]] = final
+        else:
+            key, sub = slot
+            if key not in copied:
+                new[key] = _copy(new[key])
+                copied.add(key)
+            new[key][sub] = final
+    return new
 
 
 def _copy(value: Any) -> Any:
@@ -219,12 +271,17 @@ def visit(schema: Any, walk: Walk = ALL, limit: int = MAX_NODES) -> Iterator[Nod
     root = Node(schema, None, (), None)
     stack = [root]
     seen = 0
+    every = walk.every
+    plan = walk._plan
     while stack and seen < limit:
         node = stack.pop()
         seen += 1
         yield node
-        kids = [Node(child, node, slot, None) for slot, child in slots(node.value, walk)]
-        stack.extend(reversed(kids))
+        value = node.value
+        if every or (isinstance(value, dict) and any(key in plan for key in value)):
+            kids = children(value, walk)
+            if kids:
+                stack.extend([Node(child, node, slot, None) for slot, child in reversed(kids)])
 
 
 def depth(schema: Any, limit: int = MAX_NODES) -> int:

@@ -104,34 +104,44 @@ def parse_timestamp(value: str) -> _dt.datetime | None:
     return moment.astimezone(_dt.timezone.utc)
 
 
-def parse_line(text: str, where: str, transcript_needed: bool = False) -> RecordedCall:
-    """One line of a calls file; ``where`` is ``FILE:LINE`` for the error."""
+def parse_line(
+    text: str | bytes, path: str | Path, line: int, transcript_needed: bool = False
+) -> RecordedCall:
+    """Line ``line`` of the calls file ``path``; a problem is an InputError at ``FILE:LINE``."""
     try:
         doc = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc.reason}", where=f"{path}:{line}") from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", where=where) from None
+        raise InputError(
+            f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{path}:{line}"
+        ) from None
     except RecursionError:
-        raise InputError("JSON nested too deeply to read", where=where) from None
+        raise InputError("JSON nested too deeply to read", where=f"{path}:{line}") from None
     if not isinstance(doc, dict):
         raise InputError(
-            f"expected a JSON object (one recorded call), got {_kind(doc)}", where=where
+            f"expected a JSON object (one recorded call), got {_kind(doc)}", where=f"{path}:{line}"
         )
     for key in ("id", "tool", "arguments"):
         if key not in doc:
             raise InputError(
-                f"{key}: missing; every recorded call needs id, tool and arguments", where=where
+                f"{key}: missing; every recorded call needs id, tool and arguments",
+                where=f"{path}:{line}",
             )
     call_id, tool, arguments = doc["id"], doc["tool"], doc["arguments"]
     if not isinstance(call_id, (str, int)) or isinstance(call_id, bool) or call_id == "":
-        raise InputError(f"id: expected a non-empty string, got {_kind(call_id)}", where=where)
+        raise InputError(
+            f"id: expected a non-empty string, got {_kind(call_id)}", where=f"{path}:{line}"
+        )
     if not isinstance(tool, str) or not tool:
         raise InputError(
-            f"tool: expected the tool's name (a non-empty string), got {_kind(tool)}", where=where
+            f"tool: expected the tool's name (a non-empty string), got {_kind(tool)}",
+            where=f"{path}:{line}",
         )
     if not isinstance(arguments, dict):
         raise InputError(
             f"arguments: expected an object (the call's arguments), got {_kind(arguments)}",
-            where=where,
+            where=f"{path}:{line}",
         )
     moment = None
     if doc.get("timestamp") is not None:
@@ -140,13 +150,13 @@ def parse_line(text: str, where: str, transcript_needed: bool = False) -> Record
         if moment is None:
             raise InputError(
                 f"timestamp: expected an ISO 8601 date and time such as 2026-09-14T08:11:36Z, got {json.dumps(raw)}",
-                where=where,
+                where=f"{path}:{line}",
             )
     result = doc.get("result", _NO_RESULT)
     if result is not _NO_RESULT and result is not None and not isinstance(result, dict):
         raise InputError(
             f"result: expected the recorded CallToolResult (an object), got {_kind(result)}",
-            where=where,
+            where=f"{path}:{line}",
         )
     transcript = doc.get("transcript")
     if transcript is not None and (
@@ -154,20 +164,21 @@ def parse_line(text: str, where: str, transcript_needed: bool = False) -> Record
     ):
         raise InputError(
             f"transcript: expected the transcript's id (a string), got {_kind(transcript)}",
-            where=where,
+            where=f"{path}:{line}",
         )
     if transcript_needed and transcript is None:
         raise InputError(
-            "transcript: missing; every call of a transcript file names its transcript", where=where
+            "transcript: missing; every call of a transcript file names its transcript",
+            where=f"{path}:{line}",
         )
     turn = doc.get("turn")
     if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool)):
-        raise InputError(f"turn: expected an integer, got {_kind(turn)}", where=where)
+        raise InputError(f"turn: expected an integer, got {_kind(turn)}", where=f"{path}:{line}")
     return RecordedCall(
         id=str(call_id),
         tool=tool,
         arguments=arguments,
-        line=0,
+        line=line,
         timestamp=moment,
         result=None if result is _NO_RESULT else result,
         has_result=result is not _NO_RESULT and result is not None,
@@ -187,11 +198,9 @@ def iter_calls(source: CallsFile) -> Iterator[tuple[RecordedCall, int]]:
         done = 0
         for number, raw in enumerate(handle, 1):
             done += len(raw)
-            text = raw.decode("utf-8", errors="replace")
-            if not text.strip():
+            if raw.isspace():
                 continue
-            call = parse_line(text, f"{source.path}:{number}", needed)
-            yield _at(call, number), done
+            yield parse_line(raw, source.path, number, needed), done
 
 
 def check_files(sources: list[CallsFile]) -> dict[str, int]:
@@ -207,11 +216,10 @@ def check_files(sources: list[CallsFile]) -> dict[str, int]:
             raise InputError(f"cannot read calls: {exc.strerror}", where=str(source.path)) from None
         with handle:
             for number, raw in enumerate(handle, 1):
-                text = raw.decode("utf-8", errors="replace")
-                if not text.strip():
+                if raw.isspace():
                     continue
                 try:
-                    parse_line(text, f"{source.path}:{number}", needed)
+                    parse_line(raw, source.path, number, needed)
                     count += 1
                 except InputError as exc:
                     errors.append(exc)
@@ -221,20 +229,6 @@ def check_files(sources: list[CallsFile]) -> dict[str, int]:
     if errors:
         raise InputErrors(errors)
     return counts
-
-
-def _at(call: RecordedCall, line: int) -> RecordedCall:
-    return RecordedCall(
-        call.id,
-        call.tool,
-        call.arguments,
-        line,
-        call.timestamp,
-        call.result,
-        call.has_result,
-        call.transcript,
-        call.turn,
-    )
 
 
 def _kind(value: Any) -> str:

@@ -44,7 +44,7 @@ from matrix.behaviours.validation import validation_errors
 from matrix.classify import Answer, Expectation, Verdict, classify, same_result
 from matrix.discovery import discover_all
 from matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
-from matrix.model import CallContext, ClientView, Finding, ToolView
+from matrix.model import CallContext, CallPlan, ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
 from matrix.run import _Connection as Connection  # a session that reopens after a failure
 from matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
@@ -70,12 +70,39 @@ CATEGORY_OF = {
 }
 # Keys whose values change from one call to the next; dropped (at any depth) before a replayed
 # result is compared with the recorded one. Extend with ``ignore_keys`` (``--ignore-key``).
-VOLATILE_KEYS = frozenset({
-    "_meta", "timestamp", "time", "date", "now", "created_at", "createdAt", "updated_at", "updatedAt",
-    "modified_at", "last_modified", "expires_at", "request_id", "requestId", "trace_id", "traceId",
-    "span_id", "elapsed", "elapsed_ms", "duration", "duration_ms", "took_ms", "latency_ms", "etag", "nonce",
-})
-DETERMINISTIC_RPC_CODES = (-32601, -32602)  # unknown method, invalid params: the same call fails the same way
+VOLATILE_KEYS = frozenset(
+    {
+        "_meta",
+        "timestamp",
+        "time",
+        "date",
+        "now",
+        "created_at",
+        "createdAt",
+        "updated_at",
+        "updatedAt",
+        "modified_at",
+        "last_modified",
+        "expires_at",
+        "request_id",
+        "requestId",
+        "trace_id",
+        "traceId",
+        "span_id",
+        "elapsed",
+        "elapsed_ms",
+        "duration",
+        "duration_ms",
+        "took_ms",
+        "latency_ms",
+        "etag",
+        "nonce",
+    }
+)
+DETERMINISTIC_RPC_CODES = (
+    -32601,
+    -32602,
+)  # unknown method, invalid params: the same call fails the same way
 EXPECT = Expectation("success")
 
 
@@ -90,8 +117,12 @@ def rate_text(count: int, of: int) -> str:
 
 
 def rate(count: int, of: int) -> dict:
-    return {"count": count, "of": of, "percent": round(100.0 * count / of, 1) if of else None,
-            "text": rate_text(count, of)}
+    return {
+        "count": count,
+        "of": of,
+        "percent": round(100.0 * count / of, 1) if of else None,
+        "text": rate_text(count, of),
+    }
 
 
 # -- what a client holds, and one call without the server -------------------------------------
@@ -107,14 +138,33 @@ class Held:
     raw: Mapping[str, Any]  # the tools as the client holds them (the baseline's for a stale cache)
     live_raw: Mapping[str, Any]  # the tools as the live server sends them now
     note: Finding | None = None
+    contexts: dict[str, CallContext] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def stale(self) -> bool:
         return self.raw is not self.live_raw
 
+    def context(self, tool: str, view: ToolView) -> CallContext:
+        """The call context of ``tool`` (the same for every call: made once)."""
+        ctx = self.contexts.get(tool)
+        if ctx is None:
+            ctx = CallContext(
+                tool=tool,
+                held_schema=view.model_schema,
+                held_tool=self.raw.get(tool),
+                stale=self.stale,
+            )
+            self.contexts[tool] = ctx
+        return ctx
 
-def hold(profile: Profile, live: ClientView, baseline: ClientView | None, live_tools: Mapping[str, Any],
-         baseline_tools: Mapping[str, Any] | None = None) -> Held:
+
+def hold(
+    profile: Profile,
+    live: ClientView,
+    baseline: ClientView | None,
+    live_tools: Mapping[str, Any],
+    baseline_tools: Mapping[str, Any] | None = None,
+) -> Held:
     """The profile's held list: its cache behaviours choose the live or the baseline view."""
     view, note = held_view(profile, live, baseline)
     raw = baseline_tools if (view is not live and baseline_tools is not None) else live_tools
@@ -153,7 +203,9 @@ def _as_held(profile: Profile, held: Held | ClientView) -> Held:
     return hit[1]
 
 
-def prepare_and_classify(profile: Profile, held: Held | ClientView, call: RecordedCall | Mapping[str, Any]) -> Prepared:
+def prepare_and_classify(
+    profile: Profile, held: Held | ClientView, call: RecordedCall | Mapping[str, Any]
+) -> Prepared:
     """Prepare, client-side validation and mutation classification of one call, without a server.
 
     ``held`` is a ``Held`` (``hold``) or a plain ``ClientView`` (wrapped once and memoised);
@@ -161,27 +213,54 @@ def prepare_and_classify(profile: Profile, held: Held | ClientView, call: Record
     the validators' compile cache: safe to call in a loop to measure throughput.
     """
     h = _as_held(profile, held)
-    tool, arguments = (call.tool, call.arguments) if isinstance(call, RecordedCall) else (call["tool"], call.get("arguments", {}))
+    tool, arguments = (
+        (call.tool, call.arguments)
+        if isinstance(call, RecordedCall)
+        else (call["tool"], call.get("arguments", {}))
+    )
     view = h.tools.get(tool)
     if view is None or view.verdict not in ("visible", "degraded"):
-        why = f"not visible in this client ({view.verdict})" if view else "the client does not hold this tool (not in its tool list)"
+        why = (
+            f"not visible in this client ({view.verdict})"
+            if view
+            else "the client does not hold this tool (not in its tool list)"
+        )
         if view and view.findings:
             why += f": {view.findings[-1].message}"
         names = tuple(f.behaviour for f in (view.findings if view else ()) if f.behaviour)
-        verdict = classify(expect=EXPECT, mutations=(), answer=None, hidden_reason=why, behaviours=names,
-                           evidence=evidence_for(profile, names))
+        verdict = classify(
+            expect=EXPECT,
+            mutations=(),
+            answer=None,
+            hidden_reason=why,
+            behaviours=names,
+            evidence=evidence_for(profile, names),
+        )
         return Prepared([], verdict, None, None, None)
-    ctx = CallContext(tool=tool, held_schema=view.model_schema, held_tool=h.raw.get(tool), stale=h.stale)
-    variants = plan_call(profile, ctx, arguments)
+    ctx = h.context(tool, view)
+    if profile.call:
+        variants = plan_call(profile, ctx, arguments)
+    else:  # no call behaviour: the arguments go out as they are (what plan_call would return, without its copy)
+        variants = [Variant(CallPlan(tool=tool, arguments=arguments), ())]
     primary = variants[-1]  # plan_call lists the all-intermittent variant first, the usual one last
     risk = None
     if primary.mutations:
-        risk = "silent-loss" if any(m.kind in ("removed", "nulled") for m in primary.mutations) else "silent-corruption"
+        risk = (
+            "silent-loss"
+            if any(m.kind in ("removed", "nulled") for m in primary.mutations)
+            else "silent-corruption"
+        )
     verdict = None
     if primary.plan.refused is not None:
         names = primary.plan.applied
-        verdict = classify(expect=EXPECT, mutations=primary.mutations, answer=None, refused=primary.plan.refused,
-                           behaviours=names, evidence=evidence_for(profile, names))
+        verdict = classify(
+            expect=EXPECT,
+            mutations=primary.mutations,
+            answer=None,
+            refused=primary.plan.refused,
+            behaviours=names,
+            evidence=evidence_for(profile, names),
+        )
     return Prepared(variants, verdict, primary, ctx, risk)
 
 
@@ -197,7 +276,11 @@ class Alias:
     new: str
 
     def used_by(self, call: RecordedCall) -> bool:
-        return call.tool == self.tool and isinstance(call.arguments, dict) and self.old in call.arguments
+        return (
+            call.tool == self.tool
+            and isinstance(call.arguments, dict)
+            and self.old in call.arguments
+        )
 
     def renamed(self, arguments: dict) -> dict:
         out = {k: v for k, v in arguments.items() if k != self.old}
@@ -225,7 +308,9 @@ class Tally:
     categories: Counter = field(default_factory=Counter)
     verdicts: Counter = field(default_factory=Counter)
     examples: dict[str, list[dict]] = field(default_factory=dict)
-    sometimes: Counter = field(default_factory=Counter)  # intermittent behaviour -> calls it would change
+    sometimes: Counter = field(
+        default_factory=Counter
+    )  # intermittent behaviour -> calls it would change
     retry: Counter = field(default_factory=Counter)
     compared: int = 0
     diverged: int = 0
@@ -240,8 +325,13 @@ class Tally:
         self.calls += other.calls
         self.compared += other.compared
         self.diverged += other.diverged
-        for mine, theirs in ((self.categories, other.categories), (self.verdicts, other.verdicts),
-                             (self.sometimes, other.sometimes), (self.retry, other.retry), (self.alias, other.alias)):
+        for mine, theirs in (
+            (self.categories, other.categories),
+            (self.verdicts, other.verdicts),
+            (self.sometimes, other.sometimes),
+            (self.retry, other.retry),
+            (self.alias, other.alias),
+        ):
             mine.update(theirs)
         for category, items in other.examples.items():
             for item in items:
@@ -252,12 +342,19 @@ class Tally:
             if mine is None:
                 self.transcripts[key] = t
             else:
-                mine.calls, mine.compared, mine.diverged = mine.calls + t.calls, mine.compared + t.compared, mine.diverged + t.diverged
+                mine.calls, mine.compared, mine.diverged = (
+                    mine.calls + t.calls,
+                    mine.compared + t.compared,
+                    mine.diverged + t.diverged,
+                )
                 mine.first = mine.first or t.first
         for tool, value in other.reads.items():
             self.reads[tool] = _add_numbers(self.reads.get(tool), value)
         for text in other.notes:
             self.note(text)
+
+    def wants_example(self, category: str) -> bool:
+        return len(self.examples.get(category, ())) < self.max_examples
 
     def example(self, category: str, item: dict) -> None:
         bucket = self.examples.setdefault(category, [])
@@ -306,8 +403,16 @@ class Tally:
             out["transcripts"] = {
                 "count": len(ts),
                 "diverged": rate(sum(1 for t in ts.values() if t.first), len(ts)),
-                "each": [{"transcript": k, "calls": t.calls, "compared": t.compared,
-                          "diverged": rate(t.diverged, t.compared), "first_diverging": t.first} for k, t in ts.items()],
+                "each": [
+                    {
+                        "transcript": k,
+                        "calls": t.calls,
+                        "compared": t.compared,
+                        "diverged": rate(t.diverged, t.compared),
+                        "first_diverging": t.first,
+                    }
+                    for k, t in ts.items()
+                ],
             }
         if self.reads:
             out["reads"] = self.reads
@@ -335,14 +440,18 @@ class ReplayConfig:
     files: list[CallsFile]
     profiles: list[Profile]
     target: Target | None = None  # None: offline, against ``snapshot``
-    snapshot: Snapshot | None = None  # offline: the new version; live: taken from the target when None
+    snapshot: Snapshot | None = (
+        None  # offline: the new version; live: taken from the target when None
+    )
     baseline: Snapshot | None = None  # what caching profiles hold (from before the deploy)
     retries: int = 3
     jobs: int = 4
     timeouts: Timeouts = field(default_factory=Timeouts)
     examples: int = 3
     ignore_keys: frozenset[str] = VOLATILE_KEYS
-    read_after: tuple[str, ...] = ()  # read-only tools called (no arguments) at the end of each session
+    read_after: tuple[
+        str, ...
+    ] = ()  # read-only tools called (no arguments) at the end of each session
     only: Callable[[RecordedCall], bool] | None = None
     alias: Alias | None = None
     on_progress: Callable[[int], None] | None = None  # bytes read
@@ -396,8 +505,15 @@ class ReplayReport:
             for measure, above in fail_on:
                 count, of = measure_of(t, measure)
                 if of and count and 100.0 * count / of > above:
-                    out.append({"profile": t.profile, "file": t.file, "population": t.population,
-                                "measure": measure, **rate(count, of)})
+                    out.append(
+                        {
+                            "profile": t.profile,
+                            "file": t.file,
+                            "population": t.population,
+                            "measure": measure,
+                            **rate(count, of),
+                        }
+                    )
         return out
 
 
@@ -407,7 +523,11 @@ MEASURES = CATEGORIES + ("permanent-loss", "diverged")
 def measure_of(t: Tally, measure: str) -> tuple[int, int]:
     """(count, denominator) of a ``--fail-on`` measure in one tally."""
     if measure == "permanent-loss":
-        return (t.retry.get("measured", 0) + t.retry.get("deterministic", 0), t.calls) if t.population == "retry" else (0, 0)
+        return (
+            (t.retry.get("measured", 0) + t.retry.get("deterministic", 0), t.calls)
+            if t.population == "retry"
+            else (0, 0)
+        )
     if measure == "diverged":
         return t.diverged, t.compared
     return t.categories.get(measure, 0), t.calls
@@ -422,55 +542,87 @@ def replay(config: ReplayConfig) -> ReplayReport:
         if config.target is None:
             raise ValueError("replay needs a target or a snapshot")
         snap = Snapshot(take_snapshot(config.target, timeouts=config.timeouts), source="live")
-    files = [{"file": f.name, "population": f.population, "population_from": f.population_from} for f in config.files]
+    files = [
+        {"file": f.name, "population": f.population, "population_from": f.population_from}
+        for f in config.files
+    ]
     report = ReplayReport(
-        measured=not snap.error, offline=offline, target=config.target.describe() if config.target else snap.doc.get("target"),
-        server=snap.doc.get("serverInfo"), baseline=config.baseline.source if config.baseline else None, files=files,
-        profiles=[p.name for p in config.profiles], retries=config.retries, tallies=[],
-        ignore_keys=sorted(config.ignore_keys), error=snap.error,
+        measured=not snap.error,
+        offline=offline,
+        target=config.target.describe() if config.target else snap.doc.get("target"),
+        server=snap.doc.get("serverInfo"),
+        baseline=config.baseline.source if config.baseline else None,
+        files=files,
+        profiles=[p.name for p in config.profiles],
+        retries=config.retries,
+        tallies=[],
+        ignore_keys=sorted(config.ignore_keys),
+        error=snap.error,
     )
     if snap.error:
         return report
     live_tools = _by_name(t for _, t in snap.tools)
     base_tools = _by_name(t for _, t in config.baseline.tools) if config.baseline else None
     live_views = discover_all(snap, config.profiles)
-    base_views = discover_all(config.baseline, config.profiles, server=snap.server_name) if config.baseline else None
-    helds = [hold(p, live_views[i], base_views[i] if base_views else None, live_tools, base_tools)
-             for i, p in enumerate(config.profiles)]
+    base_views = (
+        discover_all(config.baseline, config.profiles, server=snap.server_name)
+        if config.baseline
+        else None
+    )
+    helds = [
+        hold(p, live_views[i], base_views[i] if base_views else None, live_tools, base_tools)
+        for i, p in enumerate(config.profiles)
+    ]
     for tool in config.read_after:
         if not _read_only(live_tools.get(tool)):
             from matrix.errors import InputError
 
-            raise InputError(f"{tool!r} is not a read-only tool of this server (readOnlyHint: true); "
-                             "only a read may be called after a replay", where="--read-after")
+            raise InputError(
+                f"{tool!r} is not a read-only tool of this server (readOnlyHint: true); "
+                "only a read may be called after a replay",
+                where="--read-after",
+            )
     stop = threading.Event()
-    units = [(f, i) for f in config.files for i in range(len(config.profiles))]  # file order, then profile order
+    units = [
+        (f, i) for f in config.files for i in range(len(config.profiles))
+    ]  # file order, then profile order
     jobs = max(1, config.jobs)
     unit_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
     segment_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="transcript")
-    futures = [unit_pool.submit(_replay_file, config, helds[i], f, segment_pool, stop) for f, i in units]
+    futures = [
+        unit_pool.submit(_replay_file, config, helds[i], f, segment_pool, stop) for f, i in units
+    ]
     try:
         report.tallies = [f.result() for f in futures]
     except KeyboardInterrupt:
         stop.set()
         report.interrupted = True
         unit_pool.shutdown(wait=True, cancel_futures=True)
-        report.tallies = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+        report.tallies = [
+            f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None
+        ]
     finally:
         unit_pool.shutdown(wait=True)
         segment_pool.shutdown(wait=True)
     return report
 
 
-def _replay_file(config: ReplayConfig, held: Held, source: CallsFile, segments: ThreadPoolExecutor,
-                 stop: threading.Event) -> Tally:
+def _replay_file(
+    config: ReplayConfig,
+    held: Held,
+    source: CallsFile,
+    segments: ThreadPoolExecutor,
+    stop: threading.Event,
+) -> Tally:
     """One profile over one file: one session for a live or retry file; one per transcript, in parallel."""
     tally = Tally(held.profile.name, source.name, source.population, config.examples)
     calls = _reading(config, source, stop)
     if source.population != "transcript":
         _Segment(config, held, tally).play(calls)
         return tally
-    bound = threading.Semaphore(2 * max(1, config.jobs))  # transcripts read ahead: memory stays bounded
+    bound = threading.Semaphore(
+        2 * max(1, config.jobs)
+    )  # transcripts read ahead: memory stays bounded
     pending: deque[Future] = deque()
     for group in _transcripts(calls, tally):
         bound.acquire()
@@ -484,7 +636,9 @@ def _replay_file(config: ReplayConfig, held: Held, source: CallsFile, segments: 
     return tally
 
 
-def _reading(config: ReplayConfig, source: CallsFile, stop: threading.Event) -> Iterator[RecordedCall]:
+def _reading(
+    config: ReplayConfig, source: CallsFile, stop: threading.Event
+) -> Iterator[RecordedCall]:
     last = 0
     for call, done in iter_calls(source):
         if config.on_progress:
@@ -506,13 +660,17 @@ def _transcripts(calls: Iterable[RecordedCall], tally: Tally) -> Iterator[list[R
             yield group
             group = []
             if call.transcript in seen:
-                tally.note(f"transcript {call.transcript} is not contiguous in the file: its parts were replayed in separate sessions")
+                tally.note(
+                    f"transcript {call.transcript} is not contiguous in the file: its parts were replayed in separate sessions"
+                )
         group.append(call)
     if group:
         yield group
 
 
-def _play_group(config: ReplayConfig, held: Held, source: CallsFile, group: list[RecordedCall]) -> Tally:
+def _play_group(
+    config: ReplayConfig, held: Held, source: CallsFile, group: list[RecordedCall]
+) -> Tally:
     tally = Tally(held.profile.name, source.name, source.population, config.examples)
     _Segment(config, held, tally).play(group)
     return tally
@@ -526,7 +684,9 @@ class _Segment:
         self.held = held
         self.profile = held.profile
         self.tally = tally
-        self.conn = Connection(config.target, config.timeouts, held.profile) if config.target else None
+        self.conn = (
+            Connection(config.target, config.timeouts, held.profile) if config.target else None
+        )
         self.used = False  # a call went to the session (not to a session of its own)
 
     def play(self, calls: Iterable[RecordedCall]) -> None:
@@ -555,11 +715,15 @@ class _Segment:
     def _send(self, variant: Variant) -> Answer:
         plan = variant.plan
         self.used = self.used or not plan.new_session
-        return self.conn.call(plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session)
+        return self.conn.call(
+            plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session
+        )
 
     # -- one call -------------------------------------------------------------------------
 
-    def _attempt(self, call: RecordedCall, arguments: dict | None = None) -> tuple[Verdict, Answer | None, Prepared]:
+    def _attempt(
+        self, call: RecordedCall, arguments: dict | None = None
+    ) -> tuple[Verdict, Answer | None, Prepared]:
         """Prepare, send (live) and classify one call; offline, the verdict is None when it would be sent."""
         target = call if arguments is None else replace(call, arguments=arguments)
         prepared = prepare_and_classify(self.profile, self.held, target)
@@ -572,26 +736,61 @@ class _Segment:
         if variant.mutations and answer.ok and _read_only(self.held.live_raw.get(call.tool)):
             reference = self.conn.call(call.tool, target.arguments, None, False, new_session=False)
             self.used = True
-        names = tuple(dict.fromkeys(variant.plan.applied + ((failure.behaviour,) if failure else ())
-                                    + (("cache-tools",) if ctx.stale and self.held.note else ())))
-        verdict = classify(expect=EXPECT, mutations=variant.mutations, answer=answer, client_failure=failure,
-                           reference=reference, behaviours=names, evidence=evidence_for(self.profile, names))
+        names = tuple(
+            dict.fromkeys(
+                variant.plan.applied
+                + ((failure.behaviour,) if failure else ())
+                + (("cache-tools",) if ctx.stale and self.held.note else ())
+            )
+        )
+        verdict = classify(
+            expect=EXPECT,
+            mutations=variant.mutations,
+            answer=answer,
+            client_failure=failure,
+            reference=reference,
+            behaviours=names,
+            evidence=evidence_for(self.profile, names),
+        )
         return verdict, answer, prepared
 
     def _call(self, call: RecordedCall, tally: Tally) -> None:
         verdict, answer, prepared = self._attempt(call)
         tally.calls += 1
-        self._sometimes(prepared, tally)
-        category = CATEGORY_OF[verdict.verdict] if verdict is not None else OFFLINE_CATEGORY
+        if len(prepared.variants) > 1:
+            self._sometimes(prepared, tally)
+        name = verdict.verdict if verdict is not None else OFFLINE_CATEGORY
+        category = CATEGORY_OF.get(name, OFFLINE_CATEGORY)
         tally.categories[category] += 1
-        tally.verdicts[verdict.verdict if verdict else OFFLINE_CATEGORY] += 1
-        event: dict[str, Any] = {"event": "replay-call", "profile": self.profile.name, "file": tally.file,
-                                 "line": call.line, "id": call.id, "tool": call.tool, "population": tally.population,
-                                 "category": category, "verdict": verdict.verdict if verdict else None,
-                                 "reason": _reason(verdict, answer)}
-        if category != "delivered":
-            tally.example(category, {"id": call.id, "line": call.line, "verdict": event["verdict"],
-                                     "reason": event["reason"], "mutations": [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]})
+        tally.verdicts[name] += 1
+        emit = self.config.emit
+        event: dict[str, Any] = (
+            {}
+            if emit is None
+            else {
+                "event": "replay-call",
+                "profile": self.profile.name,
+                "file": tally.file,
+                "line": call.line,
+                "id": call.id,
+                "tool": call.tool,
+                "population": tally.population,
+                "category": category,
+                "verdict": verdict.verdict if verdict else None,
+                "reason": _reason(verdict, answer),
+            }
+        )
+        if category != "delivered" and tally.wants_example(category):
+            tally.example(
+                category,
+                {
+                    "id": call.id,
+                    "line": call.line,
+                    "verdict": verdict.verdict if verdict else None,
+                    "reason": _reason(verdict, answer),
+                    "mutations": _mutations(prepared),
+                },
+            )
         if tally.population == "retry":
             event["retry"] = self._retry(call, verdict, answer, prepared, tally)
         if call.has_result and category != OFFLINE_CATEGORY:
@@ -601,23 +800,30 @@ class _Segment:
             event["diverged"] = why is not None
         if self.config.alias is not None and self.config.alias.used_by(call):
             event["alias"] = self._alias(call, category, tally)
-        if self.config.emit is not None:
-            event["mutations"] = [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]
+        if emit is not None:
+            event["mutations"] = _mutations(prepared)
             event["answer"] = verdict.answer if verdict else {}
-            self.config.emit(event)
+            emit(event)
 
     def _sometimes(self, prepared: Prepared, tally: Tally) -> None:
         """Intermittent behaviours are not sent (a write would be made twice); count the calls they change."""
         if len(prepared.variants) < 2:
             return
         usual = prepared.variants[-1]
-        for v in prepared.variants[:-1]:
-            if v.mutations != usual.mutations or (v.plan.refused is None) != (usual.plan.refused is None):
-                for name in v.sometimes:
-                    tally.sometimes[name] += 1
+        for v in prepared.variants[:-1]:  # plan_call tries the intermittent behaviours together
+            if v.mutations != usual.mutations or (v.plan.refused is None) != (
+                usual.plan.refused is None
+            ):
+                tally.sometimes[", ".join(v.sometimes)] += 1
 
-    def _retry(self, call: RecordedCall, verdict: Verdict | None, answer: Answer | None, prepared: Prepared,
-               tally: Tally) -> str:
+    def _retry(
+        self,
+        call: RecordedCall,
+        verdict: Verdict | None,
+        answer: Answer | None,
+        prepared: Prepared,
+        tally: Tally,
+    ) -> str:
         """A failed queued retry: sent again when that is safe, else judged by whether the failure is deterministic."""
         r = tally.retry
         category = CATEGORY_OF[verdict.verdict] if verdict else OFFLINE_CATEGORY
@@ -627,7 +833,9 @@ class _Segment:
         if category == "silent":
             r["silent"] += 1
             return "silent"
-        if prepared.verdict is not None:  # unreachable, or the client's own validation: the same every attempt
+        if (
+            prepared.verdict is not None
+        ):  # unreachable, or the client's own validation: the same every attempt
             r["deterministic"] += 1
             return "fails on every attempt (the client refuses it before sending)"
         if self.conn is None:
@@ -646,8 +854,10 @@ class _Segment:
             r["deterministic"] += 1
             return "would fail on every attempt (a validation error is deterministic; not retried: the tool is not repeat-safe)"
         r["unknown"] += 1
-        tally.note("some failed retries were not sent again: the tool is neither read-only nor idempotent, "
-                   "and the failure is not a validation error, so whether a retry recovers is not measured")
+        tally.note(
+            "some failed retries were not sent again: the tool is neither read-only nor idempotent, "
+            "and the failure is not a validation error, so whether a retry recovers is not measured"
+        )
         return "undecided (not repeat-safe, not a validation error)"
 
     def _diverged(self, call: RecordedCall, why: str | None, tally: Tally) -> None:
@@ -664,7 +874,10 @@ class _Segment:
         if call.turn is not None or t is not None:
             where["turn"] = call.turn if call.turn is not None else t.calls
         if tally.first_divergence is None:
-            tally.first_divergence = {**where, **({"transcript": call.transcript} if call.transcript else {})}
+            tally.first_divergence = {
+                **where,
+                **({"transcript": call.transcript} if call.transcript else {}),
+            }
         if t is not None:
             t.diverged += 1
             if t.first is None:
@@ -687,7 +900,14 @@ class _Segment:
         verdict, _, _ = self._attempt(call, alias.renamed(call.arguments))
         if verdict is not None and CATEGORY_OF[verdict.verdict] == "delivered":
             a["name"] += 1
-            tally.example("alias-refused", {"id": call.id, "line": call.line, "reason": f"refused with {alias.old}, delivered with {alias.new}"})
+            tally.example(
+                "alias-refused",
+                {
+                    "id": call.id,
+                    "line": call.line,
+                    "reason": f"refused with {alias.old}, delivered with {alias.new}",
+                },
+            )
             return f"refused for the old name: the same call with {alias.new} was delivered"
         a["both"] += 1
         return f"refused under both names (not about {alias.old})"
@@ -703,8 +923,12 @@ class _Segment:
 # -- comparison with the recording -------------------------------------------------------------
 
 
-def divergence(recorded: Mapping[str, Any], answer: Answer | None, ignore: frozenset[str] = VOLATILE_KEYS,
-               failed: bool = False) -> str | None:
+def divergence(
+    recorded: Mapping[str, Any],
+    answer: Answer | None,
+    ignore: frozenset[str] = VOLATILE_KEYS,
+    failed: bool = False,
+) -> str | None:
     """Why the replayed answer differs from the recorded result, or None when it is the same outcome.
 
     ``failed``: the replay failed even if the server answered (the client refused or rejected the
@@ -717,13 +941,24 @@ def divergence(recorded: Mapping[str, Any], answer: Answer | None, ignore: froze
     if recorded_error or replay_error:
         if recorded_error == replay_error:
             return None
-        return "recorded a success, replay got an error" if replay_error else "recorded an error, replay succeeded"
+        return (
+            "recorded a success, replay got an error"
+            if replay_error
+            else "recorded an error, replay succeeded"
+        )
     a, b = _normal(recorded, ignore), _normal(answer.result, ignore)
     if "structuredContent" in a and "structuredContent" in b:
-        a, b = {"structuredContent": a["structuredContent"]}, {"structuredContent": b["structuredContent"]}
+        a, b = (
+            {"structuredContent": a["structuredContent"]},
+            {"structuredContent": b["structuredContent"]},
+        )
     if same_result(Answer(result=a), Answer(result=b)):
         return None
-    return "a different structuredContent" if "structuredContent" in a else "a different result content"
+    return (
+        "a different structuredContent"
+        if "structuredContent" in a
+        else "a different result content"
+    )
 
 
 def _normal(result: Mapping[str, Any], ignore: frozenset[str]) -> dict:
@@ -799,7 +1034,13 @@ def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: An
         return answer.error.get("code") in DETERMINISTIC_RPC_CODES
     if not isinstance(live_tool, dict) or prepared.primary is None:
         return False
-    return bool(validation_errors(live_tool.get("inputSchema"), prepared.primary.plan.arguments, "auto"))
+    return bool(
+        validation_errors(live_tool.get("inputSchema"), prepared.primary.plan.arguments, "auto")
+    )
+
+
+def _mutations(prepared: Prepared) -> list[dict]:
+    return [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]
 
 
 def _reason(verdict: Verdict | None, answer: Answer | None) -> str:
@@ -815,8 +1056,15 @@ def _reason(verdict: Verdict | None, answer: Answer | None) -> str:
 def _add_numbers(acc: Any, new: Any) -> Any:
     """Sum the numbers of two structured reads (counters summed over sessions); other values: the latest."""
     if isinstance(acc, dict) and isinstance(new, dict):
-        return {k: _add_numbers(acc.get(k), v) if k in acc else v for k, v in new.items()} | {k: v for k, v in acc.items() if k not in new}
-    if isinstance(acc, (int, float)) and isinstance(new, (int, float)) and not isinstance(acc, bool) and not isinstance(new, bool):
+        return {k: _add_numbers(acc.get(k), v) if k in acc else v for k, v in new.items()} | {
+            k: v for k, v in acc.items() if k not in new
+        }
+    if (
+        isinstance(acc, (int, float))
+        and isinstance(new, (int, float))
+        and not isinstance(acc, bool)
+        and not isinstance(new, bool)
+    ):
         return acc + new
     return new
 

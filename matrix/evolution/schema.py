@@ -108,18 +108,25 @@ def root_combinators(schema: Any) -> list[str]:
 
 
 def is_raw_twin(tool: Any) -> bool:
-    """One string parameter and nothing else: the raw-twin shape (ADR-0003)."""
+    """One string parameter carrying a serialised record, and nothing else (ADR-0003).
+
+    A one-string tool is a raw twin only when it says so: the parameter is named like a payload
+    (``payload``, ``json``, ``raw``, ``body``, ``data``, ``record``) or described as JSON, so a
+    plain ``search(query)`` is not taken for one.
+    """
     schema = input_schema(tool)
     props = properties(schema)
     if len(props) != 1 or root_combinators(schema):
         return False
-    (only,) = props.values()
-    return (
-        isinstance(only, Mapping)
-        and types(only) == frozenset({"string"})
-        and "enum" not in only
-        and "const" not in only
-    )
+    ((name, only),) = props.items()
+    if not isinstance(only, Mapping) or types(only) != frozenset({"string"}):
+        return False
+    if "enum" in only or "const" in only:
+        return False
+    return name.lower() in _PAYLOAD_NAMES or "json" in description(only).lower()
+
+
+_PAYLOAD_NAMES = frozenset({"payload", "json", "raw", "body", "data", "record"})
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from matrix.behaviours import registry
 from matrix.evidence import weakest
-from matrix.model import ClientView, Finding, ListState, ToolState, ToolView
+from matrix.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
 from matrix.profiles.model import BehaviourUse, Profile
 
 
@@ -32,24 +32,40 @@ def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
 def _stamp(finding: Finding, use: BehaviourUse) -> Finding:
     if finding.behaviour:
         return finding
-    return replace(finding, behaviour=use.name, evidence=use.evidence)
+    return evolve(finding, behaviour=use.name, evidence=use.evidence)
 
 
 def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListState:
-    """Attribute the findings ``use`` just added to it (by count, findings only grow)."""
+    """Attribute the findings ``use`` just added to it (by count, findings only grow).
+
+    Tools the behaviour left as they were (the same object) are not looked at again.
+    """
     if after is before:
         return after
-    tools = []
-    for old, new in zip(before.tools, after.tools) if len(before.tools) == len(after.tools) else ():
-        n = len(old.findings)
-        if len(new.findings) > n:
-            new = replace(new, findings=new.findings[:n] + tuple(_stamp(f, use) for f in new.findings[n:]))
-        tools.append(new)
     if len(before.tools) != len(after.tools):  # a behaviour that re-shaped the list stamps everything unstamped
-        tools = [replace(t, findings=tuple(_stamp(f, use) for f in t.findings)) for t in after.tools]
+        tools = tuple(
+            evolve(t, findings=tuple(_stamp(f, use) for f in t.findings)) for t in after.tools
+        )
+    elif after.tools is before.tools:
+        tools = after.tools
+    else:
+        out = None
+        for i, (old, new) in enumerate(zip(before.tools, after.tools)):
+            if new is old:
+                continue
+            n = len(old.findings)
+            if len(new.findings) > n:
+                if out is None:
+                    out = list(after.tools)
+                out[i] = evolve(
+                    new, findings=new.findings[:n] + tuple(_stamp(f, use) for f in new.findings[n:])
+                )
+        tools = after.tools if out is None else tuple(out)
     n = len(before.findings)
-    findings = after.findings[:n] + tuple(_stamp(f, use) for f in after.findings[n:])
-    return replace(after, tools=tuple(tools), findings=findings)
+    if len(after.findings) > n:
+        findings = after.findings[:n] + tuple(_stamp(f, use) for f in after.findings[n:])
+        return evolve(after, tools=tools, findings=findings)
+    return after if tools is after.tools else evolve(after, tools=tools)
 
 
 def run_discovery(profile: Profile, state: ListState) -> ListState:
@@ -93,5 +109,5 @@ def _view(tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ..
         model_name=tool.name if visible else None,
         model_schema=tool.schema if visible else None,
         findings=findings,
-        weakest_evidence=weakest([e for f in findings for e in f.evidence]),
+        weakest_evidence=weakest([e for f in findings for e in f.evidence]) if findings else None,
     )

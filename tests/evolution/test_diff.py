@@ -239,6 +239,24 @@ def test_the_raw_twins_are_immune_to_the_new_fields(diff):
         assert f"raw twin {twin}" in change.advice[0]
 
 
+def test_without_a_raw_twin_the_advice_is_to_add_one_and_adding_one_is_safe(docs, diff):
+    def without_twins(doc: dict) -> dict:
+        out = copy.deepcopy(doc)
+        out["tools"] = [e for e in out["tools"] if not e["tool"]["name"].endswith("_raw")]
+        return out
+
+    change = only(
+        diff(without_twins(docs["gateway-1"]), without_twins(docs["gateway-2"])),
+        "param-added-optional",
+        "memory_write",
+    )
+    assert "Give memory_write a raw twin" in change.advice[0]
+    added = diff(without_twins(docs["gateway-1"]), "gateway-1")
+    twins = [c for c in added.changes if c.kind == "raw-twin-added"]
+    assert sorted(c.detail["twin_of"] for c in twins) == sorted(RICH_WRITES)
+    assert {c.severity for c in twins} == {"safe"}
+
+
 # -- memory's root combinator, annotations -----------------------------------------------------
 
 
