@@ -5,14 +5,21 @@ A policy names the clients that must see every tool, the verdicts that fail a re
 reason. An expected failure that no longer happens fails the check as *stale*, so the list
 stays honest (as the conformance suite's expected-failures baseline does). Policies come from
 a YAML file or ``[tool.mcp-matrix]`` in pyproject.toml; both are validated the same way.
+
+Schema evolution adds items (``evolution_items``, docs/evolution.md): no breaking change against
+the ``baseline`` without an alias; each deprecated alias still accepted (its recorded calls
+replayed against the live target, by the ``check`` command, which passes the report in); and an
+alias retired only once the live, retry and transcript signals have been quiet for
+``retire_quiet_days``. Nothing here contacts a server.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
@@ -48,11 +55,68 @@ POLICY_SCHEMA: dict = {
                 },
             },
         },
-        "baseline": {"type": "string", "description": "baseline snapshot for evolution checks"},
-        "aliases": {"type": "array", "description": "deprecated aliases that must still be accepted"},
-        "retire_quiet_days": {"type": "integer", "minimum": 0},
+        "baseline": {
+            "type": "string",
+            "description": "the released version's snapshot: no breaking change against it without an alias "
+            "(a path relative to the policy file)",
+        },
+        "aliases": {
+            "type": "array",
+            "description": "deprecated parameter aliases: each must still be accepted, unless retire is true",
+            "items": {
+                "type": "object",
+                "required": ["tool", "old", "new"],
+                "additionalProperties": False,
+                "properties": {
+                    "tool": {"type": "string", "minLength": 1, "description": "the tool that takes the parameter"},
+                    "old": {"type": "string", "minLength": 1, "description": "the deprecated name (customer_id)"},
+                    "new": {"type": "string", "minLength": 1, "description": "the name it maps to (account_id)"},
+                    "calls": {
+                        "anyOf": [
+                            {"type": "string"},
+                            {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                        ],
+                        "description": "recorded calls (JSON Lines) replayed to prove the old name is accepted; "
+                        "the population comes from the file name (default live)",
+                    },
+                    "retire": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "this release retires the alias: allowed only when the live, retry and "
+                        "transcript signals have been quiet for retire_quiet_days",
+                    },
+                },
+            },
+        },
+        "recorded_calls": {
+            "type": "array",
+            "description": "recorded-call files whose timestamps are the live, retry and transcript signals",
+            "items": {
+                "anyOf": [
+                    {"type": "string"},
+                    {
+                        "type": "object",
+                        "required": ["file"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "file": {"type": "string"},
+                            "population": {"enum": ["live", "retry", "transcript"]},
+                        },
+                    },
+                ]
+            },
+        },
+        "retire_quiet_days": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 50,
+            "description": "days without a call using an alias before it may be retired (default 50)",
+        },
     },
 }
+
+
+EVOLUTION_KEYS = ("baseline", "aliases", "recorded_calls", "retire_quiet_days")
 
 
 @dataclass(frozen=True)
@@ -90,7 +154,7 @@ def load_policy(path: str | Path | None) -> Policy:
         fail_on=tuple(data.get("fail_on", RELEASE_FAILING)),
         expected_failures=tuple(data.get("expected_failures", ())),
         source=str(p),
-        extra={k: v for k, v in data.items() if k in ("baseline", "aliases", "retire_quiet_days")},
+        extra={k: v for k, v in data.items() if k in EVOLUTION_KEYS},
     )
 
 
@@ -194,10 +258,227 @@ def to_markdown(items: list[Item], policy: Policy) -> str:
     lines = [
         "## mcp-matrix release checklist",
         "",
-        f"Policy: `{md(policy.source)}` · **{'FAILED' if failed else 'PASSED'}** "
-        f"({len(items) - failed} passed, {failed} failed)",
+        (
+            f"Policy: `{md(policy.source)}` · **{'FAILED' if failed else 'PASSED'}** "
+            f"({len(items) - failed} passed, {failed} failed)"
+        ),
         "",
     ]
     for i in items:
         lines.append(f"- [{'x' if i.passed else ' '}] {md(i.name)} — {md(i.evidence)}")
     return "\n".join(lines) + "\n"
+
+
+# -- schema evolution: the baseline, deprecated aliases, and their retirement --------------------
+
+QUIET_DAYS = 50  # the seed's "roughly fifty days" once the live, retry and replay signals are quiet
+SIGNALS = ("live", "retry", "transcript")
+
+
+@dataclass(frozen=True)
+class AliasRule:
+    """One entry of the policy's ``aliases``, its call files resolved against the policy's folder."""
+
+    tool: str
+    old: str
+    new: str
+    calls: tuple[Path, ...] = ()
+    retire: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.tool}.{self.old} -> {self.new}"
+
+
+def policy_path(policy: Policy, value: str) -> Path:
+    """A path from the policy file, relative to the folder the policy file is in."""
+    p = Path(value)
+    if p.is_absolute() or policy.source == "default policy":
+        return p
+    return Path(policy.source).parent / p
+
+
+def alias_rules(policy: Policy) -> list[AliasRule]:
+    out = []
+    for a in policy.extra.get("aliases", ()):
+        calls = a.get("calls", ())
+        calls = [calls] if isinstance(calls, str) else list(calls)
+        out.append(AliasRule(a["tool"], a["old"], a["new"], tuple(policy_path(policy, c) for c in calls),
+                             bool(a.get("retire", False))))
+    return out
+
+
+def signal_files(policy: Policy, rule: AliasRule | None = None) -> list[tuple[Path, str | None]]:
+    """The recorded-call files that carry the frozen-caller signals: ``recorded_calls`` and the alias's own."""
+    out: dict[Path, str | None] = {}
+    for entry in policy.extra.get("recorded_calls", ()):
+        file, population = (entry, None) if isinstance(entry, str) else (entry["file"], entry.get("population"))
+        out.setdefault(policy_path(policy, file), population)
+    for path in rule.calls if rule else ():
+        out.setdefault(path, None)
+    return list(out.items())
+
+
+def evolution_items(
+    policy: Policy,
+    *,
+    new: Any,
+    baseline: Any,
+    profiles: list,
+    now: Any,
+    alias_replay: Callable[[AliasRule], dict] | None = None,
+) -> list[Item]:
+    """The evolution items of the release checklist, each passed or failed with its evidence.
+
+    ``new`` and ``baseline`` are snapshots (``None`` when not available); ``profiles`` the
+    client profiles that must keep working (the policy's ``required_clients``); ``now`` an aware
+    datetime; ``alias_replay(rule)`` replays the rule's recorded old-name calls against the live
+    target and returns the replay report (``format: mcp-matrix.replay``); None when there is no
+    live target. Nothing here contacts a server.
+    """
+    rules = alias_rules(policy)
+    items: list[Item] = []
+    if policy.extra.get("baseline"):
+        items += _breaking_items(policy, new, baseline, profiles, rules)
+    for rule in rules:
+        retiring = rule.retire or _absent(new, rule)
+        if not rule.retire:
+            items.append(_accepted_item(rule, new, alias_replay))
+        if retiring:
+            items.append(_retirement_item(policy, rule, now))
+    return items
+
+
+def _absent(new: Any, rule: AliasRule) -> bool:
+    """The new schema no longer declares the old name (the alias is retired in fact)."""
+    if new is None:
+        return False
+    tool = next((t for _, t in new.tools if isinstance(t, dict) and t.get("name") == rule.tool), None)
+    schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return not (isinstance(props, dict) and rule.old in props)
+
+
+def _breaking_items(policy: Policy, new: Any, baseline: Any, profiles: list, rules: list[AliasRule]) -> list[Item]:
+    """(a) No breaking change against the baseline for the required clients, unless an alias covers it."""
+    from matrix.evolution.diff import diff_snapshots
+
+    who = ", ".join(p.name for p in profiles) or "no client"
+    name = f"no breaking change against the baseline for {who}"
+    if baseline is None or new is None:
+        missing = "the baseline snapshot" if baseline is None else "a snapshot of the new version (run with a target)"
+        return [Item(name, False, f"cannot compare: {missing} is missing")]
+    diff = diff_snapshots(baseline, new, profiles)
+    breaking = [c for c in diff.changes if c.severity == "breaking"]
+    if not breaking:
+        return [Item(name, True, f"{len(diff.changes)} changes from {baseline.source or 'the baseline'}, none breaking "
+                     f"for {who}")]
+    items = []
+    for change in breaking:
+        rule = next((r for r in rules if r.tool == change.tool and change.param in (r.old, r.new)), None)
+        why = "; ".join(change.reasons) or change.message
+        if rule is not None:
+            items.append(Item(f"breaking change {change.id} is covered by an alias", True,
+                              f"{change.message} ({why}); covered by the policy's alias {rule.label}: "
+                              + ("its retirement is checked below" if rule.retire else "it must still be accepted (below)")))
+        else:
+            items.append(Item(f"no breaking change {change.id} without an alias", False,
+                              f"{change.message} ({why}); keep the old name as a deprecated alias mapped at the "
+                              "boundary, and list it under aliases in the policy"))
+    return items
+
+
+def _accepted_item(rule: AliasRule, new: Any, alias_replay: Callable[[AliasRule], dict] | None) -> Item:
+    """(b) The deprecated alias is still accepted: its recorded old-name calls, replayed, are not refused for the name."""
+    name = f"deprecated alias {rule.label} is still accepted"
+    declared = "" if new is None or not _absent(new, rule) else f"the new schema of {rule.tool} no longer declares {rule.old}; "
+    if not rule.calls:
+        return Item(name, False, declared + "no recorded calls listed under calls: to prove it with")
+    if alias_replay is None:
+        return Item(name, False, declared + "needs a live target to replay the recorded calls: run check with "
+                    "--server, --stdio or --http")
+    report = alias_replay(rule)
+    if not report.get("measured", True):
+        return Item(name, False, f"the target could not be measured: {report.get('error')}")
+    keys = ("accepted", "refused_under_both_names", "refused_for_the_old_name", "lost_or_unreachable", "not_probed")
+    total: dict[str, int] = dict.fromkeys(("uses", *keys), 0)
+    bad_in: dict[str, int] = {}  # profile -> old-name calls not accepted for the name's sake
+    examples: list[str] = []
+    for r in report.get("results", []):
+        a = r.get("alias") or {}
+        total["uses"] += a.get("uses", 0)
+        for k in keys:
+            total[k] += a.get(k, {}).get("count", 0)
+        bad = sum(a.get(k, {}).get("count", 0) for k in keys[2:])
+        bad_in[r["profile"]] = bad_in.get(r["profile"], 0) + bad
+        examples += [f"{e['id']} ({e['reason']})" for e in r.get("examples", {}).get("alias-refused", [])[:1]]
+    uses, accepted, both, refused, other, unprobed = (total[k] for k in ("uses", *keys))
+    files = ", ".join(p.name for p in rule.calls)
+    if uses == 0:
+        return Item(name, False, declared + f"no recorded call in {files} uses {rule.old} on {rule.tool}: nothing proves it")
+    from matrix.evolution.replay import rate_text
+
+    words = (f"replayed the calls using {rule.old} in {files} through {', '.join(bad_in)}: "
+             f"{rate_text(accepted, uses)} accepted, {rate_text(both, uses)} refused under both names (not about the name), "
+             f"{rate_text(refused, uses)} refused because of the old name")
+    if other:
+        words += f", {rate_text(other, uses)} lost silently, unreachable or broken"
+    if unprobed:
+        words += f", {rate_text(unprobed, uses)} refused and not probed with {rule.new} (the tool is not repeat-safe)"
+    failing = [c for c, bad in bad_in.items() if bad]
+    if failing:
+        words += f"; failing in {', '.join(failing)}"
+    if examples:
+        words += f"; e.g. {examples[0]}"
+    return Item(name, not (refused or other or unprobed), declared + words)
+
+
+def _retirement_item(policy: Policy, rule: AliasRule, now: Any) -> Item:
+    """(c) Retiring an alias: only when every frozen-caller signal has been quiet for retire_quiet_days."""
+    import datetime as _dt
+
+    from matrix.evolution.calls_file import calls_file, iter_calls
+
+    days = int(policy.extra.get("retire_quiet_days", QUIET_DAYS))
+    name = f"retiring alias {rule.label}: live, retry and transcript signals quiet for {days} days"
+    last: dict[str, tuple[Any, str, str] | None] = {}
+    undated: dict[str, int] = {}
+    seen: set[str] = set()
+    for path, population in signal_files(policy, rule):
+        source = calls_file(path, population, given_by=f"{policy.source}: recorded_calls")
+        seen.add(source.population)
+        last.setdefault(source.population, None)
+        for call, _ in iter_calls(source):
+            if call.tool != rule.tool or not isinstance(call.arguments, dict) or rule.old not in call.arguments:
+                continue
+            if call.timestamp is None:
+                undated[source.population] = undated.get(source.population, 0) + 1
+                continue
+            best = last.get(source.population)
+            if best is None or call.timestamp > best[0]:
+                last[source.population] = (call.timestamp, call.id, path.name)
+    window = _dt.timedelta(days=days)
+    parts, quiet = [], True
+    for population in SIGNALS:
+        if population not in seen:
+            quiet = False
+            parts.append(f"{population}: not measured (list a {population} calls file under recorded_calls)")
+            continue
+        if undated.get(population):
+            quiet = False
+            parts.append(f"{population}: {undated[population]} calls using {rule.old} carry no timestamp")
+            continue
+        found = last.get(population)
+        if found is None:
+            parts.append(f"{population}: no call uses {rule.old}")
+            continue
+        moment, call_id, file = found
+        age = now - moment
+        ok = age >= window
+        quiet = quiet and ok
+        parts.append(f"{population}: last use {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({call_id} in {file}), "
+                     f"{age.days} days before {now.date().isoformat()}"
+                     + ("" if ok else f": not quiet (quiet from {(moment + window).date().isoformat()})"))
+    how = "marked retire: true" if rule.retire else f"the new schema no longer declares {rule.old}"
+    verdict = "allowed" if quiet else "blocked"
+    return Item(name, quiet, f"retirement {verdict} ({how}); " + "; ".join(parts))

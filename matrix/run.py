@@ -146,7 +146,7 @@ def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: 
     out: dict[str, Answer] = {}
     if not wanted:
         return out
-    runner = _Connection(config.target, config.timeouts, None)
+    runner = Connection(config.target, config.timeouts, None)
     try:
         for case in wanted:
             if stop.is_set():
@@ -157,7 +157,7 @@ def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: 
     return out
 
 
-class _Connection:
+class Connection:
     """A session to the target that reopens after a failure (a crashed server is restarted)."""
 
     def __init__(self, target: Target, timeouts: Timeouts, profile: Profile | None) -> None:
@@ -212,7 +212,7 @@ class _ProfileRunner:
         self.config = config
         self.profile = profile
         self.stop = stop
-        self.conn = _Connection(config.target, config.timeouts, profile)
+        self.conn = Connection(config.target, config.timeouts, profile)
 
     def close(self) -> None:
         self.conn.close()

@@ -127,9 +127,10 @@ def stringify_arguments(plan: CallPlan, ctx: CallContext, types: list | None = N
     wanted = set(types or ["array", "object"])
     if not isinstance(plan.arguments, dict):
         return plan
-    new = {k: _stringify(v, wanted, depth == "nested", top=True) for k, v in plan.arguments.items()}
-    if new == plan.arguments and _same_types(new, plan.arguments):
-        return plan
+    nested = depth == "nested"
+    new = {k: _stringify(v, wanted, nested) for k, v in plan.arguments.items()}
+    if all(new[k] is v for k, v in plan.arguments.items()):
+        return plan  # nothing of those types: the same plan, no copy
     return plan.changed("stringify-arguments", arguments=new)
 
 
@@ -149,21 +150,22 @@ def _json_type(v: Any) -> str:
     return "null"
 
 
-def _stringify(v: Any, wanted: set, nested: bool, top: bool) -> Any:
+def _stringify(v: Any, wanted: set, nested: bool) -> Any:
+    """``v`` with wanted types JSON-encoded; the very same object when nothing changed."""
     t = _json_type(v)
     if nested and t == "object":
-        inner = {k: _stringify(x, wanted, nested, False) for k, x in v.items()}
+        inner = {k: _stringify(x, wanted, nested) for k, x in v.items()}
+        if all(inner[k] is x for k, x in v.items()):
+            inner = v
         return json.dumps(inner) if t in wanted else inner
     if nested and t == "array":
-        inner = [_stringify(x, wanted, nested, False) for x in v]
-        return json.dumps(inner) if t in wanted else inner
+        items = [_stringify(x, wanted, nested) for x in v]
+        if all(a is b for a, b in zip(items, v)):
+            items = v
+        return json.dumps(items) if t in wanted else items
     if t in wanted or (t == "integer" and "number" in wanted):
         return json.dumps(v)
     return v
-
-
-def _same_types(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 @behaviour("drop-nulls", "call")

@@ -12,7 +12,7 @@ from typing import Any
 from matrix.behaviours import walk as W
 from matrix.behaviours.outcomes import diff_findings, note, param, refuse, typenames
 from matrix.behaviours.refs import inline
-from matrix.behaviours.rewrite import Outcome, schema_rewrite
+from matrix.behaviours.rewrite import Outcome, mentions, schema_rewrite
 
 TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 
@@ -294,7 +294,8 @@ def cline_native_flatten(schema: Any) -> Outcome:
     required = [n for n in props if n in req]
     if required:
         out["required"] = required
-    for ptr, ref in W.dangling_refs(out)[:20]:
+    # ``out`` holds only the server's property schemas: no $ref there, none to dangle.
+    for ptr, ref in (W.dangling_refs(out)[:20] if mentions(schema, "$ref") else ()):
         findings.append(
             note(
                 "dangling-ref",

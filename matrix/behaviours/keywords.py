@@ -17,7 +17,7 @@ from matrix.behaviours.outcomes import (
     param,
     typenames,
 )
-from matrix.behaviours.rewrite import Outcome, schema_rewrite
+from matrix.behaviours.rewrite import Outcome, contains, fingerprint, mentions, schema_rewrite
 
 
 def _keyword_filter(
@@ -62,6 +62,7 @@ def keep_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
         "where": WHERE_PARAM,
     },
     required=("keywords",),
+    skip=lambda schema, keywords, where="all": not mentions(schema, *keywords),
 )
 def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
     """Delete the listed keywords from schema nodes (Copilot gpt-4* E.5 rule 4, Zed root E.7)."""
@@ -85,6 +86,7 @@ def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
         ),
     },
     report_losses=False,
+    skip=lambda schema, walk="every", longer="keep": not contains(schema, '"type":['),
 )
 def nullable_type_arrays(schema: Any, walk: str = "every", longer: str = "keep") -> Outcome:
     """``type: [T, "null"]`` becomes ``T`` + ``nullable: true`` (Gemini CLI E.1, Copilot E.5)."""
@@ -128,6 +130,22 @@ def nullable_type_arrays(schema: Any, walk: str = "every", longer: str = "keep")
     return Outcome(
         schema=result.schema, findings=tuple(findings) + incomplete(result, "nullable-type-arrays")
     )
+
+
+def _no_string_over(schema: Any, max_length: int) -> bool:
+    """No string anywhere in ``schema`` is longer than ``max_length`` (exact when True).
+
+    A string's JSON form is at least as long as the string; without escaped quotes the
+    fingerprint splits on ``"`` into exactly its strings and the text between them.
+    """
+    text = fingerprint(schema)
+    if text.startswith("<unserialisable"):
+        return False
+    if len(text) <= max_length + 2:
+        return True
+    if '\\"' in text:
+        return False
+    return max(map(len, text.split('"'))) <= max_length
 
 
 def _object_ish(v: dict) -> bool:
@@ -277,6 +295,7 @@ def coerce_object_root(schema: Any) -> Outcome:
         "max_length": param("integer", "Longest description kept.", 1024, minimum=1),
         "where": WHERE_PARAM,
     },
+    skip=lambda schema, max_length=1024, where="all": _no_string_over(schema, max_length),
 )
 def truncate_descriptions(schema: Any, max_length: int = 1024, where: str = "all") -> Outcome:
     """Cut schema descriptions to ``max_length`` characters (Copilot gpt-4* E.5 rule 3)."""
@@ -294,7 +313,11 @@ def truncate_descriptions(schema: Any, max_length: int = 1024, where: str = "all
     return Outcome(schema=result.schema, findings=incomplete(result, "truncate-descriptions"))
 
 
-@schema_rewrite("prune-required", params={"where": WHERE_PARAM})
+@schema_rewrite(
+    "prune-required",
+    params={"where": WHERE_PARAM},
+    skip=lambda schema, where="all": not mentions(schema, "required"),
+)
 def prune_required(schema: Any, where: str = "all") -> Outcome:
     """Drop ``required`` names that are not in ``properties`` (Copilot E.5 rule 6)."""
 
@@ -314,7 +337,11 @@ def prune_required(schema: Any, where: str = "all") -> Outcome:
     return Outcome(schema=result.schema, findings=incomplete(result, "prune-required"))
 
 
-@schema_rewrite("tuple-items-to-anyof", params={"where": WHERE_PARAM})
+@schema_rewrite(
+    "tuple-items-to-anyof",
+    params={"where": WHERE_PARAM},
+    skip=lambda schema, where="all": not contains(schema, '"items":['),
+)
 def tuple_items_to_anyof(schema: Any, where: str = "all") -> Outcome:
     """``items`` given as a list becomes ``{anyOf: items}`` (Copilot gpt-4/claude/o4, E.5)."""
 

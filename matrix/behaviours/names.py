@@ -12,8 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from matrix.behaviours.outcomes import consequence, label, note, param, refuse_tool
-from matrix.behaviours.registry import behaviour
-from matrix.model import Finding, ListState
+from matrix.behaviours.registry import behaviour, freeze
+from matrix.behaviours.rewrite import memo_cache
+from matrix.model import Finding, ListState, evolve
 
 # How a server or tool name is cleaned before it is put into the template.
 PART_TRANSFORMS = (
@@ -58,20 +59,40 @@ def transform_part(kind: str, text: str) -> str:
 
 def render(template: str, server: str, tool: str, current: str, uid: str) -> str:
     """Fill ``{server}``, ``{tool}``, ``{name}`` (the name so far) and ``{uid5}``."""
-    out = []
-    i = 0
     fields = {"server": server, "tool": tool, "name": current, "uid5": uid}
+    return "".join(fields[part] if field else part for field, part in _template(template))
+
+
+_FIELDS = ("server", "tool", "name", "uid5")
+_TEMPLATES: dict[str, tuple[tuple[bool, str], ...]] = {}
+
+
+def _template(template: str) -> tuple[tuple[bool, str], ...]:
+    """``template`` as ``(is_field, text)`` parts, parsed once: a ``{`` that does not open a
+    known field is literal text (and the scan goes on from the next character)."""
+    parts = _TEMPLATES.get(template)
+    if parts is not None:
+        return parts
+    out: list[tuple[bool, str]] = []
+    literal: list[str] = []
+    i = 0
     while i < len(template):
         if template[i] == "{":
             end = template.find("}", i)
             field = template[i + 1 : end] if end != -1 else ""
-            if field in fields:
-                out.append(fields[field])
+            if field in _FIELDS:
+                if literal:
+                    out.append((False, "".join(literal)))
+                    literal = []
+                out.append((True, field))
                 i = end + 1
                 continue
-        out.append(template[i])
+        literal.append(template[i])
         i += 1
-    return "".join(out)
+    if literal:
+        out.append((False, "".join(literal)))
+    parts = _TEMPLATES[template] = tuple(out)
+    return parts
 
 
 def sha1_hex(text: str) -> str:
@@ -171,13 +192,21 @@ def tool_name(state: ListState, **params: Any) -> ListState:
     if state.outcome != "ok":
         return state
     p = {k: v.get("default") for k, v in _NAME_PARAMS.items()} | params
+    # what _name_one depends on: the server, the tool's names and these params
+    key_params = (state.server, freeze({k: v for k, v in p.items() if k != "on_collision"}))
     tools = list(state.tools)
     used: dict[str, int] = {}
     uid = uid5(state.server)
     for i, tool in enumerate(tools):
         if tool.hidden:
             continue
-        result = _name_one(state, tool.server_name, tool.name, uid, p)
+        raw_tool = tool.server_name
+        memo_key = (key_params, raw_tool, tool.name)
+        result = _NAMES.get(memo_key)
+        if result is None:
+            result = _NAMES[memo_key] = _name_one(state, raw_tool, tool.name, uid, p)
+        if result[0] != "refuse":
+            result = (result[0], list(result[1]))  # the memo's list stays as it was
         if result[0] == "refuse":
             _, policy, code, message = result
             refused = refuse_tool(replace(state, tools=tuple(tools)), i, policy, code, message)
@@ -238,8 +267,11 @@ def tool_name(state: ListState, **params: Any) -> ListState:
                 continue
         used.setdefault(name, i)
         if name != tool.name or findings:
-            tools[i] = replace(tool, name=name, findings=tool.findings + tuple(findings))
+            tools[i] = evolve(tool, name=name, findings=tool.findings + tuple(findings))
     return replace(state, tools=tuple(tools))
+
+
+_NAMES = memo_cache()  # (server, params, raw tool name, name so far) -> _name_one's answer
 
 
 def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from matrix.behaviours.rewrite import Outcome, losses
+from matrix.behaviours.rewrite import Outcome, losses, mentions
 from matrix.model import Finding, ListState, ToolState
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def _same_arms_but_null(old: Any, new: Any) -> bool:
         return False
 
 
-def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: bool) -> bool:
+def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: Any) -> bool:
     """Whether a diff entry is a rewrite that keeps the information (not a loss).
 
     A ``$ref`` replaced by its target, ``$defs`` removed once nothing refers into them, a
@@ -145,7 +145,7 @@ def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: bool) -> bo
     if not isinstance(was, dict):
         return False
     if key in ("$defs", "definitions") and len(tokens) == 1:
-        return not dangling
+        return not (dangling() if callable(dangling) else dangling)
     if not isinstance(now, dict):
         return False
     if key == "$ref" and kind == "removed":
@@ -179,17 +179,21 @@ def diff_findings(
     from matrix.behaviours.refs import inline
     from matrix.behaviours.walk import ALL, dangling_refs
 
-    if through_refs:
+    if through_refs and mentions(before, "$ref"):  # without a $ref, inlining changes nothing
         done = inline(before, "any-pointer", ALL)
         if done.complete:
             before = done.schema
     out = []
-    dangling = None
+    found: list[bool] = []
+
+    def dangling() -> bool:  # asked only about a removed root $defs: computed once, if ever
+        if not found:
+            found.append(bool(dangling_refs(after, limit=1)))
+        return found[0]
+
     for ptr, kind in losses(before, after):
         if skip_root and ptr in ("", "/"):
             continue
-        if dangling is None:
-            dangling = bool(dangling_refs(after, limit=1))
         if lossless(ptr, kind, before, after, dangling):
             continue
         out.append(

@@ -92,9 +92,15 @@ def get(name: str) -> BehaviourSpec:
     return REGISTRY[name]
 
 
+_LOADED: list[bool] = []
+
+
 def load_all() -> dict[str, BehaviourSpec]:
-    """Import every phase module so the registry is complete."""
+    """Import every phase module so the registry is complete (once)."""
     import importlib
+
+    if _LOADED:
+        return REGISTRY
 
     for module in ("discovery", "calls", "results"):
         try:
@@ -102,6 +108,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         except ModuleNotFoundError as exc:  # a phase not written yet
             if exc.name != f"matrix.behaviours.{module}":
                 raise
+    _LOADED.append(True)
     return REGISTRY
 
 

@@ -53,13 +53,33 @@ def fingerprint(schema: Any) -> str:
     return text
 
 
+_CACHES: list[dict] = []
+
+
+def memo_cache() -> dict:
+    """A dict for a behaviour's own memo (pure results by key), emptied by ``clear_memo``."""
+    cache: dict = {}
+    _CACHES.append(cache)
+    return cache
+
+
 def clear_memo() -> None:
     _FINGERPRINTS.clear()
     _MEMO.clear()
     _NEEDLES.clear()
+    for cache in _CACHES:
+        cache.clear()
 
 
 _NEEDLES: dict[str, str] = {}
+
+
+def contains(schema: Any, *fragments: str) -> bool:
+    """Whether the fingerprint of ``schema`` contains one of ``fragments`` (raw canonical
+    JSON, e.g. ``'"items":['`` for an ``items`` given as a list). False is exact; an
+    unserialisable schema contains everything."""
+    text = fingerprint(schema)
+    return text.startswith("<unserialisable") or any(f in text for f in fragments)
 
 
 def mentions(schema: Any, *keys: str) -> bool:

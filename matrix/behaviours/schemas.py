@@ -28,7 +28,7 @@ from matrix.behaviours.outcomes import (
     typenames,
 )
 from matrix.behaviours.refs import FORMS, inline
-from matrix.behaviours.rewrite import Outcome, schema_rewrite
+from matrix.behaviours.rewrite import Outcome, contains, fingerprint, mentions, schema_rewrite
 from matrix.model import Finding
 
 
@@ -146,6 +146,7 @@ def _flatten_first_object(schema: dict, keywords: list) -> Outcome:
         "policy": param(TOOL_POLICIES, "What a refused keyword does.", "drop-tool"),
     },
     required=("keywords",),
+    skip=lambda schema, keywords, where="all", policy="drop-tool": not mentions(schema, *keywords),
 )
 def forbid_keywords(
     schema: Any, keywords: list, where: str = "all", policy: str = "drop-tool"
@@ -186,6 +187,146 @@ def _fast_metaschema_valid(schema: Any, formats: bool) -> bool:
         return False
 
 
+# The draft-07 metaschema, keyword by keyword, for ``_surely_valid``.
+_SIMPLE_TYPES = frozenset(("array", "boolean", "integer", "null", "number", "object", "string"))
+_META_STRINGS = frozenset(
+    ("$id", "$schema", "$ref", "$comment", "title", "description", "pattern", "format",
+     "contentMediaType", "contentEncoding")
+)
+_META_NUMBERS = frozenset(("maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"))
+_META_COUNTS = frozenset(
+    ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties")
+)
+_META_SCHEMAS = frozenset(
+    ("additionalItems", "contains", "additionalProperties", "propertyNames", "if", "then",
+     "else", "not")
+)
+_META_MAPS = frozenset(("definitions", "properties", "patternProperties"))
+_META_ARRAYS = frozenset(("allOf", "anyOf", "oneOf"))
+_META_BOOLEANS = frozenset(("readOnly", "uniqueItems"))
+_META_LISTS = frozenset(("enum", "examples"))
+# Where the metaschema says "format", and which: checked only when that format is asked for.
+_META_FORMATS = {
+    "$id": "uri-reference",
+    "$schema": "uri",
+    "$ref": "uri-reference",
+    "pattern": "regex",
+    "patternProperties": "regex",  # its property names
+}
+_SURE_BRACKETS = 100  # nesting small enough that no validator can run out of stack
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _string_set(x: Any) -> bool:
+    """A draft-07 ``stringArray``: a list of distinct strings."""
+    return (
+        isinstance(x, list)
+        and all(isinstance(v, str) for v in x)
+        and len(set(x)) == len(x)
+    )
+
+
+def _surely_valid(schema: Any, formats: Any) -> bool:
+    """True only if ``schema`` is valid against the draft-07 metaschema; False: not sure.
+
+    A plain walk of the metaschema's keyword rules (a few microseconds, against tens for
+    the compiled check): it answers True for the ordinary schemas every server sends and
+    leaves anything unusual (floats as counts, format-checked keywords when formats are
+    asked for, deep nesting) to ``_fast_metaschema_valid`` and jsonschema, so it never
+    changes a verdict (a schema is valid when either of those says so; jsonschema checks
+    only the ``formats`` asked for).
+    """
+    text = fingerprint(schema)
+    if text.startswith("<unserialisable") or text.count("{") + text.count("[") > _SURE_BRACKETS:
+        return False
+    checked = [key for key, fmt in _META_FORMATS.items() if fmt in formats]
+    if checked and mentions(schema, *checked):
+        return False
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            return False
+        for key, value in node.items():
+            if key in _META_STRINGS:
+                if not isinstance(value, str):
+                    return False
+            elif key in _META_MAPS:
+                if not isinstance(value, dict):
+                    return False
+                stack.extend(value.values())
+            elif key in _META_SCHEMAS:
+                stack.append(value)
+            elif key == "type":
+                if isinstance(value, str):
+                    if value not in _SIMPLE_TYPES:
+                        return False
+                elif not (
+                    isinstance(value, list)
+                    and value
+                    and all(isinstance(t, str) and t in _SIMPLE_TYPES for t in value)
+                    and len(set(value)) == len(value)
+                ):
+                    return False
+            elif key == "required":
+                if not _string_set(value):
+                    return False
+            elif key == "items":
+                if isinstance(value, list):
+                    if not value:
+                        return False
+                    stack.extend(value)
+                else:
+                    stack.append(value)
+            elif key in _META_ARRAYS:
+                if not (isinstance(value, list) and value):
+                    return False
+                stack.extend(value)
+            elif key in _META_NUMBERS:
+                if not _number(value):
+                    return False
+            elif key in _META_COUNTS:
+                if not (type(value) is int and value >= 0):
+                    return False
+            elif key in _META_LISTS:
+                if not isinstance(value, list):
+                    return False
+            elif key in _META_BOOLEANS:
+                if not isinstance(value, bool):
+                    return False
+            elif key == "multipleOf":
+                if not (_number(value) and value > 0):
+                    return False
+            elif key == "dependencies":
+                if not isinstance(value, dict):
+                    return False
+                for dep in value.values():
+                    if isinstance(dep, list):
+                        if not _string_set(dep):
+                            return False
+                    else:
+                        stack.append(dep)
+            elif not isinstance(key, str):
+                return False
+            # any other keyword (default, const, $defs, x-...): anything goes
+    return True
+
+
+def _shallow(schema: Any) -> bool:
+    """True when ``schema`` certainly nests no deeper than ``_DEPTH_GUARD`` (no walk needed).
+
+    Every level of nesting opens a ``{`` or ``[`` in the fingerprint, so a schema with at
+    most ``_DEPTH_GUARD`` of them cannot nest deeper.
+    """
+    text = fingerprint(schema)
+    return not text.startswith("<unserialisable") and text.count("{") + text.count("[") <= _DEPTH_GUARD
+
+
 def _checker(formats: list) -> FormatChecker | None:
     known = [f for f in formats if f in FormatChecker.checkers]
     return FormatChecker(formats=known) if known else None
@@ -216,27 +357,31 @@ def metaschema_validate(schema: Any, on_invalid: str = "drop-tool", formats: lis
     mcp-matrix uses python-jsonschema's draft-07 metaschema (not VS Code's JSON language
     service or Ajv); schemas nesting past 200 levels are not checked (a note says so).
     """
-    nesting = W.depth(schema)
-    skipped = Outcome(
-        findings=(
-            note(
-                "not-checked",
-                f"schema nests {nesting} levels; mcp-matrix "
-                f"checks the draft-07 metaschema only up to {_DEPTH_GUARD} levels",
-            ),
+
+    def skipped(nesting: int) -> Outcome:
+        return Outcome(
+            findings=(
+                note(
+                    "not-checked",
+                    f"schema nests {nesting} levels; mcp-matrix "
+                    f"checks the draft-07 metaschema only up to {_DEPTH_GUARD} levels",
+                ),
+            )
         )
-    )
-    if nesting > _DEPTH_GUARD:
-        return skipped
+
+    if not _shallow(schema):
+        nesting = W.depth(schema)
+        if nesting > _DEPTH_GUARD:
+            return skipped(nesting)
     try:
-        if _fast_metaschema_valid(schema, bool(formats)):
+        if _surely_valid(schema, formats) or _fast_metaschema_valid(schema, bool(formats)):
             return Outcome()  # the common case, compiled; the slow path words the error
         validator = Draft7Validator(
             Draft7Validator.META_SCHEMA, format_checker=_checker(list(formats))
         )
         error = best_match(validator.iter_errors(schema))
     except RecursionError:
-        return skipped
+        return skipped(W.depth(schema))
     if error is None:
         return Outcome()
     ptr = "".join("/" + W.escape(t) for t in error.absolute_path)
@@ -269,6 +414,9 @@ def _is_array(value: Any, match: str) -> bool:
         ),
         "where": WHERE_PARAM,
     },
+    skip=lambda schema, on_missing="session-broken", match="exact", where="all": not contains(
+        schema, '"array"'
+    ),
 )
 def array_items_required(
     schema: Any, on_missing: str = "session-broken", match: str = "exact", where: str = "all"
@@ -379,6 +527,7 @@ _CYCLE_VALUE = {
         ),
     },
     report_losses=False,
+    skip=lambda schema, remove_defs=False, **_: not remove_defs and not mentions(schema, "$ref"),
 )
 def resolve_refs(
     schema: Any,
@@ -444,6 +593,7 @@ def resolve_refs(
     params={
         "policy": param(TOOL_POLICIES, "What a schema with a $ref cycle does.", "session-broken"),
     },
+    skip=lambda schema, policy="session-broken": not mentions(schema, "$ref"),
 )
 def ref_cycles(schema: Any, policy: str = "session-broken") -> Outcome:
     """A schema whose local ``$ref``s form a cycle (Gemini API "schema depth" errors, §6)."""

@@ -41,6 +41,7 @@ class Walk:
     # (maps, lists, singles, items), so a node's children come out in that order while
     # only the node's own keys are looked at (most nodes hold none of the walk's keys).
     _plan: dict = field(init=False, repr=False, compare=False, hash=False)
+    _keys: frozenset = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         plan: dict[str, list] = {}
@@ -52,6 +53,7 @@ class Walk:
         if self.items:
             plan.setdefault("items", []).append((rank, _ITEMS))
         object.__setattr__(self, "_plan", {k: tuple(v) for k, v in plan.items()})
+        object.__setattr__(self, "_keys", frozenset(plan))
 
 
 ROOT = Walk()
@@ -209,7 +211,7 @@ def rewrite(
     complete = True
     changed: list[Node] = []
     every = walk.every
-    plan = walk._plan
+    keys = walk._keys
     while stack:
         node = stack.pop()
         if count > limit:
@@ -220,7 +222,7 @@ def rewrite(
         if new is not value:
             node.new = new
             changed.append(node)
-        if every or (isinstance(new, dict) and any(key in plan for key in new)):
+        if every or (isinstance(new, dict) and not keys.isdisjoint(new)):
             kids = children(new, walk)
             if kids:
                 count += len(kids)
@@ -272,13 +274,13 @@ def visit(schema: Any, walk: Walk = ALL, limit: int = MAX_NODES) -> Iterator[Nod
     stack = [root]
     seen = 0
     every = walk.every
-    plan = walk._plan
+    keys = walk._keys
     while stack and seen < limit:
         node = stack.pop()
         seen += 1
         yield node
         value = node.value
-        if every or (isinstance(value, dict) and any(key in plan for key in value)):
+        if every or (isinstance(value, dict) and not keys.isdisjoint(value)):
             kids = children(value, walk)
             if kids:
                 stack.extend([Node(child, node, slot, None) for slot, child in reversed(kids)])

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from matrix.checklist import evaluate, load_policy, to_markdown
-from matrix.commands.common import add_target_options
-from matrix.errors import EXIT_FINDINGS, EXIT_OK
+from matrix.checklist import (
+    AliasRule,
+    Item,
+    Policy,
+    evaluate,
+    evolution_items,
+    load_policy,
+    policy_path,
+    to_markdown,
+)
+from matrix.commands.common import add_target_options, target_from, timeouts_from
+from matrix.commands.run import DEFAULT_SERVER
+from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from matrix.results import read_events
 
 
@@ -26,20 +37,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", metavar="FILE", help="policy YAML, or a pyproject.toml with [tool.mcp-matrix]")
     p.add_argument("--client", action="append", default=[], metavar="NAME", help="for a fresh run: only these profiles")
     p.add_argument("--cases", metavar="FILE", help="for a fresh run: cases YAML")
-    p.add_argument("--baseline", metavar="SNAPSHOT", help="for a fresh run: the baseline snapshot")
+    p.add_argument("--baseline", metavar="SNAPSHOT", help="the baseline snapshot: what a fresh run's caching clients "
+                   "hold, and what the evolution items compare with (default: the policy's baseline)")
     p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR")
     p.add_argument("-o", "--output", metavar="FILE", help="also write the checklist as Markdown (for a release PR)")
+    p.add_argument("--now", metavar="DATE", help="the date alias retirement is judged at (ISO 8601, e.g. 2026-11-04; "
+                   "default: now, UTC)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    policy_path = args.policy or ("pyproject.toml" if _has_table(Path("pyproject.toml")) else None)
-    policy = load_policy(policy_path)
+    policy_file = args.policy or ("pyproject.toml" if _has_table(Path("pyproject.toml")) else None)
+    policy = load_policy(policy_file)
+    now = parse_now(args.now)
     if args.results:
         events = read_events(args.results)
+        target = target_from(args, default_server=None)
     else:
         events = fresh_run(args, policy)
+        target = target_from(args, default_server=DEFAULT_SERVER)
     items = evaluate(events, policy)
+    if any(policy.extra.get(k) for k in ("baseline", "aliases")):
+        items += evolution(args, policy, events, target, now)
     console = Console(highlight=False, soft_wrap=True)
     for item in items:
         mark = "[green]passed[/]" if item.passed else "[red]FAILED[/]"
@@ -54,8 +73,7 @@ def run(args: argparse.Namespace) -> int:
 def fresh_run(args: argparse.Namespace, policy) -> list[dict]:
     """Run the matrix now (as `run` would) and return its events."""
     from matrix.cases import load_cases
-    from matrix.commands.common import target_from, timeouts_from
-    from matrix.commands.run import DEFAULT_SERVER, bundled_cases
+    from matrix.commands.run import bundled_cases
     from matrix.profiles.loader import load_profiles, select_profiles
     from matrix.results import ResultsWriter
     from matrix.run import RunConfig, run_matrix
@@ -64,11 +82,54 @@ def fresh_run(args: argparse.Namespace, policy) -> list[dict]:
     profiles = [p for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client) if not p.abstract]
     target = target_from(args, default_server=DEFAULT_SERVER)
     cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
-    baseline = args.baseline or policy.extra.get("baseline")
+    baseline = args.baseline or (policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None)
     writer = ResultsWriter(None, secrets=target.secrets())
     run_matrix(RunConfig(target=target, profiles=profiles, cases=load_cases(cases_path) if cases_path else [],
                          baseline=load_snapshot(baseline) if baseline else None, timeouts=timeouts_from(args)), writer)
     return writer.events
+
+
+def parse_now(value: str | None) -> _dt.datetime:
+    """``--now``: an ISO 8601 date or date and time (UTC unless it says otherwise); default the current time."""
+    from matrix.evolution.calls_file import parse_timestamp
+
+    if value is None:
+        return _dt.datetime.now(_dt.timezone.utc)
+    moment = parse_timestamp(value)
+    if moment is None:
+        raise InputError(f"expected an ISO 8601 date such as 2026-11-04 or 2026-11-04T09:00Z, got {value!r}", where="--now")
+    return moment
+
+
+def evolution(args: argparse.Namespace, policy: Policy, events: list[dict], target, now: _dt.datetime) -> list[Item]:
+    """The evolution items: the baseline compared with the new snapshot, alias replays against the target."""
+    from matrix.profiles.loader import load_profiles, select_profiles
+    from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
+
+    doc = next((e["snapshot"] for e in events if e.get("event") == "snapshot" and isinstance(e.get("snapshot"), dict)), None)
+    new = Snapshot(doc, source="the results' snapshot") if doc else None
+    if new is None and target is not None:
+        new = Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
+    if new is not None and new.error:
+        new = None
+    baseline_file = args.baseline or (policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None)
+    baseline = load_snapshot(baseline_file) if baseline_file else None
+    loaded = load_profiles(extra_dirs=args.profiles_dir)
+    profiles = [p for p in select_profiles(loaded, list(policy.required_clients) or args.client) if not p.abstract]
+
+    def alias_replay(rule: AliasRule) -> dict:
+        from matrix.evolution.calls_file import calls_file, check_files, population_from_name
+        from matrix.evolution.replay import Alias, ReplayConfig, replay
+
+        files = [calls_file(p, population_from_name(p) or "live", given_by=f"{policy.source}: aliases") for p in rule.calls]
+        check_files(files)
+        alias = Alias(rule.tool, rule.old, rule.new)
+        report = replay(ReplayConfig(files=files, profiles=profiles, target=target, retries=0, timeouts=timeouts_from(args),
+                                     only=alias.used_by, alias=alias))
+        return report.to_json()
+
+    return evolution_items(policy, new=new, baseline=baseline, profiles=profiles, now=now,
+                           alias_replay=alias_replay if target is not None else None)
 
 
 def _has_table(p: Path) -> bool:

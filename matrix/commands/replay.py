@@ -268,8 +268,17 @@ def sentences(result: dict) -> list[str]:
     retry = result.get("retry")
     if retry:
         loss = retry["permanent_loss"]
-        lost = "permanent loss" if loss["count"] else "no permanent loss"
-        out.append(f"retry: {counted(loss['count'], n)} fail on every attempt in {who}: {lost}.")
+        offline = retry.get("not_measured_offline", {}).get("count", 0)
+        if offline:
+            out.append(
+                f"retry: {counted(loss['count'], n)} fail on every attempt in {who}, decided by the client "
+                f"before any server; {counted(offline, n)} reach the server: not measured offline."
+            )
+        else:
+            lost = "permanent loss" if loss["count"] else "no permanent loss"
+            out.append(
+                f"retry: {counted(loss['count'], n)} fail on every attempt in {who}: {lost}."
+            )
         if retry["recovered_on_retry"]["count"]:
             out.append(
                 f"retry: {counted(retry['recovered_on_retry']['count'], n)} recovered on a later attempt in {who}."

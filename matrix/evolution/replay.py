@@ -22,7 +22,7 @@ Rates are always a percentage with its count and denominator, ``2.5% (1 of 40)``
 
 Memory is bounded: files are read a line at a time and each (profile, file) keeps counters,
 the first ``examples`` calls of each outcome, and one small record per transcript; never the
-calls or results themselves. ``prepare_and_classify`` is the offline part of one call
+calls or results themselves (the counts and the report: matrix.evolution.replay_report). ``prepare_and_classify`` is the offline part of one call
 (prepare, client-side validation, mutations) with no server, for throughput measurements.
 
 The engine prints nothing; ``emit`` receives one event per call (``--results``).
@@ -30,99 +30,48 @@ The engine prints nothing; ``emit`` receives one event per call (``--results``).
 
 from __future__ import annotations
 
-import json
 import threading
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
-from matrix import __version__
 from matrix.behaviours import registry
 from matrix.behaviours.validation import validation_errors
-from matrix.classify import Answer, Expectation, Verdict, classify, same_result
+from matrix.classify import Answer, Expectation, Verdict, classify
 from matrix.discovery import discover_all
 from matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
+from matrix.evolution.replay_report import (
+    CATEGORIES,
+    CATEGORY_OF,
+    FORMAT,
+    MEASURES,
+    OFFLINE_CATEGORY,
+    VERSION,
+    VOLATILE_KEYS,
+    ReplayReport,
+    Tally,
+    TranscriptTally,
+    add_numbers,
+    divergence,
+    measure_of,
+    rate,
+    rate_text,
+)
 from matrix.model import CallContext, CallPlan, ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
-from matrix.run import _Connection as Connection  # a session that reopens after a failure
+from matrix.run import Connection  # a session that reopens after a failure
 from matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.wire.session import Timeouts
 
-FORMAT = "mcp-matrix.replay"
-VERSION = 1
-
-CATEGORIES = ("delivered", "loud", "silent", "unreachable", "broken")
-OFFLINE_CATEGORY = "sent"  # offline: the call would reach the server; its answer is not measured
-CATEGORY_OF = {
-    "intact": "delivered",
-    "tolerated": "delivered",
-    "loud": "loud",
-    "failed": "loud",  # an unmutated recorded call the server refused (or whose result the client rejected)
-    "silent-loss": "silent",
-    "silent-corruption": "silent",
-    "accepted-invalid": "silent",
-    "unreachable": "unreachable",
-    "broken": "broken",
-}
-# Keys whose values change from one call to the next; dropped (at any depth) before a replayed
-# result is compared with the recorded one. Extend with ``ignore_keys`` (``--ignore-key``).
-VOLATILE_KEYS = frozenset(
-    {
-        "_meta",
-        "timestamp",
-        "time",
-        "date",
-        "now",
-        "created_at",
-        "createdAt",
-        "updated_at",
-        "updatedAt",
-        "modified_at",
-        "last_modified",
-        "expires_at",
-        "request_id",
-        "requestId",
-        "trace_id",
-        "traceId",
-        "span_id",
-        "elapsed",
-        "elapsed_ms",
-        "duration",
-        "duration_ms",
-        "took_ms",
-        "latency_ms",
-        "etag",
-        "nonce",
-    }
-)
 DETERMINISTIC_RPC_CODES = (
     -32601,
     -32602,
 )  # unknown method, invalid params: the same call fails the same way
 EXPECT = Expectation("success")
-
-
-# -- rates ---------------------------------------------------------------------------------
-
-
-def rate_text(count: int, of: int) -> str:
-    """``2.5% (1 of 40)``: a percentage always with its count and denominator."""
-    if of <= 0:
-        return f"no calls ({count} of {of})"
-    return f"{100.0 * count / of:.1f}% ({count} of {of})"
-
-
-def rate(count: int, of: int) -> dict:
-    return {
-        "count": count,
-        "of": of,
-        "percent": round(100.0 * count / of, 1) if of else None,
-        "text": rate_text(count, of),
-    }
 
 
 # -- what a client holds, and one call without the server -------------------------------------
@@ -240,7 +189,8 @@ def prepare_and_classify(
     ctx = h.context(tool, view)
     if profile.call:
         variants = plan_call(profile, ctx, arguments)
-    else:  # no call behaviour: the arguments go out as they are (what plan_call would return, without its copy)
+    else:
+        # no call behaviour: the arguments go out as they are (plan_call's answer, without its copy)
         variants = [Variant(CallPlan(tool=tool, arguments=arguments), ())]
     primary = variants[-1]  # plan_call lists the all-intermittent variant first, the usual one last
     risk = None
@@ -264,7 +214,7 @@ def prepare_and_classify(
     return Prepared(variants, verdict, primary, ctx, risk)
 
 
-# -- the tally of one (profile, file) ------------------------------------------------------
+# -- frozen-call aliases --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -288,249 +238,36 @@ class Alias:
         return out
 
 
-@dataclass
-class TranscriptTally:
-    calls: int = 0
-    compared: int = 0
-    diverged: int = 0
-    first: dict | None = None  # {"id", "turn", "line", "why"} of the first diverging call
-
-
-@dataclass
-class Tally:
-    """Counters for one profile over one calls file (bounded: no call is kept but the examples)."""
-
-    profile: str
-    file: str
-    population: str
-    max_examples: int = 3
-    calls: int = 0
-    categories: Counter = field(default_factory=Counter)
-    verdicts: Counter = field(default_factory=Counter)
-    examples: dict[str, list[dict]] = field(default_factory=dict)
-    sometimes: Counter = field(
-        default_factory=Counter
-    )  # intermittent behaviour -> calls it would change
-    retry: Counter = field(default_factory=Counter)
-    compared: int = 0
-    diverged: int = 0
-    first_divergence: dict | None = None
-    transcripts: dict[str, TranscriptTally] = field(default_factory=dict)
-    reads: dict[str, Any] = field(default_factory=dict)
-    alias: Counter = field(default_factory=Counter)
-    notes: list[str] = field(default_factory=list)
-
-    def merge(self, other: Tally) -> None:
-        """Add a later part of the same file (parts are merged in file order)."""
-        self.calls += other.calls
-        self.compared += other.compared
-        self.diverged += other.diverged
-        for mine, theirs in (
-            (self.categories, other.categories),
-            (self.verdicts, other.verdicts),
-            (self.sometimes, other.sometimes),
-            (self.retry, other.retry),
-            (self.alias, other.alias),
-        ):
-            mine.update(theirs)
-        for category, items in other.examples.items():
-            for item in items:
-                self.example(category, item)
-        self.first_divergence = self.first_divergence or other.first_divergence
-        for key, t in other.transcripts.items():
-            mine = self.transcripts.get(key)
-            if mine is None:
-                self.transcripts[key] = t
-            else:
-                mine.calls, mine.compared, mine.diverged = (
-                    mine.calls + t.calls,
-                    mine.compared + t.compared,
-                    mine.diverged + t.diverged,
-                )
-                mine.first = mine.first or t.first
-        for tool, value in other.reads.items():
-            self.reads[tool] = _add_numbers(self.reads.get(tool), value)
-        for text in other.notes:
-            self.note(text)
-
-    def wants_example(self, category: str) -> bool:
-        return len(self.examples.get(category, ())) < self.max_examples
-
-    def example(self, category: str, item: dict) -> None:
-        bucket = self.examples.setdefault(category, [])
-        if len(bucket) < self.max_examples:
-            bucket.append(item)
-
-    def note(self, text: str) -> None:
-        if len(self.notes) < 10 and text not in self.notes:
-            self.notes.append(text)
-
-    def to_json(self, offline: bool = False) -> dict:
-        n = self.calls
-        cats = CATEGORIES + ((OFFLINE_CATEGORY,) if offline else ())
-        out: dict[str, Any] = {
-            "profile": self.profile,
-            "file": self.file,
-            "population": self.population,
-            "calls": n,
-            "outcomes": {c: rate(self.categories.get(c, 0), n) for c in cats},
-            "verdicts": dict(sorted(self.verdicts.items())),
-            "examples": self.examples,
-        }
-        if self.sometimes:
-            out["sometimes"] = {b: rate(c, n) for b, c in sorted(self.sometimes.items())}
-        if self.population == "retry":
-            r = self.retry
-            out["retry"] = {
-                "delivered_first_attempt": rate(r.get("first", 0), n),
-                "recovered_on_retry": rate(r.get("recovered", 0), n),
-                "permanent_loss": rate(r.get("measured", 0) + r.get("deterministic", 0), n),
-                "failed_every_attempt": rate(r.get("measured", 0), n),
-                "deterministic_not_retried": rate(r.get("deterministic", 0), n),
-                "undecided": rate(r.get("unknown", 0), n),
-                "silent": rate(r.get("silent", 0), n),
-                "attempts": r.get("attempts", 0),
-            }
-        if self.compared or self.population == "transcript":
-            out["divergence"] = {
-                "compared": self.compared,
-                "without_recording": n - self.compared,
-                "diverged": rate(self.diverged, self.compared),
-                "first": self.first_divergence,
-            }
-        if self.transcripts:
-            ts = self.transcripts
-            out["transcripts"] = {
-                "count": len(ts),
-                "diverged": rate(sum(1 for t in ts.values() if t.first), len(ts)),
-                "each": [
-                    {
-                        "transcript": k,
-                        "calls": t.calls,
-                        "compared": t.compared,
-                        "diverged": rate(t.diverged, t.compared),
-                        "first_diverging": t.first,
-                    }
-                    for k, t in ts.items()
-                ],
-            }
-        if self.reads:
-            out["reads"] = self.reads
-        if self.alias:
-            a = self.alias
-            uses = a.get("uses", 0)
-            out["alias"] = {
-                "uses": uses,
-                "accepted": rate(a.get("accepted", 0), uses),
-                "refused_under_both_names": rate(a.get("both", 0), uses),
-                "refused_for_the_old_name": rate(a.get("name", 0), uses),
-                "not_probed": rate(a.get("unprobed", 0), uses),
-                "lost_or_unreachable": rate(a.get("other", 0), uses),
-            }
-        if self.notes:
-            out["notes"] = list(self.notes)
-        return out
-
-
 # -- the run ----------------------------------------------------------------------------------
 
 
 @dataclass
 class ReplayConfig:
+    """What to replay, through which profiles, against what.
+
+    ``target`` None means offline against ``snapshot`` (the new version): only what the clients
+    do before the server sees a call is measured. Live, the snapshot is taken from the target.
+    ``baseline`` is what caching profiles hold (the list from before the deploy).
+    ``read_after`` names read-only tools called with no arguments at the end of each session.
+    ``only`` keeps some calls (the checklist's old-name calls); ``alias`` probes their failures.
+    ``on_progress`` receives the bytes read; ``emit`` one event per replayed call.
+    """
+
     files: list[CallsFile]
     profiles: list[Profile]
-    target: Target | None = None  # None: offline, against ``snapshot``
-    snapshot: Snapshot | None = (
-        None  # offline: the new version; live: taken from the target when None
-    )
-    baseline: Snapshot | None = None  # what caching profiles hold (from before the deploy)
+    target: Target | None = None
+    snapshot: Snapshot | None = None
+    baseline: Snapshot | None = None
     retries: int = 3
     jobs: int = 4
     timeouts: Timeouts = field(default_factory=Timeouts)
     examples: int = 3
     ignore_keys: frozenset[str] = VOLATILE_KEYS
-    read_after: tuple[
-        str, ...
-    ] = ()  # read-only tools called (no arguments) at the end of each session
+    read_after: tuple[str, ...] = ()
     only: Callable[[RecordedCall], bool] | None = None
     alias: Alias | None = None
-    on_progress: Callable[[int], None] | None = None  # bytes read
+    on_progress: Callable[[int], None] | None = None
     emit: Callable[[dict], None] | None = None
-
-
-@dataclass
-class ReplayReport:
-    measured: bool
-    offline: bool
-    target: Any
-    server: Any
-    baseline: str | None
-    files: list[dict]
-    profiles: list[str]
-    retries: int
-    tallies: list[Tally]
-    ignore_keys: list[str]
-    error: Any = None
-    interrupted: bool = False
-
-    def to_json(self, fail_on: Iterable[tuple[str, float]] = ()) -> dict:
-        failing = self.failing(fail_on)
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "mcp_matrix": __version__,
-            "measured": self.measured,
-            "offline": self.offline,
-            "interrupted": self.interrupted,
-            "error": self.error,
-            "target": self.target,
-            "server": self.server,
-            "baseline": self.baseline,
-            "retries": self.retries,
-            "ignored_result_keys": self.ignore_keys,
-            "files": self.files,
-            "profiles": self.profiles,
-            "results": [t.to_json(self.offline) for t in self.tallies],
-            "summary": {
-                "fail_on": [{"measure": m, "above_percent": p} for m, p in fail_on],
-                "failing": failing,
-                "passed": not failing,
-            },
-        }
-
-    def failing(self, fail_on: Iterable[tuple[str, float]]) -> list[dict]:
-        """Each (profile, file) whose rate of a ``fail_on`` measure is above its threshold."""
-        out = []
-        for t in self.tallies:
-            for measure, above in fail_on:
-                count, of = measure_of(t, measure)
-                if of and count and 100.0 * count / of > above:
-                    out.append(
-                        {
-                            "profile": t.profile,
-                            "file": t.file,
-                            "population": t.population,
-                            "measure": measure,
-                            **rate(count, of),
-                        }
-                    )
-        return out
-
-
-MEASURES = CATEGORIES + ("permanent-loss", "diverged")
-
-
-def measure_of(t: Tally, measure: str) -> tuple[int, int]:
-    """(count, denominator) of a ``--fail-on`` measure in one tally."""
-    if measure == "permanent-loss":
-        return (
-            (t.retry.get("measured", 0) + t.retry.get("deterministic", 0), t.calls)
-            if t.population == "retry"
-            else (0, 0)
-        )
-    if measure == "diverged":
-        return t.diverged, t.compared
-    return t.categories.get(measure, 0), t.calls
 
 
 def replay(config: ReplayConfig) -> ReplayReport:
@@ -583,9 +320,8 @@ def replay(config: ReplayConfig) -> ReplayReport:
                 where="--read-after",
             )
     stop = threading.Event()
-    units = [
-        (f, i) for f in config.files for i in range(len(config.profiles))
-    ]  # file order, then profile order
+    # file order, then profile order
+    units = [(f, i) for f in config.files for i in range(len(config.profiles))]
     jobs = max(1, config.jobs)
     unit_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
     segment_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="transcript")
@@ -620,9 +356,7 @@ def _replay_file(
     if source.population != "transcript":
         _Segment(config, held, tally).play(calls)
         return tally
-    bound = threading.Semaphore(
-        2 * max(1, config.jobs)
-    )  # transcripts read ahead: memory stays bounded
+    bound = threading.Semaphore(2 * max(1, config.jobs))  # transcripts read ahead: bounded
     pending: deque[Future] = deque()
     for group in _transcripts(calls, tally):
         bound.acquire()
@@ -661,7 +395,8 @@ def _transcripts(calls: Iterable[RecordedCall], tally: Tally) -> Iterator[list[R
             group = []
             if call.transcript in seen:
                 tally.note(
-                    f"transcript {call.transcript} is not contiguous in the file: its parts were replayed in separate sessions"
+                    f"transcript {call.transcript} is not contiguous in the file: "
+                    "its parts were replayed in separate sessions"
                 )
         group.append(call)
     if group:
@@ -708,7 +443,7 @@ class _Segment:
             answer = self.conn.call(tool, {}, None, False, new_session=False)
             sc = answer.result.get("structuredContent") if answer.ok else None
             if isinstance(sc, dict):
-                tally.reads[tool] = _add_numbers(tally.reads.get(tool), sc)
+                tally.reads[tool] = add_numbers(tally.reads.get(tool), sc)
             else:
                 tally.note(f"the read {tool} after the replay gave no structuredContent")
 
@@ -780,7 +515,7 @@ class _Segment:
                 "reason": _reason(verdict, answer),
             }
         )
-        if category != "delivered" and tally.wants_example(category):
+        if category not in ("delivered", OFFLINE_CATEGORY) and tally.wants_example(category):
             tally.example(
                 category,
                 {
@@ -793,10 +528,14 @@ class _Segment:
             )
         if tally.population == "retry":
             event["retry"] = self._retry(call, verdict, answer, prepared, tally)
+        t = None
+        if tally.population == "transcript" and call.transcript is not None:
+            t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
+            t.calls += 1
         if call.has_result and category != OFFLINE_CATEGORY:
             failed = category in ("loud", "unreachable", "broken")
             why = divergence(call.result, answer, self.config.ignore_keys, failed=failed)
-            self._diverged(call, why, tally)
+            self._diverged(call, why, tally, t)
             event["diverged"] = why is not None
         if self.config.alias is not None and self.config.alias.used_by(call):
             event["alias"] = self._alias(call, category, tally)
@@ -833,13 +572,12 @@ class _Segment:
         if category == "silent":
             r["silent"] += 1
             return "silent"
-        if (
-            prepared.verdict is not None
-        ):  # unreachable, or the client's own validation: the same every attempt
+        if prepared.verdict is not None:
+            # unreachable, or refused by the client's own validation: the same on every attempt
             r["deterministic"] += 1
             return "fails on every attempt (the client refuses it before sending)"
         if self.conn is None:
-            r["unknown"] += 1
+            r["offline"] += 1
             return "not measured offline"
         if _retry_safe(self.held.live_raw.get(call.tool)):
             for _ in range(self.config.retries):
@@ -852,7 +590,10 @@ class _Segment:
             return f"failed on every attempt ({1 + self.config.retries})"
         if _validation_failure(answer, prepared, self.held.live_raw.get(call.tool)):
             r["deterministic"] += 1
-            return "would fail on every attempt (a validation error is deterministic; not retried: the tool is not repeat-safe)"
+            return (
+                "would fail on every attempt (a validation error is deterministic; "
+                "not retried: the tool is not repeat-safe)"
+            )
         r["unknown"] += 1
         tally.note(
             "some failed retries were not sent again: the tool is neither read-only nor idempotent, "
@@ -860,12 +601,12 @@ class _Segment:
         )
         return "undecided (not repeat-safe, not a validation error)"
 
-    def _diverged(self, call: RecordedCall, why: str | None, tally: Tally) -> None:
+    def _diverged(
+        self, call: RecordedCall, why: str | None, tally: Tally, t: TranscriptTally | None
+    ) -> None:
+        """Count a compared call; remember the first diverging one, of the file and of its transcript."""
         tally.compared += 1
-        t = None
-        if tally.population == "transcript" and call.transcript is not None:
-            t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
-            t.calls += 1
+        if t is not None:
             t.compared += 1
         if why is None:
             return
@@ -918,76 +659,6 @@ class _Segment:
             if finding is not None:
                 return replace(finding, behaviour=use.name, evidence=use.evidence)
         return None
-
-
-# -- comparison with the recording -------------------------------------------------------------
-
-
-def divergence(
-    recorded: Mapping[str, Any],
-    answer: Answer | None,
-    ignore: frozenset[str] = VOLATILE_KEYS,
-    failed: bool = False,
-) -> str | None:
-    """Why the replayed answer differs from the recorded result, or None when it is the same outcome.
-
-    ``failed``: the replay failed even if the server answered (the client refused or rejected the
-    result). Two errors are the same outcome whatever their wording; an error and a success differ; two
-    successes are compared with ``same_result`` after dropping ``ignore`` keys at any depth:
-    ``structuredContent`` alone when both carry it, else the content (JSON text parsed first).
-    """
-    recorded_error = recorded.get("isError") is True
-    replay_error = failed or answer is None or not answer.ok
-    if recorded_error or replay_error:
-        if recorded_error == replay_error:
-            return None
-        return (
-            "recorded a success, replay got an error"
-            if replay_error
-            else "recorded an error, replay succeeded"
-        )
-    a, b = _normal(recorded, ignore), _normal(answer.result, ignore)
-    if "structuredContent" in a and "structuredContent" in b:
-        a, b = (
-            {"structuredContent": a["structuredContent"]},
-            {"structuredContent": b["structuredContent"]},
-        )
-    if same_result(Answer(result=a), Answer(result=b)):
-        return None
-    return (
-        "a different structuredContent"
-        if "structuredContent" in a
-        else "a different result content"
-    )
-
-
-def _normal(result: Mapping[str, Any], ignore: frozenset[str]) -> dict:
-    out: dict[str, Any] = {"isError": result.get("isError") is True}
-    if result.get("structuredContent") is not None:
-        out["structuredContent"] = _drop(result["structuredContent"], ignore)
-    content = result.get("content")
-    if isinstance(content, list):
-        items = []
-        for c in content:
-            if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str):
-                try:
-                    items.append({"type": "text", "json": _drop(json.loads(c["text"]), ignore)})
-                    continue
-                except ValueError:
-                    pass
-                items.append({"type": "text", "text": c["text"]})
-            else:
-                items.append(_drop(c, ignore))
-        out["content"] = items
-    return out
-
-
-def _drop(value: Any, ignore: frozenset[str]) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop(v, ignore) for k, v in value.items() if k not in ignore}
-    if isinstance(value, list):
-        return [_drop(v, ignore) for v in value]
-    return value
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -1051,22 +722,6 @@ def _reason(verdict: Verdict | None, answer: Answer | None) -> str:
         text = s.get("text") or s.get("message") or ""
         return f"refused by the server: {text[:200]}".rstrip(": ")
     return verdict.reason
-
-
-def _add_numbers(acc: Any, new: Any) -> Any:
-    """Sum the numbers of two structured reads (counters summed over sessions); other values: the latest."""
-    if isinstance(acc, dict) and isinstance(new, dict):
-        return {k: _add_numbers(acc.get(k), v) if k in acc else v for k, v in new.items()} | {
-            k: v for k, v in acc.items() if k not in new
-        }
-    if (
-        isinstance(acc, (int, float))
-        and isinstance(new, (int, float))
-        and not isinstance(acc, bool)
-        and not isinstance(new, bool)
-    ):
-        return acc + new
-    return new
 
 
 __all__ = [

@@ -27,17 +27,22 @@ class Grid:
 
 def build_grid(events: Iterable[dict]) -> Grid:
     grid = Grid()
+    tools: set[str] = set()  # membership beside the ordered lists: 10,000 tools stay linear
+    profiles: set[str] = set()
     for e in events:
         if e.get("event") == "run-started":
             for p in e.get("profiles", []):
-                if p["name"] not in grid.profiles:
+                if p["name"] not in profiles:
+                    profiles.add(p["name"])
                     grid.profiles.append(p["name"])
         if e.get("event") not in ("discovery", "call"):
             continue
         tool, profile = str(e.get("tool")), str(e.get("profile"))
-        if tool not in grid.tools:
+        if tool not in tools:
+            tools.add(tool)
             grid.tools.append(tool)
-        if profile not in grid.profiles:
+        if profile not in profiles:
+            profiles.add(profile)
             grid.profiles.append(profile)
         grid.cells.setdefault((tool, profile), []).append(e)
     return grid

@@ -35,7 +35,7 @@ def build_report(
     events = [e for e in events if isinstance(e, Mapping)]
     failing = list(failing)
     runs: list[dict] = []
-    snapshots: list[Mapping[str, Any]] = []
+    snapshots: list[_Tools] = []
     cells: list[dict] = []
     skipped: list[dict] = []
     profile_errors: list[dict] = []
@@ -45,7 +45,7 @@ def build_report(
         nonlocal current
         if current < 0:  # events before any run-started (a hand-merged file): an anonymous run
             runs.append(_run_record({}))
-            snapshots.append({})
+            snapshots.append(_Tools({}))
             current = 0
         return current
 
@@ -53,12 +53,10 @@ def build_report(
         kind = e.get("event")
         if kind == "run-started":
             runs.append(_run_record(e))
-            snapshots.append({})
+            snapshots.append(_Tools({}))
             current = len(runs) - 1
         elif kind == "snapshot":
-            snapshots[run_index()] = (
-                e.get("snapshot") if isinstance(e.get("snapshot"), Mapping) else {}
-            )
+            snapshots[run_index()] = _Tools(e.get("snapshot"))
         elif kind == "run-finished":
             _finish(runs[run_index()], e)
         elif kind in ("discovery", "call"):
@@ -202,13 +200,10 @@ def primary_finding(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return next((f for f in findings if f.get("lost")), findings[0])
 
 
-def _cell(
-    e: Mapping[str, Any], run_id: str | None, snapshot: Mapping[str, Any], failing: list[str]
-) -> dict:
+def _cell(e: Mapping[str, Any], run_id: str | None, tools: _Tools, failing: list[str]) -> dict:
     verdict = _s(e.get("verdict"))
     discovery = e.get("event") == "discovery"
     tool_name = _s(e.get("tool"))
-    tools = _snapshot_tools(snapshot)
     if discovery:
         index = e.get("index") if isinstance(e.get("index"), int) else _index_of(tools, tool_name)
         findings = [
@@ -236,7 +231,7 @@ def _cell(
         pointer = _call_pointer(index, mutations)
         blast = "tool" if verdict == "unreachable" else "call"
         reason = _s(e.get("reason"))
-    raw_tool = tools[index] if index is not None and 0 <= index < len(tools) else None
+    raw_tool = tools.tools[index] if index is not None and 0 <= index < len(tools.tools) else None
     return {
         "kind": "discovery" if discovery else "call",
         "run": run_id,
@@ -283,7 +278,7 @@ def _discovery_reason(e: Mapping[str, Any], verdict: str) -> str:
     return text + (f" (and {len(lost) - _REASON_PARTS} more)" if len(lost) > _REASON_PARTS else "")
 
 
-def _finding(f: Mapping[str, Any], index: int | None, tools: list) -> dict:
+def _finding(f: Mapping[str, Any], index: int | None, tools: _Tools) -> dict:
     return {
         "code": _s(f.get("code")),
         "message": _s(f.get("message")),
@@ -309,25 +304,30 @@ def _dedupe_evidence(items: Iterable[Mapping[str, Any]]) -> list[dict]:
     return list(out.values())
 
 
-def _snapshot_tools(snapshot: Mapping[str, Any]) -> list:
-    tools = snapshot.get("tools") if isinstance(snapshot, Mapping) else None
-    if not isinstance(tools, list):
-        return []
-    return [t.get("tool") if isinstance(t, Mapping) else None for t in tools]
+class _Tools:
+    """A run's snapshot tools, indexed by name once: a run of 10,000 tools has 10,000s of cells,
+    and looking each cell's tool up by a scan made the report quadratic."""
+
+    def __init__(self, snapshot: Any) -> None:
+        entries = snapshot.get("tools") if isinstance(snapshot, Mapping) else None
+        entries = entries if isinstance(entries, list) else []
+        self.tools = [t.get("tool") if isinstance(t, Mapping) else None for t in entries]
+        self.index: dict[str, int] = {}
+        for i, t in enumerate(self.tools):
+            name = t.get("name") if isinstance(t, Mapping) else None
+            if isinstance(name, str):
+                self.index.setdefault(name, i)
 
 
-def _index_of(tools: list, name: str) -> int | None:
-    for i, t in enumerate(tools):
-        if isinstance(t, Mapping) and t.get("name") == name:
-            return i
-    return None
+def _index_of(tools: _Tools, name: str) -> int | None:
+    return tools.index.get(name)
 
 
 def _tool_pointer(index: int | None) -> str | None:
     return None if index is None else f"/tools/{index}/tool"
 
 
-def _finding_pointer(f: Mapping[str, Any], index: int | None, tools: list) -> str | None:
+def _finding_pointer(f: Mapping[str, Any], index: int | None, tools: _Tools) -> str | None:
     """The finding's pointer (relative to the tool) as a pointer into the snapshot document."""
     m = _CULPRIT.match(_s(f.get("message")))
     if m:  # a list-level failure reported on every tool: point at the tool that caused it

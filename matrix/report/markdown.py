@@ -22,7 +22,7 @@ from matrix.verdicts import MEANING, SYMBOL
 # starts a line, so block markers like # + - 1. need nothing); each gets a backslash. An
 # underscore between two letters or digits cannot start or end emphasis, so it stays bare.
 _SPECIAL = re.compile(r"([\\`*\[\]|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
 
 def visible(text: str) -> str:
@@ -43,7 +43,7 @@ def md(text: Any, name: bool = False) -> str:
         s = re.sub(r"\s*[\r\n]+\s*", " ", s)
     s = visible(s)
     s = _SPECIAL.sub(lambda m: "\\" + m.group(0), s)
-    return "".join(_ENTITIES.get(ch, ch) for ch in s)
+    return s.translate(_ENTITIES)
 
 
 def md_source(source: str) -> str:

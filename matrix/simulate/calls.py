@@ -39,7 +39,7 @@ def plan_call(profile: Profile, ctx: CallContext, arguments: Any, omit: bool = F
         choices.append(())
     variants = []
     for active in choices:
-        plan = CallPlan(tool=ctx.tool, arguments=_copy(arguments), omit_arguments=omit)
+        plan = CallPlan(tool=ctx.tool, arguments=arguments, omit_arguments=omit)  # behaviours never mutate: no copy
         for use in profile.call:
             if use.frequency == "sometimes" and (use.id or use.name) not in active:
                 continue
@@ -59,10 +59,6 @@ def evidence_for(profile: Profile, names) -> tuple[Evidence, ...]:
     return tuple(out)
 
 
-def _copy(value: Any) -> Any:
-    return json.loads(json.dumps(value)) if value is not None else None
-
-
 def mutations(intended: Any, wire: Any, omit_before: bool = False, omit_after: bool = False) -> tuple[Mutation, ...]:
     """JSON-pointer differences between the intended and the wire arguments."""
     if omit_before != omit_after:
@@ -73,7 +69,7 @@ def mutations(intended: Any, wire: Any, omit_before: bool = False, omit_after: b
 
 
 def _diff(a: Any, b: Any, ptr: str, out: list[Mutation]) -> None:
-    if len(out) > 100:
+    if a is b or len(out) > 100:  # behaviours return the very same object for what they leave alone
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for k in a:
@@ -112,4 +108,5 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _esc(key: str) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
+    key = str(key)
+    return key.replace("~", "~0").replace("/", "~1") if ("~" in key or "/" in key) else key

@@ -7,6 +7,9 @@ be traced to a rule and its source.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -77,8 +80,33 @@ def run_discovery(profile: Profile, state: ListState) -> ListState:
     return state
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector while a profile runs.
+
+    Discovery allocates hundreds of thousands of short-lived, acyclic containers (walk
+    nodes, schema copies, findings) over a large live heap (the snapshot, the rewrite
+    memo); each full collection re-scans that heap and together they cost about a third
+    of the run. Reference counting still frees everything; cycles wait for the next
+    collection after the profile.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def client_view(profile: Profile, state: ListState) -> ClientView:
     """Turn the final list state into a discovery verdict per tool (DESIGN.md)."""
+    with _gc_paused():
+        return _client_view(profile, state)
+
+
+def _client_view(profile: Profile, state: ListState) -> ClientView:
     final = run_discovery(profile, state)
     views = []
     for tool in final.tools:

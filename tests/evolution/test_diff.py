@@ -20,6 +20,7 @@ from matrix.evolution import KINDS, Change, Diff, diff_snapshots
 from matrix.evolution.schema import steers
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.snapshot import Snapshot, take_snapshot, write_snapshot
+from matrix.wire.session import Timeouts
 from matrix.targets import Target
 
 SERVERS = {
@@ -39,6 +40,9 @@ RICH_WRITES = {
 }
 
 
+LOADED = Timeouts(initialize=40, list=30, call=30)  # CI: 2 cores, tests in parallel
+
+
 @pytest.fixture(scope="module")
 def docs() -> dict[str, dict]:
     """Every snapshot taken once, from real server subprocesses started side by side."""
@@ -46,7 +50,7 @@ def docs() -> dict[str, dict]:
         taken = dict(
             zip(
                 SERVERS,
-                pool.map(lambda spec: take_snapshot(Target.bundled(spec)), SERVERS.values()),
+                pool.map(lambda spec: take_snapshot(Target.bundled(spec), timeouts=LOADED), SERVERS.values()),
             )
         )
     for key, doc in taken.items():
