@@ -7,6 +7,7 @@ instead of mutating, so one snapshot can run through every profile side by side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from matrix.evidence import Evidence
@@ -78,7 +79,7 @@ class ToolState:
     hidden: bool = False
     findings: tuple[Finding, ...] = ()
 
-    @property
+    @cached_property  # read for every tool by every profile; ``original`` never changes
     def server_name(self) -> str:
         """The name the server gave the tool (what ``tools/call`` must send)."""
         name = self.original.get("name") if isinstance(self.original, dict) else None

@@ -142,7 +142,7 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
 
 def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event) -> dict[str, Answer]:
     """The intact call's answer for each case where calling twice is safe."""
-    wanted = [c for c in cases if c.expect.outcome == "success" and repeat_safe(tools.get(c.tool), c)]
+    wanted = [c for c in cases if c.expect.outcome != "error" and repeat_safe(tools.get(c.tool), c)]
     out: dict[str, Answer] = {}
     if not wanted:
         return out

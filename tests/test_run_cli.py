@@ -25,7 +25,7 @@ def write_cases(tmp_path: Path, text: str) -> str:
 
 def test_the_default_run_shows_the_decision_records_stories_per_client(cli, tmp_path):
     results = tmp_path / "r.jsonl"
-    r = cli("run", "--results", str(results), "--quiet", timeout=300)
+    r = cli("run", "--results", str(results), "--quiet", "--jobs", "8", timeout=400)
     assert r.returncode == 0, r.stderr + r.stdout
     c = calls(results)
     # root anyOf: hidden in current Claude Code, so its calls are unreachable there ...
@@ -133,10 +133,23 @@ def test_a_third_party_server_runs_through_every_profile(cli, tmp_path):
     exe = installed_tool("mcp-server-time")
     assert exe, "the test extra installs mcp-server-time from PyPI"
     results = tmp_path / "r.jsonl"
-    r = cli("run", "--stdio", f"{exe} --local-timezone UTC", "--results", str(results), "--quiet", timeout=300)
-    assert r.returncode in (0, 1), r.stderr
+    r = cli("run", "--stdio", f"{exe} --local-timezone UTC", "--results", str(results), "--quiet",
+            "--client", "claude-code", "--client", "gemini-cli", "--client", "vercel-ai-sdk-google", timeout=300)
+    assert r.returncode == 0, r.stderr
     d = discovery(results)
     assert d[("claude-code", "convert_time")]["verdict"] == "visible"
+    assert d[("vercel-ai-sdk-google", "convert_time")]["verdict"] == "degraded"  # titles and additionalProperties dropped
+    c = calls(results)
+    assert c[("gemini-cli", "get_current_time", "auto")]["verdict"] == "intact"  # read-only: an automatic case
+
+
+def test_discovery_of_a_third_party_server_covers_every_profile(cli):
+    exe = installed_tool("mcp-server-time")
+    r = cli("discover", "--stdio", f"{exe} --local-timezone UTC", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert len(doc["profiles"]) == 20
+    assert all(t["verdict"] in ("visible", "degraded") for p in doc["profiles"] for t in p["tools"])
 
 
 def test_gateway_v2_with_the_v1_schema_cached_loses_the_new_field_silently_on_rich_tools_only(cli, tmp_path):

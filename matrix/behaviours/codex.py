@@ -117,6 +117,7 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
             return {"type": "string"}
         if not isinstance(v, dict):
             return v
+        given = v
         active = node.carry or ()
         unresolved: set = set()
         for _ in range(1000):  # each pass removes a $ref or a single-variant wrapper
@@ -149,7 +150,7 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
             v["enum"] = [v.pop("const")]
         types = [t for t in typenames(v.get("type")) if t in TYPES]
         if not types and "anyOf" in v:
-            return v
+            return given if W.same(v, given) else v
         if not types:
             if any(k in v for k in ("properties", "required", "additionalProperties")):
                 types = ["object"]
@@ -177,7 +178,7 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
         if "array" in types and "items" not in v:
             v["items"] = {"type": "string"}
             narrowed.append((node, "an array without items"))
-        return v
+        return given if W.same(v, given) else v  # nothing to change: keep the server's node
 
     return W.rewrite(schema, fn, SANITIZE_WALK, carry=()), narrowed
 

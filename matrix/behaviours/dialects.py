@@ -153,6 +153,7 @@ def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
             if node.container == "items":
                 return v  # list-form items are not visited
             raise _NotStrict(f"{node.pointer or '/'} is not a JSON object (TypeError)")
+        given = v
         chain = node.carry or ()
         for _ in range(1000):
             ref = v.get("$ref")
@@ -192,7 +193,7 @@ def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
             )
         if "default" in out and out["default"] is None:
             del out["default"]
-        return out
+        return given if W.same(out, given) else out  # nothing to change: keep the server's node
 
     result = W.rewrite(schema, fn, STRICT_WALK, carry=())
     if not result.complete:

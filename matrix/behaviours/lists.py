@@ -52,20 +52,22 @@ def pagination(state: ListState, mode: str = "all", max_pages: int = 0) -> ListS
     if last is None:
         return state
     tools = list(state.tools)
+    why = (
+        "this client reads only the first page (one tools/list call, no nextCursor loop)"
+        if mode == "first-page"
+        else f"this client stops after {last} pages"
+    )
+    unread: dict[Any, Finding] = {}  # one finding per page, shared by the tools on it
     for i, tool in enumerate(tools):
         if not tool.hidden and tool.page >= last:
-            why = (
-                "this client reads only the first page (one tools/list call, no nextCursor loop)"
-                if mode == "first-page"
-                else f"this client stops after {last} pages"
-            )
-            tools[i] = tool.hide(
-                Finding(
+            finding = unread.get(tool.page)
+            if finding is None:
+                finding = unread[tool.page] = Finding(
                     code="page-not-read",
                     message=f"tool is on page {tool.page + 1} of tools/list; {why}",
                     lost=True,
                 )
-            )
+            tools[i] = tool.hide(finding)
     return replace(state, tools=tuple(tools))
 
 

@@ -264,6 +264,27 @@ def _apply(value: Any, changes: list[tuple[tuple, Any]]) -> Any:
     return new
 
 
+def same(new: Any, old: Any) -> bool:
+    """Whether ``new`` says exactly what ``old`` says: the same keys in the same order, each
+    value the identical object (or a list of identical items or equal strings). A rewrite that rebuilt a node
+    without changing it can then hand back ``old`` itself, keeping the copy-on-write promise
+    (and sparing the loss diff a subtree)."""
+    if new is old:
+        return True
+    if type(new) is not dict or type(old) is not dict or len(new) != len(old):
+        return False
+    for (k, x), (j, y) in zip(new.items(), old.items()):
+        if k != j:
+            return False
+        if x is y:
+            continue
+        if type(x) is list and type(y) is list and len(x) == len(y):
+            if all(a is b or (type(a) is str and type(b) is str and a == b) for a, b in zip(x, y)):
+                continue
+        return False
+    return True
+
+
 def _copy(value: Any) -> Any:
     return dict(value) if isinstance(value, dict) else list(value)
 

@@ -32,10 +32,15 @@ def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
     return ListState(server=server, tools=tuple(states), pages=pages)
 
 
-def _stamp(finding: Finding, use: BehaviourUse) -> Finding:
+def _stamp(finding: Finding, use: BehaviourUse, done: dict | None = None) -> Finding:
     if finding.behaviour:
         return finding
-    return evolve(finding, behaviour=use.name, evidence=use.evidence)
+    if done is None:
+        return evolve(finding, behaviour=use.name, evidence=use.evidence)
+    stamped = done.get(id(finding))  # findings shared by tools (memoised rewrites) stamp once
+    if stamped is None:
+        stamped = done[id(finding)] = evolve(finding, behaviour=use.name, evidence=use.evidence)
+    return stamped
 
 
 def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListState:
@@ -53,6 +58,7 @@ def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListSt
         tools = after.tools
     else:
         out = None
+        done: dict = {}  # id(finding) -> stamped; every finding stays alive through the loop
         for i, (old, new) in enumerate(zip(before.tools, after.tools)):
             if new is old:
                 continue
@@ -61,7 +67,8 @@ def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListSt
                 if out is None:
                     out = list(after.tools)
                 out[i] = evolve(
-                    new, findings=new.findings[:n] + tuple(_stamp(f, use) for f in new.findings[n:])
+                    new,
+                    findings=new.findings[:n] + tuple(_stamp(f, use, done) for f in new.findings[n:]),
                 )
         tools = after.tools if out is None else tuple(out)
     n = len(before.findings)
@@ -109,17 +116,20 @@ def client_view(profile: Profile, state: ListState) -> ClientView:
 def _client_view(profile: Profile, state: ListState) -> ClientView:
     final = run_discovery(profile, state)
     views = []
+    reason = blamed = None
+    if final.outcome != "ok":
+        culprit = final.culprit
+        reason = final.findings[-1] if final.findings else None
+        if reason is not None and culprit is not None:
+            culprit_name = final.tools[culprit].server_name if culprit < len(final.tools) else "?"
+            blamed = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}")
     for tool in final.tools:
         label = tool.server_name or f"#{tool.index}"
         if final.outcome != "ok":
-            culprit = final.culprit
-            reason = final.findings[-1] if final.findings else None
             findings = tool.findings
             if reason is not None:
-                if culprit is not None and culprit != tool.index:
-                    culprit_name = final.tools[culprit].server_name if culprit < len(final.tools) else "?"
-                    reason = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}")
-                findings = findings + (reason,)
+                own = blamed is None or final.culprit == tool.index
+                findings = findings + ((reason if own else blamed),)
             views.append(_view(tool, label, final.outcome, findings, visible=False))
         elif tool.hidden:
             views.append(_view(tool, label, "hidden", tool.findings, visible=False))
@@ -129,13 +139,35 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
     return ClientView(profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings)
 
 
+_VIEW = ToolView(tool="", index=0, verdict="", model_name=None, model_schema=None)
+
+
 def _view(tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ...], visible: bool) -> ToolView:
-    return ToolView(
+    return evolve(
+        _VIEW,
         tool=label,
         index=tool.index,
         verdict=verdict,
         model_name=tool.name if visible else None,
         model_schema=tool.schema if visible else None,
         findings=findings,
-        weakest_evidence=weakest([e for f in findings for e in f.evidence]) if findings else None,
+        weakest_evidence=_weakest(findings) if findings else None,
     )
+
+
+_WEAKEST: dict[int, tuple[Any, str | None]] = {}
+
+
+def _weakest(findings: tuple[Finding, ...]) -> str | None:
+    """``weakest`` over the findings' evidence, each evidence tuple ranked once (profiles
+    share one tuple per behaviour use across every finding it stamps)."""
+    levels = []
+    for f in findings:
+        hit = _WEAKEST.get(id(f.evidence))
+        if hit is None or hit[0] is not f.evidence:
+            if len(_WEAKEST) > 10_000:
+                _WEAKEST.clear()
+            hit = _WEAKEST[id(f.evidence)] = (f.evidence, weakest(f.evidence))
+        if hit[1] is not None:
+            levels.append(hit[1])
+    return weakest(levels)

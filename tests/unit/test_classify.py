@@ -95,3 +95,13 @@ def test_a_client_side_result_failure_after_the_server_did_the_work_is_failed():
 def test_stripping_the_invalid_field_so_the_server_accepts_the_rest_is_silent_loss():
     m = mutations({"a": 1, "bad": "x"}, {"a": 1})
     assert classify(expect=ERROR, mutations=m, answer=OK).verdict == "silent-loss"
+
+
+def test_an_automatic_example_the_server_rejects_still_arrived_intact():
+    v = classify(expect=Expectation("any"), mutations=(), answer=TOOL_ERROR)
+    assert v.verdict == "intact" and "automatic example" in v.reason
+
+
+def test_an_automatic_example_mangled_and_refused_is_loud():
+    m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
+    assert classify(expect=Expectation("any"), mutations=m, answer=TOOL_ERROR).verdict == "loud"
