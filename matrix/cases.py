@@ -123,11 +123,21 @@ def load_cases(path: str | Path) -> list[Case]:
     return out
 
 
+def tools_by_name(tools: Iterable[Any]) -> dict[str, list[dict]]:
+    """The listed tools by name, in order, every tool of a name kept (a server may list a name
+    twice); entries that are not objects with a string name are left out (nothing can call them)."""
+    out: dict[str, list[dict]] = {}
+    for t in tools:
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            out.setdefault(t["name"], []).append(t)
+    return out
+
+
 def plan_cases(
     tools: Iterable[Any], cases: list[Case], allow_writes: bool = False, auto: bool = True
 ) -> tuple[list[Case], list[Skip]]:
     """The calls to make and the ones skipped (with why), per the safety policy."""
-    by_name = {t.get("name"): t for t in tools if isinstance(t, dict)}
+    by_name = tools_by_name(tools)
     run: list[Case] = []
     skipped: list[Skip] = []
     listed = {c.tool for c in cases}
@@ -136,13 +146,18 @@ def plan_cases(
             skipped.append(Skip(c.tool, c.name, "the server does not list this tool"))
             continue
         run.append(c)  # listed in the cases file: the user asked for this call
-    for name, tool in by_name.items():
-        if name in listed or not isinstance(name, str):
+    for name, same in by_name.items():
+        if name in listed:
             continue
-        if may_write(tool) and not allow_writes:
-            reason = "destructiveHint: true" if (tool.get("annotations") or {}).get("destructiveHint") is True else "not annotated readOnlyHint: true"
+        writer = next((t for t in same if may_write(t)), None)
+        if writer is not None and not allow_writes:
+            ann = writer.get("annotations") if isinstance(writer.get("annotations"), dict) else {}
+            reason = "destructiveHint: true" if ann.get("destructiveHint") is True else "not annotated readOnlyHint: true"
+            if len(same) > 1:  # a call by this name may reach any of them
+                reason = f"{len(same)} tools are named {name!r} and one of them is {reason}"
             skipped.append(Skip(name, "auto", f"may write ({reason}); list it in a cases file or pass --allow-writes"))
             continue
+        tool = same[0]
         if not auto:
             continue
         args = example_arguments(tool.get("inputSchema"))
@@ -161,6 +176,15 @@ def example_arguments(schema: Any) -> Any:
     if isinstance(schema.get("examples"), list) and schema["examples"]:
         return schema["examples"][0]
     return _instance(schema, depth=0)
+
+
+# A minimal instance longer than this is no example a user would want sent (and a hostile
+# ``minItems: 1000000000`` must not build a billion-item list): no example, add a case.
+_MAX_EXAMPLE_SIZE = 1000
+
+
+def _size(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _instance(schema: Any, depth: int) -> Any:
@@ -189,17 +213,24 @@ def _instance(schema: Any, depth: int) -> Any:
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         out = {}
         for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
-            value = _instance(props.get(name, {"type": "string"}), depth + 1)
-            if value is None and props.get(name, {}).get("type") != "null":
+            if not isinstance(name, str):
+                continue  # not a property name; nothing to fill
+            prop = props.get(name, {"type": "string"})
+            value = _instance(prop, depth + 1)
+            if value is None and not (isinstance(prop, dict) and prop.get("type") == "null"):
                 return None
             out[name] = value
         return out
     if t == "array":
-        n = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
+        n = _size(schema.get("minItems"))
+        if n > _MAX_EXAMPLE_SIZE:
+            return None
         item = _instance(schema.get("items", {"type": "string"}), depth + 1)
         return [item] * n if n else []
     if t == "string":
-        n = schema.get("minLength", 1) if isinstance(schema.get("minLength"), int) else 1
+        n = _size(schema.get("minLength", 1))
+        if n > _MAX_EXAMPLE_SIZE:
+            return None
         fmt = schema.get("format")
         sample = {"date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "email": "a@example.com",
                   "uri": "https://example.com", "uuid": "00000000-0000-4000-8000-000000000000"}.get(fmt)

@@ -3,8 +3,12 @@
 One session per profile, presenting that profile's identity, profiles in parallel
 (``jobs``); a reference session makes each case's intact call once where calling twice is
 safe, so a mutated call that got the same answer is ``tolerated`` rather than ``silent-*``.
+Each session lists tools (first page) after initialize, as every client does before calling,
+so a server that breaks the session on tools/list (an expired session id) is caught.
 The runner prints nothing: it emits events (matrix.results) that writers consume.
-A crash or Ctrl-C keeps every event emitted so far.
+A crash or Ctrl-C keeps every event emitted so far: on Ctrl-C the calls in flight are cut
+short (their cells are not recorded, since the run, not the server, ended them) and the
+run ends with ``run-finished`` and ``interrupted: true``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any, Callable
 
 from matrix import __version__
 from matrix.behaviours import registry
-from matrix.cases import Case, plan_cases, repeat_safe
+from matrix.cases import Case, plan_cases, repeat_safe, tools_by_name
 from matrix.classify import Answer, Verdict, classify
 from matrix.discovery import discover_all
 from matrix.model import CallContext, ClientView
@@ -29,7 +33,7 @@ from matrix.simulate.calls import evidence_for, held_view, plan_call
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.verdicts import rank
-from matrix.wire.errors import WireError
+from matrix.wire.errors import ServerExited, WireError
 from matrix.wire.session import Session, Timeouts
 
 Emit = Callable[[dict], None]
@@ -60,11 +64,23 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+class Interrupted(Exception):
+    """A call cut short because the user interrupted the run: its cell is not recorded."""
+
+
 def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
-    """Run everything; returns whether the target could be measured and the verdict counts."""
+    """Run everything; returns whether the target could be measured and the verdict counts.
+
+    Ctrl-C (KeyboardInterrupt in the calling thread) at any point after start still ends the
+    stream with ``run-finished`` (``interrupted: true``) and returns; it is not re-raised.
+    """
     registry.load_all()
     run_id = uuid.uuid4().hex[:12]
-    snap = Snapshot(take_snapshot(config.target, timeouts=config.timeouts))
+    try:
+        doc = take_snapshot(config.target, timeouts=config.timeouts)
+    except KeyboardInterrupt:  # take_snapshot closed the server on its way out
+        doc = None
+    snap = Snapshot(doc or {})
     emit({
         "event": "run-started", "format": FORMAT, "version": VERSION, "run_id": run_id, "started_at": now(),
         "mcp_matrix": __version__, "target": config.target.describe(), "server": snap.doc.get("serverInfo"),
@@ -75,18 +91,56 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
              "weakest_evidence": p.weakest_evidence} for p in config.profiles
         ],
     })
-    emit({"event": "snapshot", "snapshot": dict(snap.doc)})
     counts: dict[str, int] = {}
+    if doc is None:
+        error = {"kind": "interrupted", "message": "interrupted while connecting to the server", "detail": "",
+                 "stderr_tail": []}
+        emit({"event": "run-finished", "finished_at": now(), "measured": False, "counts": counts,
+              "error": error, "interrupted": True})
+        return RunOutcome(False, True, counts)
+    emit({"event": "snapshot", "snapshot": dict(snap.doc)})
+    lock = threading.Lock()
 
     def count(event: dict) -> None:
-        counts[event["verdict"]] = counts.get(event["verdict"], 0) + 1
+        with lock:  # profiles count from several threads
+            counts[event["verdict"]] = counts.get(event["verdict"], 0) + 1
         emit(event)
 
-    if snap.error:
+    error = snap.error or _list_failure(snap.doc)
+    if error:
         emit({"event": "run-finished", "finished_at": now(), "measured": False, "counts": counts,
-              "error": snap.error, "interrupted": False})
+              "error": error, "interrupted": False})
         return RunOutcome(False, counts=counts)
 
+    try:
+        _run_cells(config, snap, count, emit)
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
+    emit({"event": "run-finished", "finished_at": now(), "measured": True, "counts": counts, "interrupted": interrupted})
+    return RunOutcome(True, interrupted, counts)
+
+
+def _list_failure(doc: Any) -> dict | None:
+    """Why the tools could not be listed (a JSON-RPC error to tools/list), or None.
+
+    A client that gets an error for tools/list shows none of the server's tools, so nothing
+    about them can be measured: the run says so (exit 3) instead of passing with no cells.
+    """
+    err = doc.get("listError")
+    if not err:
+        return None
+    pages = len(doc.get("pages") or [])
+    return {
+        "kind": "list-error",
+        "message": f"tools/list was refused (page {pages + 1}): {err.get('code')} {err.get('message')}",
+        "detail": "" if err.get("data") is None else str(err.get("data"))[:500],
+        "stderr_tail": list(doc.get("stderrTail") or []),
+    }
+
+
+def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit) -> None:
+    """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates."""
     live_views = discover_all(snap, config.profiles)
     base_views = discover_all(config.baseline, config.profiles, server=snap.server_name) if config.baseline else None
     for view in live_views:
@@ -97,29 +151,38 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     cases, skips = plan_cases(live_tools, config.cases, config.allow_writes, config.auto_cases)
     for s in skips:
         emit({"event": "skipped", "tool": s.tool, "case": s.case, "reason": s.reason})
-    tools_by_name = {t.get("name"): t for t in live_tools if isinstance(t, dict)}
-    base_tools = {t.get("name"): t for _, t in config.baseline.tools if isinstance(t, dict)} if config.baseline else {}
+    # The first tool of a name stands for it (a server may list a name twice; plan_cases skips
+    # such a name unless every one of them is safe to call).
+    live_by_name = {name: same[0] for name, same in tools_by_name(live_tools).items()}
+    base_tools = (
+        {name: same[0] for name, same in tools_by_name(t for _, t in config.baseline.tools).items()}
+        if config.baseline else {}
+    )
 
     stop = threading.Event()
-    reference = _reference_answers(config, cases, tools_by_name, stop)
+    reference = _reference_answers(config, cases, live_by_name, stop)
+    runners: list[_ProfileRunner] = []
 
     def run_profile(i: int) -> None:
         profile = config.profiles[i]
         held, cache_note = held_view(profile, live_views[i], base_views[i] if base_views else None)
-        held_raw = base_tools if held is not live_views[i] else tools_by_name
+        held_raw = base_tools if held is not live_views[i] else live_by_name
         runner = _ProfileRunner(config, profile, stop)
+        runners.append(runner)  # before the first stop check: an interrupt sees every runner in flight
         try:
             for case in cases:
                 if stop.is_set():
                     return
-                event = runner.run_case(case, held, held_raw, tools_by_name, reference.get(case.id), cache_note)
+                try:
+                    event = runner.run_case(case, held, held_raw, live_by_name, reference.get(case.id), cache_note)
+                except Interrupted:
+                    return
                 count(event)
                 if config.on_progress:
                     config.on_progress(f"{profile.name} {case.id}")
         finally:
             runner.close()
 
-    interrupted = False
     pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="profile")
     futures = {pool.submit(run_profile, i): i for i in range(len(config.profiles))}
     try:
@@ -131,13 +194,13 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
                     emit({"event": "profile-error", "profile": config.profiles[futures[f]].name,
                           "error": f"{type(f.exception()).__name__}: {f.exception()}"})
     except KeyboardInterrupt:
-        interrupted = True
         stop.set()
+        for runner in list(runners):
+            runner.conn.abort()  # a call waiting on a hung server ends now, not at its timeout
         pool.shutdown(wait=True, cancel_futures=True)
+        raise
     finally:
         pool.shutdown(wait=True)
-    emit({"event": "run-finished", "finished_at": now(), "measured": True, "counts": counts, "interrupted": interrupted})
-    return RunOutcome(True, interrupted, counts)
 
 
 def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event) -> dict[str, Answer]:
@@ -165,23 +228,40 @@ class Connection:
         self.timeouts = timeouts
         self.profile = profile
         self.session: Session | None = None
+        self._transport: Any = None  # the one in use, so abort() can reach it from another thread
+        self._aborted = False
 
     def _open(self) -> Session:
+        """Connect as a client does: initialize, then list tools (the first page) before any call."""
         identity = self.profile.identity if self.profile else None
         transport = self.target.open(connect_timeout=self.timeouts.initialize)
+        self._transport = transport
         kwargs: dict[str, Any] = {"timeouts": self.timeouts}
         if identity is not None:
             kwargs.update(client_info=dict(identity.client_info), protocol_version=identity.protocol_version,
                           capabilities=dict(identity.capabilities))
         session = Session(transport, **kwargs)
         try:
+            if self._aborted:
+                raise ServerExited("the run was interrupted")
             session.initialize()
+            session.list_tools(first_page_only=True)  # an error answer is the server's; the call decides
         except WireError:
             session.close()
             raise
         return session
 
+    def abort(self) -> None:
+        """From another thread: end the call in flight now and make no more (the user interrupted)."""
+        self._aborted = True
+        transport = self._transport
+        if transport is not None:
+            transport.interrupt("the run was interrupted")
+
     def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer:
+        """One tools/call; a failure of the wire is the answer (``broken``), an abort raises ``Interrupted``."""
+        if self._aborted:
+            raise Interrupted()
         started = time.monotonic()
         try:
             if new_session:
@@ -196,6 +276,8 @@ class Connection:
                 r = self.session.call_tool(tool, arguments, meta=meta, omit_arguments=omit)
         except WireError as exc:
             self.close()  # the next call starts afresh
+            if self._aborted:
+                raise Interrupted() from None
             return Answer(wire_error=exc.to_json(), elapsed=time.monotonic() - started)
         return Answer(result=r.result, error=r.error.to_json() if r.error else None, elapsed=r.elapsed)
 

@@ -25,6 +25,7 @@ STRUCT_KEYS = (
     "additionalProperties",
     "anyOf",
 )
+_STRUCT_SET = frozenset(STRUCT_KEYS)
 TYPES = ("string", "number", "boolean", "integer", "object", "array", "null")
 
 # sanitize() visits: properties values, items, additionalProperties (if not a bool),
@@ -100,6 +101,29 @@ def _num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def _settled(v: dict) -> bool:
+    """A node ``sanitize`` leaves exactly as it is (the common case, decided without copying):
+    no local ``$ref``, no single-variant combinator, no ``const``, one known type, and an
+    object with ``properties`` / an array with ``items``."""
+    ref = v.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#"):
+        return False
+    for key in ("oneOf", "anyOf", "allOf"):
+        seq = v.get(key)
+        if isinstance(seq, list) and len(seq) == 1:
+            return False
+    if "const" in v:
+        return False
+    t = v.get("type")
+    if not (isinstance(t, str) and t in TYPES):
+        return False
+    if t == "object":
+        return "properties" in v
+    if t == "array":
+        return "items" in v
+    return True
+
+
 def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
     """E.2 ``sanitize`` over the whole schema (root already has ``properties``).
 
@@ -116,6 +140,8 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
             narrowed.append((node, "a boolean schema"))
             return {"type": "string"}
         if not isinstance(v, dict):
+            return v
+        if _settled(v):
             return v
         given = v
         active = node.carry or ()
@@ -195,7 +221,7 @@ def to_struct(schema: Any) -> tuple[W.Result, list[str]]:
         if not isinstance(v, dict):
             errors.append(f"{node.pointer or '/'} is not a schema object")
             return v
-        out = {k: x for k, x in v.items() if k in STRUCT_KEYS}
+        out = v if _STRUCT_SET.issuperset(v) else {k: x for k, x in v.items() if k in _STRUCT_SET}
         if "description" in out and not isinstance(out["description"], str):
             errors.append(f"{node.pointer}/description is not a string")
         if "enum" in out and not isinstance(out["enum"], list):

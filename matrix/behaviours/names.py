@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from dataclasses import replace
 from typing import Any
 
@@ -55,6 +56,11 @@ def transform_part(kind: str, text: str) -> str:
         # The regex itself was not seen (§11); case-insensitive is the conservative reading.
         return re.sub(r"[^A-Za-z0-9_-]", "_", text)
     return text
+
+
+@lru_cache(maxsize=256)
+def _server_part(kind: str, server: str) -> str:
+    return transform_part(kind, server)  # the same for every tool of the list
 
 
 def render(template: str, server: str, tool: str, current: str, uid: str) -> str:
@@ -204,9 +210,10 @@ def tool_name(state: ListState, **params: Any) -> ListState:
         memo_key = (key_params, raw_tool, tool.name)
         result = _NAMES.get(memo_key)
         if result is None:
-            result = _NAMES[memo_key] = _name_one(state, raw_tool, tool.name, uid, p)
-        if result[0] != "refuse":
-            result = (result[0], list(result[1]))  # the memo's list stays as it was
+            result = _name_one(state, raw_tool, tool.name, uid, p)
+            if result[0] != "refuse":
+                result = (result[0], tuple(result[1]))  # shared: copied before a note is added
+            _NAMES[memo_key] = result
         if result[0] == "refuse":
             _, policy, code, message = result
             refused = refuse_tool(replace(state, tools=tuple(tools)), i, policy, code, message)
@@ -217,6 +224,7 @@ def tool_name(state: ListState, **params: Any) -> ListState:
         name, findings = result
         owner = used.get(name)
         if owner is not None and p["on_collision"] != "keep":
+            findings = list(findings)
             other = label(tools[owner])
             policy = p["on_collision"]
             if policy == "suffix":
@@ -272,24 +280,33 @@ def tool_name(state: ListState, **params: Any) -> ListState:
 
 
 _NAMES = memo_cache()  # (server, params, raw tool name, name so far) -> _name_one's answer
+_REGEXES: dict[str, re.Pattern] = {}
+
+
+def _regex(pattern: str) -> re.Pattern:
+    compiled = _REGEXES.get(pattern)
+    if compiled is None:
+        compiled = _REGEXES[pattern] = re.compile(pattern)
+    return compiled
 
 
 def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) -> Any:
     """One tool's model-facing name: ``(name, findings)`` or ``("refuse", policy, code, msg)``."""
-    server = transform_part(p["server_transform"], state.server)
+    server = _server_part(p["server_transform"], state.server)
     part = transform_part(p["tool_transform"], raw_tool)
     if p["keep_if_prefixed"] and server and part.startswith(server):
         name = part
     else:
         name = render(p["template"], server, part, current, uid)
-    raw = render(p["template"], state.server, raw_tool, current, uid)
+    raw_prefix = ""  # the unsanitised name (what a hash is taken of) is rendered only if needed
     if p["prefix_if_absent"] and not name.startswith(p["prefix_if_absent"]):
         name = p["prefix_if_absent"] + name
-        raw = p["prefix_if_absent"] + raw
+        raw_prefix = p["prefix_if_absent"]
     findings: list[Finding] = []
     force_hash = False
     if p["invalid_chars"]:
-        bad = sorted(set(re.findall(p["invalid_chars"], name)))
+        found = _regex(p["invalid_chars"]).search(name) is not None
+        bad = sorted(set(re.findall(p["invalid_chars"], name))) if found else []
         action = p["invalid_action"]
         if bad and action in ("drop-tool", "session-broken"):
             return (
@@ -319,7 +336,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
             )
     if not name and p["empty_name"]:
         name = p["empty_name"]
-    if p["leading"] and name and not re.match(p["leading"], name):
+    if p["leading"] and name and not _regex(p["leading"]).match(name):
         action = p["leading_action"]
         if action in ("drop-tool", "session-broken"):
             return (
@@ -361,6 +378,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
                 name = ellipsised(name, limit)
                 how = "shortened to its start + '...' + its end"
             else:
+                raw = raw_prefix + render(p["template"], state.server, raw_tool, current, uid)
                 name = hashed(name, raw, limit, p["hash_style"])
                 how = f"hashed (a SHA-1 of {raw!r} replaces its tail)"
             why = (

@@ -117,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
 
     for fmt, path in reports:
         write_report(writer.events, fmt, path, fail_on)
-    if not outcome.measured:
-        return EXIT_UNMEASURABLE
     if outcome.interrupted:
         return 130
+    if not outcome.measured:
+        return EXIT_UNMEASURABLE
     return EXIT_FINDINGS if over_threshold(writer.events, fail_on) else EXIT_OK
 
 

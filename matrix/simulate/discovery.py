@@ -163,11 +163,14 @@ def _weakest(findings: tuple[Finding, ...]) -> str | None:
     share one tuple per behaviour use across every finding it stamps)."""
     levels = []
     for f in findings:
-        hit = _WEAKEST.get(id(f.evidence))
-        if hit is None or hit[0] is not f.evidence:
+        evidence = f.evidence
+        hit = _WEAKEST.get(id(evidence))
+        if hit is None or hit[0] is not evidence:
             if len(_WEAKEST) > 10_000:
                 _WEAKEST.clear()
-            hit = _WEAKEST[id(f.evidence)] = (f.evidence, weakest(f.evidence))
+            hit = _WEAKEST[id(evidence)] = (evidence, weakest(evidence))
         if hit[1] is not None:
             levels.append(hit[1])
+    if len(levels) < 2:
+        return levels[0] if levels else None
     return weakest(levels)

@@ -88,6 +88,7 @@ class Session:
 
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
+        self._stray_ids: list[Any] = []  # ids of responses nobody asked for, during the current request
 
     # -- lifecycle ------------------------------------------------------------------
     def __enter__(self) -> "Session":
@@ -185,18 +186,18 @@ class Session:
         request_id = next(self._ids)
         started = time.monotonic()
         deadline = started + timeout
+        self._stray_ids = []
         self.transport.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise WireTimeout(
-                    f"{method} got no answer within {timeout:.1f}s", stderr_tail=self.transport.stderr_tail()
-                )
             try:
+                if remaining <= 0:
+                    raise WireTimeout("")
                 item = self.transport.receive(remaining)
             except WireTimeout:
                 raise WireTimeout(
-                    f"{method} got no answer within {timeout:.1f}s", stderr_tail=self.transport.stderr_tail()
+                    f"{method} got no answer within {timeout:.1f}s{self._stray_note(request_id)}",
+                    stderr_tail=self.transport.stderr_tail(),
                 ) from None
             if isinstance(item, WireError):
                 raise item
@@ -224,6 +225,8 @@ class Session:
             self.problems.add(
                 "unexpected-id", f"response with id {message.get('id')!r} while waiting for {request_id}"
             )
+            if len(self._stray_ids) < 5:
+                self._stray_ids.append(message.get("id"))
             return None
         if "error" in message:
             return Response(error=RpcError.from_message(message["error"]))
@@ -233,6 +236,13 @@ class Session:
                 stderr_tail=self.transport.stderr_tail(),
             )
         return Response(result=message["result"])
+
+    def _stray_note(self, request_id: int) -> str:
+        """Why a timeout happened when the server did answer, but with the wrong id."""
+        if not self._stray_ids:
+            return ""
+        ids = ", ".join(repr(i)[:40] for i in self._stray_ids)
+        return f"; a response with id {ids} arrived instead of id {request_id} (the server answered with the wrong id)"
 
     def _answer_server_request(self, message: dict) -> None:
         method = message.get("method")

@@ -13,7 +13,7 @@ import queue
 import time
 from typing import Any
 
-from matrix.wire.errors import Noise, ProtocolError, WireError, WireTimeout
+from matrix.wire.errors import Noise, ProtocolError, ServerExited, WireError, WireTimeout
 
 NOISE_KEEP = 200
 NOISE_LINE_MAX = 500
@@ -54,6 +54,10 @@ class Transport:
             raise WireTimeout(
                 f"no message from the server within {timeout:.1f}s", stderr_tail=self.stderr_tail()
             ) from None
+
+    def interrupt(self, reason: str) -> None:
+        """Fail the request being waited for now (safe from any thread), e.g. on Ctrl-C."""
+        self._fail(ServerExited(reason, stderr_tail=self.stderr_tail()))
 
     def _deliver(self, item: Any) -> None:
         self._inbox.put(item)
