@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator
 
 from matrix.errors import InputError
+from matrix.targets import scrub_json
 
 FORMAT = "mcp-matrix.results"
 VERSION = 1
-MASK = "***"
 
 
 class ResultsWriter:
@@ -30,9 +30,8 @@ class ResultsWriter:
         self._lock = threading.Lock()
 
     def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            text = text.replace(secret, MASK).replace(json.dumps(secret)[1:-1], MASK)
-        return text
+        """JSON text with the secrets masked inside its strings (never inside numbers or literals)."""
+        return scrub_json(text, self.secrets)
 
     def __call__(self, event: dict) -> None:
         line = self.scrub(json.dumps(event, ensure_ascii=False, default=str))

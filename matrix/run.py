@@ -195,7 +195,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit) -> No
                           "error": f"{type(f.exception()).__name__}: {f.exception()}"})
     except KeyboardInterrupt:
         stop.set()
-        for runner in list(runners):
+        for runner in runners:
             runner.conn.abort()  # a call waiting on a hung server ends now, not at its timeout
         pool.shutdown(wait=True, cancel_futures=True)
         raise

@@ -6,6 +6,7 @@ secrets masked (header values, env values, and values of secret-looking argument
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -13,7 +14,7 @@ import sys
 import threading
 import queue
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from matrix.errors import InputError, did_you_mean
 from matrix.wire.errors import ServerExited, WireTimeout
@@ -128,6 +129,33 @@ class Target:
             if arg != masked:
                 values.append(arg.split("=", 1)[-1])
         return [v for v in values if v and len(v) >= 4]
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def scrub_json(text: str, secrets: Sequence[str]) -> str:
+    """JSON text with every secret inside its strings (keys and values) replaced by ``***``.
+
+    Only string tokens are touched, so a secret like ``true`` or ``8080`` (``--env DEBUG=true``)
+    never turns a literal or a number into invalid JSON; each string that holds a secret is
+    decoded, scrubbed and encoded again, so a secret next to an escape is not cut in half.
+    Give longer secrets first (a secret inside another is then masked with it).
+    """
+    forms = [f for s in secrets if s for f in {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1]}]
+    if not any(f in text for f in forms):
+        return text  # the usual case: no secret anywhere, no need to look at each string
+
+    def one(match: re.Match) -> str:
+        token = match.group(0)
+        value = json.loads(token)
+        clean = value
+        for secret in secrets:
+            if secret:
+                clean = clean.replace(secret, MASK)
+        return token if clean == value else json.dumps(clean, ensure_ascii=False)
+
+    return _JSON_STRING.sub(one, text)
 
 
 def mask_argv(argv) -> list[str]:

@@ -165,3 +165,54 @@ def test_gateway_v2_with_the_v1_schema_cached_loses_the_new_field_silently_on_ri
         assert c[("stale-serialiser", rich, "with-v2-field")]["verdict"] == "loud"
         assert c[("stale-serialiser", f"{rich}_raw", "with-v2-field")]["verdict"] == "intact"
     assert r.returncode == 1  # silent-loss fails a release by default
+
+
+def test_a_mutated_call_that_gets_the_intact_calls_answer_is_tolerated(cli, tmp_path):
+    # mcp-server-time ignores unknown arguments; the stale-cache probe strips the one its schema lacks.
+    exe = installed_tool("mcp-server-time")
+    cases = write_cases(tmp_path, """
+cases:
+  convert_time:
+    - name: with-extra-note
+      arguments: {source_timezone: UTC, time: "14:00", target_timezone: Europe/Paris, note: "from the old client"}
+""")
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--stdio", f"{exe} --local-timezone UTC", "--client", "stale-cache", "--cases", cases,
+            "--no-auto-cases", "--results", str(results), timeout=120)
+    e = calls(results)[("stale-cache", "convert_time", "with-extra-note")]
+    assert e["verdict"] == "tolerated", e
+    assert e["mutations"][0]["kind"] == "removed" and e["mutations"][0]["pointer"] == "/note"
+    assert r.returncode == 0
+
+
+def test_an_intact_valid_call_the_server_rejects_is_failed(cli, tmp_path, transport):
+    cases = write_cases(tmp_path, """
+cases:
+  memory_recall:
+    - name: too-many
+      arguments: {agent_id: research-bot, limit: 500}
+""")
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "memory", "--server-transport", transport, "--client", "continue",
+            "--cases", cases, "--no-auto-cases", "--results", str(results), timeout=120)
+    e = calls(results)[("continue", "memory_recall", "too-many")]
+    assert e["verdict"] == "failed" and "refused" in e["reason"]
+    assert r.returncode == 0  # failed is not release-failing by default
+
+
+def test_a_client_that_validates_refuses_an_invalid_call_loudly_before_it_reaches_the_server(cli, tmp_path):
+    record = tmp_path / "calls.jsonl"
+    cases = write_cases(tmp_path, """
+cases:
+  echo:
+    - name: wrong-type
+      arguments: {text: 5}
+""")
+    results = tmp_path / "r.jsonl"
+    cli("run", "--server", f"faulty --mode ok --record {record}", "--client", "gemini-cli", "--cases", cases,
+        "--no-auto-cases", "--results", str(results), timeout=120)
+    e = calls(results)[("gemini-cli", "echo", "wrong-type")]
+    assert e["verdict"] == "loud" and "client's own validation" in e["reason"]
+    sent = [json.loads(line) for line in record.read_text().splitlines()]
+    # Exactly one: the reference session's intact call (echo is read-only); gemini-cli never sent it.
+    assert sum(c["name"] == "echo" and c["arguments"] == {"text": 5} for c in sent) == 1

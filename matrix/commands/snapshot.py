@@ -10,10 +10,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from matrix.commands.common import add_target_options, snapshot_from
+from matrix.commands.common import add_target_options, snapshot_from, target_from
 from matrix.errors import EXIT_UNMEASURABLE
 from matrix.features import annotations_label, tool_features
 from matrix.snapshot import Snapshot, write_snapshot
+from matrix.targets import scrub_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     if snap.source != "live":
         print_summary(snap, Console(highlight=False))
         return 0
+    target = target_from(args)
+    if target is not None and target.secrets():  # a server may echo its env or args back (stderr, descriptions)
+        text = scrub_json(json.dumps(snap.doc, ensure_ascii=False), target.secrets())
+        snap = Snapshot(json.loads(text), source=snap.source)
     if args.output:
         write_snapshot(snap.doc, args.output)
         print_summary(snap, Console(stderr=True, highlight=False))

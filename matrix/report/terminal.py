@@ -62,8 +62,11 @@ def write_terminal(events: list[dict], console: Console, details: bool = True) -
     if not details:
         return
     snapshot = next((e.get("snapshot") for e in events if e.get("event") == "snapshot"), None) or {}
-    tools = {t["tool"].get("name"): t["tool"] for t in snapshot.get("tools") or []
-             if isinstance(t, dict) and isinstance(t.get("tool"), dict)}
+    tools: dict[str, dict] = {}
+    for t in snapshot.get("tools") or []:  # the first tool of a name; a name that is no string names nothing
+        tool = t.get("tool") if isinstance(t, dict) else None
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            tools.setdefault(tool["name"], tool)
     for e in sorted(grid.not_fine(), key=lambda e: (rank(e["verdict"]), e["profile"], e["tool"])):
         label = printable(str(e["tool"])) + (f"::{printable(str(e['case']))}" if e.get("case") else "")
         reason = e.get("reason") or "; ".join(f.get("message", "") for f in e.get("findings", [])[-2:])
