@@ -133,7 +133,9 @@ def classify(
         return v("loud", refused.message)
     if answer is None or answer.wire_error is not None:
         err = (answer.wire_error or {}) if answer else {}
-        return v("broken", f"{err.get('kind', 'no answer')}: {err.get('message', '')}".strip())
+        tail = [str(line).strip() for line in err.get("stderr_tail") or [] if str(line).strip()]
+        last_words = f"; the server's last stderr line: {tail[-1][:200]}" if tail else ""
+        return v("broken", f"{err.get('kind', 'no answer')}: {err.get('message', '')}".strip() + last_words)
     described = describe(mutations)
     if client_failure is not None:
         return v("failed", f"the server did the work, but {client_failure.message}")

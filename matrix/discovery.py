@@ -6,11 +6,11 @@ from typing import Iterable
 
 from matrix.model import ClientView
 from matrix.profiles.model import Profile
-from matrix.simulate.discovery import client_view, initial_state
+from matrix.simulate.discovery import client_views, initial_state
 from matrix.snapshot import Snapshot
 
 
 def discover_all(snapshot: Snapshot, profiles: Iterable[Profile], server: str | None = None) -> list[ClientView]:
     """One ClientView per profile; the initial state is built once and shared (it is frozen)."""
     state = initial_state(snapshot.tools, server or snapshot.server_name)
-    return [client_view(p, state) for p in profiles]
+    return client_views(list(profiles), state)

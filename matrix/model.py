@@ -22,6 +22,8 @@ def evolve(obj: Any, **changes: Any) -> Any:
     new = object.__new__(type(obj))
     fields = new.__dict__
     fields.update(obj.__dict__)
+    if "original" in changes:
+        fields.pop("server_name", None)  # ToolState caches it from ``original``
     fields.update(changes)
     return new
 

@@ -57,7 +57,10 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     except OSError as exc:
         raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
     with handle:
-        lines = handle.readlines()
+        try:
+            lines = handle.readlines()
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines", where=str(p)) from None
     if not lines:
         raise InputError("the results file is empty; expected JSON lines starting with a run-started event", where=str(p))
     for number, line in enumerate(lines, 1):
@@ -69,6 +72,8 @@ def iter_events(path: str | Path) -> Iterator[dict]:
             if number == len(lines) and not line.endswith("\n"):
                 return  # the run was interrupted mid-write: keep everything before
             raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
+        except RecursionError:
+            raise InputError("JSON nested too deeply to read; expected one event object a line", where=f"{p}:{number}") from None
         if not isinstance(event, dict) or "event" not in event:
             raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
         if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):

@@ -231,8 +231,11 @@ class Connection:
         self._transport: Any = None  # the one in use, so abort() can reach it from another thread
         self._aborted = False
 
-    def _open(self) -> Session:
-        """Connect as a client does: initialize, then list tools (the first page) before any call."""
+    def _open(self, list_first: bool = True) -> Session:
+        """Connect as a client does: initialize, then list tools (the first page) before any call.
+
+        ``list_first=False`` for a session opened per call: such clients (langchain-mcp-adapters)
+        list tools once, elsewhere, and go straight to the call."""
         identity = self.profile.identity if self.profile else None
         transport = self.target.open(connect_timeout=self.timeouts.initialize)
         self._transport = transport
@@ -245,7 +248,8 @@ class Connection:
             if self._aborted:
                 raise ServerExited("the run was interrupted")
             session.initialize()
-            session.list_tools(first_page_only=True)  # an error answer is the server's; the call decides
+            if list_first:
+                session.list_tools(first_page_only=True)  # an error answer is the server's; the call decides
         except WireError:
             session.close()
             raise
@@ -265,7 +269,7 @@ class Connection:
         started = time.monotonic()
         try:
             if new_session:
-                session = self._open()
+                session = self._open(list_first=False)
                 try:
                     r = session.call_tool(tool, arguments, meta=meta, omit_arguments=omit)
                 finally:

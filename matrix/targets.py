@@ -112,7 +112,7 @@ class Target:
             d["url"] = mask_url(self.url)
             d["headers"] = {k: MASK for k in self.headers}
         else:
-            d["server"] = self.server
+            d["server"] = shlex.join(mask_argv(shlex.split(self.server)))
             d["transport"] = self.server_transport
         if self.env:
             d["env"] = {k: MASK for k in self.env}
@@ -125,10 +125,16 @@ class Target:
     def secrets(self) -> list[str]:
         """Every secret value this target carries, so writers can scrub them from any text."""
         values = [v for v in self.headers.values()] + [v for v in self.env.values()]
-        for arg, masked in zip(self.command, mask_argv(self.command)):
+        values += [v.split(None, 1)[1] for v in self.headers.values() if len(v.split(None, 1)) == 2]  # Bearer X
+        argv = self.command or (tuple(shlex.split(self.server)) if self.server else ())
+        for arg, masked in zip(argv, mask_argv(argv)):
             if arg != masked:
                 values.append(arg.split("=", 1)[-1])
-        return [v for v in values if v and len(v) >= 4]
+        if self.url:  # a password or a token in the URL, as mask_url hides them
+            values += re.findall(r"//[^/@:]+:([^/@]+)@", self.url)
+            values += re.findall(r"(?i)[?&][^=&]*(?:token|key|secret|auth)[^=&]*=([^&#]+)", self.url)
+        # Longest first, so a secret that contains another is masked whole.
+        return sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True)
 
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')

@@ -39,6 +39,10 @@ __all__ = [
 
 KeyPath = tuple  # of str (mapping keys) and int (list indexes)
 
+# Far above any real profile, cases file or policy (hundreds of values); a file over it is
+# refused before anything walks it: YAML aliases can expand a few lines into billions of values.
+MAX_VALUES = 100_000
+
 
 class _Loader(yaml.SafeLoader):
     """A SafeLoader that keeps dates as strings: ``2025-11-25`` is a protocol version."""
@@ -92,6 +96,21 @@ def _a(noun: str) -> str:
     return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
 
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many values ``node`` stands for with every alias expanded (each node counted once)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # an alias to itself counts once; _record_lines reports it
+    size = 1
+    if isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(item, memo) for item in node.value)
+    memo[id(node)] = size
+    return size
+
+
 def _record_lines(
     node: yaml.Node, path: KeyPath, src: YamlSource, errors: list, busy: set, noun: str
 ) -> None:
@@ -143,8 +162,15 @@ def parse_yaml(
     try:
         node = loader.get_single_node()
         if node is not None:
+            size = _expanded_size(node, {})
+            if size > MAX_VALUES:
+                where = f"{path}:1"
+                return src, [InputError(f"holds {size} values with its YAML aliases expanded; "
+                                        f"{_a(noun)} may hold at most {MAX_VALUES}", where=where)]
             _record_lines(node, (), src, errors, set(), noun)
             src.data = loader.construct_document(node)
+    except RecursionError:
+        return src, [InputError(f"nested too deeply to read; {_a(noun)} is a shallow tree", where=f"{path}:1")]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else 1

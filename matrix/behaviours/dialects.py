@@ -296,7 +296,7 @@ def cline_native_flatten(schema: Any) -> Outcome:
     if required:
         out["required"] = required
     # ``out`` holds only the server's property schemas: no $ref there, none to dangle.
-    for ptr, ref in (W.dangling_refs(out)[:20] if mentions(schema, "$ref") else ()):
+    for ptr, ref in W.dangling_refs(out)[:20] if mentions(schema, "$ref") else ():
         findings.append(
             note(
                 "dangling-ref",

@@ -26,9 +26,9 @@ def _keyword_filter(
     def fn(v: Any, node: W.Node) -> Any:
         if not isinstance(v, dict):
             return v
-        if keep is not None and any(k not in keep for k in v):
+        if keep is not None and not keep.issuperset(v):
             return {k: x for k, x in v.items() if k in keep}
-        if strip is not None and any(k in strip for k in v):
+        if strip is not None and not strip.isdisjoint(v):
             return {k: x for k, x in v.items() if k not in strip}
         return v
 
@@ -148,6 +148,9 @@ def _no_string_over(schema: Any, max_length: int) -> bool:
     return max(map(len, text.split('"'))) <= max_length
 
 
+_OBJECT_PROPERTIES = W.Walk(maps=("properties",))
+
+
 def _object_ish(v: dict) -> bool:
     return "object" in typenames(v.get("type")) or "properties" in v
 
@@ -265,7 +268,7 @@ def insert_properties(
             add["type"] = "object"
         return {**v, **add} if add else v
 
-    walk = W.ROOT if where == "root" else W.Walk(maps=("properties",))
+    walk = W.ROOT if where == "root" else _OBJECT_PROPERTIES
     result = W.rewrite(schema, fn, walk)
     return Outcome(schema=result.schema, findings=incomplete(result, "insert-properties"))
 
@@ -313,10 +316,22 @@ def truncate_descriptions(schema: Any, max_length: int = 1024, where: str = "all
     return Outcome(schema=result.schema, findings=incomplete(result, "truncate-descriptions"))
 
 
+def _prunable(v: dict) -> bool:
+    """An object node naming a required property it does not define (or a non-string)."""
+    if v.get("type") == "object" and isinstance(v.get("properties"), dict):
+        required = v.get("required")
+        if isinstance(required, list):
+            props = v["properties"]
+            return not all(isinstance(r, str) and r in props for r in required)
+    return False
+
+
 @schema_rewrite(
     "prune-required",
     params={"where": WHERE_PARAM},
-    skip=lambda schema, where="all": not mentions(schema, "required"),
+    skip=lambda schema, where="all": (
+        not mentions(schema, "required") or not W.some_dict(schema, _prunable)
+    ),
 )
 def prune_required(schema: Any, where: str = "all") -> Outcome:
     """Drop ``required`` names that are not in ``properties`` (Copilot E.5 rule 6)."""

@@ -14,6 +14,7 @@ from typing import Any
 from matrix.behaviours import walk as W
 from matrix.behaviours.outcomes import label, param
 from matrix.behaviours.registry import behaviour
+from matrix.behaviours.rewrite import memo_cache
 from matrix.model import Finding, ListState
 
 
@@ -80,6 +81,9 @@ def _describe(value: Any) -> str:
         return json.dumps(value)[:40]
     except (TypeError, ValueError, RecursionError):
         return type(value).__name__
+
+
+_TS_SDK = memo_cache()  # (id(ToolState), version, outputs) -> (ToolState, _ts_sdk_problem)
 
 
 def _ts_sdk_problem(tool: Any, version: tuple, outputs: bool) -> tuple[str, str] | None:
@@ -151,7 +155,16 @@ def ts_sdk_gate(
     for tool in state.tools:
         if tool.hidden:  # never parsed (e.g. on a page the client does not read)
             continue
-        problem = _ts_sdk_problem(tool.original, version, check_output_schema)
+        # Profiles share the initial ToolStates (frozen, and ``original`` never changes):
+        # each tool is parsed once per SDK version, not once per profile.
+        key = (id(tool), version, check_output_schema)
+        hit = _TS_SDK.get(key)
+        if hit is None or hit[0] is not tool:
+            hit = _TS_SDK[key] = (
+                tool,
+                _ts_sdk_problem(tool.original, version, check_output_schema),
+            )
+        problem = hit[1]
         if problem is not None:
             ptr, why = problem
             return state.fail(

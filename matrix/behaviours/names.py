@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from matrix.behaviours.outcomes import consequence, label, note, param, refuse_tool
@@ -211,10 +211,10 @@ def tool_name(state: ListState, **params: Any) -> ListState:
         result = _NAMES.get(memo_key)
         if result is None:
             result = _name_one(state, raw_tool, tool.name, uid, p)
-            if result[0] != "refuse":
+            if len(result) == 2:  # (name, findings); a refusal is a 4-tuple (a tool may be named "refuse")
                 result = (result[0], tuple(result[1]))  # shared: copied before a note is added
             _NAMES[memo_key] = result
-        if result[0] == "refuse":
+        if len(result) == 4:
             _, policy, code, message = result
             refused = refuse_tool(replace(state, tools=tuple(tools)), i, policy, code, message)
             if refused.outcome != "ok":

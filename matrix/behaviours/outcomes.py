@@ -6,8 +6,10 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from matrix.behaviours.refs import inline
 from matrix.behaviours.rewrite import Outcome, losses, mentions
-from matrix.model import Finding, ListState, ToolState
+from matrix.behaviours.walk import ALL, dangling_refs
+from matrix.model import Finding, ListState, ToolState, evolve
 
 if TYPE_CHECKING:
     from matrix.behaviours.walk import Result
@@ -177,9 +179,6 @@ def diff_findings(
     ``through_refs``: compare with the server's schema with its local references inlined,
     so a keyword a client drops inside a ``$defs`` entry is reported where it is used.
     """
-    from matrix.behaviours.refs import inline
-    from matrix.behaviours.walk import ALL, dangling_refs
-
     if through_refs and mentions(before, "$ref"):  # without a $ref, inlining changes nothing
         done = inline(before, "any-pointer", ALL)
         if done.complete:
@@ -198,14 +197,17 @@ def diff_findings(
         if lossless(ptr, kind, before, after, dangling):
             continue
         out.append(
-            Finding(
+            evolve(
+                _LOST,
                 code=f"{kind}-by-client",
                 message=f"{ptr or '/'} {kind} by {behaviour}",
                 pointer=pointer("" if ptr == "/" else ptr),
-                lost=True,
             )
         )
     return tuple(out)
+
+
+_LOST = Finding(code="", message="", lost=True)  # copied, not constructed: thousands per run
 
 
 def _refers(schema: Any) -> bool:

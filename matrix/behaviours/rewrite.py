@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from matrix.behaviours.registry import behaviour, freeze
+from matrix.behaviours.walk import MAX_NODES
 from matrix.model import Finding, ListState, evolve
 
 MISSING = object()
@@ -41,16 +42,63 @@ _MEMO: dict[tuple[str, str, str], tuple[Outcome, tuple[Finding, ...]]] = {}
 
 
 def fingerprint(schema: Any) -> str:
-    """A canonical JSON text of ``schema``, memoised by object identity."""
+    """A canonical JSON text of ``schema``, memoised by object identity (computed once per
+    schema object: every rewrite of every profile reads it from here)."""
     hit = _FINGERPRINTS.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
     try:
         text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
-    except (ValueError, RecursionError, TypeError):  # cycles or absurd depth: never equal to another
+    except RecursionError:  # thousands of levels: the same text, without recursing
+        text = _canonical(schema)
+    except (ValueError, TypeError):  # cycles, non-JSON values: never equal to another
+        text = None
+    if text is None:
         text = f"<unserialisable {id(schema)}>"
-    _FINGERPRINTS[id(schema)] = (schema, text)
+    _FINGERPRINTS[id(schema)] = (schema, text)  # holding the schema keeps its id unique
     return text
+
+
+_CANONICAL_BUDGET = 5_000_000  # values; past that a schema is not worth a text
+
+
+def _canonical(schema: Any) -> str | None:
+    """``json.dumps(schema, sort_keys=True, separators=(",", ":"))`` for a schema too deep
+    for the C encoder, written iteratively; None for what that would refuse."""
+    out: list[str] = []
+    stack: list[Any] = [schema]
+    budget = _CANONICAL_BUDGET
+    while stack:
+        item = stack.pop()
+        if type(item) is tuple:  # literal text
+            out.append(item[0])
+            continue
+        budget -= 1
+        if budget < 0:
+            return None
+        if isinstance(item, dict):
+            if not all(isinstance(k, str) for k in item):
+                return None  # json.dumps would coerce the keys: leave such schemas unshared
+            out.append("{")
+            stack.append(("}",))
+            for i, key in enumerate(sorted(item, reverse=True)):
+                if i:
+                    stack.append((",",))
+                stack.append(item[key])
+                stack.append((json.dumps(key) + ":",))
+        elif isinstance(item, list):
+            out.append("[")
+            stack.append(("]",))
+            for i in range(len(item) - 1, -1, -1):
+                if i != len(item) - 1:
+                    stack.append((",",))
+                stack.append(item[i])
+        else:
+            try:
+                out.append(json.dumps(item))
+            except (ValueError, TypeError):
+                return None
+    return "".join(out)
 
 
 _CACHES: list[dict] = []
@@ -121,11 +169,12 @@ def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[
             for key in sorted(b, reverse=True):
                 if key not in a:
                     out.append((_pointer(pointer, (path, key)), "removed"))
-                else:
+                elif b[key] is not a[key]:  # a shared subtree has nothing to report
                     stack.append((b[key], a[key], (path, key)))
         elif isinstance(b, list) and isinstance(a, list) and len(b) == len(a):
             for i in reversed(range(len(b))):
-                stack.append((b[i], a[i], (path, i)))
+                if b[i] is not a[i]:
+                    stack.append((b[i], a[i], (path, i)))
         elif b != a:
             out.append((_pointer(pointer, path) or "/", "changed"))
     return out
@@ -154,7 +203,8 @@ def schema_rewrite(
 
     ``skip(schema, **params)``, if given, is a cheap exact test that the rewrite would do
     nothing to ``schema`` (no change, no finding): typically ``not mentions(schema, ...)``
-    for the keywords it acts on. The rewrite is then not called at all.
+    for the keywords it acts on. The rewrite is then not called at all. It is asked only
+    about schemas too small for a walk to reach its node limit.
     """
 
     def wrap(fn: Callable[..., Outcome]) -> Callable[..., ListState]:
@@ -168,10 +218,11 @@ def schema_rewrite(
                 if tool.hidden:
                     continue
                 schema = tool.schema
-                memo_key = (name, key_params, fingerprint(schema))
+                text = fingerprint(schema)
+                memo_key = (name, key_params, text)
                 hit = _MEMO.get(memo_key)
                 if hit is None:
-                    if skip is not None and skip(schema, **kwargs):
+                    if skip is not None and _complete_walks(text) and skip(schema, **kwargs):
                         hit = _MEMO[memo_key] = _NOTHING
                     else:
                         hit = _MEMO[memo_key] = _run(fn, name, report_losses, schema, kwargs)
@@ -205,6 +256,14 @@ def schema_rewrite(
     return wrap
 
 
+def _complete_walks(text: str) -> bool:
+    """Whether every walk of the schema ``text`` describes ends before ``MAX_NODES`` (so a
+    skipped rewrite would not have reported a ``walk-limit`` either): each JSON value starts
+    at its own character, so a text this short has fewer values than the limit."""
+    return len(text) <= MAX_NODES and not text.startswith("<unserialisable")
+
+
+_LOST = Finding(code="", message="", lost=True)  # copied, not constructed: thousands per run
 _NOTHING_OUTCOME = Outcome()
 _NOTHING: tuple[Outcome, tuple[Finding, ...]] = (_NOTHING_OUTCOME, ())
 
@@ -217,11 +276,11 @@ def _run(
     lost: tuple[Finding, ...] = ()
     if report_losses and outcome.schema is not MISSING and outcome.drop is None:
         lost = tuple(
-            Finding(
+            evolve(
+                _LOST,
                 code=f"{kind}-by-client",
                 message=f"{ptr or '/'} {kind} by {name}",
                 pointer="/inputSchema" + ptr,
-                lost=True,
             )
             for ptr, kind in losses(schema, outcome.schema)
         )

@@ -28,7 +28,14 @@ from matrix.behaviours.outcomes import (
     typenames,
 )
 from matrix.behaviours.refs import FORMS, inline
-from matrix.behaviours.rewrite import Outcome, contains, fingerprint, mentions, schema_rewrite
+from matrix.behaviours.rewrite import (
+    Outcome,
+    contains,
+    fingerprint,
+    memo_cache,
+    mentions,
+    schema_rewrite,
+)
 from matrix.model import Finding
 
 
@@ -245,6 +252,17 @@ def _surely_valid(schema: Any, formats: Any) -> bool:
     checked = [key for key, fmt in _META_FORMATS.items() if fmt in formats]
     if checked and mentions(schema, *checked):
         return False
+    sure = _SURE.get(text)
+    if sure is None:  # the rules below do not depend on formats: once per schema
+        sure = _SURE[text] = _keywords_valid(schema)
+    return sure
+
+
+_SURE = memo_cache()
+
+
+def _keywords_valid(schema: Any) -> bool:
+    """``_surely_valid`` without the format rules."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -416,7 +434,8 @@ def _is_array(value: Any, match: str) -> bool:
     },
     skip=lambda schema, on_missing="session-broken", match="exact", where="all": not contains(
         schema, '"array"'
-    ),
+    )
+    or not W.some_dict(schema, lambda v: _is_array(v.get("type"), match) and "items" not in v),
 )
 def array_items_required(
     schema: Any, on_missing: str = "session-broken", match: str = "exact", where: str = "all"

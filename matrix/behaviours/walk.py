@@ -278,10 +278,10 @@ def same(new: Any, old: Any) -> bool:
             return False
         if x is y:
             continue
-        if type(x) is list and type(y) is list and len(x) == len(y):
-            if all(a is b or (type(a) is str and type(b) is str and a == b) for a, b in zip(x, y)):
-                continue
-        return False
+        if not (type(x) is list and type(y) is list and len(x) == len(y)):
+            return False
+        if not all(a is b or (type(a) is str and type(b) is str and a == b) for a, b in zip(x, y)):
+            return False
     return True
 
 
@@ -305,6 +305,31 @@ def visit(schema: Any, walk: Walk = ALL, limit: int = MAX_NODES) -> Iterator[Nod
             kids = children(value, walk)
             if kids:
                 stack.extend([Node(child, node, slot, None) for slot, child in reversed(kids)])
+
+
+def some_dict(schema: Any, test: Callable[[dict], bool], limit: int = MAX_NODES) -> bool:
+    """Whether ``test`` holds for some object anywhere in ``schema``: every value of every
+    object and array, a superset of what any walk visits, so False means no walk can meet
+    one. A plain scan (no Node, no pointer): a cheap pre-check before a walk. True also
+    when ``schema`` holds more than ``limit`` containers (too big to tell)."""
+    stack = [schema]
+    seen = 0
+    while stack:
+        value = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(value, dict):
+            if test(value):
+                return True
+            for v in value.values():
+                if isinstance(v, (dict, list)):
+                    stack.append(v)
+        elif isinstance(value, list):
+            for v in value:
+                if isinstance(v, (dict, list)):
+                    stack.append(v)
+    return False
 
 
 def depth(schema: Any, limit: int = MAX_NODES) -> int:

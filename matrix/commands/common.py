@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from matrix.errors import InputError
@@ -27,9 +28,20 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
     o.add_argument("--name", default="", help="the server's name in the client config (used in prefixed tool names)")
     t = parser.add_argument_group("timeouts (seconds)")
     d = Timeouts()
-    t.add_argument("--timeout-initialize", type=float, default=d.initialize, help=f"default {d.initialize}")
-    t.add_argument("--timeout-list", type=float, default=d.list, help=f"default {d.list}")
-    t.add_argument("--timeout-call", type=float, default=d.call, help=f"default {d.call}")
+    t.add_argument("--timeout-initialize", type=seconds, default=d.initialize, help=f"default {d.initialize}")
+    t.add_argument("--timeout-list", type=seconds, default=d.list, help=f"default {d.list}")
+    t.add_argument("--timeout-call", type=seconds, default=d.call, help=f"default {d.call}")
+
+
+def seconds(text: str) -> float:
+    """A timeout: a positive, finite number of seconds (``nan`` or ``inf`` would mean no bound)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text!r}")
+    return value
 
 
 def timeouts_from(args: argparse.Namespace) -> Timeouts:

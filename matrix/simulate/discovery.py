@@ -8,7 +8,7 @@ be traced to a rule and its source.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Sequence
@@ -111,6 +111,14 @@ def client_view(profile: Profile, state: ListState) -> ClientView:
     """Turn the final list state into a discovery verdict per tool (DESIGN.md)."""
     with _gc_paused():
         return _client_view(profile, state)
+
+
+def client_views(profiles: Iterable[Profile], state: ListState) -> list[ClientView]:
+    """``client_view`` for each profile, with one collector pause around them all: the
+    collection a pause ends with scans what the profiles kept (views, the memo) once,
+    rather than once per profile."""
+    with _gc_paused():
+        return [_client_view(p, state) for p in profiles]
 
 
 def _client_view(profile: Profile, state: ListState) -> ClientView:

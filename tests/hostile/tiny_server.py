@@ -15,7 +15,8 @@ import sys
 
 
 def main() -> None:
-    config = json.load(open(sys.argv[1], encoding="utf-8"))
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        config = json.load(fh)
     leak = config.get("leak", "")
     if config.get("env_file"):
         with open(config["env_file"], "w", encoding="utf-8") as fh:
@@ -44,9 +45,16 @@ def main() -> None:
                 sys.stderr.flush()
                 os._exit(3)
             text = json.dumps({"name": params.get("name"), "arguments": params.get("arguments")})
-            result = {"content": [{"type": "text", "text": f"{text} {leak}".strip()}], "isError": False}
+            result = {
+                "content": [{"type": "text", "text": f"{text} {leak}".strip()}],
+                "isError": False,
+            }
         else:
-            reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": method}}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": -32601, "message": method},
+            }
             print(json.dumps(reply), flush=True)
             continue
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)

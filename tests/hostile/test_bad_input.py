@@ -1,0 +1,288 @@
+"""Bad input: every malformed file or argument is ONE clear error (exit 2) naming the file, the
+line or key, and what was expected; never a traceback, and never a server started for nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import run_cli
+
+PROFILE = """\
+name: my-client
+client: My client
+versions: "1"
+models: a test profile
+extends: [base-ts-sdk]
+identity:
+  clientInfo: {name: my-client, version: "1"}
+  protocolVersion: "2025-06-18"
+  capabilities: {}
+discovery:
+  - use: BEHAVIOUR
+    with: {limit: LIMIT}
+    evidence:
+      - level: observed
+"""
+
+
+def one_error(r, *words: str) -> str:
+    """Exit 2 with exactly one error line that says each of ``words``; no traceback."""
+    assert r.returncode == 2, r.stdout[-1000:] + r.stderr[-1000:]
+    assert "Traceback" not in r.stderr and "Traceback" not in r.stdout
+    errors = [line for line in r.stderr.splitlines() if line.startswith("mcp-matrix: error:")]
+    assert len(errors) == 1, r.stderr
+    assert all(w in errors[0] for w in words), errors[0]
+    return errors[0]
+
+
+def write(tmp_path, name: str, text: str | bytes) -> str:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+# -- profiles ------------------------------------------------------------------------------
+
+
+def test_a_profile_with_an_unknown_behaviour_names_file_line_key_and_the_near_miss(tmp_path):
+    write(
+        tmp_path,
+        "profiles/my-client.yaml",
+        PROFILE.replace("BEHAVIOUR", "max-tool").replace("LIMIT", "3"),
+    )
+    r = run_cli(
+        "run",
+        "--profiles-dir",
+        str(tmp_path / "profiles"),
+        "--server",
+        "faulty",
+        "--client",
+        "my-client",
+    )
+    one_error(
+        r,
+        "my-client.yaml:11",
+        "discovery[0].use",
+        "unknown behaviour 'max-tool'",
+        "did you mean 'max-tools'",
+    )
+
+
+def test_a_profile_param_of_the_wrong_type_says_what_was_expected(tmp_path):
+    write(
+        tmp_path,
+        "profiles/my-client.yaml",
+        PROFILE.replace("BEHAVIOUR", "max-tools").replace("LIMIT", '"forty"'),
+    )
+    r = run_cli(
+        "run",
+        "--profiles-dir",
+        str(tmp_path / "profiles"),
+        "--server",
+        "faulty",
+        "--client",
+        "my-client",
+    )
+    one_error(r, "my-client.yaml:12", "discovery[0].with.limit", "expected an integer", '"forty"')
+
+
+def test_a_profile_that_is_not_yaml_names_its_line(tmp_path):
+    write(tmp_path, "profiles/my-client.yaml", "name: my-client\nclient: [unclosed\n")
+    r = run_cli("profiles", "--profiles-dir", str(tmp_path / "profiles"))
+    one_error(r, "my-client.yaml:", "YAML syntax error")
+
+
+# -- cases -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            "cases:\n  echo:\n    - name: x\n      expect: maybe\n",
+            (":4", "cases.echo[0].expect", "success, error", '"maybe"'),
+        ),
+        (
+            "cases:\n  echo:\n    - name: x\n      bogus: 1\n",
+            (":4", "cases.echo[0].bogus", "unknown key 'bogus'", "valid keys"),
+        ),
+        (
+            "cases:\n  echo:\n    - arguments: {text: x}\n",
+            (":3", "cases.echo[0].name", "missing required key"),
+        ),
+        ("cases: [1, 2\n", (":1", "YAML syntax error")),
+        ("cases:\n  echo:\n    - &a [*a]\n", (":3", "alias refers to itself")),
+        ("", (":1", "empty")),
+        (b"\xff\xfe\x00 not text", ("cannot read the cases file", "utf-8")),
+    ],
+    ids=[
+        "bad-enum",
+        "unknown-key",
+        "missing-name",
+        "yaml-syntax",
+        "alias-cycle",
+        "empty",
+        "not-utf8",
+    ],
+)
+def test_a_bad_cases_file_is_one_error_before_any_server_starts(tmp_path, text, words):
+    cases = write(tmp_path, "cases.yaml", text)
+    record = tmp_path / "calls.jsonl"
+    r = run_cli(
+        "run", "--server", f"faulty --record {record}", "--client", "continue", "--cases", cases
+    )
+    one_error(r, cases, *words)
+    assert not record.exists()
+
+
+def test_a_yaml_alias_bomb_is_refused_without_expanding_it(tmp_path):
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
+    cases = write(tmp_path, "cases.yaml", "\n".join(lines) + "\ncases: {}\n")  # 9^9 values expanded
+    r = run_cli("run", "--server", "faulty", "--client", "continue", "--cases", cases, timeout=60)
+    one_error(r, f"{cases}:1", "YAML aliases expanded", "at most 100000")
+
+
+def test_a_cases_file_nested_too_deeply_is_one_error(tmp_path):
+    cases = write(tmp_path, "cases.yaml", "cases: " + "[" * 20000 + "]" * 20000 + "\n")
+    r = run_cli("run", "--server", "faulty", "--client", "continue", "--cases", cases)
+    one_error(r, f"{cases}:1", "nested too deeply")
+
+
+# -- release policy --------------------------------------------------------------------------
+
+
+def test_a_bad_policy_names_its_line_and_the_valid_values(tmp_path):
+    results = write(
+        tmp_path,
+        "r.jsonl",
+        json.dumps({"event": "run-started", "format": "mcp-matrix.results", "version": 1}) + "\n",
+    )
+    policy = write(tmp_path, "policy.yaml", "required_clients: [continue]\nfail_on: [bogus]\n")
+    r = run_cli("check", results, "--policy", policy)
+    one_error(r, f"{policy}:2", "fail_on[0]", "expected one of", '"bogus"')
+
+
+# -- snapshots -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            '{"format": "mcp-matrix.snapshot", "version": 1, "tools": [{"page": "x"}]}',
+            ("tools[0]", "integer 'page'"),
+        ),
+        (
+            '{"format": "mcp-matrix.snapshot", "version": 1,\n "tools": [\n',
+            (":3", "not valid JSON"),
+        ),
+        (
+            '{"format": "something-else"}',
+            ("not an mcp-matrix snapshot", '"format": "mcp-matrix.snapshot"'),
+        ),
+        (
+            '{"format": "mcp-matrix.snapshot", "version": 1, "tools": '
+            + "[" * 50000
+            + "]" * 50000
+            + "}",
+            ("nested too deeply",),
+        ),
+    ],
+    ids=["bad-entry", "truncated", "wrong-format", "too-deep"],
+)
+@pytest.mark.parametrize("command", ["discover", "baseline"])
+def test_a_bad_snapshot_is_one_error_naming_it(tmp_path, text, words, command):
+    snap = write(tmp_path, "snap.json", text)
+    if command == "discover":
+        r = run_cli("discover", snap, "--client", "continue")
+    else:
+        r = run_cli("run", "--server", "faulty", "--client", "continue", "--baseline", snap)
+    one_error(r, snap, *words)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+START = json.dumps({"event": "run-started", "format": "mcp-matrix.results", "version": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (START + '\n{"event": "call", "verdict": \n{"event": "x"}\n', (":2", "not a JSON object")),
+        ('{"event": "discovery"}\n', (":1", "first line must be a run-started event")),
+        (START + "\n[1, 2]\n", (":2", "expected an object with an 'event' key")),
+        (START + "\n" + "[" * 100000 + "\n", (":2", "nested too deeply")),
+        (b"\xff\xfe\x00\x01", ("not UTF-8",)),
+        ("", ("empty",)),
+    ],
+    ids=["bad-line", "not-results", "not-an-event", "too-deep", "binary", "empty"],
+)
+def test_a_bad_results_file_is_one_error_naming_file_and_line(tmp_path, text, words):
+    results = write(tmp_path, "r.jsonl", text)
+    r = run_cli("report", results, "--format", "md")
+    one_error(r, results, *words)
+
+
+# -- recorded calls (replay) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (
+            '{"id": "a", "tool": "echo", "arguments": "x"}\n',
+            (":1", "arguments", "expected an object"),
+        ),
+        ('{"id": "a", "tool": "echo", "arguments": {}}\nnot json\n', (":2", "not valid JSON")),
+    ],
+    ids=["arguments-not-object", "bad-json-line"],
+)
+def test_a_bad_recorded_calls_file_is_one_error_naming_file_line_and_key(tmp_path, text, words):
+    calls = write(tmp_path, "live.jsonl", text)
+    record = tmp_path / "calls.jsonl"
+    r = run_cli("replay", calls, "--server", f"faulty --record {record}", "--client", "continue")
+    one_error(r, calls, *words)
+    assert not record.exists()
+
+
+# -- arguments -------------------------------------------------------------------------------
+
+
+BAD_ARGUMENTS = [
+    (("--jobs", "0"), ("--jobs", "at least 1")),
+    (("--fail-on", "bogus"), ("--fail-on", "unknown verdict 'bogus'", "broken")),
+    (("--report", "badfmt:x"), ("--report", "FMT:FILE", "html", "'badfmt:x'")),
+    (("--report", "html"), ("--report", "FMT:FILE")),
+    (
+        ("--http", "http://127.0.0.1:9/mcp", "--header", "NoColon"),
+        ("--header", "KEY:VALUE", "'NoColon'"),
+    ),
+    (("--env", "NOEQUALS"), ("--env", "KEY=VALUE", "'NOEQUALS'")),
+    (("--http", "ftp://example.com"), ("--http", "http://")),
+    (("--server", "no-such-server"), ("--server", "unknown bundled server")),
+    (("--timeout-call", "-1"), ("--timeout-call", "positive, finite")),
+    (("--timeout-call", "nan"), ("--timeout-call", "positive, finite")),
+    (("--timeout-initialize", "inf"), ("--timeout-initialize", "positive, finite")),
+    (("--client", "claude-cod"), ("did you mean 'claude-code'",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"), BAD_ARGUMENTS, ids=[" ".join(a[-2:]) for a, _ in BAD_ARGUMENTS]
+)
+def test_a_bad_argument_is_one_error_that_says_what_was_expected(tmp_path, args, words):
+    record = tmp_path / "calls.jsonl"
+    server = (
+        () if "--server" in args or "--http" in args else ("--server", f"faulty --record {record}")
+    )
+    r = run_cli("run", *server, *args)
+    one_error(r, *words)
+    assert not record.exists()
