@@ -237,8 +237,8 @@ class Connection:
         ``list_first=False`` for a session opened per call: such clients (langchain-mcp-adapters)
         list tools once, elsewhere, and go straight to the call."""
         identity = self.profile.identity if self.profile else None
-        transport = self.target.open(connect_timeout=self.timeouts.initialize)
-        self._transport = transport
+        transport = self.target.transport(connect_timeout=self.timeouts.initialize)
+        self._transport = transport  # held before its server starts: close() ends it whatever happens
         kwargs: dict[str, Any] = {"timeouts": self.timeouts}
         if identity is not None:
             kwargs.update(client_info=dict(identity.client_info), protocol_version=identity.protocol_version,
@@ -247,10 +247,11 @@ class Connection:
         try:
             if self._aborted:
                 raise ServerExited("the run was interrupted")
+            transport.start()
             session.initialize()
             if list_first:
                 session.list_tools(first_page_only=True)  # an error answer is the server's; the call decides
-        except WireError:
+        except BaseException:  # a failure or Ctrl-C: never leave a server running
             session.close()
             raise
         return session
@@ -286,11 +287,15 @@ class Connection:
         return Answer(result=r.result, error=r.error.to_json() if r.error else None, elapsed=r.elapsed)
 
     def close(self) -> None:
-        if self.session is not None:
-            try:
-                self.session.close()
-            finally:
-                self.session = None
+        """End the session and the server last started (closing twice is harmless)."""
+        session, transport = self.session, self._transport
+        self.session = self._transport = None
+        try:
+            if session is not None:
+                session.close()
+        finally:
+            if transport is not None:
+                transport.close()
 
 
 class _ProfileRunner:

@@ -94,7 +94,8 @@ def take_snapshot(
     transport = None
     session = None
     try:
-        transport = target.open(connect_timeout=timeouts.initialize)
+        transport = target.transport(connect_timeout=timeouts.initialize)
+        transport.start()  # inside the try: the finally below ends the server whatever happens
         session = Session(
             transport, client_info=doc["client"]["clientInfo"], protocol_version=protocol_version,
             capabilities=doc["client"]["capabilities"], timeouts=timeouts,

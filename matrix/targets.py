@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 from matrix.errors import InputError, did_you_mean
 from matrix.wire.errors import ServerExited, WireTimeout
 from matrix.wire.http import HttpTransport
-from matrix.wire.stdio import StdioTransport
+from matrix.wire.stdio import StdioTransport, interrupt_held
 from matrix.wire.transport import Transport
 
 MASK = "***"
@@ -92,6 +92,17 @@ class Target:
 
     def open(self, connect_timeout: float = 10.0) -> Transport:
         """A started transport; raises WireError if the server cannot be started."""
+        t = self.transport(connect_timeout)
+        try:
+            t.start()
+        except BaseException:  # a failed start or Ctrl-C: never leave a half-started server running
+            t.close()
+            raise
+        return t
+
+    def transport(self, connect_timeout: float = 10.0) -> Transport:
+        """The transport to this target, not yet started: a caller that must end the server
+        whatever happens (Ctrl-C included) holds it before ``start()`` runs the server."""
         if self.kind == "stdio":
             t: Transport = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
         elif self.kind == "http":
@@ -100,7 +111,6 @@ class Target:
             t = BundledHttpServer(self.server_argv() + ["--transport", "http", "--port", "0"], connect_timeout)
         else:
             t = StdioTransport(self.server_argv(), env=self.env, inherit_env=True)
-        t.start()
         return t
 
     def describe(self) -> dict:
@@ -199,11 +209,12 @@ class BundledHttpServer(HttpTransport):
     def start(self) -> None:
         if getattr(self, "_proc", None) is not None:  # idempotent, like every transport
             return
-        proc = subprocess.Popen(
-            self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        self._proc = proc
+        with interrupt_held():  # the handle is kept before Ctrl-C can end start()
+            proc = subprocess.Popen(
+                self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            self._proc = proc
         lines: queue.Queue[str] = queue.Queue()
 
         def pump() -> None:

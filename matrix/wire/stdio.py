@@ -11,11 +11,13 @@ unless ``inherit_env`` is set: a tester must not leak the caller's secrets into 
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -29,6 +31,27 @@ MINIMAL_ENV = (
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
     "SYSTEMROOT", "COMSPEC", "PATHEXT", "VIRTUAL_ENV",
 )  # fmt: skip
+
+
+@contextlib.contextmanager
+def interrupt_held() -> Iterator[None]:
+    """Hold Ctrl-C while a server process is started and its handle stored, then deliver it.
+
+    A KeyboardInterrupt raised inside ``Popen`` (or before its result is kept) would leave the
+    new server running with nothing to end it. Only the main thread ever gets KeyboardInterrupt,
+    so other threads need no holding.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(signal.SIGINT, None)  # the default handler raises KeyboardInterrupt now
 
 
 def server_environment(user_env: Mapping[str, str] | None, inherit: bool = False) -> dict[str, str]:
@@ -62,15 +85,16 @@ class StdioTransport(Transport):
         if self._proc is not None:  # idempotent: a started transport may be handed to a session
             return
         try:
-            self._proc = subprocess.Popen(
-                self.command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=server_environment(self.env, self.inherit_env),
-                cwd=self.cwd,
-                start_new_session=True,
-            )
+            with interrupt_held():
+                self._proc = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=server_environment(self.env, self.inherit_env),
+                    cwd=self.cwd,
+                    start_new_session=True,
+                )
         except (OSError, ValueError) as exc:
             raise ServerExited(f"could not start {self.command[0]!r}: {exc}") from None
         self._stderr_thread = threading.Thread(target=self._read_stderr, name="mcp-stderr", daemon=True)
