@@ -14,9 +14,10 @@ from pathlib import Path
 
 import anyio
 
+from ..serving import serve_http, serve_stdio
 from .backend import BillingBackend
 from .schemas import VERSIONS
-from .server import build_server, serve_http, serve_stdio
+from .server import build_server
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import anyio
 
+from ..serving import serve_http, serve_stdio
 from .backend import GatewayBackend
 from .gateway import Gateway
 from .schemas import LATEST_VERSION, SCHEMA_VERSIONS
-from .server import build_server, serve_http, serve_stdio
+from .server import build_server
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

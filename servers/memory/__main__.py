@@ -14,9 +14,10 @@ from pathlib import Path
 
 import anyio
 
+from ..serving import serve_http, serve_stdio
 from .backend import MemoryBackend
 from .schemas import SCHEMA_VARIANTS
-from .server import build_server, serve_http, serve_stdio
+from .server import build_server
 
 
 def _positive(text: str) -> int:
