@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from matrix.errors import InputError
+
 # Worst first. Discovery and call verdicts share one scale so a cell's worst is well defined.
 SEVERITY = (
     "broken",
@@ -84,3 +86,14 @@ def rank(verdict: str) -> int:
 def worst(verdicts) -> str | None:
     vs = list(verdicts)
     return min(vs, key=rank) if vs else None
+
+
+def parse_verdicts(value: str, where: str) -> list[str]:
+    """A comma-separated verdict list from a flag (``none`` for no verdict); unknown ones are input errors."""
+    if value.strip() == "none":
+        return []
+    verdicts = [v.strip() for v in value.split(",") if v.strip()]
+    for v in verdicts:
+        if v not in SEVERITY:
+            raise InputError(f"unknown verdict {v!r}; expected some of: {', '.join(SEVERITY)}", where=where)
+    return verdicts

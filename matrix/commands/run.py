@@ -14,10 +14,11 @@ from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.grid import RELEASE_FAILING, over_threshold
 from matrix.report.terminal import write_terminal
+from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
 from matrix.run import RunConfig, run_matrix
 from matrix.snapshot import load_snapshot
-from matrix.verdicts import SEVERITY
+from matrix.verdicts import parse_verdicts
 
 DEFAULT_SERVER = "memory --schema anyof"
 
@@ -60,18 +61,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_fail_on(value: str) -> list[str]:
-    if value.strip() == "none":
-        return []
-    verdicts = [v.strip() for v in value.split(",") if v.strip()]
-    for v in verdicts:
-        if v not in SEVERITY:
-            raise InputError(f"unknown verdict {v!r}; expected some of: {', '.join(SEVERITY)}", where="--fail-on")
-    return verdicts
+    return parse_verdicts(value, where="--fail-on")
 
 
 def parse_reports(values: list[str]) -> list[tuple[str, str]]:
-    from matrix.commands.report import FORMATS
-
     out = []
     for value in values:
         fmt, sep, path = value.partition(":")
@@ -113,8 +106,6 @@ def run(args: argparse.Namespace) -> int:
         if out:
             out.close()
     write_terminal(writer.events, Console(highlight=False, soft_wrap=True), details=not args.quiet)
-    from matrix.commands.report import write_report
-
     for fmt, path in reports:
         write_report(writer.events, fmt, path, fail_on)
     if outcome.interrupted:

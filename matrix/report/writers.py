@@ -1,0 +1,94 @@
+"""The writer registry: every report format behind one entry point, ``write_report``.
+
+``run --report``, ``report`` and the tests all write through here, so a new format is one
+writer module plus one line in ``WRITERS``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import IO
+
+from rich.console import Console
+
+from matrix.report.grid import RELEASE_FAILING
+from matrix.report.html import write_html
+from matrix.report.json_report import write_json
+from matrix.report.junit import write_junit
+from matrix.report.markdown import write_markdown
+from matrix.report.sarif import write_sarif
+from matrix.report.terminal import write_terminal
+
+Writer = Callable[[list, IO[str], Iterable[str]], None]
+
+WRITERS: dict[str, Writer] = {
+    "md": write_markdown,
+    "json": write_json,
+    "junit": write_junit,
+    "sarif": write_sarif,
+    "html": write_html,
+}
+FORMATS = ("terminal", *WRITERS)
+# What a written file is conventionally called, for `run --report FMT` without a file name.
+SUFFIX = {
+    "terminal": ".txt",
+    "md": ".md",
+    "json": ".json",
+    "junit": ".xml",
+    "sarif": ".sarif",
+    "html": ".html",
+}
+
+
+def write_report(
+    events: list[dict],
+    fmt: str,
+    stream_or_path: IO[str] | str | Path | None = None,
+    failing: Iterable[str] = RELEASE_FAILING,
+    details: bool = True,
+) -> None:
+    """Write ``events`` as ``fmt`` (one of FORMATS) to a text stream, a file path, or stdout (None).
+
+    Files are written as UTF-8; a character that cannot be encoded (a lone surrogate from a
+    hostile server) is written as a backslash escape rather than failing the report.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    failing = list(failing)
+    if stream_or_path is None or isinstance(stream_or_path, (str, Path)):
+        path = None if stream_or_path is None else Path(stream_or_path)
+        if path is None:
+            _write(events, fmt, sys.stdout, failing, details, to_terminal=True)
+            return
+        with path.open("w", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
+            _write(events, fmt, handle, failing, details, to_terminal=False)
+        return
+    _write(events, fmt, stream_or_path, failing, details, to_terminal=False)
+
+
+def _write(
+    events: list[dict],
+    fmt: str,
+    stream: IO[str],
+    failing: list[str],
+    details: bool,
+    to_terminal: bool,
+) -> None:
+    if fmt == "terminal":
+        if to_terminal:
+            console = Console(highlight=False, soft_wrap=True)
+        else:  # plain text for a file or a captured stream: no colour codes
+            console = Console(
+                file=stream,
+                highlight=False,
+                soft_wrap=True,
+                no_color=True,
+                color_system=None,
+                width=120,
+                force_terminal=False,
+            )
+        write_terminal(events, console, details=details)
+        return
+    WRITERS[fmt](events, stream, failing)
