@@ -1,0 +1,503 @@
+"""The fake model endpoint: a local HTTP server that speaks four model APIs, records what
+each client sends its model, and answers with scripted tool calls, then a final text.
+
+Why: what a client *does* to a tool (drops it, renames it, rewrites its schema, mangles its
+arguments) is only visible in the request it builds for its model and in the call that
+reaches the server. No LLM is needed: the answer is scripted, so a calibration run is
+deterministic and offline.
+
+APIs (CALIBRATION-CONTRACT.md), each streaming (SSE) and not, whatever the request asks:
+- Anthropic Messages ``POST /v1/messages``
+- OpenAI Chat Completions ``POST /v1/chat/completions``
+- OpenAI Responses ``POST /v1/responses``
+- Gemini ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``
+  (also under ``/v1/``), and ``GET .../models`` listings.
+
+The turn logic is stateless: a request whose history already holds a tool result (or that
+offers no tools) gets the final text; any other request with tools gets every scripted call
+whose tool the request offers, in one turn. Side requests (titles, quota probes) therefore
+get a harmless text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FINAL_TEXT = "Calibration finished."
+SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "proxy-authorization")
+MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """One tool call the fake model makes: the server's tool name and the arguments to send."""
+
+    tool: str
+    arguments: Any
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class ModelTool:
+    """One tool as a client offered it to its model (a flattened entry of the request)."""
+
+    name: str  # the name the model must use to call it (namespace joined for Responses)
+    description: str | None
+    parameters: Any
+    namespace: str | None = None  # Responses-API namespace holding the tool, if any
+    call_name: str = ""  # the name to put in a function call (inside a namespace: the plain name)
+    raw: Any = None
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "namespace": self.namespace,
+        }
+
+
+@dataclass
+class RecordedRequest:
+    """One request a client sent its model."""
+
+    method: str
+    path: str
+    api: str
+    stream: bool
+    headers: dict[str, str]
+    body: Any
+    answer: str = ""  # "tool-calls" | "text" | "listing"
+    calls: list[dict] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "method": self.method,
+            "path": self.path,
+            "api": self.api,
+            "stream": self.stream,
+            "headers": self.headers,
+            "body": self.body,
+            "answer": self.answer,
+            "calls": self.calls,
+        }
+
+
+def mask_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Headers with every credential replaced by ``***`` (any key is accepted, none is kept)."""
+    out = {}
+    for key, value in headers:
+        low = key.lower()
+        secret = low in SECRET_HEADERS or "key" in low or "token" in low or "secret" in low
+        out[low] = "***" if secret else value
+    return out
+
+
+# -- reading a request: which API, which tools, is it a follow-up turn -----------------------
+
+
+def api_of(path: str) -> str | None:
+    p = path.split("?", 1)[0].rstrip("/")
+    if p.endswith("/messages") and "/v1" in p:
+        return "anthropic"
+    if p.endswith("/chat/completions"):
+        return "openai-chat"
+    if p.endswith("/responses"):
+        return "openai-responses"
+    if ":generateContent" in p or ":streamGenerateContent" in p:
+        return "gemini"
+    return None
+
+
+def model_tools(api: str, body: Any) -> list[ModelTool]:
+    """The tools a request offers its model, flattened (Responses namespaces opened up)."""
+    if not isinstance(body, dict):
+        return []
+    raw = body.get("tools")
+    if not isinstance(raw, list):
+        return []
+    out: list[ModelTool] = []
+    for t in raw:
+        if not isinstance(t, dict):
+            continue
+        if api == "anthropic":
+            if isinstance(t.get("name"), str) and ("input_schema" in t or t.get("type") in (None, "custom")):
+                out.append(ModelTool(t["name"], t.get("description"), t.get("input_schema"), call_name=t["name"], raw=t))
+        elif api == "openai-chat":
+            fn = t.get("function") if t.get("type") == "function" else None
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                out.append(ModelTool(fn["name"], fn.get("description"), fn.get("parameters"), call_name=fn["name"], raw=t))
+        elif api == "openai-responses":
+            out.extend(_responses_tools(t))
+        elif api == "gemini":
+            for key in ("functionDeclarations", "function_declarations"):
+                for fd in t.get(key) or []:
+                    if isinstance(fd, dict) and isinstance(fd.get("name"), str):
+                        params = fd.get("parametersJsonSchema", fd.get("parameters_json_schema", fd.get("parameters")))
+                        out.append(ModelTool(fd["name"], fd.get("description"), params, call_name=fd["name"], raw=fd))
+    return out
+
+
+def _responses_tools(t: dict, namespace: str | None = None) -> list[ModelTool]:
+    kind = t.get("type")
+    if kind == "function" and isinstance(t.get("name"), str):
+        full = f"{namespace}{t['name']}" if namespace else t["name"]
+        return [ModelTool(full, t.get("description"), t.get("parameters"), namespace, t["name"], raw=t)]
+    if kind == "namespace" and isinstance(t.get("name"), str):
+        out = []
+        for inner in t.get("tools") or []:
+            if isinstance(inner, dict):
+                out.extend(_responses_tools(inner, t["name"]))
+        return out
+    return []
+
+
+def has_tool_result(api: str, body: Any) -> bool:
+    """Whether the conversation already holds the answer to a tool call (a follow-up turn)."""
+    if not isinstance(body, dict):
+        return False
+    if api == "anthropic":
+        for m in body.get("messages") or []:
+            content = m.get("content") if isinstance(m, dict) else None
+            if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
+                return True
+    elif api == "openai-chat":
+        return any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
+    elif api == "openai-responses":
+        items = body.get("input")
+        if isinstance(items, list):
+            return any(isinstance(i, dict) and str(i.get("type", "")).endswith("_call_output") for i in items)
+        return bool(body.get("previous_response_id"))
+    elif api == "gemini":
+        for c in body.get("contents") or []:
+            parts = c.get("parts") if isinstance(c, dict) else None
+            if isinstance(parts, list) and any(isinstance(p, dict) and ("functionResponse" in p or "function_response" in p) for p in parts):
+                return True
+    return False
+
+
+def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None:
+    """The model-facing tool that stands for ``server_tool``: the same name, or a name that
+    ends with it after a separator (``mcp__probe__x``, ``probe_x``, a namespace)."""
+    for t in tools:
+        if t.call_name == server_tool or t.name == server_tool:
+            return t
+    candidates = [t for t in tools if re.search(r"(^|[_.:/-])" + re.escape(server_tool) + "$", t.call_name)]
+    return min(candidates, key=lambda t: len(t.call_name)) if candidates else None
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+class FakeModel:
+    """The endpoint: ``with FakeModel(calls) as model: ... model.url ... model.requests``."""
+
+    def __init__(self, calls: Sequence[ScriptedCall] = (), final_text: str = FINAL_TEXT, model: str = "fake-model") -> None:
+        self.calls = tuple(calls)
+        self.final_text = final_text
+        self.model = model
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server.daemon_threads = True
+        self._server.fake = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeModel:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeModel:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def record(self, req: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(req)
+
+    def requests_json(self) -> list[dict]:
+        with self._lock:
+            return [r.to_json() for r in self.requests]
+
+    def offered_tools(self) -> tuple[str, list[ModelTool]] | None:
+        """The tools of the richest request (the most tools): what the model was shown."""
+        best = None
+        with self._lock:
+            for r in self.requests:
+                tools = model_tools(r.api, r.body)
+                if tools and (best is None or len(tools) > len(best[1])):
+                    best = (r.api, tools)
+        return best
+
+    def plan(self, api: str, body: Any) -> list[tuple[ScriptedCall, ModelTool]]:
+        """The calls to make now: none on a follow-up turn, else each scripted one offered."""
+        if has_tool_result(api, body):
+            return []
+        tools = model_tools(api, body)
+        out = []
+        for call in self.calls:
+            tool = match_tool(tools, call.tool)
+            if tool is not None:
+                out.append((call, tool))
+        return out
+
+
+def _call_id(i: int) -> str:
+    return f"call_{i}_{uuid.uuid4().hex[:12]}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "mcp-matrix-fake-model"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    @property
+    def fake(self) -> FakeModel:
+        return self.server.fake  # type: ignore[attr-defined]
+
+    def _json(self, status: int, doc: Any) -> None:
+        data = json.dumps(doc).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        self.fake.record(RecordedRequest("GET", self.path, "listing", False, mask_headers(self.headers.items()), None, "listing"))
+        model = self.fake.model
+        if path.endswith("/models"):
+            self._json(200, {
+                "object": "list",
+                "data": [{"id": model, "object": "model", "created": 0, "owned_by": "mcp-matrix",
+                          "type": "model", "display_name": model}],
+                "models": [{"name": f"models/{model}", "displayName": model,
+                            "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]}],
+                "has_more": False, "first_id": model, "last_id": model,
+            })
+        elif "/models/" in path:
+            self._json(200, {"id": model, "object": "model", "name": f"models/{model}", "type": "model"})
+        else:
+            self._json(404, {"error": {"message": f"no such endpoint: GET {path}", "type": "not_found"}})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._json(413, {"error": {"message": "request too large"}})
+            return
+        raw = self.rfile.read(length) if length else self._read_chunked()
+        if self.headers.get("Content-Encoding", "").lower() in ("gzip", "zstd", "br"):
+            raw = _decompress(raw, self.headers["Content-Encoding"].lower())
+        try:
+            body = json.loads(raw or b"null")
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        api = api_of(self.path)
+        stream = _wants_stream(api, self.path, body)
+        rec = RecordedRequest("POST", self.path, api or "unknown", stream, mask_headers(self.headers.items()), body)
+        self.fake.record(rec)
+        if api is None:
+            if self.path.split("?", 1)[0].rstrip("/").endswith("count_tokens"):
+                self._json(200, {"input_tokens": 10})
+                return
+            self._json(404, {"error": {"message": f"no such endpoint: POST {self.path}", "type": "not_found"}})
+            return
+        planned = self.fake.plan(api, body)
+        rec.answer = "tool-calls" if planned else "text"
+        calls = [(c, t, _call_id(i)) for i, (c, t) in enumerate(planned)]
+        rec.calls = [{"tool": c.tool, "model_name": t.name, "id": cid, "arguments": c.arguments} for c, t, cid in calls]
+        model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else self.fake.model
+        if api == "gemini":
+            model = self.path.split("/models/", 1)[-1].split(":", 1)[0] or model
+        writer = {"anthropic": _anthropic, "openai-chat": _chat, "openai-responses": _responses, "gemini": _gemini}[api]
+        writer(self, stream, model, calls, self.fake.final_text)
+
+    def _read_chunked(self) -> bytes:
+        if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+            return b""
+        out = b""
+        while True:
+            size = int(self.rfile.readline().strip() or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                return out
+            out += self.rfile.read(size)
+            self.rfile.readline()
+            if len(out) > MAX_BODY:
+                return out
+
+    # SSE helpers
+    def start_sse(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def event(self, data: Any, name: str | None = None) -> None:
+        text = (f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+        self.wfile.write(text.encode())
+        self.wfile.flush()
+
+
+def _decompress(raw: bytes, encoding: str) -> bytes:
+    if encoding == "gzip":
+        import gzip
+
+        return gzip.decompress(raw)
+    return raw  # zstd / br are not in the standard library; the body stays undecoded
+
+
+def _wants_stream(api: str | None, path: str, body: Any) -> bool:
+    if api == "gemini":
+        return ":streamGenerateContent" in path
+    return bool(isinstance(body, dict) and body.get("stream"))
+
+
+# -- the four wire formats ------------------------------------------------------------------------
+
+USAGE_ANTHROPIC = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def _anthropic(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
+    msg_id = f"msg_{uuid.uuid4().hex[:20]}"
+    blocks = [{"type": "tool_use", "id": cid.replace("call_", "toolu_"), "name": t.call_name, "input": c.arguments} for c, t, cid in calls]
+    if not blocks:
+        blocks = [{"type": "text", "text": final}]
+    stop = "tool_use" if calls else "end_turn"
+    message = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": blocks,
+               "stop_reason": stop, "stop_sequence": None, "usage": USAGE_ANTHROPIC}
+    if not stream:
+        h._json(200, message)
+        return
+    h.start_sse()
+    h.event({"type": "message_start", "message": {**message, "content": [], "stop_reason": None,
+                                                  "usage": {**USAGE_ANTHROPIC, "output_tokens": 1}}}, "message_start")
+    for i, b in enumerate(blocks):
+        if b["type"] == "text":
+            h.event({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            h.event({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}}, "content_block_delta")
+        else:
+            h.event({"type": "content_block_start", "index": i,
+                     "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}}, "content_block_start")
+            h.event({"type": "content_block_delta", "index": i,
+                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}}, "content_block_delta")
+        h.event({"type": "content_block_stop", "index": i}, "content_block_stop")
+    h.event({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+             "usage": {"output_tokens": 5}}, "message_delta")
+    h.event({"type": "message_stop"}, "message_stop")
+
+
+def _chat(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
+    cid0 = f"chatcmpl-{uuid.uuid4().hex[:20]}"
+    created = int(time.time())
+    tool_calls = [{"id": cid, "type": "function", "function": {"name": t.call_name, "arguments": json.dumps(c.arguments)}}
+                  for c, t, cid in calls]
+    finish = "tool_calls" if calls else "stop"
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    if not stream:
+        message: dict = {"role": "assistant", "content": None if calls else final}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        h._json(200, {"id": cid0, "object": "chat.completion", "created": created, "model": model,
+                      "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+        return
+    h.start_sse()
+
+    def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> dict:
+        return {"id": cid0, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+
+    h.event(chunk({"role": "assistant", "content": ""}))
+    if calls:
+        for i, tc in enumerate(tool_calls):
+            h.event(chunk({"tool_calls": [{"index": i, **tc}]}))
+    else:
+        h.event(chunk({"content": final}))
+    h.event(chunk({}, finish))
+    h.event({"id": cid0, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage})
+    h.event("[DONE]")
+
+
+def _responses(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
+    rid = f"resp_{uuid.uuid4().hex[:20]}"
+    output = []
+    for c, t, cid in calls:
+        item = {"type": "function_call", "id": f"fc_{cid}", "call_id": cid, "name": t.call_name,
+                "arguments": json.dumps(c.arguments), "status": "completed"}
+        if t.namespace:
+            item["namespace"] = t.namespace
+        output.append(item)
+    if not calls:
+        output.append({"type": "message", "id": f"msg_{uuid.uuid4().hex[:12]}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": final, "annotations": []}]})
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    response = {"id": rid, "object": "response", "created_at": int(time.time()), "status": "completed", "model": model,
+                "output": output, "usage": usage, "error": None, "incomplete_details": None}
+    if not stream:
+        h._json(200, response)
+        return
+    h.start_sse()
+    seq = iter(range(10_000))
+    h.event({"type": "response.created", "sequence_number": next(seq),
+             "response": {**response, "status": "in_progress", "output": []}}, "response.created")
+    for i, item in enumerate(output):
+        h.event({"type": "response.output_item.added", "sequence_number": next(seq), "output_index": i,
+                 "item": {**item, "status": "in_progress"}}, "response.output_item.added")
+        if item["type"] == "function_call":
+            h.event({"type": "response.function_call_arguments.delta", "sequence_number": next(seq), "output_index": i,
+                     "item_id": item["id"], "delta": item["arguments"]}, "response.function_call_arguments.delta")
+            h.event({"type": "response.function_call_arguments.done", "sequence_number": next(seq), "output_index": i,
+                     "item_id": item["id"], "arguments": item["arguments"]}, "response.function_call_arguments.done")
+        else:
+            h.event({"type": "response.output_text.delta", "sequence_number": next(seq), "output_index": i,
+                     "item_id": item["id"], "content_index": 0, "delta": final}, "response.output_text.delta")
+        h.event({"type": "response.output_item.done", "sequence_number": next(seq), "output_index": i, "item": item},
+                "response.output_item.done")
+    h.event({"type": "response.completed", "sequence_number": next(seq), "response": response}, "response.completed")
+
+
+def _gemini(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
+    parts = [{"functionCall": {"name": t.call_name, "args": c.arguments, "id": cid}} for c, t, cid in calls]
+    if not parts:
+        parts = [{"text": final}]
+    doc = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+           "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+           "modelVersion": model, "responseId": uuid.uuid4().hex[:16]}
+    if not stream:
+        h._json(200, doc)
+        return
+    if "alt=sse" not in h.path:
+        h._json(200, [doc])  # the JSON-array form of streamGenerateContent
+        return
+    h.start_sse()
+    h.event(doc)
