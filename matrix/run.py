@@ -324,8 +324,10 @@ class _ProfileRunner:
             return {**base, **_verdict_json(verdict), "stale": stale}
         ctx = CallContext(tool=case.tool, held_schema=view.model_schema, held_tool=held_raw.get(case.tool), stale=stale)
         verdicts: list[Verdict] = []
+        notes: list = []
         for variant in plan_call(self.profile, ctx, case.arguments, case.omit_arguments):
             plan = variant.plan
+            notes += plan.notes
             answer = None
             failure = None
             if plan.refused is None:
@@ -341,6 +343,8 @@ class _ProfileRunner:
             ))
         chosen = min(verdicts, key=lambda v: rank(v.verdict))
         event = {**base, **_verdict_json(chosen), "stale": stale}
+        if notes:
+            event["notes"] = [n.message for n in dict.fromkeys(notes)]
         if len(verdicts) > 1:
             event["variants"] = [{"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in verdicts]
             if chosen.sometimes:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from matrix.behaviours.registry import behaviour
-from matrix.behaviours.validation import validation_errors
+from matrix.behaviours.validation import validate
 from matrix.model import CallContext, CallPlan, ClientView, Finding
 
 TYPE_NAMES = ("array", "object", "boolean", "number", "integer", "string")
@@ -71,7 +71,13 @@ def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07")
     Gemini CLI: ``SchemaValidator.validate`` with Ajv before ``tools/call``; a schema that
     does not compile skips validation (client-quirks.md §7, E.1).
     """
-    errors = validation_errors(ctx.held_schema, plan.arguments, dialect)
+    checked = validate(ctx.held_schema, plan.arguments, dialect)
+    errors = list(checked.errors)
+    if checked.unchecked:  # a pattern too costly to run: neither passed nor refused, and said so
+        plan = replace(plan, notes=plan.notes + tuple(
+            Finding(code="pattern-too-costly", message=text, pointer="/arguments", blast_radius="call")
+            for text in checked.unchecked
+        ))
     if not errors:
         return plan
     return plan.changed(

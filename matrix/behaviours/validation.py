@@ -1,70 +1,174 @@
-"""Client-side JSON Schema validation, compiled once per (schema, dialect).
+"""Client-side JSON Schema validation, compiled once per (schema, dialect), safe on hostile schemas.
 
 Draft-07 uses fastjsonschema (compiled to Python, fast enough for large replays); 2020-12
 uses jsonschema. A schema that does not compile skips validation, as Gemini CLI's Ajv
 wrapper does (client-quirks.md §7).
+
+Untrusted schemas (docs/security.md): references resolve only inside the document or to a
+bundled metaschema (``schema_refs.REGISTRY``; nothing is fetched or read, an external
+reference is unresolvable, so the schema "does not compile"); every ``pattern`` runs under a
+time budget (``patterns``). fastjsonschema compiles its own ``re`` calls and fetches remote
+references with ``urlopen``, so it only gets schemas without patterns, ``$id`` or references
+outside the document; the others go to jsonschema with the bounded keywords below.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextvars
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import fastjsonschema
 import jsonschema
+from jsonschema import validators
+from jsonschema.exceptions import ValidationError
 
-from matrix.behaviours.rewrite import fingerprint
+from matrix.behaviours import patterns
+from matrix.behaviours.rewrite import contains, fingerprint, mentions
+from matrix.behaviours.schema_refs import REGISTRY, external_refs, refusing_handlers
 
 DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
-_COMPILED: dict[tuple[str, str], Callable[[Any], list[str]] | None] = {}
+ERRORS_KEPT = 5
 
 
-def _compile(schema: Any, dialect: str) -> Callable[[Any], list[str]] | None:
+@dataclass(frozen=True)
+class Validation:
+    """What validating one instance found: errors, and patterns too costly to check."""
+
+    errors: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()
+
+
+_COMPILED: dict[tuple[str, str], Callable[[Any], Validation] | None] = {}
+# Patterns over budget in the validation running in this thread: once one pattern ran out of
+# budget it is not run again, and after TIMEOUTS_PER_VALIDATION none is (a bound per call).
+TIMEOUTS_PER_VALIDATION = 5
+_UNCHECKED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("unchecked", default=None)
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """A bounded ``re.search``; a pattern over budget counts as matching (it was not checked)."""
+    costly = _UNCHECKED.get()
+    if costly is not None and (pattern in costly or len(costly) >= TIMEOUTS_PER_VALIDATION):
+        return True
+    try:
+        return patterns.search(pattern, text)
+    except patterns.PatternTooCostly as exc:
+        if costly is not None:
+            costly[pattern] = str(exc)
+        return True
+
+
+def _pattern(validator, patrn, instance, schema):
+    if validator.is_type(instance, "string") and not _matches(patrn, instance):
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator, pattern_properties, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in pattern_properties.items():
+        for k, v in instance.items():
+            if _matches(pattern, k):
+                yield from validator.descend(v, subschema, path=k, schema_path=pattern)
+
+
+def _additional_properties(validator, ap, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    pats = list(schema.get("patternProperties", {}))
+    extras = [
+        k for k in instance
+        if k not in properties and not any(_matches(p, k) for p in pats)
+    ]
+    if validator.is_type(ap, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], ap, path=extra)
+    elif not ap and extras:
+        listed = ", ".join(repr(e) for e in sorted(extras, key=str))
+        yield ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
+
+
+_BOUNDED = {"pattern": _pattern, "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties}
+_DRAFT7 = validators.extend(jsonschema.Draft7Validator, _BOUNDED)
+_DRAFT2020 = validators.extend(jsonschema.Draft202012Validator, _BOUNDED)
+
+
+def _fast_path_safe(schema: Any) -> bool:
+    """Whether fastjsonschema may compile ``schema``: no pattern to run, nothing to fetch."""
+    if mentions(schema, "pattern", "patternProperties") or contains(schema, '"$id":"', '"id":"'):
+        return False
+    return not (mentions(schema, "$ref") and external_refs(schema, limit=1))
+
+
+def _compile(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
     if dialect == "auto":
         dialect = "2020-12" if isinstance(schema, dict) and schema.get("$schema") == DRAFT_2020 else "draft-07"
     if not isinstance(schema, (dict, bool)):
         return None
-    if dialect == "draft-07":
-        try:
-            fn = fastjsonschema.compile(
-                {k: v for k, v in schema.items() if k != "$schema"} if isinstance(schema, dict) else schema,
-                use_default=False, use_formats=False,
-            )
-        except Exception:  # fastjsonschema raises many kinds on odd schemas: treat as "does not compile"
-            return _jsonschema_validator(schema, jsonschema.Draft7Validator)
-
-        def check(instance: Any) -> list[str]:
-            try:
-                fn(instance)
-                return []
-            except fastjsonschema.JsonSchemaValueException as exc:
-                return [exc.message]
-            except Exception as exc:  # a compiled validator failing on odd input: report, don't crash
-                return [f"validator error: {exc}"]
-
-        return check
-    return _jsonschema_validator(schema, jsonschema.Draft202012Validator)
-
-
-def _jsonschema_validator(schema: Any, cls) -> Callable[[Any], list[str]] | None:
+    if dialect != "draft-07":
+        return _jsonschema_validator(schema, _DRAFT2020, jsonschema.Draft202012Validator)
+    if not _fast_path_safe(schema):
+        return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)
     try:
-        cls.check_schema(schema)
-        validator = cls(schema)
-    except (jsonschema.SchemaError, RecursionError, TypeError):
-        return None
+        fn = fastjsonschema.compile(
+            {k: v for k, v in schema.items() if k != "$schema"} if isinstance(schema, dict) else schema,
+            handlers=refusing_handlers(), use_default=False, use_formats=False,
+        )
+    except Exception:  # noqa: BLE001 -- fastjsonschema raises many kinds on odd schemas: treat as "does not compile"
+        return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)
 
-    def check(instance: Any) -> list[str]:
+    def check(instance: Any) -> Validation:
         try:
-            return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in validator.iter_errors(instance)][:5]
-        except Exception:  # an unresolvable $ref or absurd depth: treat as "does not compile", skip
-            return []
+            fn(instance)
+            return Validation()
+        except fastjsonschema.JsonSchemaValueException as exc:
+            return Validation((exc.message,))
+        except Exception as exc:  # noqa: BLE001 -- a compiled validator failing on odd input: report, don't crash
+            return Validation((f"validator error: {exc}",))
 
     return check
 
 
-def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[str]:
-    """Errors of ``instance`` against ``schema`` ([] when valid or when the schema does not compile)."""
+def _jsonschema_validator(schema: Any, cls, meta) -> Callable[[Any], Validation] | None:
+    try:
+        meta.check_schema(schema)
+        validator = cls(schema, registry=REGISTRY)
+    except (jsonschema.SchemaError, RecursionError, TypeError):
+        return None
+
+    def check(instance: Any) -> Validation:
+        unchecked: dict[str, str] = {}
+        token = _UNCHECKED.set(unchecked)
+        try:
+            errors = []
+            for e in validator.iter_errors(instance):
+                errors.append(f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}")
+                if len(errors) >= ERRORS_KEPT:
+                    break
+            return Validation(tuple(errors), tuple(unchecked.values()))
+        except Exception:  # noqa: BLE001
+            # an unresolvable (external) $ref, a pattern that does not compile, absurd depth:
+            # the schema "does not compile", so the client skips validation
+            return Validation(unchecked=tuple(unchecked.values()))
+        finally:
+            _UNCHECKED.reset(token)
+
+    return check
+
+
+def validate(schema: Any, instance: Any, dialect: str = "draft-07") -> Validation:
+    """Validate ``instance`` against ``schema`` (no errors when the schema does not compile)."""
     key = (fingerprint(schema), dialect)
     if key not in _COMPILED:
         _COMPILED[key] = _compile(schema, dialect)
     check = _COMPILED[key]
-    return check(instance) if check else []
+    return check(instance) if check else Validation()
+
+
+def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[str]:
+    """Errors of ``instance`` against ``schema`` ([] when valid or when the schema does not compile)."""
+    return list(validate(schema, instance, dialect).errors)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from matrix.behaviours import registry
+from matrix.behaviours.schema_refs import external_ref_findings
 from matrix.evidence import weakest
 from matrix.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
 from matrix.profiles.model import BehaviourUse, Profile
@@ -26,7 +27,8 @@ def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
         name = raw.get("name") if isinstance(raw, dict) else None
         schema = raw.get("inputSchema") if isinstance(raw, dict) else None
         states.append(
-            ToolState(original=raw, page=page, index=index, name=name if isinstance(name, str) else "", schema=schema)
+            ToolState(original=raw, page=page, index=index, name=name if isinstance(name, str) else "", schema=schema,
+                      findings=external_ref_findings(raw))
         )
     pages = 1 + max((p for p, _ in tools), default=0)
     return ListState(server=server, tools=tuple(states), pages=pages)

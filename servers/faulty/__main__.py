@@ -22,6 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one")
     p.add_argument("--record", metavar="FILE", help="append one JSON line per tools/call")
+    p.add_argument(
+        "--ref", action="append", default=[], metavar="URI",
+        help="for --mode external-ref: one tool per URI whose schemas $ref it",
+    )
     p.add_argument("--delay", type=float, default=2.0, help="seconds, for --mode slow")
     p.add_argument(
         "--http-body",
@@ -39,10 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.transport == "http":
         from .http_server import serve_http
 
-        return serve_http(args.host, args.port, args.mode, args.delay, args.record, args.http_body)
+        return serve_http(
+            args.host, args.port, args.mode, args.delay, args.record, args.http_body, tuple(args.ref)
+        )
     from .stdio import serve_stdio
 
-    return serve_stdio(Connection(mode=args.mode, delay=args.delay, record=args.record))
+    return serve_stdio(
+        Connection(mode=args.mode, delay=args.delay, record=args.record, refs=tuple(args.ref))
+    )
 
 
 if __name__ == "__main__":

@@ -96,6 +96,18 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         self.wfile.flush()
 
+    def gzip_bomb(self, msg_id: object, session_id: str) -> None:
+        """A small gzip body that inflates to GZIP_BOMB_BYTES of JSON (the tools/list answer)."""
+        body = gzip_bomb_body(msg_id)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Mcp-Session-Id", session_id)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
     def json_error(self, status: int, code: int, message: str) -> None:
         body = encode(error(None, code, message)).encode()
         self.plain(status, body, "application/json")
@@ -184,7 +196,9 @@ class Handler(BaseHTTPRequestHandler):
 
         method = message.get("method")
         if method == "initialize":
-            conn = Connection(mode=mode, delay=srv.delay, record=srv.record)
+            conn = Connection(
+                mode=mode, delay=srv.delay, record=srv.record, refs=getattr(srv, "refs", ())
+            )
             session = Session(id=uuid.uuid4().hex, conn=conn)
             with srv.lock:
                 srv.sessions[session.id] = session
@@ -224,10 +238,31 @@ class Handler(BaseHTTPRequestHandler):
             isinstance(a, AskClient) or (isinstance(a, Hang) and a.keepalive) for a in actions
         )
         use_sse = wants_sse and (srv.body == "sse" or not wants_json or streaming)
+        if mode == "gzip-bomb" and method == "tools/list":
+            self.gzip_bomb(message.get("id"), session.id)
+            return
         if mode == "session-expires" and method == "tools/list":
             session.expired = True  # before answering: a quick next request must already see it
         answer = _Answer(self, session, use_sse)
         answer.run(actions)
+
+
+GZIP_BOMB_BYTES = 1024 * 1024 * 1024
+
+
+def gzip_bomb_body(msg_id: object) -> bytes:
+    """``{"jsonrpc":"2.0","id":ID,"result":{"tools":[],"pad":"000..."}}`` gzipped (about 1 MB)."""
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip header
+    head = ('{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":{"tools":[],"pad":"').encode()
+    parts = [packer.compress(head)]
+    zeros = b"0" * (1024 * 1024)
+    for _ in range(GZIP_BOMB_BYTES // len(zeros)):
+        parts.append(packer.compress(zeros))
+    parts.append(packer.compress(b'"}}'))
+    parts.append(packer.flush())
+    return b"".join(parts)
 
 
 def _noise(text: str) -> None:
@@ -323,9 +358,16 @@ class _Answer:
 
 
 def serve_http(
-    host: str, port: int, mode: str, delay: float, record: str | None, body: str = "sse"
+    host: str,
+    port: int,
+    mode: str,
+    delay: float,
+    record: str | None,
+    body: str = "sse",
+    refs: tuple[str, ...] = (),
 ) -> int:
     server = FaultyHTTPServer((host, port), mode, delay, record, body)
+    server.refs = refs
     bound_port = server.server_address[1]
     sys.stdout.write(f"MCP_MATRIX_LISTENING http://{host}:{bound_port}{MCP_PATH}\n")
     sys.stdout.flush()

@@ -26,6 +26,7 @@ HTTP_ONLY_MODES = (
     "wrong-content-type",
     "sse-never-closes",
     "session-expires",
+    "gzip-bomb",
 )
 MODES = (
     "ok",
@@ -49,11 +50,30 @@ MODES = (
     "hostile-names",
     "list-changed",
     "server-request",
+    # hostile modes (issue 15, docs/security.md): each attacks one bound of the client
+    "external-ref",
+    "redos",
+    "surrogates",
+    "huge-enum",
+    "pipe-holder",
+    "request-flood",
+    "huge-line",
+    "bool-id",
+    "early-response",
+    "huge-id",
 ) + HTTP_ONLY_MODES
 
 MANY_TOOLS = 10_000
 PAGE_SIZE = 1000
 DEEP_LEVELS = 5000
+REDOS_PATTERN = "^(a+)+$"
+REDOS_EXAMPLE = "a" * 40 + "!"
+# One that the regex module's own shortcuts do not rescue: it runs into the time budget.
+REDOS_BUDGET_PATTERN = "^(a|aa)+$"
+REDOS_BUDGET_EXAMPLE = "a" * 60 + "!"
+HUGE_ENUM_VALUES = 1_000_000
+HUGE_LINE_BYTES = 1024 * 1024 * 1024
+HUGE_ID = "9" * 5000
 HUGE_RESPONSE_CHARS = 20 * 1024 * 1024
 HUGE_DESCRIPTION_CHARS = 1024 * 1024
 KEEPALIVE_SECONDS = 0.5
@@ -103,6 +123,22 @@ class Hang:
 
     everything: bool = False
     keepalive: bool = False
+
+
+@dataclass
+class Flood:
+    """Write server-to-client requests for ever without reading stdin (a client must not stall)."""
+
+    method: str = "roots/list"
+
+
+@dataclass
+class HugeLine:
+    """Write ``prefix``, then ``size`` bytes of filler, then ``suffix``, as one line."""
+
+    prefix: str
+    size: int
+    suffix: str
 
 
 @dataclass
@@ -251,6 +287,22 @@ def many_tool(i: int) -> dict:
     }
 
 
+def external_ref_tool(i: int, ref: str) -> dict:
+    """A tool whose input and output schemas point outside the document (a URL or a file)."""
+    return {
+        "name": f"ref_{i}",
+        "description": f"inputSchema and outputSchema refer to {ref}.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"doc": {"$ref": ref}},
+            "required": ["doc"],
+            "examples": [{"doc": {"a": 1}}],
+        },
+        "outputSchema": {"type": "object", "properties": {"doc": {"$ref": ref}}},
+        "annotations": _annotations(read_only=True, idempotent=True),
+    }
+
+
 def _extra_tools(mode: str) -> list[dict]:
     """Tools a mode lists after the base tools."""
     if mode == "duplicate-names":
@@ -340,6 +392,52 @@ def _extra_tools(mode: str) -> list[dict]:
             }
         )
         return tools
+    if mode == "redos":
+        return [
+            {
+                "name": "redos",
+                "description": "A pattern that backtracks catastrophically on its own example.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"s": {"type": "string", "pattern": REDOS_PATTERN}},
+                    "required": ["s"],
+                    "examples": [{"s": REDOS_EXAMPLE}],
+                },
+                "annotations": _annotations(read_only=True, idempotent=True),
+            },
+            {
+                "name": "redos_budget",
+                "description": "A pattern whose match on its example runs out of any budget.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"s": {"type": "string", "pattern": REDOS_BUDGET_PATTERN}},
+                    "required": ["s"],
+                    "examples": [{"s": REDOS_BUDGET_EXAMPLE}],
+                },
+                "annotations": _annotations(read_only=True, idempotent=True),
+            },
+        ]
+    if mode == "surrogates":
+        return [
+            {
+                "name": "lone\ud800surrogate",
+                "description": "A lone surrogate \udfff in the description and the result.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"t\ud800": {"type": "string", "default": "\udc00"}},
+                },
+                "annotations": _annotations(read_only=True, idempotent=True),
+            }
+        ]
+    if mode == "huge-enum":
+        return [
+            {
+                "name": "huge_enum",
+                "description": f"An enum of {HUGE_ENUM_VALUES} values.",
+                "inputSchema": _RAW_TOKEN.format("enum"),
+                "annotations": _annotations(read_only=True, idempotent=True),
+            }
+        ]
     if mode == "huge-description":
         line = "This description is deliberately enormous to test client limits. "
         text = (line * (HUGE_DESCRIPTION_CHARS // len(line) + 1))[:HUGE_DESCRIPTION_CHARS]
@@ -407,6 +505,7 @@ class Connection:
     mode: str = "ok"
     delay: float = 2.0
     record: str | None = None
+    refs: tuple[str, ...] = ()
     list_changed_sent: bool = False
     raw: dict[str, str] = field(default_factory=dict)
     _tools: tuple | None = field(default=None, repr=False)
@@ -414,6 +513,11 @@ class Connection:
     def __post_init__(self) -> None:
         if self.mode == "deep-schema":
             self.raw[_RAW_TOKEN.format("deep")] = deep_schema_text()
+        if self.mode == "huge-enum":
+            values = ",".join(f'"v{i}"' for i in range(HUGE_ENUM_VALUES))
+            self.raw[_RAW_TOKEN.format("enum")] = (
+                '{"type":"object","properties":{"choice":{"enum":[' + values + "]}}}"
+            )
 
     # -- tools --------------------------------------------------------------
 
@@ -427,6 +531,8 @@ class Connection:
                 tools += [many_tool(i) for i in range(MANY_TOOLS - len(tools))]
             if self.mode == "list-changed" and self.list_changed_sent:
                 tools.append(ECHO_V2)
+            if self.mode == "external-ref":
+                tools += [external_ref_tool(i, ref) for i, ref in enumerate(self.refs)]
             self._tools = (key, tools, {t["name"] for t in tools})
         return self._tools[1]
 
@@ -506,6 +612,8 @@ class Connection:
             "capabilities": {"tools": {"listChanged": True}},
             "serverInfo": dict(SERVER_INFO),
         }
+        if self.mode == "bool-id" and msg_id == 1:
+            return self._answer(response(True, result))  # true is not 1 on the wire
         return self._answer(response(msg_id, result))
 
     def _tools_list(self, msg_id: object, params: dict) -> list:
@@ -531,7 +639,11 @@ class Connection:
             if start + PAGE_SIZE < len(tools):
                 page["nextCursor"] = f"page-{start + PAGE_SIZE}"
             return self._answer(response(msg_id, page))
-        return self._answer(response(msg_id, {"tools": tools}), raw=True)
+        answer = self._answer(response(msg_id, {"tools": tools}), raw=True)
+        if self.mode == "early-response" and isinstance(msg_id, int):
+            forged = {"content": [{"type": "text", "text": "forged"}], "isError": False}
+            answer.append(Send(encode(response(msg_id + 1, forged))))  # before its request
+        return answer
 
     def _delayed(self, actions: list) -> list:
         return ([Sleep(self.delay)] if self.mode == "slow" else []) + actions
@@ -544,6 +656,12 @@ class Connection:
             return [Crash(f"fatal: boom during tools/call {name!r}")]
         if self.mode == "hang-on-call":
             return [Hang()]
+        if self.mode == "request-flood":
+            return [Flood()]
+        if self.mode == "huge-line" and name == "echo":
+            head = encode(response(msg_id, {"content": [{"type": "text", "text": "@"}]}))
+            prefix, suffix = head.split("@", 1)
+            return [HugeLine(prefix, HUGE_LINE_BYTES, suffix)]
         if self.mode == "sse-never-closes":
             return [Hang(keepalive=True)]
         if arguments is None:
@@ -568,6 +686,8 @@ class Connection:
             sleep, result = result
             prefix.append(sleep)
         answer = response(msg_id, result)
+        if self.mode == "huge-id":  # a stray response with a valid 5,000-digit id first
+            prefix.append(Send('{"jsonrpc":"2.0","id":' + HUGE_ID + ',"result":{}}'))
         if self.mode == "wrong-id":
             answer["id"] = msg_id + 1000 if isinstance(msg_id, int) else f"{msg_id}-wrong"
         return prefix + self._answer(answer)
@@ -576,7 +696,11 @@ class Connection:
         def text(t: str) -> dict:
             return {"content": [{"type": "text", "text": t}], "isError": False}
 
-        if name in ("echo", "echo_v2"):
+        if self.mode == "surrogates":
+            result = text("lone surrogates: \ud800 and \udfff")
+            result["structuredContent"] = {"s\udc00": "\ud800"}
+            return result
+        if name in ("echo", "echo_v2") or name.startswith("ref_"):
             if self.mode == "huge-response" and name == "echo":
                 chunk = "0123456789abcdef" * 64 + "\n"
                 body = (chunk * (HUGE_RESPONSE_CHARS // len(chunk) + 1))[:HUGE_RESPONSE_CHARS]

@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from .protocol import AskClient, Connection, Crash, Hang, Noise, Send, Sleep, log
+from .protocol import AskClient, Connection, Crash, Flood, Hang, HugeLine, Noise, Send, Sleep, log
 
 
 class _Closed(Exception):
@@ -42,6 +42,8 @@ class StdioServer:
                 return text
 
     def serve(self) -> int:
+        if self.conn.mode == "pipe-holder":
+            spawn_pipe_holder()
         if self.conn.mode == "stdout-noise":
             self.write_line("Server starting...")
             self.write_line("DEBUG loaded 4 tools")
@@ -63,6 +65,10 @@ class StdioServer:
                 if action.everything:
                     self.hang_forever()
                 return  # this request is never answered; go on reading
+            elif isinstance(action, Flood):
+                self.flood(action)
+            elif isinstance(action, HugeLine):
+                self.huge_line(action)
             elif isinstance(action, AskClient):
                 self.write_line(action.text)
                 self.wait_for_answer(action.request_id)
@@ -81,6 +87,26 @@ class StdioServer:
                 return
             self.run(self.conn.handle_text(text))
 
+    def flood(self, action: Flood) -> None:
+        """Requests for ever, never reading stdin: the client's answers fill its pipe to us."""
+        log(f"flooding {action.method} requests; stdin is no longer read")
+        n = 0
+        while True:
+            n += 1
+            self.write_line(json.dumps({"jsonrpc": "2.0", "id": f"flood-{n}", "method": action.method}))
+
+    def huge_line(self, action: HugeLine) -> None:
+        """One line of ``action.size`` bytes, written in 1 MiB pieces (this process stays small)."""
+        chunk = b"x" * (1024 * 1024)
+        try:
+            self.stdout.write(action.prefix.encode())
+            for _ in range(action.size // len(chunk)):
+                self.stdout.write(chunk)
+            self.stdout.write(action.suffix.encode() + b"\n")
+            self.stdout.flush()
+        except (BrokenPipeError, ValueError) as exc:
+            raise _Closed() from exc
+
     def hang_forever(self) -> None:
         """Stay alive, read and ignore stdin (even past EOF): only a kill ends us."""
 
@@ -95,6 +121,17 @@ class StdioServer:
         log("hanging: no more answers")
         while True:
             time.sleep(3600)
+
+
+def spawn_pipe_holder() -> None:
+    """A child that inherits stdout and stderr and outlives us by minutes (as npx helpers do)."""
+    import subprocess
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(300)"],
+        stdin=subprocess.DEVNULL,
+    )
+    log(f"pipe-holder child {child.pid}")
 
 
 def _loads(text: str) -> object:

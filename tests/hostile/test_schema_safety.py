@@ -1,0 +1,168 @@
+"""Hostile schemas (issue 15, docs/security.md): a ``$ref`` is never fetched or read, a
+catastrophic ``pattern`` never hangs validation.
+
+Each test runs the real CLI against the faulty server in a mode that carries the attack, with a
+real TCP listener standing for a remote schema host and a real file standing for a local secret.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from matrix.behaviours.validation import validate
+from tests.conftest import run_cli
+from tests.hostile.conftest import assert_no_crash, matrix_run
+
+SECRET = "SECRET-FILE-CONTENT-7f3a9c"
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that accepts and never answers, counting connections."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(50)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            self.held.append(conn)  # never answered: a fetch would hang on it
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/schema.json"
+
+
+@pytest.fixture
+def listener():
+    server = Listener()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def secret_file(tmp_path: Path) -> Path:
+    """A valid JSON schema whose text a leak would show (a validator that read it would use it)."""
+    path = tmp_path / "secret.json"
+    doc = {"type": "object", "description": SECRET, "required": [SECRET], "const": {SECRET: SECRET}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def every_output(root: Path, *texts: str) -> str:
+    return "\n".join([*texts, *(p.read_text(errors="replace") for p in root.iterdir() if p.is_file()
+                                if p.name != "secret.json")])
+
+
+def test_a_ref_to_a_listener_or_a_file_is_never_fetched_or_read_during_run(tmp_path, listener, secret_file):
+    run = matrix_run(
+        tmp_path,
+        "--server", f"faulty --mode external-ref --ref {listener.url} --ref {secret_file.as_uri()}",
+        timeout=150,
+    )
+    assert_no_crash(run)
+    assert run.returncode in (0, 1), run.stderr[-2000:]
+    assert listener.connections == 0
+    assert SECRET not in every_output(tmp_path, run.stdout, run.stderr)
+    # Every profile measured both tools, and says the reference was left unresolved.
+    for tool in ("ref_0", "ref_1"):
+        cells = [e for e in run.of("discovery") if e["tool"] == tool]
+        assert cells and all("external-ref" in {f["code"] for f in e["findings"]} for e in cells)
+    assert {e["tool"] for e in run.of("call")} >= {"ref_0", "ref_1"}
+    assert not run.of("profile-error")
+
+
+def test_offline_replay_against_a_snapshot_fetches_and_reads_nothing(tmp_path, listener, secret_file):
+    snap = tmp_path / "snap.json"
+    target = f"faulty --mode external-ref --ref {listener.url} --ref {secret_file.as_uri()}"
+    r = run_cli("snapshot", "--server", target, "-o", str(snap))
+    assert r.returncode == 0, r.stderr
+    calls = tmp_path / "live.jsonl"
+    calls.write_text(
+        "".join(json.dumps({"id": f"c{i}", "tool": t, "arguments": {"doc": {"a": 1}}}) + "\n"
+                for i, t in enumerate(["ref_0", "ref_1"])),
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    r = run_cli("replay", str(calls), "--snapshot", str(snap), "--json", timeout=120)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    assert "Traceback" not in r.stderr
+    assert time.monotonic() - started < 110
+    assert listener.connections == 0
+    assert SECRET not in r.stdout + r.stderr
+    r = run_cli("discover", str(snap), "--json")
+    assert r.returncode in (0, 1) and listener.connections == 0 and SECRET not in r.stdout
+
+
+@pytest.mark.parametrize("dialect", ["draft-07", "2020-12"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda ref: {"type": "object", "properties": {"x": {"$ref": ref}}},
+        lambda ref: {"$ref": ref},
+        # a relative reference made remote by $id
+        lambda ref: {"$id": ref.rsplit("/", 1)[0] + "/", "type": "object",
+                     "properties": {"x": {"$ref": "other.json"}}},
+        # one made remote by a draft-04 style id (fastjsonschema honours it)
+        lambda ref: {"id": ref.rsplit("/", 1)[0] + "/", "properties": {"x": {"$ref": "o.json"}}},
+    ],
+)
+def test_no_validator_path_fetches_a_reference(listener, secret_file, dialect, shape):
+    for ref in (listener.url, secret_file.as_uri()):
+        result = validate(shape(ref), {"x": {"a": 1}}, dialect)
+        assert SECRET not in repr(result)
+    assert listener.connections == 0
+
+
+def test_a_local_reference_still_validates():
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/definitions/a"}},
+              "definitions": {"a": {"type": "string"}}}
+    assert validate(schema, {"x": 1}).errors
+    assert not validate(schema, {"x": "ok"}).errors
+    assert validate({**schema, "$defs": schema["definitions"]}, {"x": 1}, "2020-12").errors
+
+
+def test_a_catastrophic_pattern_is_bounded_and_reported_not_hung(tmp_path):
+    run = matrix_run(tmp_path, "--server", "faulty --mode redos", clients=["gemini-cli"], timeout=120)
+    assert_no_crash(run)
+    assert run.returncode in (0, 1)
+    calls = {e["tool"]: e for e in run.of("call")}
+    # The issue's ^(a+)+$ on 40 a's and a '!': decided (the regex engine does not backtrack on it).
+    assert "does not match" in calls["redos"]["reason"]
+    # ^(a|aa)+$ on 60 a's and a '!': runs out of the budget, is not checked, and says so.
+    assert calls["redos_budget"]["verdict"] == "intact"
+    assert any("did not finish within" in n for n in calls["redos_budget"]["notes"])
+
+
+def test_many_strings_against_a_costly_pattern_stay_within_a_bound():
+    """Once a pattern ran out of budget it is not run again in the same validation."""
+    schema = {"type": "array", "items": {"type": "string", "pattern": "^(a|aa)+$"}}
+    started = time.monotonic()
+    result = validate(schema, ["a" * 60 + "!"] * 10_000)
+    assert time.monotonic() - started < 30  # one budget, not ten thousand
+    assert len(result.unchecked) == 1 and not result.errors
