@@ -6,9 +6,6 @@ import argparse
 import datetime as _dt
 from pathlib import Path
 
-from rich.console import Console
-from rich.markup import escape
-
 from matrix.checklist import (
     AliasRule,
     Item,
@@ -23,6 +20,7 @@ from matrix.commands.common import add_target_options, target_from, timeouts_fro
 from matrix.commands.run import DEFAULT_SERVER
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from matrix.results import read_events
+from matrix.text import markup, terminal_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,10 +57,10 @@ def run(args: argparse.Namespace) -> int:
     items = evaluate(events, policy)
     if any(policy.extra.get(k) for k in ("baseline", "aliases")):
         items += evolution(args, policy, events, target, now)
-    console = Console(highlight=False, soft_wrap=True)
+    console = terminal_console(soft_wrap=True)
     for item in items:
         mark = "[green]passed[/]" if item.passed else "[red]FAILED[/]"
-        console.print(f"{mark} {escape(item.name)} [dim]— {escape(item.evidence)}[/]")
+        console.print(f"{mark} {markup(item.name)} [dim]— {markup(item.evidence)}[/]")
     failed = sum(not i.passed for i in items)
     console.print(f"\n{len(items) - failed} passed, {failed} failed")
     if args.output:

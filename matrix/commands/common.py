@@ -90,4 +90,4 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
     return Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
 
 
-__all__ = ["add_target_options", "target_from", "snapshot_from", "timeouts_from", "is_snapshot_file"]
+__all__ = ["add_target_options", "is_snapshot_file", "snapshot_from", "target_from", "timeouts_from"]

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import IO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
@@ -28,6 +27,7 @@ from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.markdown import md
 from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
 from matrix.targets import Target
+from matrix.text import markup, terminal_console
 from matrix.verdicts import COLOUR
 from matrix.wire.session import Timeouts
 
@@ -227,9 +227,8 @@ def _write(result: Diff, fmt: str, fail_on: str, stream: IO[str], to_terminal: b
     elif fmt == "md":
         stream.write(render_markdown(result, fail_on))
     else:
-        console = Console(
+        console = terminal_console(
             file=stream,
-            highlight=False,
             soft_wrap=not to_terminal,
             force_terminal=None if to_terminal else False,
         )
@@ -277,50 +276,50 @@ def render_terminal(result: Diff, fail_on: str, console: Console) -> None:
             console.print(Text(" " * (indent + (hang if i else 0))) + part, soft_wrap=True)
 
     counts, failed = _summary(result, fail_on)
-    line(f"[bold]mcp-matrix diff[/]  {escape(result.old.label)}  ->  {escape(result.new.label)}")
+    line(f"[bold]mcp-matrix diff[/]  {markup(result.old.label)}  ->  {markup(result.new.label)}")
     caching = (
         f"; {len(result.caching)} keep a cached tool list ({', '.join(result.caching)})"
         if result.caching
         else ""
     )
-    line(f"{len(result.profiles)} client profiles{escape(caching)}")
+    line(f"{len(result.profiles)} client profiles{markup(caching)}")
     if not result.changes:
         line("[green]No changes: the two tool lists are the same.[/]")
     for change in result.changes:
         console.print()
         style = SEVERITY_STYLE[change.severity]
         line(
-            f"[{style}]{change.severity.upper()}[/]  [bold]{escape(change.tool)}[/]: {escape(change.message)}"
+            f"[{style}]{change.severity.upper()}[/]  [bold]{markup(change.tool)}[/]: {markup(change.message)}"
             f"  [dim]{change.kind}[/]"
         )
         if not _shows_detail(change):
             for effect, message, names in _grouped(change):
                 line(
-                    f"[{COLOUR.get(effect, '')}]{escape(effect)}[/] in {escape(', '.join(names))}: {escape(message)}",
+                    f"[{COLOUR.get(effect, '')}]{markup(effect)}[/] in {markup(', '.join(names))}: {markup(message)}",
                     4,
                 )
             continue
         if change.reasons:
-            line(f"[dim]why {change.severity}:[/] {escape('; '.join(change.reasons))}", 2)
+            line(f"[dim]why {change.severity}:[/] {markup('; '.join(change.reasons))}", 2)
         if any(p.effect != "unaffected" for p in change.populations):
             line("[bold]frozen callers[/]", 2)
             for p in change.populations:
                 st = EFFECT_STYLE.get(p.effect, "")
                 line(
-                    f"{POPULATION_LABEL[p.population]}: [{st}]{_plain(p.effect)}[/]. {escape(p.message)}",
+                    f"{POPULATION_LABEL[p.population]}: [{st}]{_plain(p.effect)}[/]. {markup(p.message)}",
                     4,
                 )
         if change.clients:
             line("[bold]clients[/]", 2)
             for effect, message, names in _grouped(change):
                 line(
-                    f"[{COLOUR.get(effect, '')}]{escape(effect)}[/] in {escape(', '.join(names))}: {escape(message)}",
+                    f"[{COLOUR.get(effect, '')}]{markup(effect)}[/] in {markup(', '.join(names))}: {markup(message)}",
                     4,
                 )
         if change.advice:
             line("[bold]do instead[/]", 2)
             for piece in change.advice:
-                line(f"- {escape(piece)}", 4, hang=2)
+                line(f"- {markup(piece)}", 4, hang=2)
     console.print()
     verdict = "[bold red]FAIL[/]" if failed else "[green]OK[/]"
     line(f"{counts}.  --fail-on {fail_on}: {verdict}")

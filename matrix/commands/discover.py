@@ -7,12 +7,12 @@ import json
 import sys
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from matrix.commands.common import add_target_options, snapshot_from
 from matrix.discovery import discover_all
 from matrix.profiles.loader import load_profiles, select_profiles
+from matrix.text import markup, terminal_console
 from matrix.verdicts import COLOUR, MEANING, SYMBOL
 
 
@@ -46,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0
-    console = Console(highlight=False)
+    console = terminal_console()
     if snap.error:
-        console.print(f"[red]snapshot incomplete:[/] {escape(snap.error.get('message', ''))}")
+        console.print(f"[red]snapshot incomplete:[/] {markup(snap.error.get('message', ''))}")
     print_grid(console, snap, views)
     return 0
 
@@ -57,14 +57,14 @@ def print_grid(console: Console, snap, views) -> None:
     table = Table(show_lines=False)
     table.add_column("tool")
     for v in views:
-        table.add_column(escape(v.profile), justify="center")
+        table.add_column(markup(v.profile), justify="center")
     names = [t.tool for t in views[0].tools] if views else []
     for i, name in enumerate(names):
         cells = []
         for v in views:
             verdict = v.tools[i].verdict
             cells.append(f"[{COLOUR[verdict]}]{SYMBOL[verdict]}[/]")
-        table.add_row(escape(printable(name)), *cells)
+        table.add_row(markup(name), *cells)
     console.print(table)
     used = sorted({t.verdict for v in views for t in v.tools}, key=list(MEANING).index)
     console.print("  ".join(f"[{COLOUR[x]}]{SYMBOL[x]}[/] {x}: {MEANING[x]}" for x in used))
@@ -72,13 +72,10 @@ def print_grid(console: Console, snap, views) -> None:
         bad = [t for t in v.tools if t.verdict != "visible"]
         if not bad:
             continue
-        console.print(f"\n[bold]{escape(v.profile)}[/]")
+        console.print(f"\n[bold]{markup(v.profile)}[/]")
         for t in bad:
-            console.print(f"  [{COLOUR[t.verdict]}]{t.verdict}[/] {escape(printable(t.tool))}")
+            console.print(f"  [{COLOUR[t.verdict]}]{t.verdict}[/] {markup(t.tool)}")
             for f in t.findings[:8]:
                 ev = ", ".join(f"{e.level}: {e.source}" for e in f.evidence[:2])
-                console.print(f"    - {escape(f.message)} [dim]({escape(f.behaviour)}; {escape(ev)})[/]")
+                console.print(f"    - {markup(f.message)} [dim]({markup(f.behaviour)}; {markup(ev)})[/]")
 
-
-def printable(text: str) -> str:
-    return text if text.isprintable() else repr(text)

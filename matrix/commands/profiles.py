@@ -7,11 +7,11 @@ import json
 import sys
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from matrix.behaviours import registry
 from matrix.profiles.loader import load_profiles, profile_summary, select_profiles
+from matrix.text import markup, terminal_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             sys.stdout.write(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         else:
-            show(summary, Console(highlight=False))
+            show(summary, terminal_console())
         return 0
     rows = sorted((p for p in profiles.values() if args.all or not p.abstract), key=lambda p: p.name)
     if args.json:
@@ -57,20 +57,20 @@ def run(args: argparse.Namespace) -> int:
     for col in ("profile", "client", "versions", "extends", "weakest evidence"):
         table.add_column(col)
     for p in rows:
-        table.add_row(escape(p.name) + (" (abstract)" if p.abstract else ""), escape(p.client), escape(p.versions),
-                      escape(", ".join(p.extends)), p.weakest_evidence or "-")
-    Console(highlight=False).print(table)
+        table.add_row(markup(p.name) + (" (abstract)" if p.abstract else ""), markup(p.client), markup(p.versions),
+                      markup(", ".join(p.extends)), p.weakest_evidence or "-")
+    terminal_console().print(table)
     return 0
 
 
 def show(summary: dict, console: Console) -> None:
-    console.print(f"[bold]{escape(summary['name'])}[/]: {escape(summary['client'])} {escape(summary['versions'])}")
-    console.print(escape(summary["models"]))
+    console.print(f"[bold]{markup(summary['name'])}[/]: {markup(summary['client'])} {markup(summary['versions'])}")
+    console.print(markup(summary["models"]))
     if summary.get("extends"):
-        console.print(f"extends: {escape(', '.join(summary['extends']))}")
+        console.print(f"extends: {markup(', '.join(summary['extends']))}")
     if summary.get("identity"):
         ident = summary["identity"]
-        console.print(f"identity: {escape(json.dumps(ident['clientInfo']))} protocol {escape(ident['protocolVersion'])}")
+        console.print(f"identity: {markup(json.dumps(ident['clientInfo']))} protocol {markup(ident['protocolVersion'])}")
     console.print(f"weakest evidence: {summary.get('weakest_evidence') or '-'}")
     for phase in ("discovery", "cache", "call", "result"):
         uses = summary.get(phase) or []
@@ -80,9 +80,9 @@ def show(summary: dict, console: Console) -> None:
         for u in uses:
             params = json.dumps(u["with"], ensure_ascii=False) if u["with"] else ""
             freq = " [yellow](sometimes)[/]" if u["frequency"] == "sometimes" else ""
-            console.print(f"  [cyan]{escape(u['use'])}[/] {escape(params)}{freq}")
+            console.print(f"  [cyan]{markup(u['use'])}[/] {markup(params)}{freq}")
             for e in u["evidence"]:
-                console.print(f"    {e['level']}: {escape(e['source'])}" + (f" [dim]— {escape(e['note'])}[/]" if e.get("note") else ""))
+                console.print(f"    {e['level']}: {markup(e['source'])}" + (f" [dim]— {markup(e['note'])}[/]" if e.get("note") else ""))
 
 
 def list_behaviours(args: argparse.Namespace) -> int:
@@ -96,6 +96,6 @@ def list_behaviours(args: argparse.Namespace) -> int:
     for col in ("behaviour", "phase", "params", "what it does"):
         table.add_column(col)
     for s in specs:
-        table.add_row(s.name, s.phase, escape(", ".join(s.params)), escape(s.summary))
-    Console(highlight=False).print(table)
+        table.add_row(s.name, s.phase, markup(", ".join(s.params)), markup(s.summary))
+    terminal_console().print(table)
     return 0

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from matrix.commands.common import add_target_options, target_from, timeouts_from
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
@@ -37,6 +36,7 @@ from matrix.evolution.replay import (
 )
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.snapshot import load_snapshot
+from matrix.text import markup, terminal_console
 
 DEFAULT_FAIL_ON = "silent,broken,permanent-loss,diverged"
 
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     baseline = load_snapshot(args.baseline) if args.baseline else None
     sink = _EventFile(args.results, target) if args.results else None
-    err = Console(stderr=True, highlight=False)
+    err = terminal_console(stderr=True)
     progress, advance = _progress(
         err, sum(Path(f.path).stat().st_size for f in files) * len(profiles)
     )
@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
-        write_terminal(doc, Console(highlight=False, soft_wrap=True), examples=not args.quiet)
+        write_terminal(doc, terminal_console(soft_wrap=True), examples=not args.quiet)
     if not report.measured:
         return EXIT_UNMEASURABLE
     if report.interrupted:
@@ -343,7 +343,7 @@ def write_terminal(doc: dict, console: Console, examples: bool = True) -> None:
     if not doc["measured"]:
         err = doc.get("error") or {}
         console.print(
-            f"[red]could not measure the target[/]: {escape(str(err.get('message') or err))}"
+            f"[red]could not measure the target[/]: {markup(str(err.get('message') or err))}"
         )
         return
     mode = (
@@ -353,7 +353,7 @@ def write_terminal(doc: dict, console: Console, examples: bool = True) -> None:
     )
     console.print(
         f"[bold]mcp-matrix replay[/] ({mode}); {len(doc['profiles'])} client profile(s)"
-        + (f"; caching clients hold {escape(doc['baseline'])}" if doc["baseline"] else "")
+        + (f"; caching clients hold {markup(doc['baseline'])}" if doc["baseline"] else "")
     )
     by_file: dict[str, list[dict]] = {}
     for r in doc["results"]:
@@ -361,27 +361,27 @@ def write_terminal(doc: dict, console: Console, examples: bool = True) -> None:
     for f in doc["files"]:
         pop = f["population"]
         console.print(
-            f"\n[bold]{escape(f['file'])}[/] — {POPULATION_LABEL[pop]} ({f.get('calls', 0)} calls; "
+            f"\n[bold]{markup(f['file'])}[/] — {POPULATION_LABEL[pop]} ({f.get('calls', 0)} calls; "
             f"population from {f['population_from']}): {CONSEQUENCE[pop]}"
         )
         for r in by_file.get(f["file"], []):
             for line in sentences(r):
-                console.print("  " + escape(line))
+                console.print("  " + markup(line))
             if examples:
                 for items in r["examples"].values():
                     for item in items[:1]:
                         console.print(
-                            f"    [dim]e.g. {escape(str(item['id']))} (line {item['line']}): "
-                            f"{escape(str(item.get('reason', ''))[:160])}[/]"
+                            f"    [dim]e.g. {markup(str(item['id']))} (line {item['line']}): "
+                            f"{markup(str(item.get('reason', ''))[:160])}[/]"
                         )
             for note in r.get("notes", []):
-                console.print(f"    [yellow]note[/]: {escape(note)}")
+                console.print(f"    [yellow]note[/]: {markup(note)}")
     failing = doc["summary"]["failing"]
     if failing:
         console.print(
             "\n[red]over the threshold[/]: "
             + "; ".join(
-                escape(f"{x['measure']} {x['text']} in {x['profile']} ({Path(x['file']).name})")
+                markup(f"{x['measure']} {x['text']} in {x['profile']} ({Path(x['file']).name})")
                 for x in failing
             )
         )

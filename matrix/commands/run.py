@@ -6,8 +6,6 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from rich.console import Console
-
 from matrix.cases import load_cases
 from matrix.commands.common import add_target_options, target_from, timeouts_from
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
@@ -18,6 +16,7 @@ from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
 from matrix.run import RunConfig, run_matrix
 from matrix.snapshot import load_snapshot
+from matrix.text import markup, terminal_console
 from matrix.verdicts import parse_verdicts
 
 DEFAULT_SERVER = "memory --schema anyof"
@@ -88,13 +87,13 @@ def run(args: argparse.Namespace) -> int:
         Path(args.results).parent.mkdir(parents=True, exist_ok=True)
     out = open(args.results, "w", encoding="utf-8") if args.results else None  # one run per file; `merge` joins runs
     writer = ResultsWriter(out, secrets=target.secrets())
-    err = Console(stderr=True, highlight=False)
+    err = terminal_console(stderr=True)
     status = err.status("starting the matrix ...") if err.is_terminal else None
     config = RunConfig(
         target=target, profiles=profiles, cases=cases, baseline=baseline, allow_writes=args.allow_writes,
         auto_cases=not args.no_auto_cases, jobs=args.jobs, timeouts=timeouts_from(args),
         cases_source=str(cases_path or ""),
-        on_progress=(lambda msg: status.update(msg)) if status else None,
+        on_progress=(lambda msg: status.update(markup(msg, fold=True))) if status else None,
     )
     try:
         if status:
@@ -105,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             status.stop()
         if out:
             out.close()
-    write_terminal(writer.events, Console(highlight=False, soft_wrap=True), details=not args.quiet)
+    write_terminal(writer.events, terminal_console(soft_wrap=True), details=not args.quiet)
     for fmt, path in reports:
         write_report(writer.events, fmt, path, fail_on)
     if outcome.interrupted:
@@ -115,4 +114,4 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if over_threshold(writer.events, fail_on) else EXIT_OK
 
 
-__all__ = ["run", "register", "bundled_cases", "DEFAULT_SERVER"]
+__all__ = ["DEFAULT_SERVER", "bundled_cases", "register", "run"]

@@ -7,7 +7,6 @@ import json
 import sys
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from matrix.commands.common import add_target_options, snapshot_from, target_from
@@ -15,6 +14,7 @@ from matrix.errors import EXIT_UNMEASURABLE
 from matrix.features import annotations_label, tool_features
 from matrix.snapshot import Snapshot, write_snapshot
 from matrix.targets import scrub_json
+from matrix.text import markup, terminal_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     snap = snapshot_from(args, default_server=None)
     if snap.source != "live":
-        print_summary(snap, Console(highlight=False))
+        print_summary(snap, terminal_console())
         return 0
     target = target_from(args)
     if target is not None and target.secrets():  # a server may echo its env or args back (stderr, descriptions)
@@ -40,10 +40,10 @@ def run(args: argparse.Namespace) -> int:
         snap = Snapshot(json.loads(text), source=snap.source)
     if args.output:
         write_snapshot(snap.doc, args.output)
-        print_summary(snap, Console(stderr=True, highlight=False))
+        print_summary(snap, terminal_console(stderr=True))
     else:
         sys.stdout.write(json.dumps(snap.doc, indent=2, ensure_ascii=False) + "\n")
-        print_summary(snap, Console(stderr=True, highlight=False), brief=True)
+        print_summary(snap, terminal_console(stderr=True), brief=True)
     return EXIT_UNMEASURABLE if snap.error else 0
 
 
@@ -51,24 +51,24 @@ def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None
     doc = snap.doc
     info = doc.get("serverInfo") if isinstance(doc.get("serverInfo"), dict) else {}
     console.print(
-        f"[bold]{escape(str(info.get('name', '?')))}[/] {escape(str(info.get('version', '')))}  "
-        f"protocol {escape(str(doc.get('protocolVersion')))}  "
+        f"[bold]{markup(str(info.get('name', '?')))}[/] {markup(str(info.get('version', '')))}  "
+        f"protocol {markup(str(doc.get('protocolVersion')))}  "
         f"{len(doc.get('tools', []))} tools on {len(doc.get('pages', []))} page(s)"
     )
     if doc.get("error"):
         err = doc["error"]
-        console.print(f"[red]could not complete:[/] {escape(err.get('kind', ''))}: {escape(err.get('message', ''))}")
+        console.print(f"[red]could not complete:[/] {markup(err.get('kind', ''))}: {markup(err.get('message', ''))}")
         for line in err.get("stderr_tail", [])[-5:]:
-            console.print(f"  [dim]stderr:[/] {escape(line)}")
+            console.print(f"  [dim]stderr:[/] {markup(line)}")
     if doc.get("listError"):
         e = doc["listError"]
-        console.print(f"[red]tools/list error[/] {e.get('code')}: {escape(str(e.get('message')))}")
+        console.print(f"[red]tools/list error[/] {e.get('code')}: {markup(str(e.get('message')))}")
     for noise in doc.get("stdoutNoise", [])[:5]:
-        console.print(f"[yellow]stdout noise:[/] {escape(noise.get('line', ''))}")
+        console.print(f"[yellow]stdout noise:[/] {markup(noise.get('line', ''))}")
     for problem in doc.get("problems", [])[:5]:
-        console.print(f"[yellow]problem:[/] {escape(problem.get('kind', ''))}: {escape(problem.get('message', ''))}")
+        console.print(f"[yellow]problem:[/] {markup(problem.get('kind', ''))}: {markup(problem.get('message', ''))}")
     for note in doc.get("notifications", [])[:5]:
-        console.print(f"[dim]notification:[/] {escape(str(note.get('method')))}")
+        console.print(f"[dim]notification:[/] {markup(str(note.get('method')))}")
     if brief:
         return
     table = Table(title=None, show_lines=False)
@@ -78,8 +78,8 @@ def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None
         name = tool.get("name") if isinstance(tool, dict) else None
         table.add_row(
             str(page),
-            escape(repr(name) if not isinstance(name, str) or not name.isprintable() else name),
+            markup(repr(name) if not isinstance(name, str) or not name.isprintable() else name),
             annotations_label(tool),
-            escape(", ".join(tool_features(tool)) or "-"),
+            markup(", ".join(tool_features(tool)) or "-"),
         )
     console.print(table)

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import re
-
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from matrix.advice import advice_for
 from matrix.report.grid import build_grid
+from matrix.text import markup, safe
 from matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 
 
 def printable(text: str) -> str:
-    return text if text.isprintable() else repr(text)
+    return safe(text)
 
 
 def clean(text: str) -> str:
-    """Untrusted prose for a terminal: line breaks folded, other control characters (a bell, an
-    ANSI escape from a server's stderr) shown as escapes instead of acting on the terminal."""
-    text = re.sub(r"\s*[\r\n]+\s*", " ", text)
-    return text if text.isprintable() else "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    """Untrusted prose for a terminal: line breaks folded, control characters shown as escapes."""
+    return safe(text, fold=True)
 
 
 def write_terminal(events: list[dict], console: Console, details: bool = True) -> None:
@@ -31,7 +27,7 @@ def write_terminal(events: list[dict], console: Console, details: bool = True) -
     finish = next((e for e in events if e.get("event") == "run-finished"), None)
     server = start.get("server") or {}
     console.print(
-        f"[bold]{escape(str(server.get('name', '?')))}[/] {escape(str(server.get('version', '')))} "
+        f"[bold]{markup(str(server.get('name', '?')))}[/] {markup(str(server.get('version', '')))} "
         f"· {len(grid.tools)} tools · {len(grid.profiles)} clients"
         + (" · [yellow]interrupted[/]" if finish and finish.get("interrupted") else "")
         + ("" if finish else " · [yellow]unfinished run[/]")
@@ -45,7 +41,7 @@ def write_terminal(events: list[dict], console: Console, details: bool = True) -
     if numbered:
         table.padding = (0, 0)
     for i, p in enumerate(grid.profiles, 1):
-        table.add_column(str(i) if numbered else escape(p), justify="center", no_wrap=True)
+        table.add_column(str(i) if numbered else markup(p), justify="center", no_wrap=True)
     # Text, not markup, per row and per finding: parsing markup made a 10,000-tool run's
     # terminal report take half a minute.
     for tool in grid.tools:
@@ -56,7 +52,7 @@ def write_terminal(events: list[dict], console: Console, details: bool = True) -
         table.add_row(Text(printable(tool)), *row)
     console.print(table)
     if numbered:
-        console.print("  ".join(f"{i}={escape(p)}" for i, p in enumerate(grid.profiles, 1)))
+        console.print("  ".join(f"{i}={markup(p)}" for i, p in enumerate(grid.profiles, 1)))
     used = {e["verdict"] for es in grid.cells.values() for e in es}
     console.print("  ".join(f"[{COLOUR[v]}]{SYMBOL[v]}[/] {v}" for v in SEVERITY if v in used))
     if not details:
@@ -86,7 +82,7 @@ def write_terminal(events: list[dict], console: Console, details: bool = True) -
         console.print(Text(f"{'skipped':>17} {printable(str(e['tool']))}: {clean(str(e['reason']))}", style="dim"))
     if finish and not finish.get("measured", True):
         err = finish.get("error") or {}
-        console.print(f"[red]could not measure:[/] {escape(clean(str(err.get('message', ''))))}")
+        console.print(f"[red]could not measure:[/] {markup(clean(str(err.get('message', ''))))}")
 
 
 __all__ = ["MEANING", "write_terminal"]

@@ -11,8 +11,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
-from rich.console import Console
-
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.html import write_html
 from matrix.report.json_report import write_json
@@ -20,6 +18,7 @@ from matrix.report.junit import write_junit
 from matrix.report.markdown import write_markdown
 from matrix.report.sarif import write_sarif
 from matrix.report.terminal import write_terminal
+from matrix.text import terminal_console
 
 Writer = Callable[[list, IO[str], Iterable[str]], None]
 
@@ -78,11 +77,10 @@ def _write(
 ) -> None:
     if fmt == "terminal":
         if to_terminal:
-            console = Console(highlight=False, soft_wrap=True)
+            console = terminal_console(soft_wrap=True)
         else:  # plain text for a file or a captured stream: no colour codes
-            console = Console(
+            console = terminal_console(
                 file=stream,
-                highlight=False,
                 soft_wrap=True,
                 no_color=True,
                 color_system=None,

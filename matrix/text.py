@@ -1,0 +1,74 @@
+"""The one terminal sanitiser: untrusted text (tool names, server info, stderr, reasons) made
+safe to print, for every command and the progress line.
+
+A server controls most of what we print. Printed raw, a name or a stderr line can clear the
+screen (CSI), retitle the window or write the clipboard (OSC 0/2, OSC 52), plant a link
+(OSC 8), ring the bell, fake a new line, or, through rich, inject markup (``close[/bold]tag``
+raises ``MarkupError``; ``[link=...]`` styles). Every such character is shown as a visible
+escape instead (``\\x1b[2J`` stays readable, and acts on nothing), and markup is escaped.
+
+- ``safe(text)``: plain text with every non-printable character shown as an escape
+  (``\\n``, ``\\x1b``, ``\\u202e``); ``fold=True`` folds line breaks to one space first (prose).
+- ``markup(text)``: ``safe`` plus rich-markup escaping, for f-strings passed to ``console.print``.
+- ``terminal_console()``: the one way commands make a rich console: no markup guessing
+  (highlight, emoji codes), and, when piped, no width limit, so tables never shrink to ellipses.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape as _escape_markup
+
+_BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\u2028\u2029\x85])[ \t\r\n\u2028\u2029\x85]*")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+# Wide enough for any grid a run prints; when piped, rich would otherwise assume 80 columns.
+PIPE_WIDTH = 10_000
+
+
+def _escape_char(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def safe(text: Any, fold: bool = False) -> str:
+    """``text`` as a string a terminal shows but never obeys.
+
+    Non-printable characters (C0/C1 controls incl. ESC and BEL, DEL, bidi overrides and other
+    format characters, line and paragraph separators, lone surrogates) become visible escapes.
+    With ``fold``, runs of line breaks become one space first (a stderr tail or a reason read
+    as one line); without it (names), a newline is shown as ``\\n``.
+    """
+    s = text if isinstance(text, str) else str(text)
+    if fold:
+        s = _BREAKS.sub(" ", s)
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() or ch == " " else _escape_char(ch) for ch in s)
+
+
+def markup(text: Any, fold: bool = False) -> str:
+    """``safe(text)`` escaped for rich markup, to splice into a markup string."""
+    return _escape_markup(safe(text, fold=fold))
+
+
+def terminal_console(stderr: bool = False, **kw: Any) -> Console:
+    """A rich console for command output: no highlighting or ``:emoji:`` codes (both would
+    rewrite a server's text), and, when not a terminal (a pipe, a CI log), plain text at the
+    width the content needs rather than 80 columns with cells cut to ellipses."""
+    console = Console(stderr=stderr, highlight=False, emoji=False, **kw)
+    if not console.is_terminal and "width" not in kw:
+        console.width = PIPE_WIDTH
+    return console
+
+
+__all__ = ["PIPE_WIDTH", "markup", "safe", "terminal_console"]
