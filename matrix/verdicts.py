@@ -1,81 +1,74 @@
-"""Verdicts, their order of severity, and how every writer shows them (DESIGN.md)."""
+"""The one verdict vocabulary (DESIGN.md): order, symbols, colours, meanings, gates, replay.
+
+Every other module derives what it needs from ``VERDICTS``; a new verdict is one row here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from matrix.errors import InputError
 
-# Worst first. Discovery and call verdicts share one scale so a cell's worst is well defined.
-SEVERITY = (
-    "broken",
-    "silent-corruption",
-    "silent-loss",
-    "accepted-invalid",
-    "session-broken",
-    "server-dropped",
-    "failed",
-    "hidden",
-    "unreachable",
-    "loud",
-    "degraded",
-    "tolerated",
-    "skipped",
-    "intact",
-    "visible",
+
+@dataclass(frozen=True)
+class Verdict:
+    """One verdict: everything every writer, gate and replay needs to know about it."""
+
+    name: str
+    phase: str  # "discovery", "call", or "any" (skipped)
+    symbol: str
+    colour: str  # a rich style
+    meaning: str
+    fails_release: bool  # in the default --fail-on set
+    replay: str | None  # what a replayed call with this verdict counts as (call verdicts only)
+
+
+# Worst first: the order is the severity. Discovery and call verdicts share one scale so a
+# cell's worst is well defined across phases.
+VERDICTS: tuple[Verdict, ...] = (
+    Verdict("broken", "call", "💥", "bold red",
+            "no usable answer: crash, timeout, malformed JSON-RPC", True, "broken"),
+    Verdict("silent-corruption", "call", "≠", "bold magenta",
+            "success reported, but values were changed", True, "silent"),
+    Verdict("silent-loss", "call", "∅", "bold magenta",
+            "success reported, but data the caller sent was lost", True, "silent"),
+    Verdict("accepted-invalid", "call", "!", "magenta",
+            "the case expected an error and the server accepted it", True, "silent"),
+    Verdict("session-broken", "discovery", "☠", "red",
+            "every request of the session fails because of one tool", False, None),
+    Verdict("server-dropped", "discovery", "⊘", "red",
+            "the client drops every tool of the server because of one tool", False, None),
+    # An unmutated call the server refused (or whose result the client rejected) is, for a
+    # frozen caller, as loud as a refusal.
+    Verdict("failed", "call", "✗", "red",
+            "an intact, valid call that the server rejected or answered wrongly", False, "loud"),
+    Verdict("hidden", "discovery", "–", "yellow", "the client drops this tool", False, None),
+    Verdict("unreachable", "call", "·", "dim",
+            "the tool is not visible in this client", False, "unreachable"),
+    Verdict("loud", "call", "⚠", "cyan",
+            "refused with an error the model can read (costs a turn)", False, "loud"),
+    Verdict("degraded", "discovery", "◐", "yellow",
+            "visible, but the schema the model sees lost something", False, None),
+    Verdict("tolerated", "call", "≈", "green",
+            "the call was changed, yet the server gave the same result", False, "delivered"),
+    Verdict("skipped", "any", "?", "dim", "not called (safety policy or no case)", False, None),
+    Verdict("intact", "call", "✓", "green",
+            "the call arrived as intended and got the expected outcome", False, "delivered"),
+    Verdict("visible", "discovery", "✓", "green",
+            "the client shows the tool with its schema unchanged", False, None),
 )
 
-SYMBOL = {
-    "broken": "💥",
-    "silent-corruption": "≠",
-    "silent-loss": "∅",
-    "accepted-invalid": "!",
-    "session-broken": "☠",
-    "server-dropped": "⊘",
-    "failed": "✗",
-    "hidden": "–",
-    "unreachable": "·",
-    "loud": "⚠",
-    "degraded": "◐",
-    "tolerated": "≈",
-    "skipped": "?",
-    "intact": "✓",
-    "visible": "✓",
-}
+BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
 
-COLOUR = {
-    "broken": "bold red",
-    "silent-corruption": "bold magenta",
-    "silent-loss": "bold magenta",
-    "accepted-invalid": "magenta",
-    "session-broken": "red",
-    "server-dropped": "red",
-    "failed": "red",
-    "hidden": "yellow",
-    "unreachable": "dim",
-    "loud": "cyan",
-    "degraded": "yellow",
-    "tolerated": "green",
-    "skipped": "dim",
-    "intact": "green",
-    "visible": "green",
-}
-
-MEANING = {
-    "visible": "the client shows the tool with its schema unchanged",
-    "degraded": "visible, but the schema the model sees lost something",
-    "hidden": "the client drops this tool",
-    "server-dropped": "the client drops every tool of the server because of one tool",
-    "session-broken": "every request of the session fails because of one tool",
-    "intact": "the call arrived as intended and got the expected outcome",
-    "tolerated": "the call was changed, yet the server gave the same result",
-    "loud": "refused with an error the model can read (costs a turn)",
-    "silent-loss": "success reported, but data the caller sent was lost",
-    "silent-corruption": "success reported, but values were changed",
-    "accepted-invalid": "the case expected an error and the server accepted it",
-    "failed": "an intact, valid call that the server rejected or answered wrongly",
-    "unreachable": "the tool is not visible in this client",
-    "broken": "no usable answer: crash, timeout, malformed JSON-RPC",
-    "skipped": "not called (safety policy or no case)",
-}
+# Derived views, kept for the writers that read them.
+SEVERITY = tuple(v.name for v in VERDICTS)
+SYMBOL = {v.name: v.symbol for v in VERDICTS}
+COLOUR = {v.name: v.colour for v in VERDICTS}
+MEANING = {v.name: v.meaning for v in VERDICTS}
+RELEASE_FAILING = tuple(v.name for v in VERDICTS if v.fails_release)
+REPLAY_CATEGORY = {v.name: v.replay for v in VERDICTS if v.replay}
+DISCOVERY_VERDICTS = tuple(v.name for v in VERDICTS if v.phase == "discovery")
+CALL_VERDICTS = tuple(v.name for v in VERDICTS if v.phase == "call")
 
 
 def rank(verdict: str) -> int:

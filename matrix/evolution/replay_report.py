@@ -17,23 +17,14 @@ from typing import Any
 
 from matrix import __version__
 from matrix.classify import Answer, same_result
+from matrix.verdicts import REPLAY_CATEGORY
 
 FORMAT = "mcp-matrix.replay"
 VERSION = 1
 
 CATEGORIES = ("delivered", "loud", "silent", "unreachable", "broken")
 OFFLINE_CATEGORY = "sent"  # offline: the call would reach the server; its answer is not measured
-CATEGORY_OF = {
-    "intact": "delivered",
-    "tolerated": "delivered",
-    "loud": "loud",
-    "failed": "loud",  # an unmutated recorded call the server refused (or whose result the client rejected)
-    "silent-loss": "silent",
-    "silent-corruption": "silent",
-    "accepted-invalid": "silent",
-    "unreachable": "unreachable",
-    "broken": "broken",
-}
+CATEGORY_OF = REPLAY_CATEGORY
 # Keys whose values change from one call to the next; dropped (at any depth) before a replayed
 # result is compared with the recorded one. Extend with ``ignore_keys`` (``--ignore-key``).
 VOLATILE_KEYS = frozenset(

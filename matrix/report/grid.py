@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
-from matrix.verdicts import rank
+from matrix.verdicts import RELEASE_FAILING, rank
 
-# Verdicts that fail a release by default (DESIGN.md, the release checklist).
-RELEASE_FAILING = ("silent-corruption", "silent-loss", "accepted-invalid", "broken")
+__all__ = ["RELEASE_FAILING", "Grid", "build_grid", "over_threshold"]
 
 
 @dataclass
