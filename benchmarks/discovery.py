@@ -6,6 +6,8 @@ client that checks schemas does). Target (issue 3): all bundled profiles over 5,
 under 2 s on the 2-core reference machine.
 
     python benchmarks/discovery.py [--tools 5000] [--repeat 3] [--profile [N]]
+    python benchmarks/discovery.py --tools 5000 --write-snapshot s5000.json
+    python benchmarks/discovery.py --core s5000.json     # end-to-end baseline (see README)
 
 Runs alternate (baseline, discovery, baseline, ...) and the best of each is kept, as wall
 time and as CPU time of this process: on a shared, loaded machine compare the ratios (the
@@ -23,14 +25,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import jsonschema  # noqa: E402
-from synthetic import snapshot_doc, tool_list  # noqa: E402
+import jsonschema
+from synthetic import snapshot_doc, tool_list
 
-from matrix.behaviours import registry  # noqa: E402
-from matrix.behaviours.rewrite import clear_memo  # noqa: E402
-from matrix.discovery import discover_all  # noqa: E402
-from matrix.profiles.loader import load_profiles  # noqa: E402
-from matrix.snapshot import Snapshot  # noqa: E402
+from matrix.behaviours import registry
+from matrix.behaviours.rewrite import clear_memo
+from matrix.discovery import discover_all
+from matrix.profiles.loader import load_profiles
+from matrix.snapshot import Snapshot
 
 
 def baseline(text: str) -> tuple[float, float]:
@@ -74,9 +76,19 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", type=int, nargs="?", const=40, default=0, metavar="N",
                     help="also profile one cold discovery: top N functions (default 40)")
+    ap.add_argument("--write-snapshot", metavar="FILE", help="write the synthetic snapshot to FILE and exit")
+    ap.add_argument("--core", metavar="SNAPSHOT", help="run the pure core once on SNAPSHOT and exit: the baseline "
+                    "of an end-to-end measurement of `mcp-matrix discover SNAPSHOT --json` (process start, imports, "
+                    "profile loading, parsing and discovery; no output)")
     args = ap.parse_args()
+    if args.write_snapshot:
+        Path(args.write_snapshot).write_text(json.dumps(snapshot_doc(tool_list(args.tools, distinct=args.distinct))))
+        return
     registry.load_all()
     profiles = [p for p in load_profiles().values() if not p.abstract]
+    if args.core:
+        discovery(Path(args.core).read_text(encoding="utf-8"), profiles)
+        return
     text = json.dumps(snapshot_doc(tool_list(args.tools, distinct=args.distinct)))
     runs = [(baseline(text), discovery(text, profiles)) for _ in range(args.repeat)]
     base = min(b[0] for b, _ in runs)

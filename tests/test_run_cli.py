@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from matrix.report.discovery_doc import read_discovery
 from matrix.results import read_events
 from tests.conftest import installed_tool
 
@@ -147,7 +148,7 @@ def test_discovery_of_a_third_party_server_covers_every_profile(cli):
     exe = installed_tool("mcp-server-time")
     r = cli("discover", "--stdio", f"{exe} --local-timezone UTC", "--json")
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    doc = read_discovery(json.loads(r.stdout))
     assert len(doc["profiles"]) == 20
     assert all(t["verdict"] in ("visible", "degraded") for p in doc["profiles"] for t in p["tools"])
 

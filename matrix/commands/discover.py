@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from rich.console import Console
@@ -12,6 +11,7 @@ from rich.table import Table
 from matrix.commands.common import add_target_options, snapshot_from
 from matrix.discovery import discover_all
 from matrix.profiles.loader import load_profiles, select_profiles
+from matrix.report.discovery_doc import write_discovery
 from matrix.text import markup, terminal_console
 from matrix.verdicts import COLOUR, MEANING, SYMBOL
 
@@ -35,22 +35,20 @@ def run(args: argparse.Namespace) -> int:
     snap = snapshot_from(args, default_server=None)
     views = discover_all(snap, profiles)
     if args.json:
-        doc = {
-            "format": "mcp-matrix.discovery",
-            "version": 1,
-            "server": snap.doc.get("serverInfo"),
-            "snapshot_error": snap.error,
-            "profiles": [
-                {"profile": v.profile, "outcome": v.outcome, "tools": [t.to_json() for t in v.tools]} for v in views
-            ],
-        }
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        names = _tool_names(views)
+        write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)
         return 0
     console = terminal_console()
     if snap.error:
         console.print(f"[red]snapshot incomplete:[/] {markup(snap.error.get('message', ''))}")
     print_grid(console, snap, views)
     return 0
+
+
+def _tool_names(views) -> list[str]:
+    """The snapshot's tool names by index (every view lists every tool)."""
+    names: dict[int, str] = {t.index: t.tool for t in views[0].tools} if views else {}
+    return [names.get(i, f"#{i}") for i in range(max(names, default=-1) + 1)]
 
 
 def print_grid(console: Console, snap, views) -> None:
