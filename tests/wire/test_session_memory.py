@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from matrix.wire.session import Session, Timeouts
 from tests.conftest import bundled
 
