@@ -17,9 +17,10 @@ import datetime as _dt
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from matrix import __version__
 from matrix.behaviours import registry
@@ -29,11 +30,12 @@ from matrix.discovery import discover_all
 from matrix.model import CallContext, ClientView
 from matrix.profiles.model import Profile
 from matrix.results import FORMAT, VERSION
+from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
 from matrix.simulate.calls import evidence_for, held_view, plan_call
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.verdicts import rank
-from matrix.wire.errors import ServerExited, WireError
+from matrix.wire.errors import ServerExited, WireError, WireTimeout
 from matrix.wire.session import Session, Timeouts
 
 Emit = Callable[[dict], None]
@@ -51,6 +53,8 @@ class RunConfig:
     timeouts: Timeouts = field(default_factory=Timeouts)
     cases_source: str = ""
     on_progress: Callable[[str], None] | None = None
+    timeout_run: float | None = None  # the whole run's deadline (matrix.run_bounds)
+    circuit_breaker: bool = True
 
 
 @dataclass
@@ -58,6 +62,7 @@ class RunOutcome:
     measured: bool
     interrupted: bool = False
     counts: dict[str, int] = field(default_factory=dict)
+    deadline_passed: bool = False
 
 
 def now() -> str:
@@ -76,8 +81,10 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     """
     registry.load_all()
     run_id = uuid.uuid4().hex[:12]
+    deadline = Deadline(config.timeout_run, reserve=config.timeouts.shutdown)
+    breaker = CircuitBreaker(config.circuit_breaker)
     try:
-        doc = take_snapshot(config.target, timeouts=config.timeouts)
+        doc = _snapshot_with_retry(config, deadline)
     except KeyboardInterrupt:  # take_snapshot closed the server on its way out
         doc = None
     snap = Snapshot(doc or {})
@@ -113,12 +120,30 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
         return RunOutcome(False, counts=counts)
 
     try:
-        _run_cells(config, snap, count, emit)
+        _run_cells(config, snap, count, emit, deadline, breaker)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
-    emit({"event": "run-finished", "finished_at": now(), "measured": True, "counts": counts, "interrupted": interrupted})
-    return RunOutcome(True, interrupted, counts)
+    passed = deadline.passed()
+    emit({"event": "run-finished", "finished_at": now(), "measured": True, "counts": counts, "interrupted": interrupted,
+          "deadline_passed": passed})
+    return RunOutcome(True, interrupted, counts, deadline_passed=passed)
+
+
+def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> dict:
+    """The run's snapshot; a handshake that timed out is retried once with twice the bound,
+    since on a loaded machine our bound, not the server, may be what failed."""
+    doc = take_snapshot(config.target, timeouts=deadline.cap(config.timeouts))
+    error = doc.get("error") or {}
+    if error.get("kind") != "timeout" or doc.get("serverInfo") is not None or deadline.passed():
+        return doc
+    longer = replace(config.timeouts, initialize=2 * config.timeouts.initialize)
+    doc = take_snapshot(config.target, timeouts=deadline.cap(longer))
+    error = doc.get("error") or {}
+    if error.get("kind") == "timeout":
+        first = deadline.cap(config.timeouts).initialize
+        error["message"] = f"{error.get('message', '')} (the second try; the first waited {first:g} s; {timeout_note()})"
+    return doc
 
 
 def _list_failure(doc: Any) -> dict | None:
@@ -139,8 +164,12 @@ def _list_failure(doc: Any) -> dict | None:
     }
 
 
-def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit) -> None:
-    """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates."""
+def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadline: Deadline,
+               breaker: CircuitBreaker) -> None:
+    """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates.
+
+    A call the deadline or the circuit breaker rules out is a ``skipped`` event naming the
+    profile and why, so every cell of the matrix is either measured or explained."""
     live_views = discover_all(snap, config.profiles)
     base_views = discover_all(config.baseline, config.profiles, server=snap.server_name) if config.baseline else None
     for view in live_views:
@@ -160,23 +189,33 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit) -> No
     )
 
     stop = threading.Event()
-    reference = _reference_answers(config, cases, live_by_name, stop)
+    reference = _reference_answers(config, cases, live_by_name, stop, deadline)
     runners: list[_ProfileRunner] = []
+
+    def not_called(profile: str, case: Case, reason: str) -> None:
+        emit({"event": "skipped", "profile": profile, "tool": case.tool, "case": case.name, "reason": reason})
 
     def run_profile(i: int) -> None:
         profile = config.profiles[i]
         held, cache_note = held_view(profile, live_views[i], base_views[i] if base_views else None)
         held_raw = base_tools if held is not live_views[i] else live_by_name
-        runner = _ProfileRunner(config, profile, stop)
+        runner = _ProfileRunner(config, profile, stop, deadline, breaker)
         runners.append(runner)  # before the first stop check: an interrupt sees every runner in flight
         try:
             for case in cases:
-                if stop.is_set():
-                    return
+                if stop.is_set() and not deadline.passed():
+                    return  # the user interrupted: what was not made is not a finding
+                why = deadline.reason() if deadline.passed() else breaker.reason(case.tool)
+                if why:
+                    not_called(profile.name, case, why)
+                    continue
                 try:
                     event = runner.run_case(case, held, held_raw, live_by_name, reference.get(case.id), cache_note)
                 except Interrupted:
-                    return
+                    if not deadline.passed():
+                        return
+                    not_called(profile.name, case, deadline.reason().replace("not called", "cut short"))
+                    continue
                 count(event)
                 if config.on_progress:
                     config.on_progress(f"{profile.name} {case.id}")
@@ -189,6 +228,10 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit) -> No
         pending = set(futures)
         while pending:
             done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            if deadline.passed() and not stop.is_set():
+                stop.set()
+                for runner in runners:
+                    runner.conn.abort()  # calls waiting past the deadline end now
             for f in done:
                 if f.exception() is not None:
                     emit({"event": "profile-error", "profile": config.profiles[futures[f]].name,
@@ -203,43 +246,84 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit) -> No
         pool.shutdown(wait=True)
 
 
-def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event) -> dict[str, Answer]:
-    """The intact call's answer for each case where calling twice is safe."""
+def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event,
+                       deadline: Deadline) -> dict[str, Answer]:
+    """The intact call's answer for each case where calling twice is safe.
+
+    This session is no cell, so its timeouts trip a breaker of its own (it stops waiting on
+    that tool, or on the server) and not the run's: the profiles still call, and a server that
+    hangs shows as ``broken`` cells before the run's breaker stops them."""
     wanted = [c for c in cases if c.expect.outcome != "error" and repeat_safe(tools.get(c.tool), c)]
     out: dict[str, Answer] = {}
     if not wanted:
         return out
-    runner = Connection(config.target, config.timeouts, None)
+    own = CircuitBreaker(enabled=config.circuit_breaker)
+    runner = Connection(config.target, config.timeouts, None, deadline, own)
     try:
         for case in wanted:
-            if stop.is_set():
-                break
+            if stop.is_set() or deadline.passed() or own.reason(case.tool):
+                continue
+            bound = runner.timeouts.call
             out[case.id] = runner.call(case.tool, case.arguments, None, case.omit_arguments, new_session=False)
+            breaker_saw(own, case.tool, "the reference session", out[case.id], bound)
     finally:
         runner.close()
     return out
 
 
+def breaker_saw(breaker: CircuitBreaker, tool: str, who: str, answer: Answer, bound: float) -> None:
+    """Tell the circuit breaker how a call went."""
+    if answer.wire_error is not None and answer.wire_error.get("kind") == "timeout":
+        breaker.call_timed_out(tool, who, bound)
+    elif answer.wire_error is None:
+        breaker.answered()
+
+
 class Connection:
     """A session to the target that reopens after a failure (a crashed server is restarted)."""
 
-    def __init__(self, target: Target, timeouts: Timeouts, profile: Profile | None) -> None:
+    def __init__(self, target: Target, timeouts: Timeouts, profile: Profile | None,
+                 deadline: Deadline | None = None, breaker: CircuitBreaker | None = None) -> None:
         self.target = target
-        self.timeouts = timeouts
+        self._timeouts = timeouts
+        self.deadline = deadline or Deadline(None)
+        self.breaker = breaker or CircuitBreaker(enabled=False)
         self.profile = profile
         self.session: Session | None = None
         self._transport: Any = None  # the one in use, so abort() can reach it from another thread
         self._aborted = False
 
+    @property
+    def timeouts(self) -> Timeouts:
+        """The bounds, each capped by the time the run has left."""
+        return self.deadline.cap(self._timeouts)
+
     def _open(self, list_first: bool = True) -> Session:
         """Connect as a client does: initialize, then list tools (the first page) before any call.
 
+        A handshake that times out is tried once more with twice the bound (a loaded machine,
+        not the server, may be slow); if that times out too, the circuit breaker hears of it.
         ``list_first=False`` for a session opened per call: such clients (langchain-mcp-adapters)
         list tools once, elsewhere, and go straight to the call."""
+        try:
+            return self._open_once(list_first, self.timeouts)
+        except WireTimeout:
+            if self._aborted or self.deadline.passed():
+                raise
+            longer = self.deadline.cap(replace(self._timeouts, initialize=2 * self._timeouts.initialize))
+            try:
+                return self._open_once(list_first, longer)
+            except WireTimeout as exc:
+                who = self.profile.name if self.profile else "the reference session"
+                self.breaker.handshake_timed_out(who, longer.initialize)
+                exc.message += f" (the second try; the first waited {self._timeouts.initialize:g} s)"
+                raise
+
+    def _open_once(self, list_first: bool, timeouts: Timeouts) -> Session:
         identity = self.profile.identity if self.profile else None
-        transport = self.target.transport(connect_timeout=self.timeouts.initialize)
+        transport = self.target.transport(connect_timeout=timeouts.initialize)
         self._transport = transport  # held before its server starts: close() ends it whatever happens
-        kwargs: dict[str, Any] = {"timeouts": self.timeouts}
+        kwargs: dict[str, Any] = {"timeouts": timeouts}
         if identity is not None:
             kwargs.update(client_info=dict(identity.client_info), protocol_version=identity.protocol_version,
                           capabilities=dict(identity.capabilities))
@@ -283,7 +367,10 @@ class Connection:
             self.close()  # the next call starts afresh
             if self._aborted:
                 raise Interrupted() from None
-            return Answer(wire_error=exc.to_json(), elapsed=time.monotonic() - started)
+            error = exc.to_json()
+            if isinstance(exc, WireTimeout):
+                error["message"] = f"{error['message']} ({timeout_note()})"
+            return Answer(wire_error=error, elapsed=time.monotonic() - started)
         return Answer(result=r.result, error=r.error.to_json() if r.error else None, elapsed=r.elapsed)
 
     def close(self) -> None:
@@ -299,11 +386,13 @@ class Connection:
 
 
 class _ProfileRunner:
-    def __init__(self, config: RunConfig, profile: Profile, stop: threading.Event) -> None:
+    def __init__(self, config: RunConfig, profile: Profile, stop: threading.Event, deadline: Deadline,
+                 breaker: CircuitBreaker) -> None:
         self.config = config
         self.profile = profile
         self.stop = stop
-        self.conn = Connection(config.target, config.timeouts, profile)
+        self.breaker = breaker
+        self.conn = Connection(config.target, config.timeouts, profile, deadline, breaker)
 
     def close(self) -> None:
         self.conn.close()
@@ -331,7 +420,9 @@ class _ProfileRunner:
             answer = None
             failure = None
             if plan.refused is None:
+                bound = self.conn.timeouts.call
                 answer = self.conn.call(plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session)
+                breaker_saw(self.breaker, case.tool, self.profile.name, answer, bound)
                 if answer.wire_error is None and answer.error is None:
                     failure = self._result_failure(answer.result, ctx)
             names = tuple(dict.fromkeys(plan.applied + ((failure.behaviour,) if failure else ())

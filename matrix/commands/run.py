@@ -7,7 +7,7 @@ from importlib import resources
 from pathlib import Path
 
 from matrix.cases import load_cases
-from matrix.commands.common import add_target_options, target_from, timeouts_from
+from matrix.commands.common import add_target_options, seconds, target_from, timeouts_from
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.grid import RELEASE_FAILING, over_threshold
@@ -56,6 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--report", action="append", default=[], metavar="FMT:FILE",
                    help="also write a report, e.g. html:matrix.html, md:matrix.md, junit:junit.xml, sarif:x.sarif, json:r.json (repeatable)")
     p.add_argument("--quiet", action="store_true", help="print only the grid, no finding details")
+    p.add_argument("--timeout-run", type=seconds, default=None, metavar="SECONDS",
+                   help="end the whole run by then: calls not made are reported with the reason (exit 3 unless findings)")
+    p.add_argument("--no-circuit-breaker", action="store_true",
+                   help="keep calling a tool after one of its calls timed out, and a server that stopped answering")
     p.set_defaults(handler=run)
 
 
@@ -94,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         auto_cases=not args.no_auto_cases, jobs=args.jobs, timeouts=timeouts_from(args),
         cases_source=str(cases_path or ""),
         on_progress=(lambda msg: status.update(markup(msg, fold=True))) if status else None,
+        timeout_run=args.timeout_run, circuit_breaker=not args.no_circuit_breaker,
     )
     try:
         if status:
@@ -111,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if not outcome.measured:
         return EXIT_UNMEASURABLE
-    return EXIT_FINDINGS if over_threshold(writer.events, fail_on) else EXIT_OK
+    if over_threshold(writer.events, fail_on):
+        return EXIT_FINDINGS
+    return EXIT_UNMEASURABLE if outcome.deadline_passed else EXIT_OK
 
 
 __all__ = ["DEFAULT_SERVER", "bundled_cases", "register", "run"]

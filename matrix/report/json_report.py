@@ -67,6 +67,7 @@ def build_report(
             skipped.append(
                 {
                     "run": runs[i]["run_id"],
+                    "profile": _opt(e.get("profile")),
                     "tool": _s(e.get("tool")),
                     "case": _opt(e.get("case")),
                     "reason": _s(e.get("reason")),
@@ -605,8 +606,14 @@ SCHEMA: dict = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["run", "tool", "case", "reason"],
-                "properties": {"run": _OSTR, "tool": _STR, "case": _OSTR, "reason": _STR},
+                "required": ["run", "profile", "tool", "case", "reason"],
+                "properties": {
+                    "run": _OSTR,
+                    "profile": _OSTR,
+                    "tool": _STR,
+                    "case": _OSTR,
+                    "reason": _STR,
+                },
             },
         },
         "profile_errors": {

@@ -185,13 +185,13 @@ MODES = [
     ("crash-on-initialize", "http", TWO, (), 3, check_crash_on_initialize),
     ("crash-on-call", "stdio", TWO, (), 1, check_crash_on_call),
     ("crash-on-call", "http", TWO, (), 1, check_crash_on_call),
-    (
+    (  # the handshake is tried twice, the second time with twice the bound
         "hang",
         "stdio",
         TWO,
         (),
         3,
-        lambda r: unmeasured(r, "timeout", "initialize got no answer within 5.0s"),
+        lambda r: unmeasured(r, "timeout", "initialize got no answer within 10.0s", "the first waited 5 s"),
     ),
     (
         "hang",
@@ -199,13 +199,13 @@ MODES = [
         TWO,
         (),
         3,
-        lambda r: unmeasured(r, "timeout", "initialize got no answer within 5.0s"),
+        lambda r: unmeasured(r, "timeout", "initialize got no answer within 10.0s", "the first waited 5 s"),
     ),
-    (
+    (  # every call made and timed out (the circuit breaker has its own tests)
         "hang-on-call",
         "stdio",
         TWO,
-        (),
+        ("--no-circuit-breaker",),
         1,
         lambda r: calls_broken(r, "timeout", "tools/call got no answer within 3.0s"),
     ),
@@ -213,7 +213,7 @@ MODES = [
         "hang-on-call",
         "http",
         TWO,
-        (),
+        ("--no-circuit-breaker",),
         1,
         lambda r: calls_broken(r, "timeout", "tools/call got no answer within 3.0s"),
     ),
