@@ -15,7 +15,7 @@ from typing import Sequence
 from matrix import __version__
 from matrix.errors import EXIT_INPUT, MatrixError
 
-COMMANDS = ("snapshot", "discover", "run", "report", "check", "merge", "diff", "replay", "profiles")
+COMMANDS = ("snapshot", "discover", "run", "report", "check", "merge", "diff", "replay", "profiles", "calibrate")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -70,7 +70,8 @@ class ToolState:
     """One tool as a client currently holds it during discovery.
 
     ``original`` is the tool exactly as the server sent it and is never changed;
-    ``name`` and ``schema`` are what the client's model will be shown.
+    ``name``, ``schema`` and ``description`` are what the client's model will be shown
+    (a client may rewrite the description, e.g. Claude Code's "Input constraint" sentence).
     """
 
     original: Any
@@ -80,6 +81,7 @@ class ToolState:
     schema: Any
     hidden: bool = False
     findings: tuple[Finding, ...] = ()
+    description: Any = None
 
     @cached_property  # read for every tool by every profile; ``original`` never changes
     def server_name(self) -> str:
@@ -130,6 +132,7 @@ class ToolView:
     model_schema: Any
     findings: tuple[Finding, ...] = ()
     weakest_evidence: str | None = None
+    model_description: Any = None
 
     def to_json(self) -> dict:
         return {

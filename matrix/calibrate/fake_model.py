@@ -190,8 +190,12 @@ def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None
     for t in tools:
         if t.call_name == server_tool or t.name == server_tool:
             return t
-    candidates = [t for t in tools if re.search(r"(^|[_.:/-])" + re.escape(server_tool) + "$", t.call_name)]
-    return min(candidates, key=lambda t: len(t.call_name)) if candidates else None
+    for wanted in dict.fromkeys((server_tool, re.sub(r"[^A-Za-z0-9_-]", "_", server_tool))):
+        pattern = re.compile(r"(^|[_.:/-])" + re.escape(wanted) + "$")
+        candidates = [t for t in tools if pattern.search(t.call_name) or pattern.search(t.name)]
+        if candidates:
+            return min(candidates, key=lambda t: len(t.call_name))
+    return None
 
 
 # -- the server -------------------------------------------------------------------------------

@@ -26,9 +26,10 @@ def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
     for index, (page, raw) in enumerate(tools):
         name = raw.get("name") if isinstance(raw, dict) else None
         schema = raw.get("inputSchema") if isinstance(raw, dict) else None
+        description = raw.get("description") if isinstance(raw, dict) else None
         states.append(
             ToolState(original=raw, page=page, index=index, name=name if isinstance(name, str) else "", schema=schema,
-                      findings=external_ref_findings(raw))
+                      findings=external_ref_findings(raw), description=description)
         )
     pages = 1 + max((p for p, _ in tools), default=0)
     return ListState(server=server, tools=tuple(states), pages=pages)
@@ -160,6 +161,7 @@ def _view(tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ..
         verdict=verdict,
         model_name=tool.name if visible else None,
         model_schema=tool.schema if visible else None,
+        model_description=tool.description if visible else None,
         findings=findings,
         weakest_evidence=_weakest(findings) if findings else None,
     )
