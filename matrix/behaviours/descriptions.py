@@ -57,10 +57,15 @@ def flatten_root(schema: dict, keywords: tuple[str, ...]) -> tuple[dict, list[st
 @behaviour(
     "describe-root-combinators",
     "discovery",
-    params={"keywords": {"type": "array", "items": {"enum": list(COMBINATORS)}, "default": list(COMBINATORS)}},
+    params={"keywords": {"type": "array", "items": {"enum": list(COMBINATORS)}, "default": list(COMBINATORS),
+                         "description": "the root combinators restated in the description"}},
 )
 def describe_root_combinators(state: ListState, keywords: list = list(COMBINATORS)) -> ListState:
-    """A root anyOf/oneOf/allOf becomes one flat object plus an "Input constraint" sentence (Claude Code 2.1.332)."""
+    """A root anyOf/oneOf/allOf becomes one flat object plus an "Input constraint" sentence (Claude Code 2.1.332).
+
+    Observed (clients/calibrations/claude-code-current/2.1.332.json); client-quirks.md §1 has
+    the earlier drop of such tools (#95504), which the 2.1.278 record confirms.
+    """
     kws = tuple(keywords)
     tools = []
     changed = False
@@ -86,3 +91,31 @@ def describe_root_combinators(state: ListState, keywords: list = list(COMBINATOR
     if not changed:
         return state
     return evolve(state, tools=tuple(tools))
+
+
+@behaviour(
+    "truncate-tool-description",
+    "discovery",
+    params={
+        "max_length": {"type": "integer", "minimum": 1, "default": 2048, "description": "characters kept"},
+        "suffix": {"type": "string", "default": "", "description": "appended after a cut"},
+    },
+)
+def truncate_tool_description(state: ListState, max_length: int = 2048, suffix: str = "") -> ListState:
+    """A tool description longer than ``max_length`` is cut and ``suffix`` appended (Claude Code 2.1.278: 2048, "… [truncated]").
+
+    Observed (clients/calibrations/claude-code/2.1.278.json; not in client-quirks.md §1); 2.1.332 no longer cuts.
+    """
+    tools = []
+    changed = False
+    for t in state.tools:
+        desc = t.description
+        if t.hidden or not isinstance(desc, str) or len(desc) <= max_length:
+            tools.append(t)
+            continue
+        finding = Finding("description-truncated",
+                          f"the tool description ({len(desc)} characters) is cut to {max_length}: the model "
+                          "never reads the rest", "/description", lost=True)
+        tools.append(t.with_finding(finding, description=desc[:max_length] + suffix))
+        changed = True
+    return evolve(state, tools=tuple(tools)) if changed else state

@@ -14,6 +14,6 @@ Importing this module registers them all.
 
 from __future__ import annotations
 
-from matrix.behaviours import codex, descriptions, dialects, google, keywords, lists, names, schemas
+from matrix.behaviours import claude, codex, descriptions, dialects, google, keywords, lists, names, schemas
 
-MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions)
+MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude)

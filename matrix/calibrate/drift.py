@@ -78,7 +78,9 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
         ctx = CallContext(tool=call.tool, held_schema=state.schema, held_tool=state.original)
         variants, whys = [], []
         for v in plan_call(profile, ctx, call.arguments):
-            variants.append(NOT_SENT if v.plan.refused is not None else v.plan.arguments)
+            wire = NOT_SENT if v.plan.refused is not None else v.plan.arguments
+            if not any(same(wire, seen) for seen in variants):
+                variants.append(wire)
             whys += list(v.plan.applied) + ([v.plan.refused.behaviour or v.plan.refused.code] if v.plan.refused else [])
         calls.append({"tool": call.tool, "variants": variants, "why": ", ".join(dict.fromkeys(whys))})
     return {"tools": tools, "calls": calls, "outcome": final.outcome}

@@ -149,7 +149,8 @@ def model_tools(api: str, body: Any) -> list[ModelTool]:
 def _responses_tools(t: dict, namespace: str | None = None) -> list[ModelTool]:
     kind = t.get("type")
     if kind == "function" and isinstance(t.get("name"), str):
-        full = f"{namespace}{t['name']}" if namespace else t["name"]
+        # A namespaced tool is written namespace__name (the Responses API keeps the two apart).
+        full = (namespace + ("" if namespace.endswith("_") else "__") + t["name"]) if namespace else t["name"]
         return [ModelTool(full, t.get("description"), t.get("parameters"), namespace, t["name"], raw=t)]
     if kind == "namespace" and isinstance(t.get("name"), str):
         out = []

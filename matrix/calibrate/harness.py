@@ -97,8 +97,13 @@ class Recipe:
     source: str = ""
 
     @property
+    def name(self) -> str:
+        """The recipe's name (its file name): what ``--client`` takes."""
+        return Path(self.source).stem if self.source else self.profile
+
+    @property
     def install_key(self) -> str:
-        return f"{self.profile}-{self.version}"
+        return f"{self.name}-{self.version}"
 
 
 def harness_dir() -> Path:

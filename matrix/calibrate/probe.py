@@ -169,6 +169,8 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "strip-unknown-arguments": ("core",), "drop-nulls": ("core",), "client-validate": ("core",),
     "default-arguments": ("core",), "add-meta": ("core",), "new-session-per-call": ("core",),
     "require-structured-content": ("output-schema",), "result-size-cap": (),
+    "describe-root-combinators": ("root-anyof",), "truncate-tool-description": ("core",),
+    "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

@@ -152,7 +152,7 @@ def print_drift(rec: dict, profile: str, cells: list[drifts.Cell], failed: list[
         a, t = drifts.agreement(set_cells)
         tap = obs.get("tap", {})
         hs = " > ".join(tap.get("handshake") or []) or "no MCP traffic"
-        status = obs["outcome"] if obs["outcome"] != "ok" else f"{a}/{t} cells agree"
+        status = f"{a}/{t} cells agree" + (f" ({obs['outcome']})" if obs["outcome"] != "ok" else "")
         out(f"\n[{clean(set_id)}] {status}; handshake: {clean(hs, 120)}\n")
         if obs["outcome"] == "no-model-request":
             tail = obs.get("client_output_tail") or ""

@@ -1,0 +1,45 @@
+"""Every calibrated profile predicts exactly what its client was observed doing (offline, from the
+records in clients/calibrations/), and every registry behaviour is covered by a probe set."""
+
+from __future__ import annotations
+
+import pytest
+
+from matrix.behaviours import registry
+from matrix.calibrate import probe, record
+from matrix.calibrate.drift import agreement, record_drift
+from matrix.profiles.loader import load_profiles
+
+RECORDS = sorted(p for p in record.calibrations_dir().glob("*/*.json"))
+
+
+def test_there_are_calibration_records():
+    assert RECORDS, "clients/calibrations/ holds no record"
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_profile_agrees_with_its_latest_calibration_on_every_cell(path):
+    profile_name = path.parent.name
+    latest, doc = record.latest_record(profile_name)
+    if latest != path:
+        pytest.skip(f"{path.name} is not the latest record of {profile_name} ({latest.name} is)")
+    profile = load_profiles()[profile_name]
+    cells = record_drift(profile, doc, probe.PROBE_SETS)
+    assert cells, "the record compares no cell (probe sets changed since it was taken?)"
+    wrong = [c.to_json() for c in cells if not c.agree]
+    agree, total = agreement(cells)
+    assert not wrong, f"{profile_name}: {agree}/{total} cells agree; first drift: {wrong[:3]}"
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_profile_cites_its_record_as_observed_evidence(path):
+    profile = load_profiles()[path.parent.name]
+    sources = {e.source for uses in profile.phases().values() for u in uses for e in u.evidence if e.level == "observed"}
+    assert any(str(s).endswith(f"{path.parent.name}/{path.name}") for s in sources)
+
+
+def test_every_registry_behaviour_is_probed_or_says_why_not():
+    names = set(registry.load_all())
+    covered = {n for n, sets in probe.PROBE_COVERAGE.items() if sets} | set(probe.NOT_PROBED)
+    assert names - covered == set()
+    assert all(s in probe.PROBE_SETS for sets in probe.PROBE_COVERAGE.values() for s in sets)
