@@ -41,7 +41,8 @@ class Finding:
 
     ``code`` is a stable identifier (e.g. ``keyword-stripped``), ``pointer`` a JSON pointer
     into the tool as the server sent it (``/inputSchema/anyOf``), ``lost`` says whether
-    information the server sent no longer reaches the model. ``behaviour`` and
+    information the server sent no longer reaches the model; ``materiality`` how much that
+    matters (matrix.materiality derives it centrally, for every cell). ``behaviour`` and
     ``evidence`` are filled by the simulator from the profile entry that produced it.
     """
 
@@ -52,6 +53,7 @@ class Finding:
     blast_radius: str = "tool"
     behaviour: str = ""
     evidence: tuple[Evidence, ...] = ()
+    materiality: str = ""  # none | stricter | guidance | constraint, derived by matrix.materiality
 
     def to_json(self) -> dict:
         return {
@@ -59,6 +61,7 @@ class Finding:
             "message": self.message,
             "pointer": self.pointer,
             "lost": self.lost,
+            "materiality": self.materiality,
             "blast_radius": self.blast_radius,
             "behaviour": self.behaviour,
             "evidence": [e.to_json() for e in self.evidence],

@@ -91,7 +91,7 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     emit({
         "event": "run-started", "format": FORMAT, "version": VERSION, "run_id": run_id, "started_at": now(),
         "mcp_matrix": __version__, "target": config.target.describe(), "server": snap.doc.get("serverInfo"),
-        "protocolVersion": snap.doc.get("protocolVersion"), "cases": config.cases_source,
+        "server_key": snap.server_key.to_json(), "protocolVersion": snap.doc.get("protocolVersion"), "cases": config.cases_source,
         "baseline": config.baseline.source if config.baseline else None,
         "profiles": [
             {"name": p.name, "client": p.client, "versions": p.versions, "models": p.models,

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from matrix import __version__
 from matrix.errors import InputError
-from matrix.targets import Target
+from matrix.targets import ServerKey, Target, server_key
 from matrix.wire.errors import WireError
 from matrix.wire.session import LATEST_PROTOCOL, Session, Timeouts
 
@@ -39,14 +39,12 @@ class Snapshot:
 
     @property
     def server_name(self) -> str:
-        target = self.doc.get("target") or {}
-        if target.get("name"):
-            return str(target["name"])
-        if target.get("server"):
-            return str(target["server"]).split()[0]
-        info = self.doc.get("serverInfo")
-        name = info.get("name") if isinstance(info, dict) else None
-        return name if isinstance(name, str) and name else "server"
+        return self.server_key.name
+
+    @property
+    def server_key(self) -> ServerKey:
+        """The server's config key (``--name``, or the slug a user would type; see targets.server_key)."""
+        return server_key(self.doc.get("target"), self.doc.get("serverInfo"))
 
     @property
     def error(self) -> Any:

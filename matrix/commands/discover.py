@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     profiles = select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
     snap = snapshot_from(args, default_server=None)
-    views = discover_all(snap, profiles)
+    views = discover_all(snap, profiles, server=args.name or None)
     if args.json:
         names = _tool_names(views)
         write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from matrix.behaviours import registry
 from matrix.behaviours.schema_refs import external_ref_findings
 from matrix.evidence import weakest
+from matrix.materiality import MATERIAL, derive
 from matrix.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
 from matrix.profiles.model import BehaviourUse, Profile
 
@@ -145,8 +146,9 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
         elif tool.hidden:
             views.append(_view(tool, label, "hidden", tool.findings, visible=False))
         else:
-            verdict = "degraded" if any(f.lost for f in tool.findings) else "visible"
-            views.append(_view(tool, label, verdict, tool.findings, visible=True))
+            findings = derive(tool.findings)  # degraded only when a constraint or guidance was lost
+            verdict = "degraded" if any(f.materiality in MATERIAL for f in findings) else "visible"
+            views.append(_view(tool, label, verdict, findings, visible=True))
     return ClientView(profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings)
 
 
@@ -162,7 +164,7 @@ def _view(tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ..
         model_name=tool.name if visible else None,
         model_schema=tool.schema if visible else None,
         model_description=tool.description if visible else None,
-        findings=findings,
+        findings=derive(findings),
         weakest_evidence=_weakest(findings) if findings else None,
     )
 
