@@ -54,7 +54,8 @@ def external_refs(schema: Any, limit: int = EXTERNAL_REFS_SHOWN) -> list[tuple[s
     """``(pointer, ref)`` of every ``$ref`` that leaves the document (first ``limit``)."""
     out: list[tuple[str, str]] = []
     for pointer, ref in _refs(schema, ""):
-        if not is_local(ref):
+        # A non-string $ref refers to nothing (an invalid schema, reported elsewhere).
+        if isinstance(ref, str) and not is_local(ref):
             out.append((pointer or "/", ref))
             if len(out) >= limit:
                 break

@@ -108,7 +108,8 @@ def server_outcome(schema: Any, arguments: Any) -> Outcome:
 
 _MISSING = re.compile(r"^'(?P<name>[^']+)' is a required property$")
 _UNKNOWN = re.compile(
-    r"^Additional properties are not allowed \((?P<names>.+) (was|were) unexpected\)$"
+    # jsonschema < 4.24 says "('a' was unexpected)", later versions "('a' unexpected)".
+    r"^Additional properties are not allowed \((?P<names>.+?) (?:(?:was|were) )?unexpected\)$"
 )
 
 
