@@ -16,6 +16,8 @@ import queue
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+import httpx
+
 from matrix.errors import InputError, did_you_mean
 from matrix.wire.errors import ServerExited, WireTimeout
 from matrix.wire.http import HttpTransport
@@ -113,20 +115,43 @@ class Target:
 
     @classmethod
     def stdio(cls, command: str | list[str], **kw) -> "Target":
-        argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not argv:
-            raise InputError("--stdio needs a command", where="--stdio")
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else list(command)
+        except ValueError as exc:  # an unbalanced quote
+            raise InputError(f"cannot split the command {command!r}: {exc}", where="--stdio") from None
+        if not argv or not argv[0].strip():
+            raise InputError("--stdio needs a command (it was empty)", where="--stdio")
         return cls("stdio", command=tuple(argv), **kw)
 
     @classmethod
     def http(cls, url: str, **kw) -> "Target":
         if not re.match(r"^https?://", url):
             raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--http")
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+            raise InputError(f"not a valid URL: {exc}", where="--http") from None
+        if not parsed.host:
+            raise InputError(f"the URL names no host: {mask_url(url)!r}", where="--http")
+        for key, value in (kw.get("headers") or {}).items():
+            for part, text in (("name", key), ("value", value)):
+                try:
+                    text.encode("latin-1")
+                except UnicodeEncodeError:
+                    raise InputError(
+                        f"the header {part} of {key!r} has characters HTTP cannot carry (only Latin-1)",
+                        where="--header",
+                    ) from None
+            if not key or any(c in key for c in " \t\r\n:") or any(c in value for c in "\r\n\0"):
+                raise InputError(f"not a valid header: {key!r}", where="--header")
         return cls("http", url=url, **kw)
 
     @classmethod
     def bundled(cls, spec: str, transport: str = "stdio", **kw) -> "Target":
-        argv = shlex.split(spec)
+        try:
+            argv = shlex.split(spec)
+        except ValueError as exc:
+            raise InputError(f"cannot split {spec!r}: {exc}", where="--server") from None
         if not argv or argv[0] not in BUNDLED:
             name = argv[0] if argv else ""
             raise InputError(

@@ -33,6 +33,9 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
     t.add_argument("--timeout-call", type=seconds, default=d.call, help=f"default {d.call}")
 
 
+MAX_TIMEOUT = 86400.0
+
+
 def seconds(text: str) -> float:
     """A timeout: a positive, finite number of seconds (``nan`` or ``inf`` would mean no bound)."""
     try:
@@ -41,6 +44,8 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text!r}")
+    if value > MAX_TIMEOUT:  # the OS refuses waits this long (1e300 s overflowed a queue wait)
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_TIMEOUT:.0f} seconds (one day), got {text!r}")
     return value
 
 
@@ -60,15 +65,17 @@ def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
 
 def target_from(args: argparse.Namespace, default_server: str | None = None) -> Target | None:
     """The live target the options name, or None (e.g. a snapshot file was given)."""
-    chosen = [x for x in (args.stdio, args.http, args.server) if x]
+    chosen = [x for x in (args.stdio, args.http, args.server) if x is not None]
     if len(chosen) > 1:
         raise InputError("give only one of --stdio, --http, --server", where="target")
     headers = _pairs(args.header, ":", "--header")
     env = _pairs(args.env, "=", "--env")
-    if args.stdio:
+    if args.stdio is not None:  # --stdio "" is an error, never the demo server
         return Target.stdio(args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name)
-    if args.http:
+    if args.http is not None:
         return Target.http(args.http, headers=headers, name=args.name)
+    if args.server is not None and not args.server.strip():
+        raise InputError("--server needs a name (it was empty)", where="--server")
     server = args.server or (None if getattr(args, "source", None) else default_server)
     if server:
         return Target.bundled(server, transport=args.server_transport, env=env, name=args.name)
@@ -79,7 +86,7 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
     """A snapshot: read from the positional file, or taken live from the target."""
     source = getattr(args, "source", None)
     if source:
-        if any((args.stdio, args.http, args.server)):
+        if any(x is not None for x in (args.stdio, args.http, args.server)):
             raise InputError("give a snapshot file or a live target, not both", where=source)
         if not Path(source).exists():
             raise InputError("no such snapshot file", where=source)

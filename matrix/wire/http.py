@@ -16,9 +16,9 @@ import threading
 from typing import Any, Mapping
 
 import httpx
-from httpx_sse import EventSource
 
 from matrix.wire.errors import HttpError, ServerExited
+from matrix.wire.limits import MAX_MESSAGE_BYTES, Oversize, capped_body, split_lines, sse_data
 from matrix.wire.transport import NOISE_LINE_MAX, Transport
 
 ACCEPT = "application/json, text/event-stream"
@@ -72,7 +72,7 @@ class HttpTransport(Transport):
         try:
             request = self._client.build_request("POST", self.url, json=message, headers=self._headers())
             response = self._client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError, ValueError) as exc:
             self._fail_if(wanted, ServerExited(f"HTTP request failed: {type(exc).__name__}: {exc}"))
             return
         with self._lock:
@@ -108,16 +108,24 @@ class HttpTransport(Transport):
             return
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream":
-            for event in EventSource(response).iter_sse():
-                if not event.data.strip():
+            # Bounded (docs/security.md): lines and events over the cap are dropped as they stream
+            # in, counted after any Content-Encoding is undone (a gzip bomb inflates here).
+            for data in sse_data(split_lines(response.iter_bytes(), MAX_MESSAGE_BYTES)):
+                if isinstance(data, Oversize):
+                    self._deliver_text(data, source="the SSE stream")
+                    return
+                if not data.strip():
                     continue  # priming events carry an id and no data
-                self._deliver_text(event.data, source="the SSE stream")
-                if self._answers(event.data, wanted):
+                self._deliver_text(data, source="the SSE stream")
+                if self._answers(data, wanted):
                     return  # the server should close now; we stop reading either way
             return
         if ctype == "application/json":
-            body = response.read().decode("utf-8", errors="replace")
-            self._deliver_text(body, source="the HTTP body")
+            body = capped_body(response.iter_bytes(), MAX_MESSAGE_BYTES)
+            if isinstance(body, Oversize):
+                self._deliver_text(body, source="the HTTP body (decompressed)")
+                return
+            self._deliver_text(body.decode("utf-8", errors="replace"), source="the HTTP body")
             return
         self._fail(
             HttpError(
@@ -134,10 +142,15 @@ class HttpTransport(Transport):
 
     @staticmethod
     def _excerpt(response: httpx.Response) -> str:
+        head = bytearray()
         try:
-            return response.read()[:NOISE_LINE_MAX].decode("utf-8", errors="replace")
+            for chunk in response.iter_bytes():  # the first bytes only: never the whole body
+                head += chunk
+                if len(head) >= NOISE_LINE_MAX:
+                    break
         except httpx.HTTPError:
-            return ""
+            pass
+        return bytes(head[:NOISE_LINE_MAX]).decode("utf-8", errors="replace")
 
     def _fail_if(self, wanted: Any, error: Exception) -> None:
         if wanted is not None:

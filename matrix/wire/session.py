@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from matrix.wire.errors import Problems, ProtocolError, RpcError, WireError, WireTimeout
+from matrix.wire.limits import MAX_RECORDED
 from matrix.wire.transport import Transport
 
 LATEST_PROTOCOL = "2025-11-25"
@@ -89,6 +90,8 @@ class Session:
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
         self._stray_ids: list[Any] = []  # ids of responses nobody asked for, during the current request
+        self._sent_at = 0.0  # when the current request was handed to the transport
+        self.dropped = 0  # notifications and server requests over MAX_RECORDED, counted only
 
     # -- lifecycle ------------------------------------------------------------------
     def __enter__(self) -> "Session":
@@ -187,6 +190,7 @@ class Session:
         started = time.monotonic()
         deadline = started + timeout
         self._stray_ids = []
+        self._sent_at = time.monotonic()
         self.transport.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while True:
             remaining = deadline - time.monotonic()
@@ -213,20 +217,27 @@ class Session:
         if "method" in message:
             if "id" in message:
                 self._answer_server_request(message)
-            else:
+            elif len(self.notifications) < MAX_RECORDED:
                 self.notifications.append(
                     {"method": message.get("method"), "params": message.get("params"), "before_request": request_id}
                 )
+            else:
+                self.dropped += 1
             return None
         if "id" not in message:
             self.problems.add("malformed-message", f"neither request, notification nor response: {str(message)[:200]}")
             return None
-        if message.get("id") != request_id:
+        if not same_id(message.get("id"), request_id):
             self.problems.add(
                 "unexpected-id", f"response with id {message.get('id')!r} while waiting for {request_id}"
             )
             if len(self._stray_ids) < 5:
                 self._stray_ids.append(message.get("id"))
+            return None
+        if getattr(self.transport, "received_at", self._sent_at) < self._sent_at:
+            self.problems.add(
+                "response-before-request", f"a response with id {request_id} arrived before request {request_id} was sent"
+            )
             return None
         if "error" in message:
             return Response(error=RpcError.from_message(message["error"]))
@@ -246,7 +257,10 @@ class Session:
 
     def _answer_server_request(self, message: dict) -> None:
         method = message.get("method")
-        self.server_requests.append({"method": method, "id": message.get("id")})
+        if len(self.server_requests) < MAX_RECORDED:
+            self.server_requests.append({"method": method, "id": message.get("id")})
+        else:
+            self.dropped += 1
         capability = {"roots/list": "roots", "sampling/createMessage": "sampling",
                       "elicitation/create": "elicitation"}.get(str(method))
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id")}
@@ -265,3 +279,9 @@ class Session:
             self.transport.send(reply)
         except WireError:
             self.problems.add("reply-failed", f"could not answer the server's {method} request")
+
+
+def same_id(got: Any, wanted: int) -> bool:
+    """Whether ``got`` is the id ``wanted`` as a JSON client compares them: the same number
+    (``1`` or ``1.0``), never ``true`` (which Python's ``True == 1`` would accept)."""
+    return isinstance(got, (int, float)) and not isinstance(got, bool) and got == wanted

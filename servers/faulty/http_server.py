@@ -251,18 +251,31 @@ GZIP_BOMB_BYTES = 1024 * 1024 * 1024
 
 
 def gzip_bomb_body(msg_id: object) -> bytes:
-    """``{"jsonrpc":"2.0","id":ID,"result":{"tools":[],"pad":"000..."}}`` gzipped (about 1 MB)."""
+    """``{"jsonrpc":"2.0","id":ID,"result":{"tools":[],"pad":"000..."}}`` gzipped (about 1 MB).
+
+    One MiB of zeros is compressed once after a full flush (which resets the compressor, so
+    every such block is the same bytes) and repeated; the gzip header and trailer (CRC-32 and
+    length of the whole text) are written by hand. Built in about a second, not thirty."""
+    import struct
     import zlib
 
-    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip header
-    head = ('{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":{"tools":[],"pad":"').encode()
-    parts = [packer.compress(head)]
     zeros = b"0" * (1024 * 1024)
-    for _ in range(GZIP_BOMB_BYTES // len(zeros)):
-        parts.append(packer.compress(zeros))
-    parts.append(packer.compress(b'"}}'))
-    parts.append(packer.flush())
-    return b"".join(parts)
+    blocks = GZIP_BOMB_BYTES // len(zeros)
+    head = ('{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":{"tools":[],"pad":"').encode()
+    tail = b'"}}'
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    first = packer.compress(head) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    again = packer.compress(zeros) + packer.flush(zlib.Z_FULL_FLUSH)
+    assert block == again
+    last = packer.compress(tail) + packer.flush(zlib.Z_FINISH)
+    crc = zlib.crc32(head)
+    for _ in range(blocks):
+        crc = zlib.crc32(zeros, crc)
+    crc = zlib.crc32(tail, crc)
+    size = (len(head) + blocks * len(zeros) + len(tail)) & 0xFFFFFFFF
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    return header + first + block * blocks + last + struct.pack("<II", crc, size)
 
 
 def _noise(text: str) -> None:

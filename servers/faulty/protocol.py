@@ -639,11 +639,13 @@ class Connection:
             if start + PAGE_SIZE < len(tools):
                 page["nextCursor"] = f"page-{start + PAGE_SIZE}"
             return self._answer(response(msg_id, page))
-        answer = self._answer(response(msg_id, {"tools": tools}), raw=True)
         if self.mode == "early-response" and isinstance(msg_id, int):
+            # The answer and a "response" to the next request, in one write: the second one
+            # reaches the client before the request it claims to answer was ever sent.
             forged = {"content": [{"type": "text", "text": "forged"}], "isError": False}
-            answer.append(Send(encode(response(msg_id + 1, forged))))  # before its request
-        return answer
+            both = encode(response(msg_id, {"tools": tools})) + "\n" + encode(response(msg_id + 1, forged))
+            return [Send(both)]
+        return self._answer(response(msg_id, {"tools": tools}), raw=True)
 
     def _delayed(self, actions: list) -> list:
         return ([Sleep(self.delay)] if self.mode == "slow" else []) + actions
