@@ -115,7 +115,18 @@ CLIENT_REFUSED = (
 
 # -- keyed tables --------------------------------------------------------------------------
 
+INLINE_EXTERNAL = (
+    "Bundle every $ref into the tool's own schema (in-document #/$defs/... or inlined): clients do not "
+    "fetch remote or file: references, so the model sees a reference it cannot follow."
+)
+SIMPLER_PATTERN = (
+    "Use a pattern without nested quantifiers (e.g. ^a+$ rather than ^(a+)+$): a client validating "
+    "arguments against it can hang on a long value; check anything more complex in the handler."
+)
+
 BY_CODE: dict[str, str] = {
+    "external-ref": INLINE_EXTERNAL,
+    "pattern-too-costly": SIMPLER_PATTERN,
     "root-combinator": FLATTEN_ROOT,
     "root-combinator-deleted": FLATTEN_ROOT,
     "root-combinator-collapsed": FLATTEN_ROOT,
@@ -131,6 +142,7 @@ BY_CODE: dict[str, str] = {
     "alias-conflict": ALIAS,
     "array-without-items": ADD_ITEMS,
     "items-added": ADD_ITEMS,
+    "tuple-items-refused": TUPLES,
     "name-too-long": SHORT_NAMES,
     "name-invalid": SHORT_NAMES,
     "name-collision": UNIQUE_NAMES,

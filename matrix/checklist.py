@@ -23,7 +23,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from matrix.errors import InputError
+from matrix.errors import InputError, did_you_mean
 from matrix.report.grid import RELEASE_FAILING
 from matrix.verdicts import SEVERITY
 from matrix.yamlfile import key_path, load_yaml_checked
@@ -119,9 +119,14 @@ POLICY_SCHEMA: dict = {
 EVOLUTION_KEYS = ("baseline", "aliases", "recorded_calls", "retire_quiet_days")
 
 
+# Discovery verdicts that fail a release when they hit a required client (the default gate).
+LOST_TOOL = ("session-broken", "server-dropped", "hidden")
+
+
 @dataclass(frozen=True)
 class Policy:
-    required_clients: tuple[str, ...] = ()
+    # None: the default set, every real client profile of the run (default_required)
+    required_clients: tuple[str, ...] | None = None
     fail_on: tuple[str, ...] = RELEASE_FAILING
     expected_failures: tuple[dict, ...] = ()
     source: str = "default policy"
@@ -150,7 +155,7 @@ def load_policy(path: str | Path | None) -> Policy:
     else:
         data = load_yaml_checked(p, POLICY_SCHEMA, noun="policy file") or {}
     return Policy(
-        required_clients=tuple(data.get("required_clients", ())),
+        required_clients=tuple(data["required_clients"]) if "required_clients" in data else None,
         fail_on=tuple(data.get("fail_on", RELEASE_FAILING)),
         expected_failures=tuple(data.get("expected_failures", ())),
         source=str(p),
@@ -176,6 +181,34 @@ def _from_pyproject(p: Path) -> dict:
         path = key_path(("tool", "mcp-matrix", *e.absolute_path))
         raise InputError(f"{path}: {e.message}", where=str(p))
     return data
+
+
+def default_required(events: Iterable[dict]) -> tuple[str, ...]:
+    """The clients a release must not lose a tool in when no policy names them: every profile of
+    the run that models a real client (probes, whose ``versions`` is ``probe``, model none)."""
+    start = next((e for e in events if e.get("event") == "run-started"), {})
+    return tuple(
+        str(p.get("name")) for p in start.get("profiles") or []
+        if isinstance(p, dict) and str(p.get("versions", "")).strip() != "probe"
+    )
+
+
+def lost_tools(events: Iterable[dict], required: Iterable[str]) -> list[dict]:
+    """Discovery cells where a required client hides a tool, drops the server or breaks the session."""
+    names = set(required)
+    return [
+        e for e in events
+        if e.get("event") == "discovery" and e.get("profile") in names and e.get("verdict") in LOST_TOOL
+    ]
+
+
+def check_clients(names: Iterable[str], known: Iterable[str], where: str) -> None:
+    """Every client a policy or flag names is a known profile (did you mean ...?)."""
+    known = list(known)
+    for name in names:
+        if name not in known:
+            raise InputError(f"unknown client profile {name!r}{did_you_mean(name, known)}; "
+                             f"see `mcp-matrix profiles`", where=where)
 
 
 def _matches(rule: dict, cell: dict) -> bool:
@@ -211,13 +244,18 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
         return None
 
     known = {e.get("profile") for e in cells}
-    for client in policy.required_clients:
+    default = policy.required_clients is None
+    required = default_required(events) if default else policy.required_clients
+    for client in required:
         if client not in known:
-            items.append(Item(f"{client} sees every tool", False, f"no results for {client} in this run"))
+            if not default:
+                items.append(Item(f"{client} sees every tool", False, f"no results for {client} in this run"))
             continue
         for cell in (c for c in cells if c.get("event") == "discovery" and c.get("profile") == client):
             ok = cell.get("verdict") in ("visible", "degraded")
             rule = None if ok else expected(cell)
+            if default and ok:
+                continue  # the default set: one summary item below, failures one by one
             why = "; ".join(f.get("message", "") for f in cell.get("findings", [])[-1:])
             items.append(Item(
                 f"{client} sees {cell.get('tool')}", ok or rule is not None,
@@ -225,6 +263,11 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
                 + (f" (expected failure: {rule['reason']})" if rule else ""),
                 cell_key(cell),
             ))
+    if default and required and not lost_tools(events, required):
+        items.append(Item(
+            f"the {len(required)} required clients show every tool", True,
+            "default: every real client profile of the run (not the probes); name them with required_clients",
+        ))
     failing = set(policy.fail_on)
     for cell in cells:
         if cell.get("verdict") not in failing:

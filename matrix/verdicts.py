@@ -26,7 +26,7 @@ class Verdict:
 # Worst first: the order is the severity. Discovery and call verdicts share one scale so a
 # cell's worst is well defined across phases.
 VERDICTS: tuple[Verdict, ...] = (
-    Verdict("broken", "call", "💥", "bold red",
+    Verdict("broken", "call", "✖", "bold red",
             "no usable answer: crash, timeout, malformed JSON-RPC", True, "broken"),
     Verdict("silent-corruption", "call", "≠", "bold magenta",
             "success reported, but values were changed", True, "silent"),
@@ -54,8 +54,8 @@ VERDICTS: tuple[Verdict, ...] = (
     Verdict("skipped", "any", "?", "dim", "not called (safety policy or no case)", False, None),
     Verdict("intact", "call", "✓", "green",
             "the call arrived as intended and got the expected outcome", False, "delivered"),
-    Verdict("visible", "discovery", "✓", "green",
-            "the client shows the tool with its schema unchanged", False, None),
+    Verdict("visible", "discovery", "○", "green",
+            "the client shows the tool with its schema unchanged (no call made)", False, None),
 )
 
 BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}

@@ -27,7 +27,9 @@ def write_cases(tmp_path: Path, text: str) -> str:
 def test_the_default_run_shows_the_decision_records_stories_per_client(cli, tmp_path):
     results = tmp_path / "r.jsonl"
     r = cli("run", "--results", str(results), "--quiet", "--jobs", "8", timeout=400)
-    assert r.returncode == 0, r.stderr + r.stdout
+    # The default gate: a tool hidden in a real client fails the run.
+    assert r.returncode == 1, r.stderr + r.stdout
+    assert "release gate: FAILED" in r.stdout
     c = calls(results)
     # root anyOf: hidden in current Claude Code, so its calls are unreachable there ...
     assert discovery(results)[("claude-code", "memory_reflect")]["verdict"] == "hidden"
@@ -37,8 +39,8 @@ def test_the_default_run_shows_the_decision_records_stories_per_client(cli, tmp_
     assert c[("continue", "memory_reflect", "both-different")]["verdict"] == "intact"
     # and malformed identities are refused by the server (intact: the expected error).
     assert c[("continue", "memory_reflect", "agent-id-whitespace")]["verdict"] == "intact"
-    # The grid is printed with every client as a column.
-    assert "memory_reflect" in r.stdout and "claude-code" in r.stdout
+    # The grid is printed with every client as a one-letter column and a legend.
+    assert "memory_reflect" in r.stdout and "A claude-code" in r.stdout
 
 
 def test_the_flat_variant_is_visible_in_claude_code_and_its_calls_arrive(cli, tmp_path, transport):

@@ -54,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         events = fresh_run(args, policy)
         target = target_from(args, default_server=DEFAULT_SERVER)
+    if policy.required_clients:
+        from matrix.checklist import check_clients
+        from matrix.profiles.loader import load_profiles
+
+        known = [n for n, p in load_profiles(extra_dirs=getattr(args, "profiles_dir", None) or []).items()]
+        known += [str(e.get("profile")) for e in events if e.get("event") in ("discovery", "call")]
+        check_clients(policy.required_clients, set(known), where=f"{policy.source}: required_clients")
     items = evaluate(events, policy)
     if any(policy.extra.get(k) for k in ("baseline", "aliases")):
         items += evolution(args, policy, events, target, now)
@@ -113,7 +120,7 @@ def evolution(args: argparse.Namespace, policy: Policy, events: list[dict], targ
     baseline_file = args.baseline or (policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None)
     baseline = load_snapshot(baseline_file) if baseline_file else None
     loaded = load_profiles(extra_dirs=args.profiles_dir)
-    profiles = [p for p in select_profiles(loaded, list(policy.required_clients) or args.client) if not p.abstract]
+    profiles = [p for p in select_profiles(loaded, list(policy.required_clients or ()) or args.client) if not p.abstract]
 
     def alias_replay(rule: AliasRule) -> dict:
         from matrix.evolution.calls_file import calls_file, check_files, population_from_name

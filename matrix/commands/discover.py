@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rich.console import Console
-from rich.table import Table
-
 from matrix.commands.common import add_target_options, snapshot_from
 from matrix.discovery import discover_all
+from matrix.errors import EXIT_UNMEASURABLE
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.discovery_doc import write_discovery
-from matrix.text import markup, terminal_console
-from matrix.verdicts import COLOUR, MEANING, SYMBOL
+from matrix.report.terminal import write_terminal
+from matrix.targets import server_key
+from matrix.text import terminal_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--client", action="append", default=[], metavar="NAME", help="only these profiles (repeatable)")
     p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs")
     p.add_argument("--json", action="store_true", help="machine output on stdout, nothing else")
+    p.add_argument("--verbose", "-v", action="store_true", help="also print every cell that is not visible, with its reason")
     p.set_defaults(handler=run)
 
 
@@ -37,43 +37,32 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         names = _tool_names(views)
         write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)
-        return 0
-    console = terminal_console()
-    if snap.error:
-        console.print(f"[red]snapshot incomplete:[/] {markup(snap.error.get('message', ''))}")
-    print_grid(console, snap, views)
+        return EXIT_UNMEASURABLE if snap.error else 0
+    console = terminal_console(soft_wrap=True)
+    write_terminal(discovery_events(snap, views, profiles, args.name), console, verbose=args.verbose)
+    if snap.error:  # a target that could not be reached or listed is not "every profile ok, 0 tools"
+        return EXIT_UNMEASURABLE
     return 0
+
+
+def discovery_events(snap, views, profiles, name: str = "") -> list[dict]:
+    """The views as the result events every writer reads (no calls: discovery only)."""
+    key = server_key({**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
+                     snap.doc.get("serverInfo"))
+    events: list[dict] = [{
+        "event": "run-started", "server": snap.doc.get("serverInfo"), "server_key": key.to_json(),
+        "profiles": [{"name": p.name, "client": p.client, "versions": p.versions} for p in profiles if not p.abstract],
+    }]
+    events += [{"event": "discovery", "profile": v.profile, **t.to_json()} for v in views for t in v.tools]
+    finished: dict = {"event": "run-finished", "measured": not snap.error}
+    if snap.error:
+        finished["error"] = {**snap.error, "message": snap.error.get("message", ""),
+                             "stderr_tail": list(snap.error.get("stderr_tail") or [])}
+    events.append(finished)
+    return events
 
 
 def _tool_names(views) -> list[str]:
     """The snapshot's tool names by index (every view lists every tool)."""
     names: dict[int, str] = {t.index: t.tool for t in views[0].tools} if views else {}
     return [names.get(i, f"#{i}") for i in range(max(names, default=-1) + 1)]
-
-
-def print_grid(console: Console, snap, views) -> None:
-    table = Table(show_lines=False)
-    table.add_column("tool")
-    for v in views:
-        table.add_column(markup(v.profile), justify="center")
-    names = [t.tool for t in views[0].tools] if views else []
-    for i, name in enumerate(names):
-        cells = []
-        for v in views:
-            verdict = v.tools[i].verdict
-            cells.append(f"[{COLOUR[verdict]}]{SYMBOL[verdict]}[/]")
-        table.add_row(markup(name), *cells)
-    console.print(table)
-    used = sorted({t.verdict for v in views for t in v.tools}, key=list(MEANING).index)
-    console.print("  ".join(f"[{COLOUR[x]}]{SYMBOL[x]}[/] {x}: {MEANING[x]}" for x in used))
-    for v in views:
-        bad = [t for t in v.tools if t.verdict != "visible"]
-        if not bad:
-            continue
-        console.print(f"\n[bold]{markup(v.profile)}[/]")
-        for t in bad:
-            console.print(f"  [{COLOUR[t.verdict]}]{t.verdict}[/] {markup(t.tool)}")
-            for f in t.findings[:8]:
-                ev = ", ".join(f"{e.level}: {e.source}" for e in f.evidence[:2])
-                console.print(f"    - {markup(f.message)} [dim]({markup(f.behaviour)}; {markup(ev)})[/]")
-

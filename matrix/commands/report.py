@@ -42,7 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"(default: {','.join(RELEASE_FAILING)}; 'none' for no verdict)",
     )
     p.add_argument(
-        "--quiet", action="store_true", help="terminal: print only the grid, no finding details"
+        "--quiet", action="store_true", help="terminal: print only the grid, no problems list"
+    )
+    p.add_argument(
+        "--verbose", "-v", action="store_true", help="terminal: also every cell with its reason (a file always has them)"
     )
     p.set_defaults(handler=run)
 
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.format != "terminal" and isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")
-    write_report(events, args.format, None, failing, details=not args.quiet)
+    write_report(events, args.format, None, failing, details=not args.quiet, verbose=args.verbose)
     return EXIT_OK
 
 

@@ -7,11 +7,12 @@ from importlib import resources
 from pathlib import Path
 
 from matrix.cases import load_cases
+from matrix.checklist import check_clients, default_required, lost_tools
 from matrix.commands.common import add_target_options, seconds, target_from, timeouts_from
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.grid import RELEASE_FAILING, over_threshold
-from matrix.report.terminal import write_terminal
+from matrix.report.terminal import names, write_terminal
 from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
 from matrix.run import RunConfig, run_matrix
@@ -53,9 +54,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--fail-on", default=",".join(RELEASE_FAILING), metavar="VERDICTS",
         help=f"comma-separated verdicts that make the exit code 1 (default: {','.join(RELEASE_FAILING)}; 'none' never)",
     )
+    p.add_argument(
+        "--require", metavar="CLIENTS", default=None,
+        help="comma-separated client profiles in which a hidden tool, a dropped server or a broken session makes "
+        "the exit code 1 (default: every real client profile of the run, not the probes; 'none' for no client; "
+        "with --fail-on none and no --require, nothing fails)",
+    )
     p.add_argument("--report", action="append", default=[], metavar="FMT:FILE",
                    help="also write a report, e.g. html:matrix.html, md:matrix.md, junit:junit.xml, sarif:x.sarif, json:r.json (repeatable)")
-    p.add_argument("--quiet", action="store_true", help="print only the grid, no finding details")
+    p.add_argument("--quiet", action="store_true", help="print only the grid, no problems list")
+    p.add_argument("--verbose", "-v", action="store_true", help="also print every cell with its reason and evidence")
     p.add_argument("--timeout-run", type=seconds, default=None, metavar="SECONDS",
                    help="end the whole run by then: calls not made are reported with the reason (exit 3 unless findings)")
     p.add_argument("--no-circuit-breaker", action="store_true",
@@ -77,12 +85,45 @@ def parse_reports(values: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def required_from(args: argparse.Namespace, events: list[dict], profiles: list) -> tuple[str, ...]:
+    """The clients the default gate holds (see --require); unknown names are an input error."""
+    if args.require is None:
+        return () if args.fail_on.strip() == "none" else default_required(events)
+    if args.require.strip() == "none":
+        return ()
+    names = tuple(n.strip() for n in args.require.split(",") if n.strip())
+    check_clients(names, [p.name for p in profiles], where="--require")
+    return names
+
+
+def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) -> None:
+    """The exit code's reason, in one or two lines."""
+    if not lost and not over:
+        console.print("release gate: passed (no tool lost in a required client, nothing over --fail-on)",
+                      style="green", soft_wrap=True)
+        return
+    if lost:
+        tools = sorted({str(e.get("tool")) for e in lost})
+        clients = sorted({str(e.get("profile")) for e in lost})
+        console.print(
+            f"release gate: FAILED: {len(tools)} tool(s) hidden, dropping the server or breaking the session in "
+            f"{len(clients)} required client(s) ({names(clients)}); --require names the clients you need",
+            style="red", soft_wrap=True, markup=False,
+        )
+    if over:
+        console.print(f"release gate: FAILED: {len(over)} cell(s) over --fail-on ({', '.join(fail_on)})",
+                      style="red", soft_wrap=True, markup=False)
+
+
 def run(args: argparse.Namespace) -> int:
     fail_on = parse_fail_on(args.fail_on)
     reports = parse_reports(args.report)
     if args.jobs < 1:
         raise InputError("expected at least 1", where="--jobs")
     profiles = [p for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client) if not p.abstract]
+    if args.require and args.require.strip() != "none":  # a typo fails before the run, not after
+        check_clients([n.strip() for n in args.require.split(",") if n.strip()], [p.name for p in profiles],
+                      where="--require")
     target = target_from(args, default_server=DEFAULT_SERVER)
     cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
     cases = load_cases(cases_path) if cases_path else []
@@ -109,14 +150,18 @@ def run(args: argparse.Namespace) -> int:
             status.stop()
         if out:
             out.close()
-    write_terminal(writer.events, terminal_console(soft_wrap=True), details=not args.quiet)
+    console = terminal_console(soft_wrap=True)
+    write_terminal(writer.events, console, details=not args.quiet, verbose=args.verbose)
+    lost = lost_tools(writer.events, required_from(args, writer.events, profiles))
+    over = over_threshold(writer.events, fail_on)
+    write_gate(console, lost, over, fail_on)
     for fmt, path in reports:
         write_report(writer.events, fmt, path, fail_on)
     if outcome.interrupted:
         return 130
     if not outcome.measured:
         return EXIT_UNMEASURABLE
-    if over_threshold(writer.events, fail_on):
+    if over or lost:
         return EXIT_FINDINGS
     return EXIT_UNMEASURABLE if outcome.deadline_passed else EXIT_OK
 

@@ -1,88 +1,238 @@
-"""Terminal writer (rich): the grid with a symbol and colour per cell, the legend, then the findings."""
+"""Terminal writer: the problems to fix first (one line per root cause, worst first), then the
+tools x clients grid with one-letter client codes, then, with ``details``, every cell.
+
+Fits 100-120 columns at 20+ clients: clients are single-letter columns with a legend, prose is
+wrapped with a hanging indent at the console width (at most 120), and nothing is cut to an
+ellipsis. Everything from the server or a profile goes through matrix.text first.
+"""
 
 from __future__ import annotations
 
+import string
+import textwrap
+
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
-from matrix.advice import advice_for
 from matrix.report.grid import build_grid
-from matrix.text import markup, safe
+from matrix.report.triage import Cause, build_triage, citable, problems
+from matrix.text import safe
 from matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 
+MAX_WIDTH = 120
+CODES = string.ascii_uppercase + string.ascii_lowercase + string.digits
+LIST_LIMIT = 6  # names listed before "and N more"
 
-def printable(text: str) -> str:
+
+def printable(text: object) -> str:
     return safe(text)
 
 
-def clean(text: str) -> str:
+def clean(text: object) -> str:
     """Untrusted prose for a terminal: line breaks folded, control characters shown as escapes."""
     return safe(text, fold=True)
 
 
-def write_terminal(events: list[dict], console: Console, details: bool = True) -> None:
+def names(items: list[str], limit: int = LIST_LIMIT) -> str:
+    shown = ", ".join(printable(i) for i in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _width(console: Console) -> int:
+    return max(60, min(console.width, MAX_WIDTH))
+
+
+def _wrap(console: Console, text: str, indent: int, first: str = "", style: str = "") -> None:
+    width = _width(console) - indent - len(first)
+    lines = textwrap.wrap(text, width=max(20, width), break_long_words=True, break_on_hyphens=False) or [""]
+    for i, line in enumerate(lines):
+        head = first if i == 0 else " " * len(first)
+        console.print(Text(" " * indent if not first else "") + Text(head) + Text(line, style=style),
+                      soft_wrap=True)
+
+
+def header_line(events: list[dict]) -> str:
+    start = next((e for e in events if e.get("event") == "run-started"), {})
+    server = start.get("server") if isinstance(start.get("server"), dict) else {}
+    key = start.get("server_key") if isinstance(start.get("server_key"), dict) else {}
+    name = clean(key.get("name") or server.get("name") or "?")
+    info = " ".join(clean(server.get(k, "")) for k in ("name", "version") if server.get(k))
+    return f"{name}" + (f" ({info})" if info else "")
+
+
+def server_key_sentence(events: list[dict]) -> str | None:
+    start = next((e for e in events if e.get("event") == "run-started"), {})
+    key = start.get("server_key")
+    if not isinstance(key, dict) or not key.get("name"):
+        return None
+    name = clean(key["name"])
+    if not key.get("assumed", True):
+        return f"server name {name!r} (given with --name)"
+    how = {"bundled": "the bundled server's name", "serverInfo.name": "from serverInfo.name",
+           "command": "from the command"}.get(str(key.get("source")), "a default")
+    return (f"server name assumed {name!r} ({how}): clients prefix tool names with the name in your "
+            "config; pass --name KEY if yours differs")
+
+
+def cause_title(c: Cause) -> str:
+    if c.keywords:
+        verb = "change" if c.code.startswith("changed") else "drop"
+        return f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): {names(c.tools, 4)}"
+    who = printable(c.tool) if c.tool else names(c.tools, 4)
+    return f"{who}: {clean(c.summary)}"
+
+
+def cause_where(c: Cause) -> str:
+    parts = []
+    for verdict in sorted(c.by_verdict, key=rank):
+        clients = c.by_verdict[verdict]
+        parts.append(f"{verdict} in {names(clients)}" if len(c.by_verdict) > 1 or not c.keywords
+                     else f"in {names(clients)}")
+    blast = []
+    if c.blast_radius in ("server", "session") and len(c.tools) > 1:
+        blast.append(f"takes down {len(c.tools)} tools")
+    if c.calls_lost:
+        blast.append(f"{c.calls_lost} calls could not be made")
+    return " · ".join(parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast)
+
+
+def evidence_line(c: Cause, limit: int = 1) -> str:
+    seen = []
+    for level, source in c.evidence:
+        item = f"{level} {clean(citable(source))}"
+        if item not in seen:
+            seen.append(item)
+    text = "; ".join(seen[:limit]) + (f"; and {len(seen) - limit} more" if len(seen) > limit else "")
+    weakest = f" (weakest: {c.weakest})" if c.weakest else ""
+    return (text or "no source cited") + weakest
+
+
+def write_triage(causes: list[Cause], console: Console, verbose: bool = True) -> None:
+    todo = problems(causes)
+    notes = [c for c in causes if c.stricter]
+    if not todo:
+        console.print(Text("No problems to fix: every cell is visible, intact or tolerated.", style="green"))
+    else:
+        cells = sum(c.cells for c in todo)
+        console.print(Text(f"Problems to fix, worst first ({len(todo)} root cause(s), {cells} cell(s)):", style="bold"))
+    width = max((len(c.verdict) for c in todo), default=0)
+    for i, c in enumerate(todo, 1):
+        number = f"{i:>2}. "
+        head = Text(number) + Text(f"{c.verdict:<{width}}", style=COLOUR.get(c.verdict, "")) + Text("  ")
+        title = textwrap.wrap(cause_title(c), width=_width(console) - len(head), break_on_hyphens=False) or [""]
+        console.print(head + Text(title[0]), soft_wrap=True)
+        for line in title[1:]:
+            console.print(" " * len(head) + line, soft_wrap=True, markup=False)
+        indent = " " * len(number)
+        _wrap(console, cause_where(c), 0, first=indent + "   ")
+        if c.lost and verbose:
+            _wrap(console, "loses: " + names([clean(x) for x in c.lost], 8), 0, first=indent + "   ")
+        if c.fix:
+            _wrap(console, clean(c.fix), 0, first=indent + "   fix: ")
+        _wrap(console, evidence_line(c, 5 if verbose else 1), 0, first=indent + "   evidence: ", style="dim")
+    for c in notes:
+        _wrap(console, f"{clean(c.summary)} ({len(c.tools)} tool(s), in {names(c.clients)})", 0,
+              first="note (a stricter schema, not a loss): ", style="dim")
+
+
+def write_grid(events: list[dict], console: Console) -> None:
+    grid = build_grid(events)
+    codes = {p: CODES[i] if i < len(CODES) else "?" for i, p in enumerate(grid.profiles)}
+    tool_w = max((len(printable(t)) for t in grid.tools), default=4)
+    tool_w = max(tool_w, 4)
+    console.print(Text("tool".ljust(tool_w) + " " + " ".join(codes[p] for p in grid.profiles), style="bold"),
+                  soft_wrap=True)
+    for tool in grid.tools:
+        row = Text(printable(tool).ljust(tool_w) + " ")
+        for j, p in enumerate(grid.profiles):
+            v = grid.worst(tool, p)
+            row.append(SYMBOL.get(v, "?") if v else " ", style=COLOUR.get(v, "") if v else "")
+            if j < len(grid.profiles) - 1:
+                row.append(" ")
+        console.print(row, soft_wrap=True)
+    line = "clients:"
+    for p in grid.profiles:  # a code and its client never split across lines
+        item = f"{codes[p]} {printable(p)}"
+        if len(line) + 2 + len(item) > _width(console):
+            console.print(line, soft_wrap=True, markup=False, style="dim")
+            line = "        "
+        line += "  " + item
+    console.print(line, soft_wrap=True, markup=False, style="dim")
+    used = {e["verdict"] for es in grid.cells.values() for e in es}
+    key = Text()
+    for v in SEVERITY:
+        if v in used:
+            if key:
+                key.append("  ")
+            key.append(SYMBOL[v], style=COLOUR.get(v, ""))
+            key.append(f" {v}")
+    if key:
+        for line in key.wrap(console, _width(console)):
+            console.print(line, soft_wrap=True)
+
+
+def write_terminal(events: list[dict], console: Console, details: bool = True, verbose: bool = False,
+                   triage: bool = True) -> None:
+    """``details``: the triage list with fixes and evidence; ``verbose``: also every cell."""
     grid = build_grid(events)
     start = next((e for e in events if e.get("event") == "run-started"), {})
     finish = next((e for e in events if e.get("event") == "run-finished"), None)
-    server = start.get("server") or {}
-    console.print(
-        f"[bold]{markup(str(server.get('name', '?')))}[/] {markup(str(server.get('version', '')))} "
-        f"· {len(grid.tools)} tools · {len(grid.profiles)} clients"
-        + (" · [yellow]interrupted[/]" if finish and finish.get("interrupted") else "")
-        + ("" if finish else " · [yellow]unfinished run[/]")
-    )
-    table = Table(show_lines=False, pad_edge=False)
-    table.add_column("tool", no_wrap=True)
-    needed = max((len(printable(t)) for t in grid.tools), default=4) + sum(len(p) + 3 for p in grid.profiles) + 4
-    if not console.is_terminal and console.width < needed:
-        console.width = needed  # a file or a pipe: no reason to squeeze
-    numbered = needed > console.width  # too narrow for names: number the columns and print a key
-    if numbered:
-        table.padding = (0, 0)
-    for i, p in enumerate(grid.profiles, 1):
-        table.add_column(str(i) if numbered else markup(p), justify="center", no_wrap=True)
-    # Text, not markup, per row and per finding: parsing markup made a 10,000-tool run's
-    # terminal report take half a minute.
-    for tool in grid.tools:
-        row = []
-        for p in grid.profiles:
-            v = grid.worst(tool, p)
-            row.append(Text(SYMBOL.get(v, "?"), style=COLOUR.get(v, "white")) if v else "")
-        table.add_row(Text(printable(tool)), *row)
-    console.print(table)
-    if numbered:
-        console.print("  ".join(f"{i}={markup(p)}" for i, p in enumerate(grid.profiles, 1)))
-    used = {e["verdict"] for es in grid.cells.values() for e in es}
-    console.print("  ".join(f"[{COLOUR[v]}]{SYMBOL[v]}[/] {v}" for v in SEVERITY if v in used))
-    if not details:
-        return
-    snapshot = next((e.get("snapshot") for e in events if e.get("event") == "snapshot"), None) or {}
-    tools: dict[str, dict] = {}
-    for t in snapshot.get("tools") or []:  # the first tool of a name; a name that is no string names nothing
-        tool = t.get("tool") if isinstance(t, dict) else None
-        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-            tools.setdefault(tool["name"], tool)
+    status = ""
+    if finish and finish.get("interrupted"):
+        status = " · interrupted"
+    elif not finish and start:
+        status = " · unfinished run"
+    console.print(Text(f"{header_line(events)} · {len(grid.tools)} tools · {len(grid.profiles)} clients{status}",
+                       style="bold"), soft_wrap=True)
+    sentence = server_key_sentence(events)
+    if sentence:
+        _wrap(console, sentence, 0, style="dim")
+    if finish and not finish.get("measured", True):
+        err = finish.get("error") or {}
+        _wrap(console, clean(err.get("message", "")), 0, first="could not measure: ", style="red")
+        for line in (err.get("stderr_tail") or [])[-10:]:
+            console.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
+        if err.get("hint"):
+            _wrap(console, clean(err["hint"]), 0, first="  hint: ")
+    console.print()
+    if finish and not finish.get("measured", True) and not grid.tools:
+        return  # nothing was measured: no grid of empty cells
+    if triage and details:
+        write_triage(build_triage(events), console, verbose=verbose)
+        console.print()
+    write_grid(events, console)
+    if verbose:
+        console.print()
+        write_cells(events, console)
+    skipped = [e for e in events if e.get("event") == "skipped"]
+    if skipped:
+        console.print(Text(f"{len(skipped)} call(s) not made (safety policy or no case)"
+                           + ("" if verbose else "; --verbose lists them"), style="dim"), soft_wrap=True)
+    if not verbose and details:
+        console.print(Text("every cell with its reason: --verbose (or a report: --report md:FILE)", style="dim"),
+                      soft_wrap=True)
+
+
+def write_cells(events: list[dict], console: Console) -> None:
+    """Every cell that is not fine, with its reason and evidence (``--verbose``)."""
+    grid = build_grid(events)
     for e in sorted(grid.not_fine(), key=lambda e: (rank(e["verdict"]), e["profile"], e["tool"])):
         label = printable(str(e["tool"])) + (f"::{printable(str(e['case']))}" if e.get("case") else "")
-        reason = e.get("reason") or "; ".join(f.get("message", "") for f in e.get("findings", [])[-2:])
+        findings = e.get("findings", [])
+        reason = e.get("reason") or "; ".join(
+            f.get("message", "") + (f" [{f['materiality']}]" if f.get("materiality") else "") for f in findings[-3:]
+        )
         ev = e.get("weakest_evidence")
         line = Text.assemble(
-            (f"{e['verdict']:>17}", COLOUR.get(e["verdict"], "white")), " ", (str(e["profile"]), "bold"),
+            (f"{e['verdict']:>17}", COLOUR.get(e["verdict"], "white")), " ", (printable(e["profile"]), "bold"),
             f" {label}: {clean(reason)}",
         )
         if ev:
             line.append(f" (evidence: {ev})", "dim")
-        console.print(line)
-        fix = advice_for(e, tools.get(e.get("tool")))
-        if fix:
-            console.print(Text.assemble(f"{'':>17} ", ("fix:", "dim"), f" {fix}"))
-    skipped = [e for e in events if e.get("event") == "skipped"]
-    for e in skipped:
-        console.print(Text(f"{'skipped':>17} {printable(str(e['tool']))}: {clean(str(e['reason']))}", style="dim"))
-    if finish and not finish.get("measured", True):
-        err = finish.get("error") or {}
-        console.print(f"[red]could not measure:[/] {markup(clean(str(err.get('message', ''))))}")
+        console.print(line, soft_wrap=True)
+    for e in (e for e in events if e.get("event") == "skipped"):
+        console.print(Text(f"{'skipped':>17} {printable(str(e['tool']))}: {clean(str(e['reason']))}", style="dim"),
+                      soft_wrap=True)
 
 
-__all__ = ["MEANING", "write_terminal"]
+__all__ = ["MEANING", "write_cells", "write_grid", "write_terminal", "write_triage"]

@@ -47,6 +47,7 @@ def write_report(
     stream_or_path: IO[str] | str | Path | None = None,
     failing: Iterable[str] = RELEASE_FAILING,
     details: bool = True,
+    verbose: bool = False,
 ) -> None:
     """Write ``events`` as ``fmt`` (one of FORMATS) to a text stream, a file path, or stdout (None).
 
@@ -59,7 +60,7 @@ def write_report(
     if stream_or_path is None or isinstance(stream_or_path, (str, Path)):
         path = None if stream_or_path is None else Path(stream_or_path)
         if path is None:
-            _write(events, fmt, sys.stdout, failing, details, to_terminal=True)
+            _write(events, fmt, sys.stdout, failing, details, to_terminal=True, verbose=verbose)
             return
         with path.open("w", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
             _write(events, fmt, handle, failing, details, to_terminal=False)
@@ -74,6 +75,7 @@ def _write(
     failing: list[str],
     details: bool,
     to_terminal: bool,
+    verbose: bool = True,
 ) -> None:
     if fmt == "terminal":
         if to_terminal:
@@ -87,6 +89,6 @@ def _write(
                 width=120,
                 force_terminal=False,
             )
-        write_terminal(events, console, details=details)
+        write_terminal(events, console, details=details, verbose=details and verbose)  # a file: every cell
         return
     WRITERS[fmt](events, stream, failing)

@@ -18,8 +18,8 @@ from tests.report.conftest import DATA, dump_dom
 def test_the_default_is_the_terminal_grid_on_stdout(results_file):
     r = run_cli("report", str(results_file))
     assert r.returncode == 0, r.stderr
-    assert "demo-server 1.2.0 · 6 tools · 3 clients" in r.stdout
-    assert "fix: Flatten the root" in r.stdout
+    assert "demo-server (demo-server 1.2.0) · 6 tools · 3 clients" in r.stdout
+    assert "Problems to fix, worst first" in r.stdout and "fix: Flatten the root" in r.stdout
 
 
 def test_json_on_stdout_is_the_document_alone(results_file):

@@ -1,4 +1,4 @@
-"""The terminal writer: the grid, then each finding with its fix."""
+"""The terminal writer: the problems to fix first (each root cause once), then the grid."""
 
 from __future__ import annotations
 
@@ -6,12 +6,20 @@ from tests.report import events as ev
 from tests.report.conftest import render_terminal
 
 
-def test_each_finding_is_followed_by_its_fix(full_events):
-    text = render_terminal(full_events)
+def test_each_root_cause_is_printed_once_with_its_fix_before_the_grid(full_events):
+    text = render_terminal(full_events, details=True)
     lines = text.splitlines()
-    i = next(n for n, line in enumerate(lines) if "hidden claude-code memory_reflect:" in line)
-    assert lines[i + 1].strip().startswith("fix: Flatten the root")
-    assert "decision record 014" in lines[i + 1]
+    assert lines[2].startswith("Problems to fix, worst first")
+    i = next(n for n, line in enumerate(lines) if "hidden" in line and "memory_reflect:" in line)
+    assert any(line.strip().startswith("fix: Flatten the root") for line in lines[i:i + 4])
+    assert text.count("fix: Flatten the root") == 1
+    assert text.index("Problems to fix") < text.index("\ntool ")
+
+
+def test_root_causes_are_ranked_worst_first(full_events):
+    lines = [line for line in render_terminal(full_events).splitlines() if line[:4].strip().endswith(".")]
+    verdicts = [line.split()[1] for line in lines]
+    assert verdicts[0] == "broken" and verdicts.index("silent-loss") < verdicts.index("hidden")
 
 
 def test_control_characters_from_the_server_do_not_reach_the_terminal(full_events):
@@ -23,6 +31,20 @@ def test_control_characters_from_the_server_do_not_reach_the_terminal(full_event
 def test_without_details_only_the_grid_and_legend_are_printed(full_events):
     text = render_terminal(full_events, details=False)
     assert "fix:" not in text and "memory_store" in text
+
+
+def test_the_grid_fits_120_columns_with_one_letter_client_codes(full_events):
+    text = render_terminal(full_events, details=True)
+    assert max(len(line) for line in text.splitlines()) <= 120
+    assert "clients:  A " in text
+
+
+def test_visible_and_intact_look_different_in_the_grid(full_events):
+    text = render_terminal(full_events, details=False)
+    assert "○ visible" in text or "✓ intact" in text
+    from matrix.verdicts import SYMBOL
+
+    assert SYMBOL["visible"] != SYMBOL["intact"]
 
 
 def test_an_interrupted_run_is_labelled_unfinished():

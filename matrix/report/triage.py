@@ -1,0 +1,261 @@
+"""Triage: the cells of a run grouped by root cause, worst first, so each problem is read once.
+
+A root cause is what one change of the server fixes:
+
+- a tool that a client hides, or that makes a client drop the server or break the session:
+  keyed by (the tool that causes it, the finding code, the fix); the cells of the other tools
+  a dropped server takes along, and the calls that could not reach a hidden tool, are counted
+  in its blast radius rather than listed again;
+- a schema loss (a keyword a client strips): keyed by (finding code, keyword, fix), with every
+  tool and client it touches, since one schema habit (say, ``default`` values) is one fix;
+- a call problem: keyed by (tool, verdict, behaviours, fix), with the cases it covers.
+
+Only cells worse than ``visible``/``intact`` (and ``tolerated``) become causes. Findings that
+lose nothing (materiality ``none``) never do; a forced stricter schema is its own, lowest
+cause (``note``), not a loss. Every writer opens with this list (terminal, Markdown, HTML).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from matrix.advice import advice_for
+from matrix.materiality import MATERIAL, keyword_at, materiality_of
+from matrix.verdicts import rank
+
+FINE = frozenset({"visible", "intact", "tolerated", "skipped"})
+HARD = frozenset({"hidden", "server-dropped", "session-broken"})
+
+
+@dataclass
+class Cause:
+    """One root cause and everything it takes down."""
+
+    verdict: str  # the worst verdict among its cells
+    tool: str  # the tool that causes it ("" when many tools share a schema habit)
+    code: str
+    summary: str  # what happens, in one sentence (from a representative cell)
+    fix: str | None
+    tools: list[str] = field(default_factory=list)
+    clients: list[str] = field(default_factory=list)
+    cells: int = 0
+    calls_lost: int = 0  # calls that could not reach the tool because of it
+    blast_radius: str = "tool"
+    lost: list[str] = field(default_factory=list)  # what the model loses: "default at /properties/x"
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # (level, source) a user can open
+    weakest: str | None = None
+    stricter: bool = False  # a forced stricter schema: a note, not a loss
+    by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
+    keywords: list[str] = field(default_factory=list)
+
+    @property
+    def severity(self) -> tuple[int, int, int]:
+        return (1 if self.stricter else 0, rank(self.verdict), -self.cells)
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict, "tool": self.tool, "code": self.code, "summary": self.summary,
+            "fix": self.fix, "tools": self.tools, "clients": self.clients, "cells": self.cells,
+            "calls_lost": self.calls_lost, "blast_radius": self.blast_radius, "lost": self.lost,
+            "evidence": [{"level": lv, "source": src} for lv, src in self.evidence],
+            "weakest_evidence": self.weakest, "note": self.stricter, "by_verdict": self.by_verdict,
+        }
+
+
+_BLAMED = "because of tool "
+NOTES = {
+    "additional-properties-forced": "additionalProperties: false added: the model is told no other keys are allowed",
+    "made-required": "optional properties made required (strict mode): the model must always send a value",
+}
+_QUIRKS = re.compile(r"\s*\(?(?:client-quirks\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?")
+
+
+def citable(note: str) -> str:
+    """An evidence note without references to documents outside the repository."""
+    return re.sub(r"\s{2,}", " ", _QUIRKS.sub("", note or "")).strip()
+
+
+def _sources(evidence: Iterable[Any]) -> list[tuple[str, str]]:
+    out = []
+    for e in evidence or ():
+        if isinstance(e, Mapping) and e.get("source"):
+            out.append((str(e.get("level") or "assumed"), str(e["source"])))
+    return out
+
+
+def _tools_by_name(events: list[dict]) -> dict[str, dict]:
+    snap = next((e.get("snapshot") for e in events if e.get("event") == "snapshot"), None) or {}
+    tools: dict[str, dict] = {}
+    for t in snap.get("tools") or []:
+        tool = t.get("tool") if isinstance(t, dict) else None
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            tools.setdefault(tool["name"], tool)
+    return tools
+
+
+def _decisive(findings: list[dict]) -> dict:
+    """The finding that decided a hidden/dropped/broken cell: it comes last."""
+    return findings[-1] if findings else {}
+
+
+def _material(findings: list[dict]) -> list[dict]:
+    out = []
+    for f in findings:
+        level = f.get("materiality") or materiality_of(str(f.get("code")), str(f.get("pointer") or ""), bool(f.get("lost")))
+        if level in MATERIAL:
+            out.append(f)
+    return out
+
+
+def _stricter(findings: list[dict]) -> list[dict]:
+    return [f for f in findings if f.get("materiality") == "stricter" and f.get("code") != "changed-by-client"]
+
+
+def _where(pointer: str) -> str:
+    p = pointer.removeprefix("/inputSchema")
+    keyword, whole = keyword_at(pointer)
+    if whole:
+        return f"property {p.rsplit('/', 1)[-1]!r}" if keyword == "properties" else p or "/"
+    parent = p.rsplit("/", 1)[0] if p.count("/") > 1 else "/"
+    return f"{keyword} at {parent}" if keyword else p or "/"
+
+
+def build_triage(events: list[dict]) -> list[Cause]:
+    """The root causes of a run's cells, worst first."""
+    tools = _tools_by_name(events)
+    causes: dict[tuple, Cause] = {}
+    hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
+
+    def add(key: tuple, make: Cause, cell: dict, profile: str, tool: str) -> Cause:
+        cause = causes.get(key)
+        if cause is None:
+            cause = causes[key] = make
+        cause.cells += 1
+        if profile not in cause.clients:
+            cause.clients.append(profile)
+        if tool and tool not in cause.tools:
+            cause.tools.append(tool)
+        in_verdict = cause.by_verdict.setdefault(cell["verdict"], [])
+        if profile not in in_verdict:
+            in_verdict.append(profile)
+        if not cause.stricter and rank(cell["verdict"]) < rank(cause.verdict):
+            cause.verdict = cell["verdict"]
+        ev = cell.get("weakest_evidence")
+        if ev and (cause.weakest is None or _weaker(ev, cause.weakest)):
+            cause.weakest = ev
+        return cause
+
+    for e in events:
+        kind, verdict = e.get("event"), e.get("verdict")
+        if kind != "discovery" or verdict in FINE:
+            continue
+        profile, tool = str(e.get("profile")), str(e.get("tool"))
+        findings = [f for f in e.get("findings") or [] if isinstance(f, Mapping)]
+        if verdict in HARD:
+            f = _decisive(findings)
+            message = str(f.get("message") or "")
+            blamed = message.startswith(_BLAMED)  # another tool's cell in a dropped server
+            summary = message.split(": ", 1)[1] if blamed and ": " in message else message
+            fix = advice_for({**e, "findings": [f]}, tools.get(tool))
+            key = ("hard", verdict, str(f.get("code")), summary, tool if verdict == "hidden" else "")
+            cause = add(key, Cause(verdict, "", str(f.get("code")), summary, fix,
+                                           blast_radius=str(f.get("blast_radius") or "tool"),
+                                           evidence=_sources(f.get("evidence"))), e, profile, tool)
+            if not blamed:  # the culprit's own cell names the tool to change
+                cause.tool = tool
+                cause.fix = fix
+            hard_of[(profile, tool)] = key
+            continue
+        lost = _material(findings)
+        for f in lost or findings[:1]:
+            code = str(f.get("code"))
+            pointer = str(f.get("pointer") or "")
+            keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
+            fix = advice_for({**e, "findings": [f]}, tools.get(tool))
+            key = ("lost", code, keyword, fix)
+            summary = str(f.get("message") or code)
+            cause = add(key, Cause(verdict, "", code, summary, fix,
+                                           evidence=_sources(f.get("evidence"))), e, profile, tool)
+            if keyword and keyword not in cause.keywords:
+                cause.keywords.append(keyword)
+            where = f"{tool}: {_where(pointer)}" if pointer else tool
+            if where not in cause.lost:
+                cause.lost.append(where)
+    # Forced stricter schemas (additionalProperties: false added): one note per code.
+    for e in events:
+        if e.get("event") != "discovery" or e.get("verdict") not in ("visible", "degraded"):
+            continue
+        for f in _stricter([f for f in e.get("findings") or [] if isinstance(f, Mapping)]):
+            code = str(f.get("code"))
+            add(("note", code), Cause("visible", "", code, NOTES.get(code, str(f.get("message") or code)), None,
+                                              evidence=_sources(f.get("evidence")), stricter=True),
+                e, str(e.get("profile")), str(e.get("tool")))
+    for e in events:
+        kind, verdict = e.get("event"), e.get("verdict")
+        if kind != "call" or verdict in FINE:
+            continue
+        profile, tool = str(e.get("profile")), str(e.get("tool"))
+        if verdict == "unreachable":
+            key = hard_of.get((profile, tool))
+            if key is not None:
+                causes[key].calls_lost += 1
+                continue
+        fix = advice_for(e, tools.get(tool))
+        behaviours = tuple(e.get("behaviours") or ())
+        key = ("call", tool, verdict, behaviours, fix)
+        reason = str(e.get("reason") or verdict)
+        add(key, Cause(verdict, tool, ",".join(behaviours) or verdict, reason, fix, blast_radius="call",
+                               evidence=_sources(e.get("evidence"))), e, profile, tool)
+    return sorted(_merged(causes), key=lambda c: c.severity)
+
+
+def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
+    """Hard causes that differ only in wording across clients (same tool, code and fix) as one."""
+    out: list[Cause] = []
+    seen: dict[tuple, Cause] = {}
+    for key, cause in causes.items():
+        if key[0] == "hard":
+            same: tuple = ("hard", cause.tool, cause.code, cause.fix)
+        elif key[0] == "note":
+            out.append(cause)
+            continue
+        else:  # one schema habit or one call behaviour across tools, in the same clients: one fix
+            same = (key[0], cause.code, cause.fix, tuple(sorted((v, tuple(n)) for v, n in cause.by_verdict.items())))
+        first = seen.get(same)
+        if first is None:
+            seen[same] = cause
+            out.append(cause)
+            continue
+        first.cells += cause.cells
+        first.calls_lost += cause.calls_lost
+        first.clients += [c for c in cause.clients if c not in first.clients]
+        first.tools += [t for t in cause.tools if t not in first.tools]
+        first.evidence += [e for e in cause.evidence if e not in first.evidence]
+        first.keywords += [k for k in cause.keywords if k not in first.keywords]
+        first.lost += [w for w in cause.lost if w not in first.lost]
+        for v, names in cause.by_verdict.items():
+            have = first.by_verdict.setdefault(v, [])
+            have += [n for n in names if n not in have]
+        if rank(cause.verdict) < rank(first.verdict):
+            first.verdict = cause.verdict
+        if cause.weakest and (first.weakest is None or _weaker(cause.weakest, first.weakest)):
+            first.weakest = cause.weakest
+    return out
+
+
+_LEVELS = ("observed", "code", "issue", "doc", "assumed")
+
+
+def _weaker(a: str, b: str) -> bool:
+    return (_LEVELS.index(a) if a in _LEVELS else 9) > (_LEVELS.index(b) if b in _LEVELS else 9)
+
+
+def problems(causes: list[Cause]) -> list[Cause]:
+    """The causes that are problems to fix (not the stricter-schema notes)."""
+    return [c for c in causes if not c.stricter]
+
+
+__all__ = ["Cause", "build_triage", "citable", "problems"]
