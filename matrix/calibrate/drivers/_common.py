@@ -29,6 +29,7 @@ class DriverEnv:
     server_command: tuple[str, ...]
     server_url: str | None
     model: str
+    options: dict = field(default_factory=dict)  # MCP_MATRIX_DRIVER_OPTIONS: a recipe's knobs
 
     @property
     def command(self) -> str:
@@ -68,7 +69,20 @@ def read_env() -> DriverEnv:
         server_command=command,
         server_url=server_url,
         model=os.environ.get("MCP_MATRIX_MODEL", default_model(provider)),
+        options=_options(),
     )
+
+
+def _options() -> dict:
+    raw = os.environ.get("MCP_MATRIX_DRIVER_OPTIONS", "")
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        sys.stderr.write("driver: MCP_MATRIX_DRIVER_OPTIONS must be a JSON object\n")
+        raise SystemExit(2)
+    return value
 
 
 def default_model(provider: str) -> str:
