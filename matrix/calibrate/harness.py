@@ -55,6 +55,8 @@ RECIPE_SCHEMA: dict = {
             "properties": {
                 "npm": {"type": "array", "items": {"type": "string"}},
                 "pip": {"type": "array", "items": {"type": "string"}},
+                # recipes of one library with different providers/options share one folder
+                "cache": {"type": "string", "pattern": "^[a-z0-9][a-z0-9.-]*$"},
             },
         },
         "version": {"type": "string"},
@@ -95,6 +97,7 @@ class Recipe:
     prompt: str = DEFAULT_PROMPT
     notes: str = ""
     source: str = ""
+    cache: str = ""  # install.cache: the shared folder name, else profile-version
 
     @property
     def name(self) -> str:
@@ -103,7 +106,7 @@ class Recipe:
 
     @property
     def install_key(self) -> str:
-        return f"{self.name}-{self.version}"
+        return self.cache or f"{self.name}-{self.version}"
 
 
 def harness_dir() -> Path:
@@ -139,6 +142,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         env=dict(data.get("env", {})), timeout=float(data.get("timeout", 180)),
         transport=data.get("transport", "stdio"), server_name=data.get("server_name", "probe"),
         prompt=data.get("prompt", DEFAULT_PROMPT), notes=data.get("notes", ""), source=str(path),
+        cache=install.get("cache", ""),
     )
 
 
