@@ -19,7 +19,7 @@ import copy
 from typing import Any
 from urllib.parse import unquote
 
-from matrix.behaviours.outcomes import note
+from matrix.behaviours.outcomes import diff_findings, note
 from matrix.behaviours.rewrite import Outcome, schema_rewrite
 
 MAX_DEPTH = 100
@@ -101,7 +101,9 @@ def _merge_all_of(entry: dict, parent: dict) -> dict:
     return merged
 
 
-def _walk(node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at: str) -> dict:
+def _walk(
+    node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at: str, forced: list
+) -> dict:
     if depth > MAX_DEPTH:
         raise NotStrict("schema too deeply nested")
     if not isinstance(node, dict):
@@ -116,7 +118,7 @@ def _walk(node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at
             raise NotStrict(f"$ref at {at or '/'} has constraining siblings")
 
     def sub(value: Any, where: str) -> dict:
-        return _walk(value, root, reject_open, depth + 1, nested, f"{at}/{where}")
+        return _walk(value, root, reject_open, depth + 1, nested, f"{at}/{where}", forced)
 
     for defs in ("$defs", "definitions"):
         if isinstance(node.get(defs), dict):
@@ -135,6 +137,10 @@ def _walk(node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at
     elif is_object and node["additionalProperties"] is not False:
         raise NotStrict(f"additionalProperties at {at or '/'} is not false")
     if isinstance(props, dict):
+        before = node.get("required") if isinstance(node.get("required"), list) else []
+        newly = [k for k in props if k not in before]
+        if newly and len(forced) < 20:
+            forced.append((at, newly))
         node["required"] = list(props)
         node["properties"] = {k: sub(v, f"properties/{k}") for k, v in props.items()}
     if isinstance(node.get("items"), dict):
@@ -159,7 +165,7 @@ def _walk(node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at
         merged = _merge_all_of(strict_entry, node)
         node.clear()
         node.update(merged)
-        return _walk(node, root, reject_open, depth + 1, nested, at)
+        return _walk(node, root, reject_open, depth + 1, nested, at, forced)
     if isinstance(all_of, list):
         node["allOf"] = [sub(v, f"allOf/{i}") for i, v in enumerate(all_of)]
     if "default" in node and node["default"] is None:
@@ -167,20 +173,22 @@ def _walk(node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at
     if node.get("$ref") and len(node) > 1:
         target = _resolve(root, node.pop("$ref"))
         node.update({**target, **node})
-        return _walk(node, root, reject_open, depth + 1, nested, at)
+        return _walk(node, root, reject_open, depth + 1, nested, at, forced)
     if reject_open and "$ref" in node:
         raise NotStrict(f"$ref at {at or '/'} is left unconverted")
     return node
 
 
-def agents_strict(schema: Any, reject_open: bool) -> dict:
-    """0.24 ``ensure_strict_json_schema`` on a copy of ``schema``; raises NotStrict."""
+def agents_strict(schema: Any, reject_open: bool, forced: list | None = None) -> dict:
+    """0.24 ``ensure_strict_json_schema`` on a copy of ``schema``; raises NotStrict.
+
+    ``forced`` collects (pointer, names) of properties the conversion made required."""
     if _too_deep(schema):
         raise NotStrict("schema too deeply nested")
     if schema == {}:
         return {"additionalProperties": False, "type": "object", "properties": {}, "required": []}
     work = copy.deepcopy(schema)
-    out = _walk(work, work, reject_open, 1, False, "")
+    out = _walk(work, work, reject_open, 1, False, "", forced if forced is not None else [])
     if isinstance(out.get("anyOf"), list):
         raise NotStrict("the root uses anyOf")
     typ = out.get("type")
@@ -195,13 +203,14 @@ def agents_strict(schema: Any, reject_open: bool) -> dict:
 def openai_agents_strict(schema: Any) -> Outcome:
     """openai-agents 0.24 MCP tool schema: ``properties`` added, strict conversion or the original.
 
-    Put this in place of ``insert-properties`` + ``openai-strict`` for 0.24: it does both.
+    The successor of E.8 (client-quirks.md §5). Put this in place of ``insert-properties`` + ``openai-strict`` for 0.24: it does both.
     """
     if not isinstance(schema, dict):
         return Outcome()
     base = schema if "properties" in schema else {**schema, "properties": {}}
+    forced: list = []
     try:
-        out = agents_strict(base, reject_open=schema != {})
+        out = agents_strict(base, reject_open=schema != {}, forced=forced)
     except (NotStrict, RecursionError) as exc:
         return Outcome(
             schema=base,
@@ -213,4 +222,14 @@ def openai_agents_strict(schema: Any) -> Outcome:
                 ),
             ),
         )
-    return Outcome(schema=out)
+    made_required = tuple(
+        note(
+            "made-required",
+            f"properties {', '.join(map(repr, names[:6]))} at {ptr or '/'} were optional; strict "
+            "mode makes every property required, so the model must always send them",
+            ptr + "/required",
+            True,
+        )
+        for ptr, names in forced
+    )
+    return Outcome(schema=out, findings=made_required + diff_findings(schema, out, "openai-agents-strict"))

@@ -125,7 +125,11 @@ def python_sdk_problem(tool: Any, era: str = "2025-11-25") -> tuple[str, str] | 
 def python_sdk_gate(
     state: ListState, era: str = "2025-11-25", outcome: str = "server-dropped"
 ) -> ListState:
-    """One tool failing the Python SDK's wire Tool model fails the whole tools/list (mcp 2.x)."""
+    """One tool failing the Python SDK's wire Tool model fails the whole tools/list (mcp 2.x).
+
+    client-quirks.md §0.2 describes 1.x, which had no such gate; 2.x validates the result
+    against the negotiated era's wire models (module docstring).
+    """
     if state.outcome != "ok":
         return state
     for tool in state.tools:

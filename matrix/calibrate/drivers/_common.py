@@ -7,6 +7,7 @@ mcp-matrix's own dependencies may be installed (CALIBRATION-CONTRACT.md, "Librar
 from __future__ import annotations
 
 import asyncio
+import builtins
 import json
 import os
 import sys
@@ -118,7 +119,8 @@ class Outcome:
 
 def describe(exc: BaseException) -> tuple[str, str]:
     """(message, type) of the innermost interesting exception (task groups wrap them)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+    group = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11+
+    while group and isinstance(exc, group) and exc.exceptions:
         exc = exc.exceptions[0]
     return (str(exc) or repr(exc))[:4000], f"{type(exc).__module__}.{type(exc).__qualname__}"
 
@@ -133,7 +135,7 @@ def run(main: Callable[[DriverEnv, Outcome], Awaitable[None]]) -> None:
             out.ok = True
     except SystemExit:
         raise
-    except BaseException as exc:  # the library's failure is what we came to observe
+    except BaseException as exc:  # noqa: BLE001 - the library's failure is what we came to observe
         out.ok = False
         out.error, out.error_type = describe(exc)
         out.notes.setdefault("traceback_tail", traceback.format_exc().splitlines()[-12:])

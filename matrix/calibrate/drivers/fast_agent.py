@@ -51,7 +51,7 @@ async def main(env: DriverEnv, out: Outcome) -> None:
     config, model = _config(env)
     folder = tempfile.mkdtemp(prefix="fast-agent-")
     path = os.path.join(folder, "fastagent.config.yaml")
-    with open(path, "w") as fh:
+    with open(path, "w") as fh:  # noqa: ASYNC230 - once, before the app starts
         fh.write(config)
     os.chdir(folder)
     fast = FastAgent("calibration", config_path=path, parse_cli_args=False)

@@ -34,14 +34,12 @@ async def _session(env: DriverEnv):
     if env.server_url:
         from mcp.client.streamable_http import streamable_http_client
 
-        async with streamable_http_client(env.server_url) as streams:
-            async with ClientSession(streams[0], streams[1]) as session:
-                yield session
+        async with streamable_http_client(env.server_url) as streams, ClientSession(streams[0], streams[1]) as session:
+            yield session
         return
     params = StdioServerParameters(command=env.command, args=env.args)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            yield session
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        yield session
 
 
 def _route(env: DriverEnv) -> tuple[str, str]:
