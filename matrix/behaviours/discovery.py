@@ -15,6 +15,6 @@ Importing this module registers them all.
 from __future__ import annotations
 
 from matrix.behaviours import claude, codex, descriptions, dialects, google, keywords, lists, names, schemas
-from matrix.behaviours import openai_agents, python_sdk
+from matrix.behaviours import adk, openai_agents, python_sdk
 
-MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, python_sdk, openai_agents)
+MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, python_sdk, openai_agents, adk)

@@ -171,6 +171,8 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "require-structured-content": ("output-schema",), "result-size-cap": (),
     "describe-root-combinators": ("root-anyof",), "truncate-tool-description": ("core",),
     "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",),
+    "python-sdk-gate": ("root-not-object", "no-type", "output-schema"), "openai-agents-strict": ("core",),
+    "adk-fence-descriptions": ("core",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

@@ -100,6 +100,10 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
     else:
         outcome = "ok"
     driver = parse_driver_line(run.stdout) if run.recipe.kind == "library" else None
+    if outcome == "no-model-request" and listed and driver and not driver.get("ok") and not driver.get("tools_seen"):
+        # a library that raised on the list it got (e.g. the Python SDK's gate): no tool reached
+        # the model, which is an observation (every tool absent), not a run that failed to measure
+        outcome = "list-failed"
     return {
         "outcome": outcome,
         "api": api,
