@@ -67,7 +67,10 @@ def fence_schema(node: Any, in_value: bool = False, depth: int = 0) -> Any:
 
 @behaviour("adk-fence-descriptions", "discovery")
 def adk_fence_descriptions(state: ListState) -> ListState:
-    """Google ADK 2.x wraps tool and parameter descriptions in untrusted-data markers."""
+    """Google ADK 2.x wraps tool and parameter descriptions in untrusted-data markers.
+
+    Newer than client-quirks.md §8 (which read the schema path only); see the module docstring.
+    """
     tools = []
     for tool in state.tools:
         if tool.hidden:

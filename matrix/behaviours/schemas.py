@@ -515,6 +515,7 @@ _CYCLE_VALUE = {
         "description": f"Circular ref to {ref.split('/')[-1]}",
     },
     "typed-stand-in": lambda node, target, ref: cyclic_fallback(target, node),
+    "empty": lambda node, target, ref: {},  # langchain-core dereference_refs (observed)
 }
 
 
@@ -529,10 +530,10 @@ _CYCLE_VALUE = {
             "any-pointer",
         ),
         "on_cycle": param(
-            ["keep", "circular-description", "typed-stand-in", "drop-tool", "session-broken"],
+            ["keep", "circular-description", "typed-stand-in", "empty", "drop-tool", "session-broken"],
             "A reference already being expanded: left as $ref, replaced by "
             "{type: object, description: 'Circular ref to X'} (ADK E.9), by a stand-in "
-            "typed like the target (Codex cyclic_fallback E.2), or refused.",
+            "typed like the target (Codex cyclic_fallback E.2), by {} (langchain-core), or refused.",
             "keep",
         ),
         "on_missing": param(
@@ -586,6 +587,7 @@ def resolve_refs(
             + {
                 "circular-description": "replaces it with an empty object",
                 "typed-stand-in": "replaces it with a stand-in typed like its target",
+                "empty": "replaces it with an empty schema (anything goes)",
             }.get(on_cycle, "leaves it as a reference"),
             ptr,
             on_cycle != "keep",

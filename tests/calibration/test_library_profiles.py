@@ -24,11 +24,9 @@ LIVE = {
     "python-sdk": ("core", "no-type", "output-schema"),
     "ts-sdk": ("core", "root-not-object"),
     "openai-agents-strict": ("core", "no-type"),
-    "langchain": ("core",),
-    "google-adk": ("core", "no-type"),
-    "pydantic-ai": ("core", "no-type"),
-    "litellm": ("core",),
-    "fast-agent": ("core",),
+    "langchain": ("core", "ref-cycle"),
+    "langchain-anthropic": ("root-anyof",),
+    "google-adk": ("core", "paged"),
     "vercel-ai-sdk": ("core", "paged"),
 }
 LIVE_TIMEOUT = 900  # seconds for one library: a cold install of the larger ones takes minutes
@@ -40,8 +38,8 @@ def latest_record(profile: str) -> Path | None:
     return records[-1] if records else None
 
 
-def test_every_library_recipe_has_a_calibration_record():
-    missing = [n for n in LIBRARY_RECIPES if latest_record(n) is None]
+def test_every_live_library_has_a_calibration_record():
+    missing = [n for n in LIVE if latest_record(n) is None]
     assert missing == []
 
 
@@ -55,7 +53,7 @@ def test_the_installed_library_does_what_its_profile_predicts(name):
     argv = [sys.executable, "-m", "matrix", "calibrate", "--client", name, "--json"]
     for set_id in LIVE[name]:
         argv += ["--probe", set_id]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=LIVE_TIMEOUT - 30)
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=LIVE_TIMEOUT - 30)
     if done.returncode == 3 or not done.stdout.strip():
         pytest.fail(f"{name} could not be run (exit {done.returncode}): {done.stderr.strip()[-1500:]}")
     doc = json.loads(done.stdout)
