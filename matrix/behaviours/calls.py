@@ -63,15 +63,23 @@ def cache_tools(live: ClientView, baseline: ClientView | None, list_changed: str
             "default": "draft-07",
             "description": "auto: 2020-12 only when $schema is exactly the 2020-12 URI, else draft-07 (Gemini CLI's Ajv)",
         },
+        "against": {
+            "enum": ["held", "server"],
+            "default": "held",
+            "description": "held: the schema the model sees; server: the inputSchema the server sent (Gemini CLI 0.61, observed)",
+        },
     },
 )
-def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07") -> CallPlan:
+def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07", against: str = "held") -> CallPlan:
     """The client validates arguments against its own (held, rewritten) schema and refuses to send invalid ones.
 
     Gemini CLI: ``SchemaValidator.validate`` with Ajv before ``tools/call``; a schema that
     does not compile skips validation (client-quirks.md §7, E.1).
     """
-    checked = validate(ctx.held_schema, plan.arguments, dialect)
+    schema = ctx.held_schema
+    if against == "server" and isinstance(ctx.held_tool, dict) and "inputSchema" in ctx.held_tool:
+        schema = ctx.held_tool["inputSchema"]
+    checked = validate(schema, plan.arguments, dialect)
     errors = list(checked.errors)
     if checked.unchecked:  # a pattern too costly to run: neither passed nor refused, and said so
         plan = replace(plan, notes=plan.notes + tuple(

@@ -40,6 +40,16 @@ STRUCT_WALK = W.Walk(
     maps=("properties",), lists=("anyOf",), singles=("additionalProperties",), items=True
 )
 _MERGE_DEPTH = 64
+# Codex 0.171 (observed, clients/calibrations/codex-current/0.171.0.json): $ref/$defs are kept
+# as sent, and oneOf/allOf survive the struct and are walked like anyOf.
+REF_KEYS = ("$ref", "$defs", "definitions")
+
+
+def _walks(combinators: tuple[str, ...]) -> tuple[W.Walk, W.Walk]:
+    if combinators == ("anyOf",):
+        return SANITIZE_WALK, STRUCT_WALK
+    return (W.Walk(maps=("properties",), lists=("prefixItems", *combinators), singles=("additionalProperties",), items=True),
+            W.Walk(maps=("properties",), lists=combinators, singles=("additionalProperties",), items=True))
 
 
 def cyclic_fallback(target: Any, node: dict) -> dict:
@@ -101,13 +111,13 @@ def _num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _settled(v: dict) -> bool:
+def _settled(v: dict, resolve_refs: bool = True) -> bool:
     """A node ``sanitize`` leaves exactly as it is (the common case, decided without copying):
     no local ``$ref``, no single-variant combinator, no ``const``, one known type, and an
     object with ``properties`` / an array with ``items``."""
     ref = v.get("$ref")
     if isinstance(ref, str) and ref.startswith("#"):
-        return False
+        return not resolve_refs
     for key in ("oneOf", "anyOf", "allOf"):
         seq = v.get(key)
         if isinstance(seq, list) and len(seq) == 1:
@@ -124,11 +134,15 @@ def _settled(v: dict) -> bool:
     return True
 
 
-def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
+def sanitize(
+    schema: Any, resolve_refs: bool = True, unwrap_single: bool = True, combinators: tuple[str, ...] = ("anyOf",)
+) -> tuple[W.Result, list[tuple[W.Node, str]]]:
     """E.2 ``sanitize`` over the whole schema (root already has ``properties``).
 
     Also returns where the model is told less than the server allowed: ``(node, what)``
     for a schema declared a string for want of a type, and arrays given string items.
+    With ``resolve_refs=False`` a node holding a local ``$ref`` is left as sent; with
+    ``unwrap_single=False`` a one-variant combinator stays (Codex 0.171, observed).
     """
     root = schema
     narrowed: list[tuple[W.Node, str]] = []
@@ -141,7 +155,7 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
             return {"type": "string"}
         if not isinstance(v, dict):
             return v
-        if _settled(v):
+        if _settled(v, resolve_refs):
             return v
         given = v
         active = node.carry or ()
@@ -162,7 +176,7 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
                     continue
                 unresolved.add(ref)
             unwrapped = False
-            for key in ("oneOf", "anyOf", "allOf"):
+            for key in ("oneOf", "anyOf", "allOf") if unwrap_single else ():
                 seq = v.get(key)
                 if isinstance(seq, list) and len(seq) == 1:
                     variant = seq[0] if isinstance(seq[0], dict) else {"type": "string"}
@@ -175,7 +189,7 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
         if "const" in v:
             v["enum"] = [v.pop("const")]
         types = [t for t in typenames(v.get("type")) if t in TYPES]
-        if not types and "anyOf" in v:
+        if not types and any(k in v for k in combinators):
             return given if W.same(v, given) else v
         if not types:
             if any(k in v for k in ("properties", "required", "additionalProperties")):
@@ -206,11 +220,11 @@ def sanitize(schema: Any) -> tuple[W.Result, list[tuple[W.Node, str]]]:
             narrowed.append((node, "an array without items"))
         return given if W.same(v, given) else v  # nothing to change: keep the server's node
 
-    return W.rewrite(schema, fn, SANITIZE_WALK, carry=()), narrowed
+    return W.rewrite(schema, fn, _walks(combinators)[0], carry=()), narrowed
 
 
-def to_struct(schema: Any) -> tuple[W.Result, list[str]]:
-    """Deserialise into Codex's JsonSchema struct: only STRUCT_KEYS survive, recursively."""
+def to_struct(schema: Any, keep: frozenset = _STRUCT_SET, combinators: tuple[str, ...] = ("anyOf",)) -> tuple[W.Result, list[str]]:
+    """Deserialise into Codex's JsonSchema struct: only the ``keep`` keys survive, recursively."""
     errors: list[str] = []
 
     def fn(v: Any, node: W.Node) -> Any:
@@ -221,7 +235,7 @@ def to_struct(schema: Any) -> tuple[W.Result, list[str]]:
         if not isinstance(v, dict):
             errors.append(f"{node.pointer or '/'} is not a schema object")
             return v
-        out = v if _STRUCT_SET.issuperset(v) else {k: x for k, x in v.items() if k in _STRUCT_SET}
+        out = v if keep.issuperset(v) else {k: x for k, x in v.items() if k in keep}
         if "description" in out and not isinstance(out["description"], str):
             errors.append(f"{node.pointer}/description is not a string")
         if "enum" in out and not isinstance(out["enum"], list):
@@ -236,7 +250,7 @@ def to_struct(schema: Any) -> tuple[W.Result, list[str]]:
             errors.append(f"{node.pointer}/items is a list (tuple form), not one schema")
         return out if len(out) != len(v) else v
 
-    return W.rewrite(schema, fn, STRUCT_WALK), errors
+    return W.rewrite(schema, fn, _walks(combinators)[1]), errors
 
 
 def _narrowed(node: W.Node, what: str):
@@ -261,8 +275,21 @@ def _narrowed(node: W.Node, what: str):
     )
 
 
-@schema_rewrite("codex-sanitize", report_losses=False)
-def codex_sanitize(schema: Any) -> Outcome:
+@schema_rewrite(
+    "codex-sanitize",
+    report_losses=False,
+    params={
+        "resolve_refs": {"type": "boolean", "default": True,
+                         "description": "inline local $refs (E.2); false keeps $ref and $defs as sent (0.171, observed)"},
+        "unwrap_single": {"type": "boolean", "default": True,
+                          "description": "unwrap one-variant oneOf/anyOf/allOf (E.2); false keeps them (0.171)"},
+        "combinators": {"type": "array", "items": {"enum": ["anyOf", "oneOf", "allOf"]}, "default": ["anyOf"],
+                        "description": "combinators the struct keeps and sanitize walks (E.2: anyOf; 0.171: all three)"},
+    },
+)
+def codex_sanitize(
+    schema: Any, resolve_refs: bool = True, unwrap_single: bool = True, combinators: list = ["anyOf"]  # noqa: B006
+) -> Outcome:
     """Codex's sanitise + struct pipeline (E.2): the model sees eight keywords, inferred types.
 
     A multi-variant ``oneOf``/``allOf`` property becomes ``{"type": "string"}`` (#13768),
@@ -280,8 +307,10 @@ def codex_sanitize(schema: Any) -> Outcome:
     work = dict(schema)
     if work.get("properties") is None:
         work["properties"] = {}
-    sanitized, narrowed = sanitize(work)
-    struct, errors = to_struct(sanitized.schema)
+    kept = tuple(combinators)
+    keep = _STRUCT_SET | frozenset(kept) | (frozenset() if resolve_refs else frozenset(REF_KEYS))
+    sanitized, narrowed = sanitize(work, resolve_refs, unwrap_single, kept)
+    struct, errors = to_struct(sanitized.schema, keep, kept)
     result = struct.schema
     if isinstance(result, dict) and result.get("type") == "null":
         return refuse(

@@ -14,7 +14,7 @@ Importing this module registers them all.
 
 from __future__ import annotations
 
-from matrix.behaviours import claude, codex, descriptions, dialects, google, keywords, lists, names, schemas
+from matrix.behaviours import claude, codex, descriptions, dialects, google, injected, keywords, lists, names, schemas
 from matrix.behaviours import adk, openai_agents, python_sdk
 
-MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, python_sdk, openai_agents, adk)
+MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, injected, python_sdk, openai_agents, adk)

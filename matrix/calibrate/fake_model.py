@@ -196,6 +196,10 @@ def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None
         candidates = [t for t in tools if pattern.search(t.call_name) or pattern.search(t.name)]
         if candidates:
             return min(candidates, key=lambda t: len(t.call_name))
+    for t in tools:  # an over-long name shortened with an ellipsis (Gemini CLI: first 30 + "..." + last 30)
+        head, sep, tail = t.call_name.partition("...")
+        if sep and len(tail) >= 8 and server_tool.endswith(tail) and server_tool[:8] in head:
+            return t
     return None
 
 

@@ -170,7 +170,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "default-arguments": ("core",), "add-meta": ("core",), "new-session-per-call": ("core",),
     "require-structured-content": ("output-schema",), "result-size-cap": (),
     "describe-root-combinators": ("root-anyof",), "truncate-tool-description": ("core",),
-    "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",),
+    "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",), "add-property": ("core",),
     "python-sdk-gate": ("root-not-object", "no-type", "output-schema"), "openai-agents-strict": ("core",),
     "adk-fence-descriptions": ("core",),
 }

@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if failed or any(not c.agree for c in cells) else 0
 
 
+MAX_SHOWN = 12  # drifting cells printed per probe set
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
 
@@ -158,11 +159,14 @@ def print_drift(rec: dict, profile: str, cells: list[drifts.Cell], failed: list[
             tail = obs.get("client_output_tail") or ""
             out(f"  the client never asked its model (exit {obs['run']['returncode']}, timed out: "
                 f"{obs['run']['timed_out']}) {clean(tail, 300)}\n")
-        for c in set_cells:
+        wrong = [c for c in set_cells if not c.agree]
+        for c in wrong[:MAX_SHOWN]:
             if not c.agree:
                 out(f"  DRIFT {clean(c.tool, 60)} {c.aspect}: predicted {clean(c.predicted)}\n"
                     f"        observed  {clean(c.observed)}\n"
                     + (f"        (profile: {clean(c.why, 120)})\n" if c.why else ""))
+        if len(wrong) > MAX_SHOWN:
+            out(f"  ... and {len(wrong) - MAX_SHOWN} more drifting cells (--json lists them all)\n")
     pct = f"{100 * agree / total:.1f}%" if total else "n/a"
     out(f"\nagreement: {pct} ({agree} of {total} cells)" + (f"; {len(failed)} probe set(s) not measured: "
                                                               f"{', '.join(failed)}" if failed else "") + "\n")

@@ -54,13 +54,26 @@ def run(args: argparse.Namespace) -> int:
         ], indent=2) + "\n")
         return 0
     table = Table()
-    for col in ("profile", "client", "versions", "extends", "weakest evidence"):
+    for col in ("profile", "client", "versions", "extends", "weakest evidence", "calibrated"):
         table.add_column(col)
     for p in rows:
         table.add_row(markup(p.name) + (" (abstract)" if p.abstract else ""), markup(p.client), markup(p.versions),
-                      markup(", ".join(p.extends)), p.weakest_evidence or "-")
+                      markup(", ".join(p.extends)), p.weakest_evidence or "-", markup(calibration_text(p)))
     terminal_console().print(table)
     return 0
+
+
+def calibration_column(profile) -> dict | None:
+    """The profile's latest calibration (version, date, agreement), for the calibrated column."""
+    from matrix.calibrate.status import calibration_status
+
+    return calibration_status(profile)
+
+
+def calibration_text(profile) -> str:
+    from matrix.calibrate.status import status_text
+
+    return status_text(calibration_column(profile))
 
 
 def show(summary: dict, console: Console) -> None:
