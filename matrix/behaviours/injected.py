@@ -50,3 +50,24 @@ def add_property(state: ListState, name: str = "wait_for_previous", schema: Any 
             tools.append(evolve(t, schema=new))
         changed = True
     return evolve(state, tools=tuple(tools)) if changed else state
+
+
+@behaviour("omit-empty-parameters", "discovery")
+def omit_empty_parameters(state: ListState) -> ListState:
+    """A root ``{type: object, properties: {}}`` is sent with no parameters at all (Qwen Code 0.24.4).
+
+    Observed (clients/calibrations/qwen-code/0.24.4.json; Qwen Code is a Gemini CLI fork, §7):
+    the OpenAI request's function has no ``parameters`` key; ``{type: object}`` alone is sent as
+    it is. Nothing is lost: the tool takes no arguments either way.
+    """
+    tools = []
+    changed = False
+    for t in state.tools:
+        s = t.schema
+        if (not t.hidden and isinstance(s, dict) and s.get("properties") == {}
+                and set(s) <= {"type", "properties"} and s.get("type") == "object"):
+            tools.append(evolve(t, schema=None))
+            changed = True
+        else:
+            tools.append(t)
+    return evolve(state, tools=tuple(tools)) if changed else state

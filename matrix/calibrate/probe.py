@@ -171,6 +171,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "require-structured-content": ("output-schema",), "result-size-cap": (),
     "describe-root-combinators": ("root-anyof",), "truncate-tool-description": ("core",),
     "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",), "add-property": ("core",),
+    "omit-empty-parameters": ("paged", "many"),
     "python-sdk-gate": ("root-not-object", "no-type", "output-schema"), "openai-agents-strict": ("core",),
     "adk-fence-descriptions": ("core",),
 }
