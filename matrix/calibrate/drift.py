@@ -8,7 +8,9 @@ the scripted arguments (``matrix.simulate.calls``; a call with intermittent beha
 when any of its variants matches).
 
 A ``session-broken`` prediction is a model API refusing the request; the fake endpoint does
-not refuse, so the client's side of it (the list it sends) is what is compared.
+not refuse, so the client's side of it is compared: that it sends the tools (``visible``) and
+the calls the fake model then makes. The simulation stops at the failure, so it predicts no
+names or schemas there, and those cells are not compared.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def drift(profile: Profile, probe: ProbeSet, observation: dict, server_name: str
         p = pred["tools"].get(name, {"present": False, "why": "not listed"})
         o = observation["tools"].get(name, {"present": False})
         cells.append(Cell(probe.id, name, "visible", p["present"], o["present"], p["present"] == o["present"], p["why"]))
-        if p["present"] and o["present"]:
+        if p["present"] and o["present"] and p.get("outcome") != "session-broken":
             for aspect in ("name", "schema", "description"):
                 cells.append(Cell(probe.id, name, aspect, p[aspect], o[aspect], same(p[aspect], o[aspect]), p["why"]))
     observed_calls = list(observation["calls"])

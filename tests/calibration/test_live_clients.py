@@ -18,6 +18,7 @@ from tests.conftest import run_cli
 LIVE = {
     "claude-code": ("core", "root-anyof"),
     "claude-code-278": ("core", "root-anyof"),
+    "claude-code-legacy": ("paged",),
     "codex": ("core",),
     "gemini-cli": ("core",),
     "qwen-code": ("core",),
