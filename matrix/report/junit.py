@@ -1,10 +1,16 @@
 """JUnit XML writer: one testcase per cell, so a CI server shows the matrix as tests.
 
-``classname`` is the profile, ``name`` the tool (discovery) or ``tool::case`` (a call). A cell
-whose verdict fails a release (RELEASE_FAILING, or the list given) is a ``<failure>`` with the
-reason as its message; every other cell passes and carries its verdict in ``<properties>``.
-Calls that were not made are ``<skipped>`` testcases of a ``skipped`` suite; a profile whose
-worker failed is an ``<error>``. Characters XML 1.0 forbids are written as ``\\uXXXX`` text.
+Valid against junit-10.xsd (the schema Jenkins' xUnit plugin and most CI servers read;
+vendored in tests/report/data). One ``<testsuite>`` per (run, profile); a testcase's id is
+``classname`` + ``name``: ``classname`` is ``<server>.<profile>`` and ``name`` the tool
+(discovery) or ``tool::case`` (a call), so merged shards of several servers never collide
+(two runs of one server key with different targets become ``memory`` and ``memory-2``; a
+repeated name gets `` (2)``). A cell whose verdict fails a release is a ``<failure>`` with
+the reason as its message; every other cell passes and carries its verdict, reason and
+evidence in ``<system-out>`` (junit-10 allows no properties on a testcase). Calls not made
+are ``<skipped>``: in their profile's suite when one profile's call was not made, else in a
+``not-called`` suite. A profile whose worker failed is an ``<error>``. Characters XML 1.0
+forbids are written as ``\\uXXXX`` text.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import IO, Any
 
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
+from matrix.targets import server_key
 
 # Not allowed anywhere in an XML 1.0 document, even as a character reference.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
@@ -34,78 +41,104 @@ def write_junit(
 
 def render_junit(doc: Mapping[str, Any]) -> str:
     root = ET.Element("testsuites", name="mcp-matrix")
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    server = doc.get("server") or {}
-    for profile in doc["grid"]["profiles"]:
-        cells = [c for c in doc["cells"] if c["profile"] == profile]
-        errors = [e for e in doc["profile_errors"] if e["profile"] == profile]
-        suite = _suite(
-            root,
-            profile,
-            len(cells) + len(errors),
-            sum(c["release_failing"] for c in cells),
-            len(errors),
-            0,
-        )
-        props = ET.SubElement(suite, "properties")
-        _prop(props, "server", f"{server.get('name') or ''} {server.get('version') or ''}".strip())
-        meta = next((p for p in doc["profiles"] if p["name"] == profile), {})
-        for key in ("client", "versions", "weakest_evidence"):
-            if meta.get(key):
-                _prop(props, key, meta[key])
-        for c in cells:
-            case = ET.SubElement(
-                suite, "testcase", classname=xml_text(profile), name=xml_text(_name(c)), time="0"
-            )
-            if c["release_failing"]:
-                failure = ET.SubElement(
-                    case,
-                    "failure",
-                    message=xml_text(c["reason"] or c["meaning"]),
-                    type=c["verdict"],
-                )
-                failure.text = xml_text(_details(c))
-            else:
-                cprops = ET.SubElement(case, "properties")
-                _prop(cprops, "verdict", c["verdict"])
-                if c["reason"]:
-                    _prop(cprops, "reason", c["reason"])
-                if c["weakest_evidence"]:
-                    _prop(cprops, "weakest_evidence", c["weakest_evidence"])
-                if c["finding"] and c["advice"]:
-                    _prop(cprops, "advice", c["advice"])
-        for e in errors:
-            case = ET.SubElement(
-                suite, "testcase", classname=xml_text(profile), name="(profile error)", time="0"
-            )
-            ET.SubElement(case, "error", message=xml_text(e["error"]), type="profile-error")
-        totals["tests"] += len(cells) + len(errors)
-        totals["failures"] += sum(c["release_failing"] for c in cells)
-        totals["errors"] += len(errors)
-    if doc["skipped"]:
-        suite = _suite(root, "skipped", len(doc["skipped"]), 0, 0, len(doc["skipped"]))
-        for s in doc["skipped"]:
-            name = s["tool"] + (f"::{s['case']}" if s.get("case") else "")
-            case = ET.SubElement(
-                suite, "testcase", classname="skipped", name=xml_text(name), time="0"
-            )
-            ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
-        totals["tests"] += len(doc["skipped"])
-        totals["skipped"] += len(doc["skipped"])
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    runs = doc["runs"] or [{"run_id": None, "target": None, "server": None, "started_at": None}]
+    labels = _server_labels(runs)
+    seen: set[tuple[str, str]] = set()
+
+    def testcase(suite: ET.Element, classname: str, name: str) -> ET.Element:
+        unique, n = name, 1
+        while (classname, unique) in seen:
+            n += 1
+            unique = f"{name} ({n})"
+        seen.add((classname, unique))
+        return ET.SubElement(suite, "testcase", classname=xml_text(classname), name=xml_text(unique), time="0")
+
+    for run in runs:
+        run_id = run.get("run_id")
+        label = labels[run_id]
+        in_run = [c for c in doc["cells"] if c["run"] == run_id]
+        skipped = [s for s in doc["skipped"] if s["run"] == run_id]
+        errors_of_run = [e for e in doc["profile_errors"] if e["run"] == run_id]
+        profiles = [p for p in doc["grid"]["profiles"]
+                    if any(c["profile"] == p for c in in_run) or any(s.get("profile") == p for s in skipped)
+                    or any(e["profile"] == p for e in errors_of_run)]
+        for profile in profiles:
+            cells = [c for c in in_run if c["profile"] == profile]
+            not_made = [s for s in skipped if s.get("profile") == profile]
+            errors = [e for e in errors_of_run if e["profile"] == profile]
+            failures = sum(c["release_failing"] for c in cells)
+            suite = _suite(root, f"{profile} on {label}", len(cells) + len(not_made) + len(errors), failures,
+                           len(errors), len(not_made), run)
+            props = ET.SubElement(suite, "properties")
+            _run_props(props, run)
+            meta = next((p for p in doc["profiles"] if p["name"] == profile), {})
+            for key in ("client", "versions", "weakest_evidence"):
+                if meta.get(key):
+                    _prop(props, key, meta[key])
+            classname = f"{label}.{profile}"
+            for c in cells:
+                case = testcase(suite, classname, _name(c))
+                if c["release_failing"]:
+                    failure = ET.SubElement(case, "failure", message=xml_text(c["reason"] or c["meaning"]),
+                                            type=c["verdict"])
+                    failure.text = xml_text(_details(c))
+                else:
+                    ET.SubElement(case, "system-out").text = xml_text(_details(c))
+            for s in not_made:
+                case = testcase(suite, classname, s["tool"] + (f"::{s['case']}" if s.get("case") else ""))
+                ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
+            for e in errors:
+                case = testcase(suite, classname, "(profile error)")
+                ET.SubElement(case, "error", message=xml_text(e["error"]), type="profile-error")
+            totals["tests"] += len(cells) + len(not_made) + len(errors)
+            totals["failures"] += failures
+            totals["errors"] += len(errors)
+        tool_level = [s for s in skipped if not s.get("profile")]
+        if tool_level:
+            suite = _suite(root, f"not called on {label}", len(tool_level), 0, 0, len(tool_level), run)
+            _run_props(ET.SubElement(suite, "properties"), run)
+            for s in tool_level:
+                case = testcase(suite, f"{label}.not-called", s["tool"] + (f"::{s['case']}" if s.get("case") else ""))
+                ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
+            totals["tests"] += len(tool_level)
     for key, value in totals.items():
         root.set(key, str(value))
-    runs = doc["runs"]
-    if runs:
-        root.set("timestamp", xml_text(runs[0]["started_at"] or ""))
-        root.set("target", xml_text(describe_target(runs[0].get("target"))))
+    root.set("time", "0")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def _server_labels(runs: list[Mapping[str, Any]]) -> dict[Any, str]:
+    """Each run's server as a classname part: its config key, numbered when two runs of one key
+    measured different targets (``memory`` and ``memory --schema anyof``)."""
+    labels: dict[Any, str] = {}
+    targets: dict[str, list[str]] = {}
+    for run in runs:
+        key = server_key(run.get("target"), run.get("server")).name or "server"
+        key = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "server"
+        target = describe_target(run.get("target"))
+        known = targets.setdefault(key, [])
+        if target not in known:
+            known.append(target)
+        n = known.index(target) + 1
+        labels[run.get("run_id")] = key if n == 1 else f"{key}-{n}"
+    return labels
+
+
+def _run_props(props: ET.Element, run: Mapping[str, Any]) -> None:
+    server = run.get("server") if isinstance(run.get("server"), Mapping) else {}
+    _prop(props, "server", f"{server.get('name') or ''} {server.get('version') or ''}".strip())
+    _prop(props, "target", describe_target(run.get("target")))
+    if run.get("run_id"):
+        _prop(props, "run", run["run_id"])
+
+
 def _suite(
-    root: ET.Element, name: str, tests: int, failures: int, errors: int, skipped: int
+    root: ET.Element, name: str, tests: int, failures: int, errors: int, skipped: int,
+    run: Mapping[str, Any],
 ) -> ET.Element:
-    return ET.SubElement(
+    suite = ET.SubElement(
         root,
         "testsuite",
         name=xml_text(name),
@@ -115,6 +148,9 @@ def _suite(
         skipped=str(skipped),
         time="0",
     )
+    if run.get("started_at"):
+        suite.set("timestamp", xml_text(run["started_at"]))
+    return suite
 
 
 def _prop(parent: ET.Element, name: str, value: Any) -> None:

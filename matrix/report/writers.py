@@ -16,7 +16,7 @@ from matrix.report.html import write_html
 from matrix.report.json_report import write_json
 from matrix.report.junit import write_junit
 from matrix.report.markdown import write_markdown
-from matrix.report.sarif import write_sarif
+from matrix.report.sarif import write_sarif, write_sarif_file
 from matrix.report.terminal import write_terminal
 from matrix.text import terminal_console
 
@@ -61,6 +61,9 @@ def write_report(
         path = None if stream_or_path is None else Path(stream_or_path)
         if path is None:
             _write(events, fmt, sys.stdout, failing, details, to_terminal=True, verbose=verbose)
+            return
+        if fmt == "sarif":  # and, beside it, the snapshot its locations point into
+            write_sarif_file(events, path, failing)
             return
         with path.open("w", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
             _write(events, fmt, handle, failing, details, to_terminal=False)

@@ -5,16 +5,64 @@ from __future__ import annotations
 import io
 import xml.etree.ElementTree as ET
 
+import pytest
+import xmlschema
+
 from matrix.commands.report import write_report
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.junit import xml_text
 from tests.report import events as ev
+from tests.report.conftest import DATA
+
+SERVER = "demo-server"  # the fixtures' server (its config key): the first part of every classname
+
+
+def junit_text(events, failing=RELEASE_FAILING) -> str:
+    buf = io.StringIO()
+    write_report(events, "junit", buf, failing)
+    return buf.getvalue()
 
 
 def junit(events, failing=RELEASE_FAILING) -> ET.Element:
-    buf = io.StringIO()
-    write_report(events, "junit", buf, failing)
-    return ET.fromstring(buf.getvalue())
+    return ET.fromstring(junit_text(events, failing))
+
+
+@pytest.fixture(scope="module")
+def junit_10() -> xmlschema.XMLSchema:
+    # Vendored from jenkinsci/xunit-plugin (see the note at the top of the file).
+    return xmlschema.XMLSchema(str(DATA / "junit-10.xsd"))
+
+
+def merged_shards_of_two_servers() -> list[dict]:
+    """Two shards of the full run's server and one of another server, as ``merge`` joins them."""
+    other = [dict(e) for e in ev.full_run()]
+    for e in other:
+        if e["event"] == "run-started":
+            e["run_id"] = "run000000009"
+            e["target"] = {"kind": "server", "server": "billing --version 2", "transport": "stdio"}
+    return ev.full_run() + ev.interrupted_run() + other
+
+
+@pytest.mark.parametrize(
+    "events", [ev.full_run, ev.interrupted_run, ev.merged_runs, merged_shards_of_two_servers],
+    ids=lambda f: f.__name__,
+)
+def test_the_xml_is_valid_against_junit_10_xsd(junit_10, events):
+    errors = list(junit_10.iter_errors(junit_text(events())))
+    assert not errors, "\n".join(str(e)[:300] for e in errors[:5])
+
+
+@pytest.mark.parametrize("events", [ev.merged_runs, merged_shards_of_two_servers], ids=lambda f: f.__name__)
+def test_test_ids_are_unique_across_merged_shards_and_servers(events):
+    root = junit(events())
+    ids = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
+    assert len(ids) == len(set(ids))
+
+
+def test_classnames_name_the_server_then_the_profile():
+    root = junit(merged_shards_of_two_servers())
+    classnames = {c.get("classname") for c in root.iter("testcase")}
+    assert {f"{SERVER}.claude-code", "billing.claude-code"} <= classnames
 
 
 def cells_of(events):
@@ -26,10 +74,10 @@ def test_there_is_one_testcase_per_cell_named_by_profile_and_tool_or_case(full_e
     cases = [
         c
         for c in root.iter("testcase")
-        if c.get("classname") != "skipped" and c.get("name") != "(profile error)"
+        if not c.get("classname").endswith(".not-called") and c.get("name") != "(profile error)"
     ]
     want = [
-        (e["profile"], e["tool"] + (f"::{e['case']}" if e["event"] == "call" else ""))
+        (f"{SERVER}.{e['profile']}", e["tool"] + (f"::{e['case']}" if e["event"] == "call" else ""))
         for e in cells_of(full_events)
     ]
     order = [
@@ -38,7 +86,7 @@ def test_there_is_one_testcase_per_cell_named_by_profile_and_tool_or_case(full_e
         "stale-cache",
     ]  # one suite per profile, cells in stream order within it
     assert [(c.get("classname"), c.get("name")) for c in cases] == sorted(
-        want, key=lambda w: order.index(w[0])
+        want, key=lambda w: order.index(w[0].split(".", 1)[1])
     )
 
 
@@ -58,16 +106,16 @@ def test_failures_are_exactly_the_release_failing_cells_with_the_reason_as_messa
     )
 
 
-def test_passing_cells_carry_their_verdict_as_a_property(full_events):
+def test_passing_cells_carry_their_verdict_and_fix_in_system_out(full_events):
     root = junit(full_events)
     case = next(
         c
         for c in root.iter("testcase")
-        if c.get("classname") == "claude-code" and c.get("name") == "memory_reflect"
+        if c.get("classname") == f"{SERVER}.claude-code" and c.get("name") == "memory_reflect"
     )
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    assert props["verdict"] == "hidden"
-    assert "decision record 014" in props["advice"]
+    out = case.find("system-out").text
+    assert out.startswith("hidden: ")
+    assert "fix: " in out and "decision record 014" in out
     assert case.find("failure") is None
 
 
@@ -96,9 +144,10 @@ def test_hostile_text_survives_the_round_trip_and_forbidden_characters_become_es
 def test_suites_count_their_tests_and_skipped_calls_and_profile_errors_are_shown(full_events):
     root = junit(full_events)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
-    assert list(suites) == ["claude-code", "cursor", "stale-cache", "skipped"]
-    assert suites["stale-cache"].get("errors") == "1"
-    assert suites["skipped"].get("skipped") == "2"
+    assert list(suites) == [f"{p} on {SERVER}" for p in ("claude-code", "cursor", "stale-cache")] + [
+        f"not called on {SERVER}"]
+    assert suites[f"stale-cache on {SERVER}"].get("errors") == "1"
+    assert suites[f"not called on {SERVER}"].get("skipped") == "2"
     assert int(root.get("tests")) == sum(int(s.get("tests")) for s in suites.values()) == 30 + 1 + 2
     assert root.find(".//error").get("message") == "RuntimeError: worker crashed <b>"
 

@@ -148,6 +148,11 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
     log = json.loads(out["sarif"].read_text(encoding="utf-8"))
     schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
     jsonschema.Draft4Validator(schema).validate(log)
-    assert len(log["runs"][0]["results"]) == doc["counts"]["findings"]
+    results = log["runs"][0]["results"]
+    assert sum(len(r["properties"]["profiles"]) for r in results) == doc["counts"]["findings"]
+    snapshot = (tmp_path / "report.snapshot.json").read_text(encoding="utf-8").splitlines()
+    for r in results:  # each location is the line of its tool's name in the snapshot beside the SARIF
+        line = r["locations"][0]["physicalLocation"]["region"]["startLine"]
+        assert snapshot[line - 1].strip().startswith('"name": ' + json.dumps(r["properties"]["tool"]))
     dom = dump_dom(out["html"], tmp_path / "chromium")
     assert f'data-rendered="{len(doc["tools"]) * len(doc["grid"]["profiles"])}"' in dom
