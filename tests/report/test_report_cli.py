@@ -151,8 +151,10 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
     results = log["runs"][0]["results"]
     assert sum(len(r["properties"]["profiles"]) for r in results) == doc["counts"]["findings"]
     snapshot = (tmp_path / "report.snapshot.json").read_text(encoding="utf-8").splitlines()
+    tools = json.loads("\n".join(snapshot))["tools"]
     for r in results:  # each location is the line of its tool's name in the snapshot beside the SARIF
         line = r["locations"][0]["physicalLocation"]["region"]["startLine"]
-        assert snapshot[line - 1].strip().startswith('"name": ' + json.dumps(r["properties"]["tool"]))
+        index = int(r["properties"]["jsonPointer"].split("/")[2])  # the tool (or the culprit of a dropped list)
+        assert snapshot[line - 1].strip() == f'"name": {json.dumps(tools[index]["tool"]["name"])},'
     dom = dump_dom(out["html"], tmp_path / "chromium")
     assert f'data-rendered="{len(doc["tools"]) * len(doc["grid"]["profiles"])}"' in dom
