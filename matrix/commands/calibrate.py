@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shlex
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from matrix.calibrate import harness, probe, record
 from matrix.commands.common import add_target_options, target_from, timeouts_from
 from matrix.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError, MeasureError
 from matrix.profiles.loader import load_profiles
+from matrix.text import safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,8 +54,11 @@ def _probe_sets(args: argparse.Namespace) -> list[probe.ProbeSet]:
             raise InputError("give --probe or a target, not both", where="--probe")
         from matrix.snapshot import take_snapshot
 
+        from matrix.snapshot import Snapshot
+
         doc = take_snapshot(target, timeouts=timeouts_from(args))
-        tools = tuple(t for page in doc.get("pages", []) for t in page.get("tools", []) if isinstance(t, dict))
+        # one page assumed: a paginating target's page-based predictions are not compared exactly
+        tools = tuple(t for _, t in Snapshot(doc, source="live").tools if isinstance(t, dict) and "name" in t)
         if not tools:
             raise MeasureError("the target listed no tools to calibrate with")
         args._target = target
@@ -134,13 +137,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 MAX_SHOWN = 12  # drifting cells printed per probe set
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def clean(value: object, limit: int = 160) -> str:
-    """Text safe for a terminal: control characters and bidi overrides shown as '?', cut to ``limit``."""
+    """Text safe for a terminal (matrix.text.safe: every control character, CSI/OSC, bidi shown as
+    an escape), JSON for non-strings, cut to ``limit``."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    text = _CONTROL.sub("?", text.replace("\n", "\\n"))
+    text = safe(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
