@@ -52,9 +52,7 @@ def _probe_sets(args: argparse.Namespace) -> list[probe.ProbeSet]:
     if target is not None:
         if args.probe:
             raise InputError("give --probe or a target, not both", where="--probe")
-        from matrix.snapshot import take_snapshot
-
-        from matrix.snapshot import Snapshot
+        from matrix.snapshot import Snapshot, take_snapshot
 
         doc = take_snapshot(target, timeouts=timeouts_from(args))
         # one page assumed: a paginating target's page-based predictions are not compared exactly
@@ -101,6 +99,11 @@ def run(args: argparse.Namespace) -> int:
     profile = profiles[profile_name]
     sets = _probe_sets(args)
     transport = args.server_transport if args.server_transport == "http" else recipe.transport
+    uses_url = any("{server_url}" in t for t in (*recipe.files.values(), *recipe.env.values(), *recipe.run))
+    http_target = getattr(args, "_target", None) is not None and args._target.kind == "http"
+    if (transport == "http" or http_target) and not uses_url:
+        raise InputError(f"the {recipe.name} recipe configures a stdio server only (no {{server_url}} in it); "
+                         "give a stdio or bundled target", where="--server-transport" if not http_target else "--http")
     observed: dict[str, dict] = {}
     version = recipe.version
     with tempfile.TemporaryDirectory(prefix="mcp-matrix-probes-") as tmp:
