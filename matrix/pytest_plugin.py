@@ -4,13 +4,22 @@
 
 turns every cell into a test with a readable id (``memory_reflect[claude-code]::alias-only``
 for a call, ``memory_reflect[claude-code]`` for discovery) that fails exactly where the
-release policy fails. Without an ``--mcp-*`` target the plugin adds no items, so installing
-mcp-matrix never changes another project's test run. The ``mcp_matrix`` fixture runs the
-matrix from a test: ``mcp_matrix.run(server="memory", clients=["claude-code"])``.
+release policy fails, and says the fix. Without an ``--mcp-*`` target the plugin adds no
+items, so installing mcp-matrix never changes another project's test run.
+
+Collecting only takes the server's snapshot (initialize + tools/list) and plans the cases:
+no tool is called, so ``--co`` is quick and every pytest-xdist worker collects the same items
+in the same order. A client's calls are made when its first item runs, once per process:
+``-k claude-code`` (or ``-m mcp_client_claude_code``) runs one client's matrix only; items of
+one client share an ``xdist_group``, so ``-n 2 --dist loadgroup`` runs each client once.
+
+The ``mcp_matrix`` fixture runs the matrix from a test: ``mcp_matrix.run(server="memory",
+clients=["claude-code"])``.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +36,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--mcp-cases", metavar="FILE", help="cases YAML")
     g.addoption("--mcp-policy", metavar="FILE", help="release policy (YAML or pyproject.toml)")
     g.addoption("--mcp-baseline", metavar="SNAPSHOT", help="baseline snapshot for caching clients")
-    g.addoption("--mcp-results", metavar="FILE", help="also write the results stream here")
+    g.addoption("--mcp-results", metavar="FILE", help="also write each client's results stream here "
+                "(FILE's stem + -CLIENT + suffix: one file per client, as `mcp-matrix merge` joins them)")
+    g.addoption("--mcp-env", action="append", default=[], metavar="K=V", help="environment for a stdio server")
+    g.addoption("--mcp-header", action="append", default=[], metavar="K:V", help="HTTP header")
+    g.addoption("--mcp-allow-writes", action="store_true", help="also call unlisted tools that may write")
+    for wait, default in (("initialize", 10.0), ("list", 10.0), ("call", 30.0)):
+        g.addoption(f"--mcp-timeout-{wait}", type=float, default=default, metavar="SECONDS",
+                    help=f"bound on {wait} (default {default:g} s)")
+    g.addoption("--mcp-timeout-run", type=float, default=None, metavar="SECONDS",
+                help="bound on each client's whole run; calls not made are skipped items with the reason")
 
 
 @dataclass
@@ -54,9 +72,11 @@ class MatrixRunner:
 
     def run(self, *, stdio: str | None = None, http: str | None = None, server: str | None = None,
             clients: list[str] | None = None, cases: str | Path | None = None, baseline: str | Path | None = None,
-            allow_writes: bool = False, results: str | Path | None = None) -> MatrixRun:
-        return MatrixRun(_run(stdio=stdio, http=http, server=server, clients=clients or [], cases=cases,
-                              baseline=baseline, allow_writes=allow_writes, results=results))
+            allow_writes: bool = False, results: str | Path | None = None, env: dict | None = None,
+            headers: dict | None = None, timeouts: Any = None, timeout_run: float | None = None) -> MatrixRun:
+        target = _target(stdio, http, server, env or {}, headers or {})
+        return MatrixRun(_run(target, _profiles(clients or []), cases=cases, baseline=baseline,
+                              allow_writes=allow_writes, results=results, timeouts=timeouts, timeout_run=timeout_run))
 
 
 @pytest.fixture
@@ -65,48 +85,182 @@ def mcp_matrix() -> MatrixRunner:
     return MatrixRunner()
 
 
-def _run(*, stdio=None, http=None, server=None, clients=(), cases=None, baseline=None, allow_writes=False,
-         results=None) -> list[dict]:
-    from matrix.cases import load_cases
-    from matrix.commands.run import bundled_cases
-    from matrix.profiles.loader import load_profiles, select_profiles
-    from matrix.results import ResultsWriter
-    from matrix.run import RunConfig, run_matrix
-    from matrix.snapshot import load_snapshot
+def _target(stdio, http, server, env: dict, headers: dict):
     from matrix.targets import Target
 
     if stdio:
-        target = Target.stdio(stdio)
-    elif http:
-        target = Target.http(http)
-    else:
-        target = Target.bundled(server or "memory")
-    profiles = [p for p in select_profiles(load_profiles(), list(clients)) if not p.abstract]
-    cases_path = Path(cases) if cases else (bundled_cases(target.server) if target.kind == "server" else None)
-    out = open(results, "w", encoding="utf-8") if results else None
+        return Target.stdio(stdio, env=env)
+    if http:
+        return Target.http(http, headers=headers)
+    return Target.bundled(server or "memory", env=env)
+
+
+def _profiles(clients: list[str]) -> list:
+    from matrix.profiles.loader import load_profiles, select_profiles
+
+    return [p for p in select_profiles(load_profiles(), list(clients)) if not p.abstract]
+
+
+def _cases(target, cases):
+    from matrix.cases import load_cases
+    from matrix.commands.run import bundled_cases
+
+    path = Path(cases) if cases else (bundled_cases(target.server) if target.kind == "server" else None)
+    return (load_cases(path) if path else []), str(path or "")
+
+
+def _run(target, profiles, *, cases=None, baseline=None, allow_writes=False, results=None, timeouts=None,
+         timeout_run=None) -> list[dict]:
+    from matrix.results import ResultsWriter
+    from matrix.run import RunConfig, run_matrix
+    from matrix.snapshot import load_snapshot
+    from matrix.wire.session import Timeouts
+
+    loaded, source = _cases(target, cases)
+    out = open(results, "w", encoding="utf-8") if results else None  # noqa: SIM115 - closed below
     try:
         writer = ResultsWriter(out, secrets=target.secrets())
-        run_matrix(RunConfig(target=target, profiles=profiles, cases=load_cases(cases_path) if cases_path else [],
-                             baseline=load_snapshot(baseline) if baseline else None, allow_writes=allow_writes),
-                   writer)
+        run_matrix(RunConfig(target=target, profiles=profiles, cases=loaded, cases_source=source,
+                             baseline=load_snapshot(baseline) if baseline else None, allow_writes=allow_writes,
+                             timeouts=timeouts or Timeouts(), timeout_run=timeout_run), writer)
     finally:
         if out:
             out.close()
     return writer.events
 
 
-class MatrixItem(pytest.Item):
-    """One cell of the matrix: fails when the release policy fails it."""
+# -- the matrix as items ---------------------------------------------------------------------
 
-    def __init__(self, *, cell: dict, failure: str | None, **kw: Any) -> None:
+
+class _Plan:
+    """What collection learnt (the snapshot, the cells to expect) and each client's run, made once
+    per process when its first item runs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from matrix.commands.common import _pairs
+        from matrix.wire.session import Timeouts
+
+        opt = config.getoption
+        self.config = config
+        self.target = _target(opt("--mcp-stdio"), opt("--mcp-http"), opt("--mcp-server"),
+                              _pairs(opt("--mcp-env"), "=", "--mcp-env"), _pairs(opt("--mcp-header"), ":", "--mcp-header"))
+        self.profiles = _profiles(opt("--mcp-client"))
+        self.timeouts = Timeouts(initialize=opt("--mcp-timeout-initialize"), list=opt("--mcp-timeout-list"),
+                                 call=opt("--mcp-timeout-call"))
+        self._runs: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def cells(self) -> tuple[list[tuple[str, dict]], str | None]:
+        """(profile, cell stub) for every cell a run will emit, in a fixed order, and why the
+        server could not be listed (or None). Connects once; calls nothing."""
+        from matrix.cases import plan_cases
+        from matrix.discovery import discover_all
+        from matrix.snapshot import Snapshot, take_snapshot
+
+        snap = Snapshot(take_snapshot(self.target, timeouts=self.timeouts))
+        failure = snap.error or snap.doc.get("listError")
+        if failure:
+            return [], str(failure.get("message") or failure)
+        opt = self.config.getoption
+        loaded, _ = _cases(self.target, opt("--mcp-cases"))
+        cases, _ = plan_cases([t for _, t in snap.tools], loaded, opt("--mcp-allow-writes"))
+        views = discover_all(snap, self.profiles)
+        out = []
+        for profile, view in zip(self.profiles, views):
+            out += [(profile.name, {"event": "discovery", "profile": profile.name, "tool": t.tool}) for t in view.tools]
+            out += [(profile.name, {"event": "call", "profile": profile.name, "tool": c.tool, "case": c.name})
+                    for c in cases]
+        return out, None
+
+    def outcome(self, profile: str) -> dict:
+        """The client's run: its events by cell key, the policy's failures, and the skipped calls."""
+        from matrix.advice import advice_for
+        from matrix.checklist import cell_key, evaluate, load_policy
+
+        with self._lock:
+            if profile in self._runs:
+                return self._runs[profile]
+            opt = self.config.getoption
+            results = opt("--mcp-results")
+            if results:
+                p = Path(results)
+                results = p.with_name(f"{p.stem}-{profile}{p.suffix}")
+            events = _run(self.target, [p for p in self.profiles if p.name == profile], cases=opt("--mcp-cases"),
+                          baseline=opt("--mcp-baseline"), allow_writes=opt("--mcp-allow-writes"), results=results,
+                          timeouts=self.timeouts, timeout_run=opt("--mcp-timeout-run"))
+            checklist = evaluate(events, load_policy(opt("--mcp-policy")))
+            cells = {}
+            for e in events:
+                if e.get("event") in ("discovery", "call"):
+                    cells.setdefault(cell_key(e), e)
+            failing = {}
+            for item in checklist:
+                if not item.passed and item.cell:
+                    cell = cells.get(item.cell, {})
+                    fix = advice_for(cell) if cell else None
+                    failing[item.cell] = f"{item.name}: {item.evidence}" + (f"\nfix: {fix}" if fix else "")
+            skipped = {("call", profile, e.get("tool"), e.get("case")): e.get("reason") for e in events
+                       if e.get("event") == "skipped" and e.get("profile") == profile}
+            run_level = [f"{i.name}: {i.evidence}" for i in checklist if not i.passed and i.cell is None]
+            self._runs[profile] = {"cells": cells, "failing": failing, "skipped": skipped, "run_level": run_level}
+            return self._runs[profile]
+
+
+_PLAN = pytest.StashKey["_Plan"]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mcp_matrix: a cell of the mcp-matrix (added by --mcp-* options)")
+    opt = config.getoption
+    if not (opt("--mcp-stdio") or opt("--mcp-http") or opt("--mcp-server")):
+        return
+    from matrix.errors import MatrixError
+
+    try:
+        config.stash[_PLAN] = _Plan(config)
+    except MatrixError as exc:
+        raise pytest.UsageError(f"mcp-matrix: {exc}") from None
+    for p in config.stash[_PLAN].profiles:
+        config.addinivalue_line("markers", f"{client_marker(p.name)}: cells of the {p.name} profile")
+
+
+def client_marker(profile: str) -> str:
+    """The marker of one client's cells: ``mcp_client_`` + the profile name with ``_`` for ``-``."""
+    return "mcp_client_" + "".join(ch if ch.isalnum() else "_" for ch in profile)
+
+
+class MatrixItem(pytest.Item):
+    """One cell of the matrix: fails when the release policy fails it, with the fix."""
+
+    def __init__(self, *, cell: dict, plan: _Plan, **kw: Any) -> None:
         super().__init__(**kw)
         self.cell = cell
-        self.failure = failure
-        self.user_properties.append(("verdict", cell.get("verdict")))
+        self.plan = plan
+        profile = cell["profile"]
+        self.add_marker(pytest.mark.mcp_matrix)
+        self.add_marker(getattr(pytest.mark, client_marker(profile)))
+        self.add_marker(pytest.mark.xdist_group(name=f"mcp-{profile}"))
+        self.extra_keyword_matches.add(profile)
 
     def runtest(self) -> None:
-        if self.failure:
-            raise MatrixCellFailure(self.failure)
+        from matrix.checklist import cell_key
+
+        outcome = self.plan.outcome(self.cell["profile"])
+        key = cell_key(self.cell)
+        if self.cell.get("event") == "run":
+            if outcome["run_level"]:
+                raise MatrixCellFailure("\n".join(outcome["run_level"]))
+            return
+        event = outcome["cells"].get(key)
+        if event is None:
+            why = outcome["skipped"].get(key)
+            if why:
+                pytest.skip(why)
+            raise MatrixCellFailure(f"{self.name}: the run made no such cell (the server's tool list changed "
+                                    "between collection and the run?)")
+        self.user_properties.append(("verdict", event.get("verdict")))
+        if key in outcome["failing"]:
+            raise MatrixCellFailure(outcome["failing"][key])
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
         if isinstance(excinfo.value, MatrixCellFailure):
@@ -127,24 +281,24 @@ def cell_id(cell: dict) -> str:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    opt = config.getoption
-    if not (opt("--mcp-stdio") or opt("--mcp-http") or opt("--mcp-server")):
+    plan = config.stash.get(_PLAN, None)
+    if plan is None:
         return
-    from matrix.checklist import cell_key, evaluate, load_policy
     from matrix.errors import MatrixError
 
     try:
-        policy = load_policy(opt("--mcp-policy"))
-        events = _run(stdio=opt("--mcp-stdio"), http=opt("--mcp-http"), server=opt("--mcp-server"),
-                      clients=opt("--mcp-client"), cases=opt("--mcp-cases"), baseline=opt("--mcp-baseline"),
-                      results=opt("--mcp-results"))
+        cells, failure = plan.cells()
     except MatrixError as exc:
         raise pytest.UsageError(f"mcp-matrix: {exc}") from None
-    checklist = evaluate(events, policy)
-    failing = {item.cell: f"{item.name}: {item.evidence}" for item in checklist if not item.passed and item.cell}
-    for cell in (e for e in events if e.get("event") in ("discovery", "call")):
-        items.append(MatrixItem.from_parent(session, name=cell_id(cell), cell=cell, failure=failing.get(cell_key(cell))))
-    for item in checklist:
-        if not item.passed and item.cell is None:  # run-level items: unfinished run, stale expected failures
-            items.append(MatrixItem.from_parent(session, name=f"policy::{item.name}", cell={"verdict": "policy"},
-                                                failure=item.evidence))
+    if failure:
+        raise pytest.UsageError(f"mcp-matrix: the server could not be listed: {failure}")
+    seen: set[str] = set()
+    for _, cell in cells:
+        name = cell_id(cell)
+        if name in seen:  # a server that lists a name twice: the first stands for it, as in a run
+            continue
+        seen.add(name)
+        items.append(MatrixItem.from_parent(session, name=name, cell=cell, plan=plan))
+    for profile in plan.profiles:  # run-level policy items: an unfinished run, a stale expected failure
+        items.append(MatrixItem.from_parent(session, name=f"policy[{profile.name}]",
+                                            cell={"event": "run", "profile": profile.name}, plan=plan))

@@ -13,8 +13,10 @@ def test_every_cell_becomes_a_test_with_a_readable_id(pytester):
                                       "-v", "-p", "no:cacheprovider", timeout=180)
     out = r.stdout.str()
     assert "memory_reflect[claude-code]::alias-only PASSED" in out
-    assert "memory_reflect[claude-code] PASSED" in out
-    r.assert_outcomes(passed=26, failed=0)  # 7 discovery cells + 19 calls (18 listed cases, 1 automatic)
+    # The default gate: a real client must see every tool; the failure says why and the fix.
+    assert "memory_reflect[claude-code] FAILED" in out
+    assert "inputSchema has anyOf at the root" in out and "fix: Flatten the root" in out
+    r.assert_outcomes(passed=26, failed=1)  # 7 discovery cells + 19 calls (18 listed, 1 automatic) + the run
 
 
 def test_cells_fail_exactly_where_the_policy_fails_and_match_the_cli(pytester, tmp_path):
@@ -25,8 +27,12 @@ def test_cells_fail_exactly_where_the_policy_fails_and_match_the_cli(pytester, t
         "--mcp-server", "gateway --version 2", "--mcp-baseline", str(base), "--mcp-client", "stale-cache",
         "--mcp-results", str(plugin_results), "-p", "no:cacheprovider", timeout=180,
     )
-    r.assert_outcomes(failed=3, passed=len([e for e in read_events(plugin_results) if e["event"] in ("call", "discovery")]) - 3)
-    assert "memory_write[stale-cache]::with-v2-field" in r.stdout.str()
+    plugin_results = tmp_path / "plugin-stale-cache.jsonl"  # one results file per client
+    cells = [e for e in read_events(plugin_results) if e["event"] in ("call", "discovery")]
+    r.assert_outcomes(failed=3, passed=len(cells) - 3 + 1)  # + the run-level policy item
+    out = r.stdout.str()
+    assert "memory_write[stale-cache]::with-v2-field" in out
+    assert "fix: " in out  # a failure says what to change
     cli_results = tmp_path / "cli.jsonl"
     run_cli("run", "--server", "gateway --version 2", "--baseline", str(base), "--client", "stale-cache",
             "--results", str(cli_results), timeout=180)
@@ -52,4 +58,56 @@ def test_alias_still_works_in_continue(mcp_matrix):
 def test_without_a_target_option_the_plugin_adds_nothing(pytester):
     pytester.makepyfile(test_x="def test_x():\n    assert True\n")
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    r.assert_outcomes(passed=1)
+
+
+def test_collecting_connects_but_calls_nothing(pytester):
+    # Every call of this server hangs for the 600 s bound: collection finishing inside the
+    # test's bound (180 s) shows that no call was made.
+    r = pytester.runpytest_subprocess("--mcp-server", "faulty --mode hang-on-call", "--mcp-timeout-call", "600",
+                                      "--co", "-q", "-p", "no:cacheprovider", timeout=180)
+    out = r.stdout.str()
+    assert "echo[claude-code]::auto" in out and "echo[zed]" in out
+    assert r.ret == 0
+
+
+def test_dash_k_runs_one_clients_matrix_only(pytester, tmp_path):
+    results = tmp_path / "r.jsonl"
+    r = pytester.runpytest_subprocess("--mcp-server", "memory", "--mcp-client", "claude-code", "--mcp-client",
+                                      "continue", "--mcp-results", str(results), "-k", "continue", "-q",
+                                      "-p", "no:cacheprovider", timeout=240)
+    assert r.ret == 0, r.stdout.str()[-2000:]
+    assert (tmp_path / "r-continue.jsonl").is_file()
+    assert not (tmp_path / "r-claude-code.jsonl").exists()  # deselected: never run
+
+
+def test_a_marker_per_client_selects_its_cells(pytester):
+    r = pytester.runpytest_subprocess("--mcp-server", "memory", "--mcp-client", "claude-code", "--mcp-client",
+                                      "continue", "-m", "mcp_client_claude_code", "--co", "-q",
+                                      "-p", "no:cacheprovider", timeout=180)
+    out = r.stdout.str()
+    assert "memory_reflect[claude-code]" in out and "[continue]" not in out
+
+
+def test_xdist_workers_collect_the_same_items_and_run_every_cell(pytester):
+    r = pytester.runpytest_subprocess("--mcp-server", "memory --schema anyof", "--mcp-client", "claude-code",
+                                      "--mcp-client", "continue", "-n", "2", "--dist", "loadgroup",
+                                      "-p", "no:cacheprovider", timeout=300)
+    out = r.stdout.str()
+    assert "different tests were collected" not in out, out[-3000:]
+    outcomes = r.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2 * 27  # every cell of both clients ran
+    assert "memory_reflect[claude-code]" in out
+
+
+def test_timeouts_and_env_reach_the_server(pytester):
+    pytester.makepyfile(test_mine="""
+def test_a_short_call_bound_makes_a_hanging_call_broken(mcp_matrix):
+    from matrix.wire.session import Timeouts
+    run = mcp_matrix.run(server="faulty --mode hang-on-call", clients=["claude-code"],
+                         timeouts=Timeouts(call=1.0), env={"MCP_MATRIX_TEST": "1"})
+    assert run.verdict("echo", "claude-code", "auto") == "broken"
+    assert "1.0s" in run.cell("echo", "claude-code", "auto")["reason"]
+""")
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=180)
     r.assert_outcomes(passed=1)
