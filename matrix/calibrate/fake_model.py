@@ -124,7 +124,7 @@ def model_tools(api: str, body: Any) -> list[ModelTool]:
     raw = body.get("tools")
     if not isinstance(raw, list):
         return []
-    out: list[ModelTool] = []
+    out: list[ModelTool] = _searched_tools(body) if api == "anthropic" else []
     for t in raw:
         if not isinstance(t, dict):
             continue
@@ -146,6 +146,55 @@ def model_tools(api: str, body: Any) -> list[ModelTool]:
     return out
 
 
+SEARCH_ID = "toolu_search_"  # the fake model's own tool-search calls (deferred tools)
+_FUNCTION = re.compile(r"<function>(.*?)</function>", re.DOTALL)
+
+
+def _results(body: dict) -> list[dict]:
+    out = []
+    for m in body.get("messages") or []:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list):
+            out += [c for c in content if isinstance(c, dict) and c.get("type") == "tool_result"]
+    return out
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(c.get("text", "") for c in content if isinstance(c, dict))
+    return ""
+
+
+def _searched_tools(body: dict) -> list[ModelTool]:
+    """Tools whose schemas a tool search returned as text (``<function>{"description", "name",
+    "parameters"}</function>`` lines, as ToolSearch's description says). Claude Code 2.1.332
+    answers with ``tool_reference`` items instead and adds the loaded tools to ``tools``."""
+    out = []
+    for r in _results(body):
+        if not str(r.get("tool_use_id", "")).startswith(SEARCH_ID):
+            continue
+        for block in _FUNCTION.findall(_text(r.get("content"))):
+            try:
+                doc = json.loads(block)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and isinstance(doc.get("name"), str):
+                out.append(ModelTool(doc["name"], doc.get("description"), doc.get("parameters"), call_name=doc["name"], raw=doc))
+    return out
+
+
+def deferred_names(body: Any) -> list[str]:
+    """MCP tool names a request lists as deferred (named in the system text, schemas not loaded)."""
+    system = body.get("system") if isinstance(body, dict) else None
+    text = system if isinstance(system, str) else _text(system)
+    for m in body.get("messages") or [] if isinstance(body, dict) else []:
+        if isinstance(m, dict):
+            text += "\n" + _text(m.get("content"))
+    return list(dict.fromkeys(re.findall(r"^(mcp__[A-Za-z0-9_-]+)$", text, re.MULTILINE)))
+
+
 def _responses_tools(t: dict, namespace: str | None = None) -> list[ModelTool]:
     kind = t.get("type")
     if kind == "function" and isinstance(t.get("name"), str):
@@ -165,11 +214,8 @@ def has_tool_result(api: str, body: Any) -> bool:
     """Whether the conversation already holds the answer to a tool call (a follow-up turn)."""
     if not isinstance(body, dict):
         return False
-    if api == "anthropic":
-        for m in body.get("messages") or []:
-            content = m.get("content") if isinstance(m, dict) else None
-            if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "tool_result" for c in content):
-                return True
+    if api == "anthropic":  # a tool search's own result is not an answer to a probe call
+        return any(not str(r.get("tool_use_id", "")).startswith(SEARCH_ID) for r in _results(body))
     elif api == "openai-chat":
         return any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
     elif api == "openai-responses":
@@ -209,8 +255,10 @@ def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None
 class FakeModel:
     """The endpoint: ``with FakeModel(calls) as model: ... model.url ... model.requests``."""
 
-    def __init__(self, calls: Sequence[ScriptedCall] = (), final_text: str = FINAL_TEXT, model: str = "fake-model") -> None:
+    def __init__(self, calls: Sequence[ScriptedCall] = (), final_text: str = FINAL_TEXT, model: str = "fake-model",
+                 tools: Sequence[str] = ()) -> None:
         self.calls = tuple(calls)
+        self.tools = tuple(tools) or tuple(c.tool for c in self.calls)  # server tools to load when deferred
         self.final_text = final_text
         self.model = model
         self.requests: list[RecordedRequest] = []
@@ -267,6 +315,15 @@ class FakeModel:
             tool = match_tool(tools, call.tool)
             if tool is not None:
                 out.append((call, tool))
+        search = match_tool(tools, "ToolSearch")
+        searched = isinstance(body, dict) and any(str(r.get("tool_use_id", "")).startswith(SEARCH_ID) for r in _results(body))
+        if api == "anthropic" and search is not None and not searched:
+            # deferred tools (Claude Code's default): load every deferred probe tool first
+            names = [n for n in deferred_names(body)
+                     if any(match_tool([ModelTool(n, None, None, call_name=n)], t) for t in self.tools)]
+            if names and len(names) > len(out):
+                return [(ScriptedCall("ToolSearch", {"query": "select:" + ",".join(names), "max_results": len(names)},
+                                      id=SEARCH_ID), search)]
         return out
 
 
@@ -398,7 +455,8 @@ USAGE_ANTHROPIC = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input
 
 def _anthropic(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
     msg_id = f"msg_{uuid.uuid4().hex[:20]}"
-    blocks = [{"type": "tool_use", "id": cid.replace("call_", "toolu_"), "name": t.call_name, "input": c.arguments} for c, t, cid in calls]
+    blocks = [{"type": "tool_use", "id": (c.id + cid[5:]) if c.id == SEARCH_ID else cid.replace("call_", "toolu_"),
+               "name": t.call_name, "input": c.arguments} for c, t, cid in calls]
     if not blocks:
         blocks = [{"type": "text", "text": final}]
     stop = "tool_use" if calls else "end_turn"

@@ -318,11 +318,13 @@ def run_recipe(
     timeout: float | None = None,
     keep: bool = False,
     install_root: Path | None = None,
+    tool_names: Sequence[str] = (),
 ) -> HarnessRun:
     """Run ``recipe``'s client once: fake model up, tap in front of ``server``, client headless.
 
     ``client_command`` replaces the installed client (``--client-command``): nothing is
     installed and ``{client}`` (or the first word of ``run``) becomes that command.
+    ``tool_names`` are the server's tools the fake model loads when the client defers them.
     """
     folder = Path(install_root or cache_root()) if client_command else install(recipe, install_root)
     tmp = Path(tempfile.mkdtemp(prefix=f"mcp-matrix-{recipe.profile}-"))
@@ -331,7 +333,7 @@ def run_recipe(
         d.mkdir(parents=True, exist_ok=True)
     tap_log = tmp / "tap.jsonl"
     http_tap = None
-    model = FakeModel(calls).start()
+    model = FakeModel(calls, tools=tool_names).start()
     try:
         values = {
             "model_url": model.url, "home": str(home), "workdir": str(workdir), "install": str(folder),

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             server, proc = _server_for(args, ps, Path(tmp), transport)
             try:
                 result = harness.run_recipe(recipe, server, ps.calls, client_command=command, timeout=args.timeout,
-                                            keep=args.keep)
+                                            keep=args.keep, tool_names=[t["name"] for t in ps.tools])
             finally:
                 if proc is not None:
                     harness.kill_group(proc)

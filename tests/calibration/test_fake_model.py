@@ -140,3 +140,25 @@ def test_offered_tools_reports_the_richest_request():
         post(model, "/v1/messages", ANTHROPIC)
         api, tools = model.offered_tools()
         assert api == "anthropic" and [t.name for t in tools] == ["mcp__probe__echo"]
+
+
+SEARCH_TOOL = {"name": "ToolSearch", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}
+
+
+def test_deferred_tools_are_loaded_with_one_tool_search_before_the_scripted_calls():
+    first = {"model": "m", "tools": [SEARCH_TOOL],
+             "system": [{"type": "text", "text": "Deferred tools:\nmcp__probe__echo\nmcp__other__x\n"}],
+             "messages": [{"role": "user", "content": "hi"}]}
+    with FakeModel(CALLS) as model:
+        block = post(model, "/v1/messages", first).json()["content"][0]
+        assert (block["name"], block["input"]["query"]) == ("ToolSearch", "select:mcp__probe__echo")
+        loaded = {**first, "tools": [SEARCH_TOOL, ANTHROPIC["tools"][0]], "messages": first["messages"] + [
+            {"role": "assistant", "content": [block]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": block["id"],
+                                          "content": [{"type": "tool_reference", "tool_name": "mcp__probe__echo"}]}]}]}
+        call = post(model, "/v1/messages", loaded).json()["content"][0]
+        assert (call["name"], call["input"]) == ("mcp__probe__echo", ARGS)
+        done = {**loaded, "messages": loaded["messages"] + [
+            {"role": "assistant", "content": [call]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": "ok"}]}]}
+        assert post(model, "/v1/messages", done).json()["content"][0]["text"] == FINAL_TEXT

@@ -17,6 +17,7 @@ from tests.conftest import run_cli
 # root-anyof set is the headline difference between the two Claude Code eras).
 LIVE = {
     "claude-code": ("core", "root-anyof"),
+    "claude-code-deferred": ("core", "root-anyof"),  # the default mode: tools loaded by ToolSearch
     "claude-code-278": ("core", "root-anyof"),
     "claude-code-legacy": ("paged",),
     "codex": ("core",),
