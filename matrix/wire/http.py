@@ -7,6 +7,9 @@
   hang the caller: the session's ``receive`` timeout bounds the wait, ``close`` cancels it.
 - SSE events with empty data (priming events) are skipped; LF and CRLF framing both work.
 - ``close`` sends DELETE with the session id (a 405 is fine: the server keeps no session).
+- In the stateless era (``modern``, 2026-07-28) every POST also carries ``Mcp-Method`` and, for
+  ``tools/call``/``prompts/get``/``resources/read``, ``Mcp-Name``; there is no session id; a 4xx
+  whose JSON body answers the request (e.g. HTTP 400 with -32022) is that request's answer.
 httpx errors are mapped to ``HttpError`` / ``ServerExited`` here and nowhere else.
 """
 
@@ -39,6 +42,7 @@ class HttpTransport(Transport):
         self.headers = dict(headers or {})
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        self.modern = False  # 2026-07-28: routing headers on every POST
         self._client = httpx.Client(
             timeout=httpx.Timeout(read_timeout, connect=connect_timeout),
             follow_redirects=False,
@@ -50,12 +54,14 @@ class HttpTransport(Transport):
     def start(self) -> None:
         """Nothing to start: the first POST opens the connection."""
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, message: dict | None = None) -> dict[str, str]:
         h = {"Accept": ACCEPT, "Content-Type": "application/json", **self.headers}
         if self.session_id:
             h["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
             h["MCP-Protocol-Version"] = self.protocol_version
+        if self.modern and message is not None and message.get("method") != "initialize":
+            h.update(routing_headers(message))
         return h
 
     def send(self, message: dict) -> None:
@@ -70,7 +76,7 @@ class HttpTransport(Transport):
     def _post(self, message: dict) -> None:
         wanted = message.get("id") if "method" in message else None
         try:
-            request = self._client.build_request("POST", self.url, json=message, headers=self._headers())
+            request = self._client.build_request("POST", self.url, json=message, headers=self._headers(message))
             response = self._client.send(request, stream=True)
         except (httpx.HTTPError, httpx.InvalidURL, UnicodeError, ValueError) as exc:
             self._fail_if(wanted, ServerExited(f"HTTP request failed: {type(exc).__name__}: {exc}"))
@@ -104,7 +110,11 @@ class HttpTransport(Transport):
             self._fail(HttpError(f"HTTP 404: the session {self.session_id!r} expired or is unknown", detail=body))
             return
         if status >= 400:
-            self._fail(HttpError(f"HTTP {status} for {message.get('method')}", detail=self._excerpt(response)))
+            body = self._excerpt(response)
+            if _answers_json(body, wanted):  # a JSON-RPC error sent with a 4xx status (2026-07-28 does)
+                self._deliver_text(body, source="the HTTP body")
+                return
+            self._fail(HttpError(f"HTTP {status} for {message.get('method')}", detail=body))
             return
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream":
@@ -178,6 +188,44 @@ class HttpTransport(Transport):
 
     def describe(self) -> dict:
         return {"transport": "http", "url": self.url, "headers": sorted(self.headers)}
+
+
+NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def routing_headers(message: dict) -> dict[str, str]:
+    """``Mcp-Method`` and ``Mcp-Name`` mirrored from the body (2026-07-28, Streamable HTTP).
+    A name that is not plain ASCII is sent as the spec's base64 form."""
+    method = message.get("method")
+    if not isinstance(method, str):
+        return {}
+    out = {"Mcp-Method": method}
+    params = message.get("params")
+    key = NAME_PARAMS.get(method)
+    value = params.get(key) if key and isinstance(params, dict) else None
+    if isinstance(value, str):
+        out["Mcp-Name"] = value if _header_safe(value) else _b64_header(value)
+    return out
+
+
+def _header_safe(value: str) -> bool:
+    return value.isascii() and value.isprintable() and value == value.strip() and not value.startswith("=?base64?")
+
+
+def _b64_header(value: str) -> str:
+    import base64
+
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
+
+
+def _answers_json(body: str, wanted: Any) -> bool:
+    import json
+
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(decoded, dict) and decoded.get("id") == wanted and ("error" in decoded or "result" in decoded)
 
 
 def _json_id(value: Any) -> str:

@@ -1,4 +1,13 @@
-"""An MCP client session over any transport: initialize, tools/list, tools/call, ping.
+"""An MCP client session over any transport, in either protocol era.
+
+- The handshake era (2024-11-05 .. 2025-11-25): ``initialize`` then ``notifications/initialized``.
+- The stateless era (2026-07-28): no handshake; every request carries the protocol version,
+  client capabilities and client identity in ``params._meta`` (``envelope()``); ``discover()``
+  asks ``server/discover``; list results carry ``ttlMs``/``cacheScope``; a ``tools/call``
+  answered ``resultType: input_required`` is retried with ``inputResponses`` (multi round-trip,
+  bounded by ``MAX_INPUT_ROUNDS``) instead of the server sending requests; ``listen()`` opens
+  ``subscriptions/listen`` and waits (bounded) for its acknowledgement.
+  https://modelcontextprotocol.io/specification/2026-07-28/changelog
 
 It sends exactly what it is given (no validation, no coercion: a client profile's mangled
 arguments must reach the server as a real client would send them) and reads until the
@@ -20,7 +29,16 @@ from matrix.wire.errors import Problems, ProtocolError, RpcError, WireError, Wir
 from matrix.wire.limits import MAX_RECORDED
 from matrix.wire.transport import Transport
 
-LATEST_PROTOCOL = "2025-11-25"
+LATEST_PROTOCOL = "2025-11-25"  # the newest handshake-era version
+MODERN_PROTOCOL = "2026-07-28"  # the stateless era (per-request _meta, no initialize)
+HANDSHAKE_PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_PROTOCOLS = (MODERN_PROTOCOL,)
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: data {supported: [...], requested}
+MAX_INPUT_ROUNDS = 4  # multi round-trip retries of one call before we stop answering
 
 
 @dataclass(frozen=True)
@@ -54,12 +72,53 @@ class InitializeResult:
 
 
 @dataclass(frozen=True)
+class DiscoverResult:
+    """A ``server/discover`` answer (2026-07-28): versions, capabilities, identity, cache hints."""
+
+    supported_versions: tuple[Any, ...]
+    capabilities: Any
+    server_info: Any
+    instructions: Any
+    ttl_ms: Any
+    cache_scope: Any
+    raw: Any
+    elapsed: float
+
+    @classmethod
+    def from_result(cls, result: Any, elapsed: float) -> "DiscoverResult":
+        r = result if isinstance(result, dict) else {}
+        versions = r.get("supportedVersions")
+        meta = r.get("_meta") if isinstance(r.get("_meta"), dict) else {}
+        return cls(
+            supported_versions=tuple(versions) if isinstance(versions, list) else (),
+            capabilities=r.get("capabilities"),
+            server_info=r.get("serverInfo", meta.get(META_SERVER_INFO)),
+            instructions=r.get("instructions"),
+            ttl_ms=r.get("ttlMs"),
+            cache_scope=r.get("cacheScope"),
+            raw=result,
+            elapsed=elapsed,
+        )
+
+
+@dataclass(frozen=True)
+class Listen:
+    """What ``subscriptions/listen`` got: the acknowledged filter, or why not."""
+
+    acknowledged: Any = None  # the ``notifications`` filter the server agreed to honour
+    error: RpcError | None = None
+    ended: bool = False  # the server answered the listen request (ended the stream) at once
+
+
+@dataclass(frozen=True)
 class Page:
     index: int
     cursor: Any
     next_cursor: Any
     tools: tuple[Any, ...]
     elapsed: float
+    ttl_ms: Any = None  # 2026-07-28 cache hints, as sent (None when absent)
+    cache_scope: Any = None
 
 
 @dataclass(frozen=True)
@@ -86,12 +145,17 @@ class Session:
     server_requests: list[dict] = field(default_factory=list)
     problems: Problems = field(default_factory=Problems)
     initialized: InitializeResult | None = None
+    era: str = "handshake"  # "handshake" (initialize) or "modern" (per-request _meta, 2026-07-28)
+    modern_version: str = MODERN_PROTOCOL
+    discovered: DiscoverResult | None = None
+    input_requests: list[dict] = field(default_factory=list)  # multi round-trip requests the server made
 
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
         self._stray_ids: list[Any] = []  # ids of responses nobody asked for, during the current request
         self._sent_at = 0.0  # when the current request was handed to the transport
         self.dropped = 0  # notifications and server requests over MAX_RECORDED, counted only
+        self._open_ids: set[Any] = set()  # long-lived requests (subscriptions/listen) we no longer wait for
 
     # -- lifecycle ------------------------------------------------------------------
     def __enter__(self) -> "Session":
@@ -119,11 +183,18 @@ class Session:
                 stderr_tail=self.transport.stderr_tail(),
             )
         result = response.result if isinstance(response.result, dict) else {}
+        return self.adopt_handshake(response, result.get("protocolVersion"))
+
+    def adopt_handshake(self, response: Response, negotiated: Any) -> InitializeResult:
+        """Finish the handshake ``initialize`` answered: headers, ``notifications/initialized``."""
+        self.era = "handshake"
+        result = response.result if isinstance(response.result, dict) else {}
         if not isinstance(response.result, dict):
             self.problems.add("malformed-initialize", "initialize result is not an object")
-        negotiated = result.get("protocolVersion")
         if isinstance(negotiated, str) and hasattr(self.transport, "protocol_version"):
             self.transport.protocol_version = negotiated  # type: ignore[attr-defined]
+        if hasattr(self.transport, "modern"):
+            self.transport.modern = False  # type: ignore[attr-defined]
         self.notify("notifications/initialized")
         self.initialized = InitializeResult(
             protocol_version=negotiated,
@@ -134,6 +205,70 @@ class Session:
             elapsed=response.elapsed,
         )
         return self.initialized
+
+    def envelope(self, version: str | None = None) -> dict[str, Any]:
+        """The per-request ``_meta`` of the stateless era: protocol version, capabilities, identity."""
+        return {
+            META_VERSION: version or self.modern_version,
+            META_CAPABILITIES: dict(self.capabilities),
+            META_CLIENT_INFO: dict(self.client_info),
+        }
+
+    def discover(self, version: str | None = None) -> Response:
+        """``server/discover`` with the envelope (whatever the era); the answer is a value."""
+        params = {"_meta": self.envelope(version)}
+        before = self._transport_era()
+        self._set_transport_era(version or self.modern_version, True)  # HTTP: the 2026-07-28 headers
+        try:
+            response = self._exchange("server/discover", params, self.timeouts.initialize)
+        finally:
+            if self.era != "modern":
+                self._set_transport_era(*before)
+        if response.error is None:
+            self.discovered = DiscoverResult.from_result(response.result, response.elapsed)
+        return response
+
+    def adopt_modern(self, version: str | None = None) -> None:
+        """From now on every request carries the envelope; HTTP sends the 2026-07-28 headers."""
+        self.era = "modern"
+        self.modern_version = version or self.modern_version
+        self._set_transport_era(self.modern_version, True)
+
+    def _transport_era(self) -> tuple[Any, bool]:
+        return getattr(self.transport, "protocol_version", None), bool(getattr(self.transport, "modern", False))
+
+    def _set_transport_era(self, version: Any, modern: bool) -> None:
+        """What an HTTP transport puts in its headers (other transports have no such state)."""
+        if hasattr(self.transport, "protocol_version"):
+            self.transport.protocol_version = version  # type: ignore[attr-defined]
+        if hasattr(self.transport, "modern"):
+            self.transport.modern = modern  # type: ignore[attr-defined]
+
+    def listen(self, notifications: Mapping[str, Any], timeout: float | None = None) -> Listen:
+        """Open ``subscriptions/listen`` and wait (bounded) for its acknowledgement.
+
+        The stream stays open until the session closes; its eventual answer is expected, not a problem.
+        """
+        request_id = next(self._ids)
+        self._open_ids.add(request_id)
+        params = {"_meta": self.envelope(), "notifications": dict(notifications)}
+        found: list[Any] = []
+
+        def acknowledged(message: dict) -> bool:
+            if message.get("method") == "notifications/subscriptions/acknowledged":
+                p = message.get("params")
+                found.append(p.get("notifications") if isinstance(p, dict) else None)
+                return True
+            return False
+
+        try:
+            answer = self._wait(request_id, "subscriptions/listen", params,
+                                self.timeouts.ping if timeout is None else timeout, until=acknowledged)
+        except WireTimeout:
+            return Listen()
+        if answer is None:
+            return Listen(acknowledged=found[0] if found else None)
+        return Listen(error=answer.error, ended=True)
 
     def list_tools(self, page_cap: int = 100, first_page_only: bool = False) -> ToolListing:
         """Follow ``nextCursor`` page by page, guarding against caps and repeated cursors."""
@@ -151,7 +286,8 @@ class Session:
                 self.problems.add("malformed-tools-list", "tools/list result has no 'tools' array", page=len(pages))
                 return ToolListing(tuple(pages), stopped="malformed")
             next_cursor = result.get("nextCursor")
-            pages.append(Page(len(pages), cursor, next_cursor, tuple(tools), response.elapsed))
+            pages.append(Page(len(pages), cursor, next_cursor, tuple(tools), response.elapsed,
+                              result.get("ttlMs"), result.get("cacheScope")))
             if next_cursor is None or first_page_only:
                 return ToolListing(tuple(pages))
             key = repr(next_cursor)
@@ -172,7 +308,19 @@ class Session:
             params["arguments"] = arguments
         if meta is not None:
             params["_meta"] = dict(meta)
-        return self.request("tools/call", params, self.timeouts.call if timeout is None else timeout)
+        timeout = self.timeouts.call if timeout is None else timeout
+        response = self.request("tools/call", params, timeout)
+        for _ in range(MAX_INPUT_ROUNDS):
+            if self.era != "modern" or not _input_required(response.result):
+                break
+            retry = self._answer_input(params, response.result)
+            if retry is None:  # a request we cannot fulfil: the input_required result is the answer
+                break
+            response = self.request("tools/call", retry, timeout)
+        else:
+            if _input_required(response.result):
+                self.problems.add("input-rounds", f"tools/call still needed input after {MAX_INPUT_ROUNDS} rounds")
+        return response
 
     def ping(self) -> Response:
         return self.request("ping", {}, self.timeouts.ping)
@@ -184,9 +332,30 @@ class Session:
             message["params"] = dict(params)
         self.transport.send(message)
 
+    def begin_handshake(self) -> None:
+        """Before ``initialize``: no 2026-07-28 headers (an HTTP server would route it modern)."""
+        self.era = "handshake"
+        self._set_transport_era(None, False)
+
     def request(self, method: str, params: Any, timeout: float) -> Response:
-        """Send one request and wait (bounded) for its answer, handling all else that arrives."""
+        """Send one request and wait (bounded) for its answer, handling all else that arrives.
+
+        In the stateless era the envelope is merged into ``params._meta`` (the caller's own
+        ``_meta`` keys follow it), except for ``initialize``, which has no envelope."""
+        if self.era == "modern" and method != "initialize" and (params is None or isinstance(params, dict)):
+            params = dict(params or {})
+            own = params.get("_meta")
+            params["_meta"] = {**self.envelope(), **(own if isinstance(own, dict) else {})}
+        return self._exchange(method, params, timeout)
+
+    def _exchange(self, method: str, params: Any, timeout: float) -> Response:
         request_id = next(self._ids)
+        answer = self._wait(request_id, method, params, timeout)
+        assert answer is not None  # no ``until``: only the answer ends the wait
+        return answer
+
+    def _wait(self, request_id: int, method: str, params: Any, timeout: float, until=None) -> Response | None:
+        """Send and read until the answer (or a message ``until`` accepts: then None), bounded."""
         started = time.monotonic()
         deadline = started + timeout
         self._stray_ids = []
@@ -206,6 +375,8 @@ class Session:
             if isinstance(item, WireError):
                 raise item
             for message in item if isinstance(item, list) else [item]:
+                if until is not None and isinstance(message, dict) and until(message):
+                    return None
                 answer = self._handle(message, request_id)
                 if answer is not None:
                     return Response(answer.result, answer.error, time.monotonic() - started)
@@ -228,6 +399,9 @@ class Session:
             self.problems.add("malformed-message", f"neither request, notification nor response: {str(message)[:200]}")
             return None
         if not same_id(message.get("id"), request_id):
+            if any(same_id(message.get("id"), i) for i in self._open_ids):  # a listen stream ending: expected
+                self._open_ids.discard(message.get("id"))
+                return None
             self.problems.add(
                 "unexpected-id", f"response with id {message.get('id')!r} while waiting for {request_id}"
             )
@@ -254,6 +428,26 @@ class Session:
             return ""
         ids = ", ".join(repr(i)[:40] for i in self._stray_ids)
         return f"; a response with id {ids} arrived instead of id {request_id} (the server answered with the wrong id)"
+
+    def _answer_input(self, params: dict, result: dict) -> dict | None:
+        """The retried call's params, answering each input request as ``_answer_server_request``
+        answers the same request in the handshake era; None when one cannot be answered."""
+        requests = result.get("inputRequests")
+        responses: dict[str, Any] = {}
+        for key, req in (requests.items() if isinstance(requests, dict) else ()):
+            method = req.get("method") if isinstance(req, dict) else None
+            self.input_requests.append({"method": method, "key": key})
+            answer = _input_answer(str(method), self.capabilities)
+            if answer is None:
+                self.problems.add("input-unanswered", f"the server asked for {method} input, which this client cannot give")
+                return None
+            responses[key] = answer
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if responses:
+            retry["inputResponses"] = responses
+        if result.get("requestState") is not None:
+            retry["requestState"] = result["requestState"]
+        return retry
 
     def _answer_server_request(self, message: dict) -> None:
         method = message.get("method")
@@ -285,3 +479,16 @@ def same_id(got: Any, wanted: int) -> bool:
     """Whether ``got`` is the id ``wanted`` as a JSON client compares them: the same number
     (``1`` or ``1.0``), never ``true`` (which Python's ``True == 1`` would accept)."""
     return isinstance(got, (int, float)) and not isinstance(got, bool) and got == wanted
+
+
+def _input_required(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
+def _input_answer(method: str, capabilities: Mapping[str, Any]) -> Any:
+    """What a client with these capabilities answers to one input request (None: it cannot)."""
+    if method == "roots/list" and "roots" in capabilities:
+        return {"roots": []}
+    if method == "elicitation/create" and "elicitation" in capabilities:
+        return {"action": "decline"}
+    return None

@@ -2,19 +2,23 @@
 
 ``--transport stdio`` (default) speaks MCP on stdin/stdout and prints nothing else
 there. ``--transport http`` serves Streamable HTTP at ``/mcp`` and prints exactly one
-line, ``MCP_MATRIX_LISTENING http://HOST:PORT/mcp``, once connections are accepted.
+line, ``MCP_MATRIX_LISTENING http://HOST:PORT/mcp``, once connections are accepted;
+``--transport sse`` serves the legacy HTTP+SSE transport (``.../sse``) the same way.
+``--protocol`` picks the eras served: ``both`` (default), ``modern-only`` (2026-07-28,
+no ``initialize``) or ``legacy-only`` (the ``initialize`` handshake only).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 
-from ..serving import serve_http, serve_stdio
+from ..serving import PROTOCOLS, gate_protocol, serve_http, serve_sse, serve_stdio
 from .backend import MemoryBackend
 from .schemas import SCHEMA_VARIANTS
 from .server import build_server
@@ -38,7 +42,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="flat",
         help="memory_reflect input schema: flat (amended decision, default) or anyof (original)",
     )
-    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio",
+                        help="sse: the legacy HTTP+SSE transport of protocol 2024-11-05")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="both",
+                        help="eras served: both (default), modern-only (2026-07-28), legacy-only (initialize)")
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
     parser.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one")
     parser.add_argument(
@@ -58,11 +65,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="matrix-memory-") as tmp:
         backend = MemoryBackend(args.db if args.db is not None else Path(tmp) / "memory.db")
         try:
-            server = build_server(backend, schema=args.schema, page_size=args.page_size)
+            server = gate_protocol(build_server(backend, schema=args.schema, page_size=args.page_size), args.protocol)
             if args.transport == "http":
                 anyio.run(serve_http, server, args.host, args.port)
+            elif args.transport == "sse":
+                anyio.run(serve_sse, server, args.host, args.port, sys.stdout, args.protocol)
             else:
-                anyio.run(serve_stdio, server)
+                anyio.run(serve_stdio, server, args.protocol)
         except KeyboardInterrupt:
             pass
         finally:
