@@ -1,9 +1,11 @@
 """Snapshots: what a client learns on connect, stored as a versioned JSON document.
 
-The document (``format: mcp-matrix.snapshot``, ``version: 1``; see docs/snapshot.md) keeps
+The document (``format: mcp-matrix.snapshot``, ``version: 2``; see docs/snapshot.md) keeps
 every tool exactly as sent with its page index, the negotiated protocol, server info,
-capabilities, instructions, notifications, stdout noise, problems and timings. A snapshot
-that could not be completed keeps what was gathered and says why in ``error``.
+capabilities, instructions, notifications, stdout noise, problems and timings, and (from
+version 2) ``eras``: which protocol eras the server answers (``matrix.probes``) and ``era``,
+the one the tools were listed in. Version 1 documents are still read (their eras are
+unknown). A snapshot that could not be completed keeps what was gathered and says why in ``error``.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from typing import Any, Mapping
 
 from matrix import __version__
 from matrix.errors import InputError
+from matrix.probes import HANDSHAKE_PROBES, Prober, answer_json, probe_handshake, probe_modern
 from matrix.targets import ServerKey, Target, server_key
-from matrix.wire.errors import WireError
+from matrix.wire.errors import ProtocolError, WireError
 from matrix.wire.session import LATEST_PROTOCOL, Session, Timeouts
 
 FORMAT = "mcp-matrix.snapshot"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 DEFAULT_CLIENT_INFO = {"name": "mcp-matrix", "version": __version__}
 
 
@@ -50,6 +54,12 @@ class Snapshot:
     def error(self) -> Any:
         return self.doc.get("error")
 
+    @property
+    def eras(self) -> Mapping[str, Any] | None:
+        """Which eras the server answers (None for a version 1 snapshot: not probed)."""
+        eras = self.doc.get("eras")
+        return eras if isinstance(eras, dict) else None
+
 
 def take_snapshot(
     target: Target,
@@ -58,8 +68,14 @@ def take_snapshot(
     capabilities: Mapping[str, Any] | None = None,
     timeouts: Timeouts | None = None,
     page_cap: int = 100,
+    probe_versions: tuple[str, ...] = HANDSHAKE_PROBES,
+    probe_eras: bool = True,
 ) -> dict:
-    """Connect to ``target`` as a client would and record everything it learns."""
+    """Connect to ``target`` as a client would and record everything it learns.
+
+    The tools are listed after ``initialize`` at ``protocol_version``; a server that refuses
+    the handshake is listed in the 2026-07-28 era instead. With ``probe_eras`` the other era
+    and the other ``probe_versions`` are probed on connections of their own, side by side."""
     timeouts = timeouts or Timeouts()
     started = time.monotonic()
     doc: dict[str, Any] = {
@@ -73,6 +89,7 @@ def take_snapshot(
             "protocolVersion": protocol_version,
             "capabilities": dict(capabilities or {}),
         },
+        "era": "handshake",
         "protocolVersion": None,
         "serverInfo": None,
         "capabilities": None,
@@ -87,10 +104,18 @@ def take_snapshot(
         "problems": [],
         "stderrTail": [],
         "timings": {},
+        "eras": None,
         "error": None,
     }
+    prober = Prober(target, doc["client"], timeouts) if probe_eras else None
+    if prober is not None:
+        prober.start("modern", lambda s: probe_modern(s, page_cap))
+        for version in dict.fromkeys(probe_versions):
+            if version != protocol_version:
+                prober.start(version, probe_handshake(version))
     transport = None
     session = None
+    refused: dict | None = None
     try:
         transport = target.transport(connect_timeout=timeouts.initialize)
         transport.start()  # inside the try: the finally below ends the server whatever happens
@@ -98,7 +123,15 @@ def take_snapshot(
             transport, client_info=doc["client"]["clientInfo"], protocol_version=protocol_version,
             capabilities=doc["client"]["capabilities"], timeouts=timeouts,
         )
-        init = session.initialize()
+        params = {"protocolVersion": protocol_version, "capabilities": doc["client"]["capabilities"],
+                  "clientInfo": doc["client"]["clientInfo"]}
+        response = session.request("initialize", params, timeouts.initialize)
+        refused = answer_json(protocol_version, response)
+        if response.error is not None:
+            raise ProtocolError(f"initialize was refused: {response.error.code} {response.error.message}",
+                                stderr_tail=transport.stderr_tail())
+        result = response.result if isinstance(response.result, dict) else {}
+        init = session.adopt_handshake(response, result.get("protocolVersion"))
         doc.update(
             protocolVersion=init.protocol_version, serverInfo=init.server_info,
             capabilities=init.capabilities, instructions=init.instructions,
@@ -116,6 +149,12 @@ def take_snapshot(
         doc["timings"]["tools_list_ms"] = ms(sum(p.elapsed for p in listing.pages))
     except WireError as exc:
         doc["error"] = exc.to_json()
+        if refused is None:
+            refused = answer_json(protocol_version, None, exc)
+    except BaseException:
+        if prober is not None:
+            prober.close_all()
+        raise
     finally:
         if session is not None:
             doc["notifications"] = session.notifications
@@ -128,8 +167,33 @@ def take_snapshot(
                 transport.close()
             except Exception as exc:  # closing must never lose the snapshot
                 doc["problems"].append({"kind": "close-failed", "message": str(exc)})
-        doc["timings"]["total_ms"] = ms(time.monotonic() - started)
+    if prober is not None:
+        try:
+            prober.join()
+        except BaseException:
+            prober.close_all()
+            raise
+        _record_eras(doc, refused, prober.results, probe_versions, protocol_version)
+    doc["timings"]["total_ms"] = ms(time.monotonic() - started)
     return doc
+
+
+def _record_eras(doc: dict, main: dict | None, results: Mapping[str, Any], versions: tuple[str, ...],
+                 requested: str) -> None:
+    """Fill ``eras``; a server that refused the handshake but answers 2026-07-28 is listed modern."""
+    answers = [main] if main else []
+    answers += [results[v] for v in dict.fromkeys(versions) if v != requested and v in results]
+    modern = results.get("modern") or {}
+    doc["eras"] = {"handshake": {"answers": answers}, "modern": modern}
+    if doc["error"] is None or not isinstance(modern.get("tools"), list) or (main or {}).get("wireError"):
+        return
+    # The handshake was refused (a JSON-RPC error): the tools are what a modern client lists.
+    doc["eras"]["handshake"]["refusal"] = doc["error"]
+    doc.update(
+        era="modern", error=None, protocolVersion=modern.get("requested"), serverInfo=modern.get("serverInfo"),
+        capabilities=modern.get("capabilities"), instructions=modern.get("instructions"),
+        tools=modern["tools"], pages=modern.get("pages", []), listError=modern.get("listError"),
+    )
 
 
 def ms(seconds: float) -> float:
@@ -155,8 +219,10 @@ def load_snapshot(path: str | Path) -> Snapshot:
         raise InputError("JSON nested too deeply to read", where=str(p)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"not an mcp-matrix snapshot: expected \"format\": \"{FORMAT}\"", where=str(p))
-    if doc.get("version") != VERSION:
-        raise InputError(f"snapshot version {doc.get('version')!r} is not supported; expected {VERSION}", where=str(p))
+    if doc.get("version") not in READABLE_VERSIONS:
+        raise InputError(
+            f"snapshot version {doc.get('version')!r} is not supported; expected one of "
+            f"{', '.join(map(str, READABLE_VERSIONS))}", where=str(p))
     tools = doc.get("tools")
     if not isinstance(tools, list):
         raise InputError("key 'tools' must be a list of {page, tool}", where=f"{p}: tools")

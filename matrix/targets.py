@@ -1,4 +1,5 @@
-"""Targets: what to connect to (a stdio command, a Streamable HTTP URL, or a bundled server).
+"""Targets: what to connect to (a stdio command, a Streamable HTTP URL, a legacy HTTP+SSE URL,
+or a bundled server).
 
 A target turns into a connected transport; ``describe()`` is what reports show of it, with
 secrets masked (header values, env values, and values of secret-looking arguments).
@@ -14,13 +15,14 @@ import sys
 import threading
 import queue
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import httpx
 
 from matrix.errors import InputError, did_you_mean
 from matrix.wire.errors import ServerExited, WireTimeout
 from matrix.wire.http import HttpTransport
+from matrix.wire.sse import SseTransport
 from matrix.wire.stdio import StdioTransport, interrupt_held
 from matrix.wire.transport import Transport
 
@@ -102,7 +104,7 @@ def server_key(target: Mapping | None, server_info: object) -> ServerKey:
 
 @dataclass(frozen=True)
 class Target:
-    kind: str  # "stdio" | "http" | "server"
+    kind: str  # "stdio" | "http" | "sse" | "server"
     command: tuple[str, ...] = ()
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -145,6 +147,13 @@ class Target:
             if not key or any(c in key for c in " \t\r\n:") or any(c in value for c in "\r\n\0"):
                 raise InputError(f"not a valid header: {key!r}", where="--header")
         return cls("http", url=url, **kw)
+
+    @classmethod
+    def sse(cls, url: str, **kw) -> "Target":
+        """A server on the legacy HTTP+SSE transport (2024-11-05): ``url`` is its GET stream."""
+        if not re.match(r"^https?://", url):
+            raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--sse")
+        return cls("sse", url=url, **kw)
 
     @classmethod
     def bundled(cls, spec: str, transport: str = "stdio", **kw) -> "Target":
@@ -190,8 +199,12 @@ class Target:
             t: Transport = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
         elif self.kind == "http":
             t = HttpTransport(self.url, headers=self.headers)
+        elif self.kind == "sse":
+            t = SseTransport(self.url, headers=self.headers, connect_timeout=connect_timeout)
         elif self.server_transport == "http":
             t = BundledHttpServer(self.server_argv() + ["--transport", "http", "--port", "0"], connect_timeout)
+        elif self.server_transport == "sse":
+            t = BundledSseServer(self.server_argv() + ["--transport", "sse", "--port", "0"], connect_timeout)
         else:
             t = StdioTransport(self.server_argv(), env=self.env, inherit_env=True)
         return t
@@ -201,7 +214,7 @@ class Target:
         d: dict = {"kind": self.kind}
         if self.kind == "stdio":
             d["command"] = mask_argv(self.command)
-        elif self.kind == "http":
+        elif self.kind in ("http", "sse"):
             d["url"] = mask_url(self.url)
             d["headers"] = {k: MASK for k in self.headers}
         else:
@@ -279,6 +292,49 @@ def mask_url(url: str) -> str:
     return re.sub(r"([?&][^=&]*(?:token|key|secret|auth)[^=&]*=)[^&]+", rf"\1{MASK}", url, flags=re.I)
 
 
+def _start_listening(argv: list[str], connect_timeout: float, holder: Any) -> str:
+    """Start a bundled server that prints ``MCP_MATRIX_LISTENING <url>``; the URL it listens on.
+
+    The process is kept on ``holder._proc`` before Ctrl-C can end this, so ``close`` ends it."""
+    with interrupt_held():  # the handle is kept before Ctrl-C can end start()
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        holder._proc = proc
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout
+        for raw in proc.stdout:
+            lines.put(raw.decode("utf-8", errors="replace"))
+        lines.put("")
+
+    threading.Thread(target=pump, daemon=True).start()
+    threading.Thread(target=lambda: proc.stderr and proc.stderr.read(), daemon=True).start()
+    try:
+        while True:
+            line = lines.get(timeout=connect_timeout)
+            if not line:
+                raise ServerExited(f"the bundled server exited before listening (code {proc.wait()})")
+            if line.startswith(LISTENING):
+                return line[len(LISTENING):].strip()
+    except queue.Empty:
+        holder.close()
+        raise WireTimeout(f"the bundled server did not listen within {connect_timeout:.0f}s") from None
+
+
+def _end_process(holder: Any) -> None:
+    proc = getattr(holder, "_proc", None)
+    if proc and proc.poll() is None:
+        StdioTransport._signal(proc, 15)
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            StdioTransport._signal(proc, 9)
+            proc.wait(timeout=3)
+
+
 class BundledHttpServer(HttpTransport):
     """A bundled server started over Streamable HTTP on 127.0.0.1 for the run."""
 
@@ -292,44 +348,32 @@ class BundledHttpServer(HttpTransport):
     def start(self) -> None:
         if getattr(self, "_proc", None) is not None:  # idempotent, like every transport
             return
-        with interrupt_held():  # the handle is kept before Ctrl-C can end start()
-            proc = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-            self._proc = proc
-        lines: queue.Queue[str] = queue.Queue()
-
-        def pump() -> None:
-            assert proc.stdout
-            for raw in proc.stdout:
-                lines.put(raw.decode("utf-8", errors="replace"))
-            lines.put("")
-
-        threading.Thread(target=pump, daemon=True).start()
-        threading.Thread(target=lambda: proc.stderr and proc.stderr.read(), daemon=True).start()
-        try:
-            while True:
-                line = lines.get(timeout=self.connect_timeout)
-                if not line:
-                    raise ServerExited(f"the bundled server exited before listening (code {proc.wait()})")
-                if line.startswith(LISTENING):
-                    self.url = line[len(LISTENING):].strip()
-                    return
-        except queue.Empty:
-            self.close()
-            raise WireTimeout(f"the bundled server did not listen within {self.connect_timeout:.0f}s") from None
+        self.url = _start_listening(self.argv, self.connect_timeout, self)
 
     def close(self) -> None:
         super().close()
-        proc = getattr(self, "_proc", None)
-        if proc and proc.poll() is None:
-            StdioTransport._signal(proc, 15)
-            try:
-                proc.wait(timeout=3)
-            except subprocess.TimeoutExpired:
-                StdioTransport._signal(proc, 9)
-                proc.wait(timeout=3)
+        _end_process(self)
 
     def describe(self) -> dict:
         return {"transport": "http", "url": self.url, "bundled": True}
+
+
+class BundledSseServer(SseTransport):
+    """A bundled server started on the legacy HTTP+SSE transport on 127.0.0.1 for the run."""
+
+    def __init__(self, argv: list[str], connect_timeout: float) -> None:
+        self.argv = argv
+        super().__init__("http://127.0.0.1:0/sse", connect_timeout=connect_timeout)
+
+    def start(self) -> None:
+        if getattr(self, "_proc", None) is not None:
+            return
+        self.url = _start_listening(self.argv, self.connect_timeout, self)
+        super().start()
+
+    def close(self) -> None:
+        super().close()
+        _end_process(self)
+
+    def describe(self) -> dict:
+        return {"transport": "sse", "url": self.url, "bundled": True}

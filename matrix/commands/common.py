@@ -18,13 +18,14 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
         g.add_argument("source", nargs="?", metavar="SNAPSHOT", help="a snapshot JSON file instead of a live target")
     g.add_argument("--stdio", metavar="CMD", help='spawn a stdio server, e.g. --stdio "npx my-server --flag"')
     g.add_argument("--http", metavar="URL", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
+    g.add_argument("--sse", metavar="URL", help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse")
     g.add_argument("--server", metavar="NAME", help='a bundled reference server, e.g. memory or "memory --schema anyof"')
     o = parser.add_argument_group("target options")
     o.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (repeatable); values are masked in output")
     o.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for a stdio server (repeatable); values masked")
     o.add_argument("--cwd", help="working directory for a stdio server")
     o.add_argument("--inherit-env", action="store_true", help="pass this whole environment to a stdio server (default: a minimal set plus --env)")
-    o.add_argument("--server-transport", choices=("stdio", "http"), default="stdio", help="how to run a bundled server (default stdio)")
+    o.add_argument("--server-transport", choices=("stdio", "http", "sse"), default="stdio", help="how to run a bundled server (default stdio; sse: legacy HTTP+SSE)")
     o.add_argument("--name", default="", help="the server's name in the client config (used in prefixed tool names)")
     t = parser.add_argument_group("timeouts (seconds)")
     d = Timeouts()
@@ -65,15 +66,17 @@ def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
 
 def target_from(args: argparse.Namespace, default_server: str | None = None) -> Target | None:
     """The live target the options name, or None (e.g. a snapshot file was given)."""
-    chosen = [x for x in (args.stdio, args.http, args.server) if x is not None]
+    chosen = [x for x in (args.stdio, args.http, getattr(args, "sse", None), args.server) if x is not None]
     if len(chosen) > 1:
-        raise InputError("give only one of --stdio, --http, --server", where="target")
+        raise InputError("give only one of --stdio, --http, --sse, --server", where="target")
     headers = _pairs(args.header, ":", "--header")
     env = _pairs(args.env, "=", "--env")
     if args.stdio is not None:  # --stdio "" is an error, never the demo server
         return Target.stdio(args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name)
     if args.http is not None:
         return Target.http(args.http, headers=headers, name=args.name)
+    if getattr(args, "sse", None) is not None:
+        return Target.sse(args.sse, headers=headers, name=args.name)
     if args.server is not None and not args.server.strip():
         raise InputError("--server needs a name (it was empty)", where="--server")
     server = args.server or (None if getattr(args, "source", None) else default_server)
@@ -86,14 +89,14 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
     """A snapshot: read from the positional file, or taken live from the target."""
     source = getattr(args, "source", None)
     if source:
-        if any(x is not None for x in (args.stdio, args.http, args.server)):
+        if any(x is not None for x in (args.stdio, args.http, getattr(args, "sse", None), args.server)):
             raise InputError("give a snapshot file or a live target, not both", where=source)
         if not Path(source).exists():
             raise InputError("no such snapshot file", where=source)
         return load_snapshot(source)
     target = target_from(args, default_server)
     if target is None:
-        raise InputError("no target: give a SNAPSHOT file, --stdio CMD, --http URL or --server NAME", where="target")
+        raise InputError("no target: give a SNAPSHOT file, --stdio CMD, --http URL, --sse URL or --server NAME", where="target")
     return Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
 
 

@@ -37,7 +37,7 @@ import matrix
 from matrix.behaviours.registry import PHASES, BehaviourSpec, load_all
 from matrix.errors import InputError, InputErrors, MatrixError, did_you_mean
 from matrix.evidence import Evidence, weakest
-from matrix.profiles.model import BehaviourUse, Identity, Profile
+from matrix.profiles.model import BehaviourUse, Handshake, Identity, Profile
 from matrix.yamlfile import KeyPath, YamlSource, key_path, parse_yaml, schema_errors, sort_errors
 
 __all__ = [
@@ -241,6 +241,22 @@ def _own_identity(src: YamlSource) -> Identity | None:
     )
 
 
+def _own_handshake(src: YamlSource) -> Handshake | None:
+    raw = src.data.get("handshake")
+    if raw is None:
+        return None
+    return Handshake(
+        fallback=raw["fallback"],
+        evidence=tuple(Evidence(e["level"], e.get("source", ""), e.get("note", "")) for e in raw["evidence"]),
+        modern_versions=tuple(raw.get("modern_versions", ("2026-07-28",))),
+        accepts=tuple(raw.get("accepts") or ()),
+        initialize_after_discover=bool(raw.get("initialize_after_discover", False)),
+        honours_ttl=bool(raw.get("honours_ttl", False)),
+        listens=bool(raw.get("listens", False)),
+        declared_in=str(src.path),
+    )
+
+
 def _resolve_all(
     sources: Mapping[str, YamlSource], registry: Mapping[str, BehaviourSpec]
 ) -> dict[str, Profile]:
@@ -299,6 +315,11 @@ def _resolve_all(
             identity = next(
                 (p.identity for p in reversed(parents) if p.identity != NO_IDENTITY), None
             )
+        handshake = _own_handshake(src) or next(
+            (p.handshake for p in reversed(parents) if p.handshake is not None), None
+        )
+        if handshake is not None and not handshake.accepts and identity is not None and identity.protocol_version:
+            handshake = replace(handshake, accepts=(identity.protocol_version,))  # default: what it asked for
         abstract = bool(src.data.get("abstract", False))
         if identity is None:
             identity = NO_IDENTITY
@@ -319,6 +340,7 @@ def _resolve_all(
             extends=tuple(src.get("extends", [])),
             abstract=abstract,
             source=str(src.path),
+            handshake=handshake,
             **{phase: tuple(uses) for phase, uses in phases.items()},
         )
         return done[name]
@@ -448,6 +470,7 @@ def profile_summary(profile: Profile) -> dict:
         "source": profile.source,
         "weakest_evidence": profile.weakest_evidence,
         "identity": identity,
+        "handshake": _handshake_summary(profile.handshake),
     }
     for phase, uses in profile.phases().items():
         summary[phase] = [
@@ -463,3 +486,14 @@ def profile_summary(profile: Profile) -> dict:
             for use in uses
         ]
     return summary
+
+
+def _handshake_summary(h: Handshake | None) -> dict | None:
+    if h is None:
+        return None
+    return {
+        "fallback": h.fallback, "modern_versions": list(h.modern_versions), "accepts": list(h.accepts),
+        "initialize_after_discover": h.initialize_after_discover, "honours_ttl": h.honours_ttl,
+        "listens": h.listens, "weakest_evidence": h.weakest_evidence,
+        "evidence": [e.to_json() for e in h.evidence], "declared_in": h.declared_in,
+    }

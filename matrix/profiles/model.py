@@ -38,6 +38,37 @@ class Identity:
     capabilities: Mapping[str, Any] = field(default_factory=dict)
 
 
+FALLBACKS = ("initialize-only", "discover-then-initialize", "discover-only")
+
+
+@dataclass(frozen=True)
+class Handshake:
+    """How the client opens a session, per protocol era (the profile's ``handshake`` section).
+
+    ``fallback``: ``initialize-only`` (handshake era only), ``discover-then-initialize``
+    (``server/discover`` first, ``initialize`` when the answer is not a modern server), or
+    ``discover-only`` (2026-07-28 only). ``modern_versions`` are the stateless versions it
+    sends in ``_meta``, in the order tried; the ``initialize`` version is
+    ``identity.protocolVersion``. ``accepts``: the negotiated handshake versions it goes on
+    with (any other answer ends the session). ``initialize_after_discover``: it sends
+    ``initialize`` even after a successful discover. ``honours_ttl``: it refetches a list once
+    its ``ttlMs`` runs out; ``listens``: it opens ``subscriptions/listen`` for list changes.
+    """
+
+    fallback: str
+    evidence: tuple[Evidence, ...]
+    modern_versions: tuple[str, ...] = ("2026-07-28",)
+    accepts: tuple[str, ...] = ()
+    initialize_after_discover: bool = False
+    honours_ttl: bool = False
+    listens: bool = False
+    declared_in: str = ""
+
+    @property
+    def weakest_evidence(self) -> str | None:
+        return weakest(self.evidence)
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -52,6 +83,7 @@ class Profile:
     extends: tuple[str, ...] = ()
     abstract: bool = False
     source: str = ""
+    handshake: Handshake | None = None  # None: not declared (the session is not judged)
 
     def phases(self) -> dict[str, tuple[BehaviourUse, ...]]:
         return {
@@ -63,4 +95,5 @@ class Profile:
 
     @property
     def weakest_evidence(self) -> str | None:
-        return weakest([e for uses in self.phases().values() for u in uses for e in u.evidence])
+        own = list(self.handshake.evidence) if self.handshake else []
+        return weakest(own + [e for uses in self.phases().values() for u in uses for e in u.evidence])
