@@ -123,6 +123,18 @@ SIMPLER_PATTERN = (
     "Use a pattern without nested quantifiers (e.g. ^a+$ rather than ^(a+)+$): a client validating "
     "arguments against it can hang on a long value; check anything more complex in the handler."
 )
+BOTH_ERAS = (
+    "Support both protocol eras: answer the initialize handshake (2025-11-25 and older) beside "
+    "2026-07-28 (server/discover, per-request _meta); the official SDKs serve both by default."
+)
+ECHO_VERSION = (
+    "Echo a supported requested version: when a client's initialize asks for a protocol version you "
+    "support, answer with that version instead of a fixed one."
+)
+LATE_INITIALIZE = (
+    "Accept initialize after server/discover: some clients send it even after a successful discover "
+    "(claude-code#96183); on stdio, do not lock the connection to 2026-07-28 on the discover alone."
+)
 
 BY_CODE: dict[str, str] = {
     "external-ref": INLINE_EXTERNAL,
@@ -184,6 +196,11 @@ BY_CODE: dict[str, str] = {
     "missing-structured-content": STRUCTURED,
     "invalid-structured-content": STRUCTURED,
     "result-too-large": RESULT_SIZE,
+    "handshake-refused": BOTH_ERAS,
+    "modern-refused": BOTH_ERAS,
+    "no-common-version": BOTH_ERAS,
+    "version-rejected": ECHO_VERSION,
+    "initialize-after-discover": LATE_INITIALIZE,
 }
 
 BY_BEHAVIOUR: dict[str, str] = {

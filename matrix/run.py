@@ -35,8 +35,10 @@ from matrix.simulate.calls import evidence_for, held_view, plan_call
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.verdicts import rank
-from matrix.wire.errors import ServerExited, WireError, WireTimeout
-from matrix.wire.session import Session, Timeouts
+from matrix.probes import HANDSHAKE_PROBES
+from matrix.wire.eras import SPEC_CORRECT, Handshake, start_session
+from matrix.wire.errors import ProtocolError, ServerExited, WireError, WireTimeout
+from matrix.wire.session import HANDSHAKE_PROTOCOLS, LATEST_PROTOCOL, Session, Timeouts
 
 Emit = Callable[[dict], None]
 
@@ -133,17 +135,36 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
 def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> dict:
     """The run's snapshot; a handshake that timed out is retried once with twice the bound,
     since on a loaded machine our bound, not the server, may be what failed."""
-    doc = take_snapshot(config.target, timeouts=deadline.cap(config.timeouts))
+    versions = probe_versions(config.profiles)
+    doc = take_snapshot(config.target, timeouts=deadline.cap(config.timeouts), probe_versions=versions)
     error = doc.get("error") or {}
     if error.get("kind") != "timeout" or doc.get("serverInfo") is not None or deadline.passed():
         return doc
     longer = replace(config.timeouts, initialize=2 * config.timeouts.initialize)
-    doc = take_snapshot(config.target, timeouts=deadline.cap(longer))
+    doc = take_snapshot(config.target, timeouts=deadline.cap(longer), probe_versions=versions)
     error = doc.get("error") or {}
     if error.get("kind") == "timeout":
         first = deadline.cap(config.timeouts).initialize
         error["message"] = f"{error.get('message', '')} (the second try; the first waited {first:g} s; {timeout_note()})"
     return doc
+
+
+def probe_versions(profiles: list[Profile]) -> tuple[str, ...]:
+    """The handshake versions to probe: the defaults and every version a profile asks for."""
+    asked = [p.identity.protocol_version for p in profiles if p.identity.protocol_version]
+    return tuple(dict.fromkeys([*HANDSHAKE_PROBES, *asked]))
+
+
+def wire_handshake(profile: Profile | None) -> Handshake:
+    """How a session for ``profile`` opens: its declared handshake; the spec's way for the
+    reference session; ``initialize`` accepting any answer for a profile that declares none."""
+    if profile is None:
+        return SPEC_CORRECT
+    h = profile.handshake
+    if h is None:
+        return Handshake(fallback="initialize-only", accepts=(*HANDSHAKE_PROTOCOLS, "2024-10-07"))
+    return Handshake(fallback=h.fallback, modern_versions=h.modern_versions,
+                     accepts=h.accepts or HANDSHAKE_PROTOCOLS, initialize_after_discover=h.initialize_after_discover)
 
 
 def _list_failure(doc: Any) -> dict | None:
@@ -299,7 +320,7 @@ class Connection:
         return self.deadline.cap(self._timeouts)
 
     def _open(self, list_first: bool = True) -> Session:
-        """Connect as a client does: initialize, then list tools (the first page) before any call.
+        """Connect as the client does (its handshake, matrix.wire.eras), then list tools (the first page) before any call.
 
         A handshake that times out is tried once more with twice the bound (a loaded machine,
         not the server, may be slow); if that times out too, the circuit breaker hears of it.
@@ -332,7 +353,11 @@ class Connection:
             if self._aborted:
                 raise ServerExited("the run was interrupted")
             transport.start()
-            session.initialize()
+            version = identity.protocol_version if identity is not None and identity.protocol_version else LATEST_PROTOCOL
+            started = start_session(session, wire_handshake(self.profile), version)
+            if not started.started:
+                raise ProtocolError(f"the session never started: {started.reason}",
+                                    stderr_tail=transport.stderr_tail())
             if list_first:
                 session.list_tools(first_page_only=True)  # an error answer is the server's; the call decides
         except BaseException:  # a failure or Ctrl-C: never leave a server running
