@@ -7,6 +7,7 @@ from pathlib import Path
 
 from matrix.report.discovery_doc import read_discovery
 from matrix.results import read_events
+from matrix.profiles.loader import load_profiles
 from tests.conftest import installed_tool
 
 
@@ -151,8 +152,11 @@ def test_discovery_of_a_third_party_server_covers_every_profile(cli):
     r = cli("discover", "--stdio", f"{exe} --local-timezone UTC", "--json")
     assert r.returncode == 0, r.stderr
     doc = read_discovery(json.loads(r.stdout))
-    assert len(doc["profiles"]) == 20
-    assert all(t["verdict"] in ("visible", "degraded") for p in doc["profiles"] for t in p["tools"])
+    assert len(doc["profiles"]) == len([p for p in load_profiles().values() if not p.abstract])
+    # mcp-server-time runs the Python SDK 2.3 dual-era stdio loop, which refuses the late initialize
+    # of Claude Code's stdio negotiation (claude-code#96183): that one client gets no session.
+    assert all(t["verdict"] in ("visible", "degraded") for p in doc["profiles"] for t in p["tools"]
+               if p["name"] != "claude-code-stdio-negotiation")
 
 
 def test_gateway_v2_with_the_v1_schema_cached_loses_the_new_field_silently_on_rich_tools_only(cli, tmp_path):
