@@ -17,8 +17,8 @@ https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from matrix.targets import Target
 from matrix.wire.eras import Handshake, start_session

@@ -15,8 +15,9 @@ Python SDK's ``mcp/client/_probe.py``@2.3.0 does the same).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from matrix.evidence import weakest
 from matrix.model import ClientView, Finding

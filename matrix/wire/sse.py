@@ -15,7 +15,8 @@ httpx errors are mapped to ``HttpError`` / ``ServerExited`` here and in ``http.p
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
