@@ -156,7 +156,7 @@ def test_discovery_of_a_third_party_server_covers_every_profile(cli):
     # mcp-server-time runs the Python SDK 2.3 dual-era stdio loop, which refuses the late initialize
     # of Claude Code's stdio negotiation (claude-code#96183): that one client gets no session.
     assert all(t["verdict"] in ("visible", "degraded") for p in doc["profiles"] for t in p["tools"]
-               if p["name"] != "claude-code-stdio-negotiation")
+               if p["profile"] != "claude-code-stdio-negotiation")
 
 
 def test_gateway_v2_with_the_v1_schema_cached_loses_the_new_field_silently_on_rich_tools_only(cli, tmp_path):

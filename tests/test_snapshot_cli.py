@@ -14,7 +14,7 @@ def test_a_snapshot_of_the_flat_memory_server_shows_the_amended_schema(cli, tmp_
     r = cli("snapshot", "--server", "memory", "--server-transport", transport, "-o", str(out))
     assert r.returncode == 0, r.stderr
     doc = read_json(out)
-    assert doc["format"] == "mcp-matrix.snapshot" and doc["version"] == 1
+    assert doc["format"] == "mcp-matrix.snapshot" and doc["version"] == 2
     tools = {e["tool"]["name"]: e["tool"] for e in doc["tools"]}
     reflect = tools["memory_reflect"]["inputSchema"]
     assert reflect["type"] == "object" and reflect["required"] == ["action"]
