@@ -31,6 +31,7 @@ from matrix.model import CallContext, ClientView
 from matrix.profiles.model import Profile
 from matrix.results import FORMAT, VERSION
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
+from matrix.simulate.caching import stale_window
 from matrix.simulate.calls import evidence_for, held_view, plan_call
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
@@ -219,6 +220,9 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
     def run_profile(i: int) -> None:
         profile = config.profiles[i]
         held, cache_note = held_view(profile, live_views[i], base_views[i] if base_views else None)
+        window = stale_window(profile, config.baseline, snap) if held is not live_views[i] else None
+        if window is not None and not window.stale:  # ttlMs 0 honoured, or a list_changed it listens for
+            held, cache_note = live_views[i], None
         held_raw = base_tools if held is not live_views[i] else live_by_name
         runner = _ProfileRunner(config, profile, stop, deadline, breaker)
         runners.append(runner)  # before the first stop check: an interrupt sees every runner in flight
@@ -232,6 +236,8 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                     continue
                 try:
                     event = runner.run_case(case, held, held_raw, live_by_name, reference.get(case.id), cache_note)
+                    if event.get("stale") and window is not None:
+                        event["stale_for"] = window.text  # how long a stale schema lives in this client
                 except Interrupted:
                     if not deadline.passed():
                         return

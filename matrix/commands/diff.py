@@ -283,6 +283,8 @@ def render_terminal(result: Diff, fail_on: str, console: Console) -> None:
         else ""
     )
     line(f"{len(result.profiles)} client profiles{markup(caching)}")
+    for name, lives in result.stale_for.items():
+        line(f"  a stale schema lives in {markup(name)} {markup(lives)}")
     if not result.changes:
         line("[green]No changes: the two tool lists are the same.[/]")
     for change in result.changes:

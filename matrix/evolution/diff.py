@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from matrix import __version__
@@ -94,6 +94,7 @@ class Diff:
     profiles: tuple[str, ...]
     caching: tuple[str, ...]
     changes: tuple[Change, ...]
+    stale_for: Mapping[str, str] = field(default_factory=dict)  # caching profile -> how long a stale schema lives
 
     def counts(self) -> dict[str, int]:
         return {s: sum(1 for c in self.changes if c.severity == s) for s in SEVERITIES}
@@ -115,6 +116,7 @@ class Diff:
             "new": self.new.to_json(),
             "profiles": list(self.profiles),
             "caching_profiles": list(self.caching),
+            "stale_for": dict(self.stale_for),
             "fail_on": fail_on,
             "summary": {
                 "changes": len(self.changes),
@@ -151,6 +153,8 @@ def diff_snapshots(
         new_views={v.profile: v for v in discover_all(_copy(new), profiles, server=server)},
         old_tools=_by_name(old_tools),
         new_tools=_by_name(new_tools),
+        old_snapshot=old,
+        new_snapshot=new,
     )
     ctx = Context(
         twins=_twins(new_tools),
@@ -192,6 +196,7 @@ def diff_snapshots(
         profiles=tuple(p.name for p in profiles),
         caching=ctx.caching,
         changes=tuple(out),
+        stale_for={p.name: sides.window(p).text for p in profiles if p.name in ctx.caching},
     )
 
 

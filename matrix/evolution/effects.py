@@ -38,7 +38,9 @@ from matrix.evolution.schema import (
 )
 from matrix.model import CallContext, ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
+from matrix.simulate.caching import StaleWindow, stale_window
 from matrix.simulate.calls import evidence_for, held_view, plan_call
+from matrix.snapshot import Snapshot
 from matrix.verdicts import rank
 
 LOST = ("hidden", "server-dropped", "session-broken")
@@ -63,12 +65,21 @@ class Sides:
     new_views: Mapping[str, ClientView]
     old_tools: Mapping[str, Any]
     new_tools: Mapping[str, Any]
+    old_snapshot: Snapshot | None = None  # their eras carry ttlMs and listen (version 2)
+    new_snapshot: Snapshot | None = None
 
     def held(self, profile: Profile) -> tuple[ClientView, bool]:
-        """The list this profile calls with after the deploy, and whether it is the cached old one."""
+        """The list this profile calls with after the deploy, and whether it is the cached old one
+        (not when the old list's ttlMs 0 or a list_changed it listens for makes it refetch)."""
         old, new = self.old_views[profile.name], self.new_views[profile.name]
         view, _ = held_view(profile, new, old)
+        if view is old and old is not new and not self.window(profile).stale:
+            return new, False
         return view, view is old and old is not new
+
+    def window(self, profile: Profile) -> StaleWindow:
+        """How long a stale schema lives in this client (matrix.simulate.caching)."""
+        return stale_window(profile, self.old_snapshot, self.new_snapshot)
 
     def caching(self) -> list[str]:
         return [p.name for p in self.profiles if self.held(p)[1]]
