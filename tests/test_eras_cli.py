@@ -68,7 +68,7 @@ def test_run_on_a_modern_only_server_names_every_handshake_only_client_and_its_f
     assert "2025-06-18" in broken["gemini-cli"] and "2026-07-28" in broken["gemini-cli"]
     assert "support both eras" in broken["gemini-cli"]
     assert "after a successful server/discover" in broken["claude-code-stdio-negotiation"]
-    assert "every tool (the session never starts)" in r.stdout
+    assert "the session never starts" in r.stdout and "blast radius: session" in r.stdout
 
 
 def test_run_on_a_legacy_only_server_names_only_the_modern_only_client(cli, tmp_path):
