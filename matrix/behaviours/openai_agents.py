@@ -37,11 +37,12 @@ class NotStrict(Exception):
     """The SDK's converter would raise (UserError, TypeError, ValueError, KeyError)."""
 
 
-def _too_deep(schema: Any) -> bool:
+def nested_deeper_than(schema: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether dicts and lists nest deeper than ``limit`` (iterative: safe on any depth)."""
     stack = [(schema, 1)]
     while stack:
         value, depth = stack.pop()
-        if depth > MAX_DEPTH:
+        if depth > limit:
             return True
         children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
         stack += [(c, depth + 1) for c in children if isinstance(c, (dict, list))]
@@ -183,7 +184,7 @@ def agents_strict(schema: Any, reject_open: bool, forced: list | None = None) ->
     """0.24 ``ensure_strict_json_schema`` on a copy of ``schema``; raises NotStrict.
 
     ``forced`` collects (pointer, names) of properties the conversion made required."""
-    if _too_deep(schema):
+    if nested_deeper_than(schema):
         raise NotStrict("schema too deeply nested")
     if schema == {}:
         return {"additionalProperties": False, "type": "object", "properties": {}, "required": []}

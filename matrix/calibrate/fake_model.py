@@ -246,7 +246,18 @@ def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None
         head, sep, tail = t.call_name.partition("...")
         if sep and len(tail) >= 8 and server_tool.endswith(tail) and server_tool[:8] in head:
             return t
-    return None
+    # a name cut at a length limit ("probe-" + the first 58 characters): the tail after a
+    # separator is a long enough start of the server's name, and only one tool has it
+    cut = [t for t in tools if _cut_from(t.call_name, server_tool) or _cut_from(t.name, server_tool)]
+    return cut[0] if len(cut) == 1 else None
+
+
+def _cut_from(name: str, server_tool: str, least: int = 24) -> bool:
+    for m in re.finditer(r"(^|[_.:/-])", name):
+        tail = name[m.end():]
+        if len(tail) >= least and len(tail) < len(server_tool) and server_tool.startswith(tail):
+            return True
+    return False
 
 
 # -- the server -------------------------------------------------------------------------------

@@ -173,7 +173,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",), "add-property": ("core",),
     "omit-empty-parameters": ("paged", "many"),
     "python-sdk-gate": ("root-not-object", "no-type", "output-schema"), "openai-agents-strict": ("core",),
-    "adk-fence-descriptions": ("core",),
+    "adk-fence-descriptions": ("core",), "pydantic-ai-openai-schema": ("core",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

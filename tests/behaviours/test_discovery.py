@@ -512,15 +512,19 @@ def test_vercel_forces_root_additional_properties_false_over_a_servers_true(view
     assert out["memory_stats"].verdict == "visible"
 
 
-def test_vercel_with_gemini_omits_parameters_of_a_no_argument_tool_and_drops_unsupported_keywords(
-    view,
-):
+def test_the_ai_sdk_openapi_conversion_omits_parameters_of_a_no_argument_tool_and_drops_unsupported_keywords():
+    """E.4 (vercel/ai ed857f50); @ai-sdk/google 4.0.121 no longer applies it (its calibration)."""
+    convert = registry.get("vercel-google-openapi").fn
+    out = convert(initial_state([(0, NO_ARGS), (0, STORE)], "m"))
+    stats, store = out.tools
+    assert stats.schema is None
+    assert "minimum" not in store.schema["properties"]["importance"]
+    assert "additionalProperties" not in store.schema
+
+
+def test_the_ai_sdk_with_gemini_sends_the_schema_the_mcp_client_built(view):
     out = views(view, "vercel-ai-sdk-google", [NO_ARGS, STORE])
-    assert out["memory_stats"].model_schema is None and out["memory_stats"].verdict == "visible"
-    store = out["memory_store"]
-    assert store.verdict == "degraded"
-    assert "minimum" not in store.model_schema["properties"]["importance"]
-    assert "additionalProperties" not in store.model_schema
+    assert out["memory_stats"].model_schema == views(view, "vercel-ai-sdk", [NO_ARGS])["memory_stats"].model_schema
 
 
 def test_a_first_page_only_client_hides_the_tools_of_page_two(view):

@@ -1,6 +1,7 @@
-"""The Python SDK 2.x list gate and the openai-agents 0.24 strict conversion, against what the
-real libraries did with the same inputs (tests/behaviours/data, produced by running mcp 2.3.0
-and openai-agents 0.24.0 on each case)."""
+"""The Python SDK 2.x list gate, the openai-agents 0.24 strict conversion and the Pydantic AI
+OpenAI schema transform, against what the real libraries did with the same inputs
+(tests/behaviours/data, produced by running mcp 2.3.0, openai-agents 0.24.0 and
+pydantic-ai-slim 2.66.0 on each case)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,13 @@ def test_the_strict_conversion_sends_what_openai_agents_sent(case):
     assert state.tools[0].schema == case["sent"]
     fell_back = any(f.code == "strict-fallback" for f in state.tools[0].findings)
     assert fell_back == (not case["strict"])
+
+
+PYDANTIC_CASES = json.loads((DATA / "pydantic_ai_2_66_openai_schema.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", PYDANTIC_CASES, ids=lambda c: json.dumps(c["input"])[:70])
+def test_the_pydantic_ai_transform_sends_what_pydantic_ai_sent(case):
+    rewrite = registry.get("pydantic-ai-openai-schema").fn
+    state = rewrite(initial_state([(0, {"name": "t", "inputSchema": case["input"]})], "p"))
+    assert state.tools[0].schema == case["sent"]

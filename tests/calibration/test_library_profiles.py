@@ -27,6 +27,9 @@ LIVE = {
     "langchain": ("core", "ref-cycle"),
     "langchain-anthropic": ("root-anyof",),
     "google-adk": ("core", "paged"),
+    "pydantic-ai": ("core", "no-type"),
+    "litellm": ("core", "paged"),
+    "fast-agent": ("core", "long-name"),
     "vercel-ai-sdk": ("core", "paged"),
 }
 LIVE_TIMEOUT = 900  # seconds for one library: a cold install of the larger ones takes minutes
