@@ -40,3 +40,17 @@ def test_hostile_names_and_descriptions_are_printed_as_escapes(capsys):
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert clean("\x1b[2J") == "\\x1b[2J"
+
+
+def test_an_unreachable_registry_fails_with_the_install_error_not_a_pass(tmp_path):
+    import os
+    import subprocess
+
+    from tests.conftest import NEUTRAL_CWD
+
+    env = {**os.environ, "MCP_MATRIX_CACHE": str(tmp_path), "npm_config_registry": "http://127.0.0.1:9/",
+           "npm_config_fetch_retries": "0", "npm_config_cache": str(tmp_path / "npm")}
+    r = subprocess.run([sys.executable, "-m", "matrix", "calibrate", "--client", "codex", "--probe", "core"],
+                       capture_output=True, text=True, timeout=300, env=env, cwd=NEUTRAL_CWD)
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    assert "cannot install OpenAI Codex CLI 0.171.0 with npm" in r.stderr and "registry" in r.stderr
