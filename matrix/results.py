@@ -1,22 +1,29 @@
 """The results stream: JSON lines, one event per line, appended as they are made.
 
 Writers read this (a finished, interrupted or merged run alike). Format
-``mcp-matrix.results`` version 1, documented in docs/results.md. Secrets carried by the
-target are scrubbed from every line before it is written.
+``mcp-matrix.results`` version 2, documented in docs/results.md: each distinct model-facing
+schema is written once, as a ``schema`` event, before the first ``discovery`` event that
+names it by ``model_schema_ref`` (a 5,000-tool server through 20 profiles repeated each
+schema in 100,000 lines). Reading gives every discovery event its ``model_schema`` back, so
+readers see the same events from version 1 and 2 files. Secrets carried by the target are
+scrubbed from every line before it is written.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator
+from typing import IO, Any
 
+from matrix.content_table import ContentTable
 from matrix.errors import InputError
 from matrix.targets import scrub_json
 
 FORMAT = "mcp-matrix.results"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
 
 
 class ResultsWriter:
@@ -28,21 +35,37 @@ class ResultsWriter:
         self.also = also
         self.events: list[dict] = []
         self._lock = threading.Lock()
+        self._schemas = ContentTable()
 
     def scrub(self, text: str) -> str:
         """JSON text with the secrets masked inside its strings (never inside numbers or literals)."""
         return scrub_json(text, self.secrets)
 
     def __call__(self, event: dict) -> None:
-        line = self.scrub(json.dumps(event, ensure_ascii=False, default=str))
-        clean = json.loads(line) if self.secrets else event
+        clean = json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str))) if self.secrets else event
         with self._lock:
             self.events.append(clean)
             if self.stream is not None:
-                self.stream.write(line + "\n")
+                self.stream.write("".join(self.scrub(line) + "\n" for line in self._lines(event)))
                 self.stream.flush()
         if self.also is not None:
             self.also(clean)
+
+
+    def _lines(self, event: dict) -> list[str]:
+        """The event as written: a discovery event's schema by reference, after the schema's
+        own line the first time it is seen."""
+        schema = event.get("model_schema") if event.get("event") == "discovery" else None
+        if schema is None:
+            return [json.dumps(event, ensure_ascii=False, default=str)]
+        known = len(self._schemas)
+        number = self._schemas.ref(schema)
+        wire = {k: v for k, v in event.items() if k != "model_schema"}
+        wire["model_schema_ref"] = number
+        out = [json.dumps(wire, ensure_ascii=False, default=str)]
+        if number == known:
+            out.insert(0, f'{{"event": "schema", "id": {number}, "schema": {self._schemas.texts[number]}}}')
+        return out
 
 
 def read_events(path: str | Path) -> list[dict]:
@@ -61,6 +84,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
             lines = handle.readlines()
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines", where=str(p)) from None
+    schemas: dict[int, Any] = {}
     if not lines:
         raise InputError("the results file is empty; expected JSON lines starting with a run-started event", where=str(p))
     for number, line in enumerate(lines, 1):
@@ -78,8 +102,19 @@ def iter_events(path: str | Path) -> Iterator[dict]:
             raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
         if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
             raise InputError(f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}", where=f"{p}:1")
-        if number == 1 and event.get("version") != VERSION:
-            raise InputError(f"results version {event.get('version')!r} is not supported; expected {VERSION}", where=f"{p}:1")
+        if number == 1 and event.get("version") not in READABLE:
+            raise InputError(f"results version {event.get('version')!r} is not supported; expected one of "
+                             f"{list(READABLE)}", where=f"{p}:1")
+        if event["event"] == "schema":
+            if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
+                raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
+            schemas[event["id"]] = event.get("schema")
+            continue
+        if "model_schema_ref" in event:
+            ref = event.pop("model_schema_ref")
+            if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
+                raise InputError(f"model_schema_ref {ref!r} names no schema event before it", where=f"{p}:{number}")
+            event["model_schema"] = schemas[ref]
         yield event
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from matrix.results import read_events
 from tests.conftest import run_cli
 
 
@@ -90,9 +89,9 @@ def test_merge_joins_runs_and_the_merged_file_checks_like_its_parts(gateway_resu
     merged = tmp_path / "merged.jsonl"
     r = run_cli("merge", str(gateway_results), str(gateway_results), "-o", str(merged))
     assert r.returncode == 0
-    lines = merged.read_text().splitlines()
-    assert len(lines) == 2 * len(gateway_results.read_text().splitlines())
-    assert sum(json.loads(line)["event"] == "run-started" for line in lines) == 2
+    events = read_events(merged)
+    assert events == 2 * read_events(gateway_results)
+    assert sum(e["event"] == "run-started" for e in events) == 2
     assert run_cli("check", str(merged)).returncode == 1
 
 

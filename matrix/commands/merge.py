@@ -8,12 +8,12 @@ merged run). Inputs are checked like any results file first.
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import sys
 from pathlib import Path
 
 from matrix.errors import InputError
-from matrix.results import read_events
+from matrix.results import VERSION, ResultsWriter, read_events
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,9 +35,12 @@ def run(args: argparse.Namespace) -> int:
     if args.output and any(Path(i).resolve() == Path(args.output).resolve() for i in args.inputs):
         raise InputError("the output file is also an input", where=args.output)
     events = merge(args.inputs)
-    text = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+    out = io.StringIO()
+    writer = ResultsWriter(out)  # the current version: each distinct schema once
+    for e in events:
+        writer({**e, "version": VERSION} if e.get("event") == "run-started" else e)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        Path(args.output).write_text(out.getvalue(), encoding="utf-8")
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(out.getvalue())
     return 0
