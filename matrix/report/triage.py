@@ -50,6 +50,7 @@ class Cause:
     stricter: bool = False  # a forced stricter schema: a note, not a loss
     by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
     keywords: list[str] = field(default_factory=list)
+    seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
 
     @property
     def severity(self) -> tuple[int, int, int]:
@@ -133,7 +134,10 @@ def build_triage(events: list[dict]) -> list[Cause]:
         cause = causes.get(key)
         if cause is None:
             cause = causes[key] = make
-        cause.cells += 1
+        cell_id = (cell.get("event"), profile, tool, cell.get("case"))
+        if cell_id not in cause.seen:
+            cause.seen.add(cell_id)
+            cause.cells += 1
         if profile not in cause.clients:
             cause.clients.append(profile)
         if tool and tool not in cause.tools:
@@ -229,7 +233,8 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
             seen[same] = cause
             out.append(cause)
             continue
-        first.cells += cause.cells
+        first.cells += len(cause.seen - first.seen)
+        first.seen |= cause.seen
         first.calls_lost += cause.calls_lost
         first.clients += [c for c in cause.clients if c not in first.clients]
         first.tools += [t for t in cause.tools if t not in first.tools]
