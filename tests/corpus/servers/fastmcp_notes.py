@@ -5,7 +5,7 @@ turns them into the JSON Schema real users ship (``anyOf`` with ``null``, ``$def
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 from fastmcp import FastMCP
 from pydantic import BaseModel, Field
@@ -16,7 +16,7 @@ NOTES: dict[str, dict] = {}
 
 class Author(BaseModel):
     name: str
-    email: Optional[str] = None
+    email: str | None = None
 
 
 @mcp.tool(annotations={"readOnlyHint": True})
@@ -24,7 +24,7 @@ def search_notes(
     query: Annotated[str, Field(description="words to look for")],
     limit: Annotated[int, Field(ge=1, le=50, description="at most this many")] = 10,
     sort: Literal["newest", "oldest", "relevance"] = "relevance",
-    tag: Optional[str] = None,
+    tag: str | None = None,
 ) -> list[str]:
     """Search notes by text."""
     return [k for k, v in NOTES.items() if query in v["text"] and (tag is None or tag in v["tags"])][:limit]

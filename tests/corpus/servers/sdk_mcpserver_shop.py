@@ -6,7 +6,6 @@ alarm in any client profile."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import Optional
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import BaseModel, Field
@@ -22,7 +21,7 @@ class Size(str, Enum):
 class Address(BaseModel):
     street: str
     city: str
-    postcode: Optional[str] = None
+    postcode: str | None = None
 
 
 @server.tool()
@@ -32,7 +31,7 @@ def price(item: str, size: Size = Size.small, quantity: int = Field(1, ge=1, le=
 
 
 @server.tool()
-def ship(item: str, to: Address, express: bool = False, note: Optional[str] = None) -> str:
+def ship(item: str, to: Address, express: bool = False, note: str | None = None) -> str:
     """Ship an item to an address."""
     return f"shipping {item} to {to.city}{' (express)' if express else ''}"
 
