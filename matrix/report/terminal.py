@@ -14,6 +14,7 @@ import textwrap
 from rich.console import Console
 from rich.text import Text
 
+from matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from matrix.report.grid import build_grid
 from matrix.report.triage import Cause, build_triage, citable, problems
 from matrix.text import safe
@@ -107,7 +108,8 @@ def evidence_line(c: Cause, limit: int = 1) -> str:
     return (text or "no source cited") + weakest
 
 
-def write_triage(causes: list[Cause], console: Console, verbose: bool = True) -> None:
+def write_triage(causes: list[Cause], console: Console, verbose: bool = True, limit: int | None = None) -> None:
+    """``limit``: show only the first causes (a large server), then say how many were left out."""
     todo = problems(causes)
     notes = [c for c in causes if c.stricter]
     if not todo:
@@ -116,7 +118,7 @@ def write_triage(causes: list[Cause], console: Console, verbose: bool = True) ->
         cells = sum(c.cells for c in todo)
         console.print(Text(f"Problems to fix, worst first ({len(todo)} root cause(s), {cells} cell(s)):", style="bold"))
     width = max((len(c.verdict) for c in todo), default=0)
-    for i, c in enumerate(todo, 1):
+    for i, c in enumerate(todo[:limit] if limit else todo, 1):
         number = f"{i:>2}. "
         head = Text(number) + Text(f"{c.verdict:<{width}}", style=COLOUR.get(c.verdict, "")) + Text("  ")
         title = textwrap.wrap(cause_title(c), width=_width(console) - len(head), break_on_hyphens=False) or [""]
@@ -130,6 +132,9 @@ def write_triage(causes: list[Cause], console: Console, verbose: bool = True) ->
         if c.fix:
             _wrap(console, clean(c.fix), 0, first=indent + "   fix: ")
         _wrap(console, evidence_line(c, 5 if verbose else 1), 0, first=indent + "   evidence: ", style="dim")
+    if limit and len(todo) > limit:
+        console.print(Text(f"... and {len(todo) - limit} more root causes (--verbose, or a report: --report md:FILE)",
+                           style="dim"), soft_wrap=True)
     for c in notes:
         _wrap(console, f"{clean(c.summary)} ({len(c.tools)} tool(s), in {names(c.clients)})", 0,
               first="note (a stricter schema, not a loss): ", style="dim")
@@ -198,9 +203,14 @@ def write_terminal(events: list[dict], console: Console, details: bool = True, v
     if finish and not finish.get("measured", True) and not grid.tools:
         return  # nothing was measured: no grid of empty cells
     if triage and details:
-        write_triage(build_triage(events), console, verbose=verbose)
+        large = is_large(len(grid.tools)) and not verbose
+        write_triage(build_triage(events), console, verbose=verbose, limit=TRIAGE_LIMIT if large else None)
         console.print()
-    write_grid(events, console)
+    if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
+        write_counts(((e["profile"], e["verdict"]) for es in grid.cells.values() for e in es), console,
+                     len(grid.tools))
+    else:
+        write_grid(events, console)
     if verbose:
         console.print()
         write_cells(events, console)
