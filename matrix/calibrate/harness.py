@@ -358,6 +358,8 @@ def run_recipe(
             path.write_text(fill(text, values))
         env = minimal_env(home, {k: fill(v, values) for k, v in recipe.env.items()})
         env.update(_driver_env(recipe, values, server))
+        if recipe.kind == "library":
+            env["PYTHONPATH"] = driver_pythonpath(tmp)
         version = recipe.version
         if client_command:
             vcmd = list(client_command) + [fill(a, values) for a in (recipe.version_command[1:] or ("--version",))]
@@ -405,6 +407,22 @@ def _driver_env(recipe: Recipe, values: Mapping[str, str], server: ServerSpec) -
     if recipe.kind == "library":
         env["PYTHONPATH"] = str(REPO)
     return env
+
+
+def driver_pythonpath(tmp: Path) -> str:
+    """A path that makes ``matrix`` importable in a client's venv and nothing else.
+
+    In a checkout that is the checkout; installed, ``REPO`` is the site-packages folder, and
+    putting it on the path would shadow the client's own pinned packages (mcp, pydantic) with
+    mcp-matrix's, so a folder holding only a link to the ``matrix`` package is used instead.
+    """
+    if (REPO / "pyproject.toml").exists():
+        return str(REPO)
+    only = tmp / "pythonpath"
+    only.mkdir(parents=True, exist_ok=True)
+    if not (only / "matrix").exists():
+        (only / "matrix").symlink_to(REPO / "matrix", target_is_directory=True)
+    return str(only)
 
 
 def start_http_server(argv: Sequence[str], timeout: float = 30.0) -> tuple[subprocess.Popen, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from matrix.calibrate.harness import REPO
 
@@ -62,3 +63,22 @@ def test_every_driver_module_is_named_by_a_recipe():
             last = arg.rsplit("/", 1)[-1]
             used.add(last.removesuffix(".mjs").rsplit(".", 1)[-1])
     assert drivers - used == set()
+
+
+def test_an_installed_mcp_matrix_puts_only_its_own_package_on_a_drivers_path(tmp_path, monkeypatch):
+    """Installed, REPO is site-packages: the client's venv must not see mcp-matrix's mcp/pydantic."""
+    from matrix.calibrate import harness
+
+    site = tmp_path / "site-packages"
+    (site / "matrix").mkdir(parents=True)
+    (site / "mcp").mkdir()
+    monkeypatch.setattr(harness, "REPO", site)
+    path = Path(harness.driver_pythonpath(tmp_path / "run"))  # a missing run folder is created
+    assert sorted(p.name for p in path.iterdir()) == ["matrix"]
+    assert (path / "matrix").resolve() == (site / "matrix").resolve()
+
+
+def test_a_checkout_is_its_own_drivers_path(tmp_path):
+    from matrix.calibrate import harness
+
+    assert harness.driver_pythonpath(tmp_path) == str(REPO)
