@@ -20,8 +20,8 @@ from matrix.calibrate import harness
 CALIBRATIONS = Path(harness.harness_dir()).parent / "calibrations"
 LIBRARY_RECIPES = [n for n in harness.recipe_names() if harness.load_recipe(n).kind == "library"]
 # Per library (one recipe each), the probe set that best shows what its profile models; the
-# recorded calibrations cover every set offline. One set each keeps the live part near 3 minutes
-# on 2 cores once the installs are cached.
+# recorded calibrations cover every set offline. One set each: 232 s with 2 workers on this
+# shared 2-core machine under load (2026-12-01), installs cached.
 LIVE = {
     "python-sdk": ("no-type",),
     "ts-sdk": ("root-not-object",),
