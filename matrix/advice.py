@@ -103,11 +103,6 @@ SESSIONS = (
     "Keep no state between calls in the MCP session: this client may open a new session per call."
 )
 TUPLES = "Use one items schema (or an object) instead of a tuple (items as a list / prefixItems); the client rewrites tuples."
-LINEAR_PATTERNS = (
-    "Write patterns without nested quantifiers over the same characters (e.g. ^(a+)+$): a "
-    "backtracking validator can take exponential time on them; prefer a simple pattern or check "
-    "the format in the handler."
-)
 CLIENT_REFUSED = (
     "The client refused to send the call against its copy of the schema: make the schema describe "
     "what the server accepts (no stricter), and keep the stricter rules in the handler."
@@ -165,9 +160,6 @@ BY_CODE: dict[str, str] = {
     "dangling-ref": INLINE_DEFS,
     "ref-unresolved": INLINE_DEFS,
     "ref-cycle": NO_CYCLES,
-    "external-ref": INLINE_DEFS,
-    "pattern-too-costly": LINEAR_PATTERNS,
-    "tuple-items-refused": TUPLES,
     "keyword-refused": STATE_IN_DESCRIPTION,
     "schema-incompatible": STATE_IN_DESCRIPTION,
     "removed-by-client": STATE_IN_DESCRIPTION,
