@@ -234,6 +234,13 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
     measured = bool(finished) and all(f.get("measured", True) and not f.get("interrupted") for f in finished)
     items.append(Item("the run finished and measured the server", measured,
                       "run-finished present" if measured else "the run was interrupted, unfinished or could not measure the server"))
+    errors = [e for e in events if e.get("event") == "profile-error"]
+    items.append(Item(
+        "every profile was measured", not errors,
+        "no profile-error" if not errors else
+        f"{len(errors)} profile-error event(s), e.g. {errors[0].get('profile')}: {str(errors[0].get('error'))[:200]}"
+        " (its cells are missing, so nothing about them passed)",
+    ))
     matched: set[int] = set()
 
     def expected(cell: dict) -> dict | None:

@@ -13,6 +13,7 @@ import sys
 from typing import Sequence
 
 from matrix import __version__
+from matrix.commands import outputs, signals
 from matrix.errors import EXIT_INPUT, MatrixError
 
 COMMANDS = ("snapshot", "discover", "run", "report", "check", "merge", "diff", "replay", "profiles", "calibrate")
@@ -41,16 +42,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
+    signals.install()
+    for stream in (sys.stdout, sys.stderr):
+        outputs.escape_surrogates(stream)
     try:
+        outputs.check_output_paths(args)  # before any server starts, not after the whole run
         return int(args.handler(args) or 0)
     except MatrixError as exc:
         sys.stderr.write(f"mcp-matrix: error: {exc}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("mcp-matrix: interrupted\n")
-        return 130
+        return signals.interrupted_exit_code()
     except BrokenPipeError:
         return 0
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()  # a scrubbing stream holds a line without its newline
+            except (OSError, ValueError):
+                pass
 
 
 if __name__ == "__main__":

@@ -86,10 +86,12 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     run_id = uuid.uuid4().hex[:12]
     deadline = Deadline(config.timeout_run, reserve=config.timeouts.shutdown)
     breaker = CircuitBreaker(config.circuit_breaker)
+    interrupted_early = False
     try:
         doc = _snapshot_with_retry(config, deadline)
-    except KeyboardInterrupt:  # take_snapshot closed the server on its way out
-        doc = None
+    except KeyboardInterrupt as exc:  # take_snapshot closed the server on its way out
+        doc = getattr(exc, "doc", None)  # a snapshot finished before the interrupt is kept
+        interrupted_early = True
     snap = Snapshot(doc or {})
     emit({
         "event": "run-started", "format": FORMAT, "version": VERSION, "run_id": run_id, "started_at": now(),
@@ -109,6 +111,12 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
               "error": error, "interrupted": True})
         return RunOutcome(False, True, counts)
     emit({"event": "snapshot", "snapshot": dict(snap.doc)})
+    if interrupted_early:
+        error = {"kind": "interrupted", "message": "interrupted while the server was being closed, after the snapshot",
+                 "detail": "", "stderr_tail": []}
+        emit({"event": "run-finished", "finished_at": now(), "measured": False, "counts": counts,
+              "error": error, "interrupted": True})
+        return RunOutcome(False, True, counts)
     lock = threading.Lock()
 
     def count(event: dict) -> None:

@@ -116,6 +116,7 @@ def take_snapshot(
     transport = None
     session = None
     refused: dict | None = None
+    interrupted = False
     try:
         transport = target.transport(connect_timeout=timeouts.initialize)
         transport.start()  # inside the try: the finally below ends the server whatever happens
@@ -165,8 +166,15 @@ def take_snapshot(
             doc["stderrTail"] = list(transport.stderr_tail())
             try:
                 transport.close()
+            except KeyboardInterrupt:  # delivered once the server is ended: keep what was learnt
+                interrupted = True
             except Exception as exc:  # closing must never lose the snapshot
                 doc["problems"].append({"kind": "close-failed", "message": str(exc)})
+    if interrupted:  # the main session's snapshot is whole: keep it, end the probes
+        if prober is not None:
+            prober.close_all()
+        doc["timings"]["total_ms"] = ms(time.monotonic() - started)
+        raise SnapshotInterrupted(doc)
     if prober is not None:
         try:
             prober.join()
@@ -196,12 +204,21 @@ def _record_eras(doc: dict, main: dict | None, results: Mapping[str, Any], versi
     )
 
 
+class SnapshotInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM arrived while the server was being closed: ``doc`` is the whole snapshot."""
+
+    def __init__(self, doc: dict) -> None:
+        super().__init__("interrupted while closing the server")
+        self.doc = doc
+
+
 def ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
 
 def write_snapshot(doc: Mapping[str, Any], path: str | Path) -> None:
-    Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # A lone surrogate (valid JSON, "\ud800") is written as its escape, never a crash.
+    Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
 
 
 def load_snapshot(path: str | Path) -> Snapshot:

@@ -351,6 +351,10 @@ class BundledHttpServer(HttpTransport):
         self.url = _start_listening(self.argv, self.connect_timeout, self)
 
     def close(self) -> None:
+        with interrupt_held():  # Ctrl-C or SIGTERM while closing must not leave the server running
+            self._close_server()
+
+    def _close_server(self) -> None:
         super().close()
         _end_process(self)
 

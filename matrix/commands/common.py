@@ -6,6 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
+from matrix.commands.outputs import json_stdout, protect
 from matrix.errors import InputError
 from matrix.snapshot import Snapshot, is_snapshot_file, load_snapshot, take_snapshot
 from matrix.targets import Target
@@ -71,6 +72,13 @@ def target_from(args: argparse.Namespace, default_server: str | None = None) -> 
         raise InputError("give only one of --stdio, --http, --sse, --server", where="target")
     headers = _pairs(args.header, ":", "--header")
     env = _pairs(args.env, "=", "--env")
+    target = _target(args, headers, env, default_server)
+    if target is not None:
+        protect(target.secrets(), json_stdout=json_stdout(args))  # one scrubber for every command's output
+    return target
+
+
+def _target(args: argparse.Namespace, headers: dict, env: dict, default_server: str | None) -> Target | None:
     if args.stdio is not None:  # --stdio "" is an error, never the demo server
         return Target.stdio(args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name)
     if args.http is not None:

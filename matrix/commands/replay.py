@@ -22,6 +22,8 @@ from typing import Any
 from rich.console import Console
 
 from matrix.commands.common import add_target_options, target_from, timeouts_from
+from matrix.commands.outputs import open_results
+from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
 from matrix.evolution.calls_file import calls_file, check_files
 from matrix.evolution.model import POPULATION_LABEL, POPULATIONS
@@ -245,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     if not report.measured:
         return EXIT_UNMEASURABLE
     if report.interrupted:
-        return 130
+        return interrupted_exit_code()
     return EXIT_FINDINGS if doc["summary"]["failing"] else EXIT_OK
 
 
@@ -413,8 +415,7 @@ class _EventFile:
     """``--results``: one JSON line per replayed call, flushed as made; the report last."""
 
     def __init__(self, path: str, target) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.handle = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+        self.handle = open_results(path)  # locked; closed in finish()
         self.lock = threading.Lock()
         self.secrets = sorted(
             {s for s in (target.secrets() if target else []) if s}, key=len, reverse=True

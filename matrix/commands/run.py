@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from importlib import resources
 from pathlib import Path
 
 from matrix.cases import load_cases
 from matrix.checklist import check_clients, default_required, lost_tools
 from matrix.commands.common import add_target_options, seconds, target_from, timeouts_from
+from matrix.commands.outputs import open_results
+from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.grid import RELEASE_FAILING, over_threshold
@@ -128,9 +131,7 @@ def run(args: argparse.Namespace) -> int:
     cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
     cases = load_cases(cases_path) if cases_path else []
     baseline = load_snapshot(args.baseline) if args.baseline else None
-    if args.results:
-        Path(args.results).parent.mkdir(parents=True, exist_ok=True)
-    out = open(args.results, "w", encoding="utf-8") if args.results else None  # one run per file; `merge` joins runs
+    out = open_results(args.results) if args.results else None  # one run per file, locked; `merge` joins runs
     writer = ResultsWriter(out, secrets=target.secrets())
     err = terminal_console(stderr=True)
     status = err.status("starting the matrix ...") if err.is_terminal else None
@@ -158,8 +159,12 @@ def run(args: argparse.Namespace) -> int:
     for fmt, path in reports:
         write_report(writer.events, fmt, path, fail_on)
     if outcome.interrupted:
-        return 130
+        return interrupted_exit_code()
     if not outcome.measured:
+        return EXIT_UNMEASURABLE
+    errors = [e for e in writer.events if e.get("event") == "profile-error"]
+    if errors:  # cells are missing: never a pass (docs/security.md)
+        sys.stderr.write(f"mcp-matrix: {len(errors)} profile(s) could not be measured (profile-error); exit 3\n")
         return EXIT_UNMEASURABLE
     if over or lost:
         return EXIT_FINDINGS

@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from matrix.commands.common import add_target_options, snapshot_from, target_from
+from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_UNMEASURABLE
 from matrix.features import annotations_label, tool_features
-from matrix.snapshot import Snapshot, write_snapshot
+from matrix.snapshot import Snapshot, SnapshotInterrupted, write_snapshot
 from matrix.targets import scrub_json
 from matrix.text import markup, terminal_console
 
@@ -30,7 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    snap = snapshot_from(args, default_server=None)
+    interrupted = False
+    try:
+        snap = snapshot_from(args, default_server=None)
+    except SnapshotInterrupted as exc:  # Ctrl-C while closing: the finished snapshot is still written
+        snap, interrupted = Snapshot(exc.doc, source="live"), True
     if snap.source != "live":
         print_summary(snap, terminal_console())
         return 0
@@ -44,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(json.dumps(snap.doc, indent=2, ensure_ascii=False) + "\n")
         print_summary(snap, terminal_console(stderr=True), brief=True)
+    if interrupted:
+        return interrupted_exit_code()
     return EXIT_UNMEASURABLE if snap.error else 0
 
 

@@ -61,6 +61,7 @@ MODES = (
     "bool-id",
     "early-response",
     "huge-id",
+    "slow-exit",
 ) + HTTP_ONLY_MODES
 
 MANY_TOOLS = 10_000

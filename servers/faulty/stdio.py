@@ -51,6 +51,8 @@ class StdioServer:
             while True:
                 self.run(self.conn.handle_text(self.read_line()))
         except _Closed:
+            if self.conn.mode == "slow-exit":
+                slow_exit(self.conn.record)
             return 0
 
     def run(self, actions: list) -> None:
@@ -121,6 +123,18 @@ class StdioServer:
         log("hanging: no more answers")
         while True:
             time.sleep(3600)
+
+
+def slow_exit(record: str | None) -> None:
+    """At end of stdin: say so in the record file, then ignore SIGTERM and take 6 s to exit
+    (the client's close takes its longest path: wait, SIGTERM, wait, SIGKILL)."""
+    import signal
+
+    from .protocol import record_call
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    record_call(record, "(stdin closed)", {})
+    time.sleep(6)
 
 
 def spawn_pipe_holder() -> None:

@@ -1,0 +1,180 @@
+"""Where commands write: output paths checked before any server starts, the results file
+locked, every stream escaped and scrubbed (docs/security.md).
+
+- ``check_output_paths``: ``--results``, ``--report FMT:FILE`` and ``-o`` are checked when the
+  command starts (a directory, a FIFO, a missing or read-only folder is exit 2 naming the flag),
+  not found out after a whole run.
+- ``open_results``: the results file is opened without truncating, locked exclusively
+  (``flock``), then truncated: a second run on the same file stops at once instead of
+  interleaving lines.
+- ``protect``: once a command knows its target's secrets, stdout and stderr go through ONE
+  scrubber (``ScrubbingStream``), so no command (``discover --json``, ``replay --json``, a
+  progress line) can print a secret a server echoed back. JSON output is scrubbed inside its
+  strings only (``scrub_json``), so a secret such as ``true`` never breaks a literal.
+- Lone surrogates (valid JSON, ``"\\ud800"``) are written as their escape, never a crash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import io
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+from matrix.errors import InputError
+from matrix.targets import MASK, scrub_json
+
+ENCODING_ERRORS = "backslashreplace"  # a lone surrogate becomes \ud800: its JSON escape
+
+
+def _named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+    if getattr(args, "results", None):
+        yield "--results", args.results
+    for value in getattr(args, "report", None) or []:
+        _, sep, path = str(value).partition(":")
+        if sep and path:
+            yield "--report", path
+    if getattr(args, "output", None) and args.output != "-":
+        yield "-o", args.output
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Every output path the command was given can be written, or an ``InputError`` naming it."""
+    for flag, path in _named_paths(args):
+        check_writable(path, flag)
+
+
+def check_writable(path: str, flag: str) -> None:
+    p = Path(path)
+    where = f"{flag} {path}"
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise InputError(f"cannot use this path: {exc.strerror}", where=where) from None
+    if mode is not None:
+        if stat.S_ISDIR(mode):
+            raise InputError("is a directory; give a file name", where=where)
+        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+            raise InputError("is a FIFO or socket, not a file (writing would wait for a reader)", where=where)
+        if not os.access(p, os.W_OK):
+            raise InputError("is not writable", where=where)
+        return
+    folder = p.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # missing folders are created; the first existing one must allow it
+    if not folder.is_dir():
+        raise InputError(f"{folder} is not a folder", where=where)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"the folder {folder} is not writable", where=where)
+
+
+def open_results(path: str, flag: str = "--results") -> IO[str]:
+    """The results file, exclusively locked and then emptied; closing it releases the lock."""
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", where=f"{flag} {path}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise InputError("another mcp-matrix run is writing this file; give each run its own",
+                         where=f"{flag} {path}") from None
+    os.set_blocking(fd, True)
+    os.ftruncate(fd, 0)
+    return os.fdopen(fd, "w", encoding="utf-8", errors=ENCODING_ERRORS, newline="\n")
+
+
+def escape_surrogates(stream: IO[str]) -> None:
+    """Make a text stream write lone surrogates as escapes instead of raising."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors=ENCODING_ERRORS)
+        except (ValueError, io.UnsupportedOperation):
+            pass
+
+
+def scrub_text(text: str, secrets: Sequence[str]) -> str:
+    """Plain text with every secret (raw or JSON-escaped) replaced by ``***``."""
+    for secret in secrets:
+        for form in {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}:
+            if form:
+                text = text.replace(form, MASK)
+    return text
+
+
+class ScrubbingStream(io.TextIOBase):
+    """A text stream that scrubs secrets from whole lines before passing them on.
+
+    Text is held until a newline or ``flush`` (rich flushes after every render), so a secret
+    split across two ``write`` calls is still masked."""
+
+    def __init__(self, inner: IO[str], secrets: Sequence[str], json_lines: bool = False) -> None:
+        super().__init__()
+        self.inner = inner
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self.json_lines = json_lines
+        self._held = ""
+
+    def _scrub(self, text: str) -> str:
+        if self.json_lines:
+            return "".join(scrub_json(line, self.secrets) for line in text.splitlines(keepends=True))
+        return scrub_text(text, self.secrets)
+
+    def write(self, text: str) -> int:
+        self._held += text
+        if "\n" in self._held:
+            ready, _, self._held = self._held.rpartition("\n")
+            self.inner.write(self._scrub(ready + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._held:
+            held, self._held = self._held, ""
+            self.inner.write(self._scrub(held))
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.inner, "encoding", "utf-8")
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self.inner, "errors", None)
+
+
+def protect(secrets: Sequence[str], json_stdout: bool = False) -> None:
+    """From now on, stdout and stderr of this command never show one of ``secrets``."""
+    if not any(secrets):
+        return
+    for name, as_json in (("stdout", json_stdout), ("stderr", False)):
+        current = getattr(sys, name)
+        if isinstance(current, ScrubbingStream):
+            current.flush()
+            current.secrets = sorted({*current.secrets, *secrets}, key=len, reverse=True)
+            continue
+        setattr(sys, name, ScrubbingStream(current, secrets, json_lines=as_json))
+
+
+def json_stdout(args: argparse.Namespace) -> bool:
+    """Whether this command prints JSON on stdout (scrubbed inside strings, never around them)."""
+    return bool(getattr(args, "json", False)) or getattr(args, "format", None) in ("json", "sarif") or (
+        getattr(args, "command", None) == "snapshot" and not getattr(args, "output", None)
+    )

@@ -1,0 +1,118 @@
+"""What commands write (issue 15, docs/security.md): no secret in any command's output, lone
+surrogates written as escapes, output paths checked before the run, one run per results file,
+a profile that could not be measured never a pass. Real servers, the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from matrix.checklist import evaluate, load_policy
+from tests.conftest import NEUTRAL_CWD, run_cli
+from tests.hostile.conftest import FORMATS, assert_no_crash, matrix_run, tiny_server
+from tests.hostile.test_safety import ARG_SECRET, ENV_SECRET, echo_tool
+
+
+def leaky_server(tmp_path) -> str:
+    leak = f"server says {ENV_SECRET} {ARG_SECRET}"
+    config = {"tools": [echo_tool("echo", leak)], "leak": leak}
+    return tiny_server(tmp_path, config, "--api-key", ARG_SECRET)
+
+
+def test_discover_and_replay_json_never_print_a_secret_the_server_echoed(tmp_path):
+    command = leaky_server(tmp_path)
+    target = ("--stdio", command, "--env", f"API_TOKEN={ENV_SECRET}")
+    discover = run_cli("discover", *target, "--json")
+    calls = tmp_path / "live.jsonl"
+    calls.write_text(json.dumps({"id": "c1", "tool": "echo", "arguments": {"text": "hi"}}) + "\n")
+    replay = run_cli("replay", str(calls), *target, "--json", "--results", str(tmp_path / "replay.jsonl"))
+    for name, r in (("discover", discover), ("replay", replay)):
+        assert r.returncode in (0, 1), (name, r.stderr[-2000:])
+        for text in (r.stdout, r.stderr):
+            assert ENV_SECRET not in text and ARG_SECRET not in text, f"a secret leaked from {name}"
+        json.loads(r.stdout)  # still valid JSON after scrubbing
+    assert "server says *** ***" in discover.stdout  # the leak was there, masked
+    replay_file = (tmp_path / "replay.jsonl").read_text()
+    assert ENV_SECRET not in replay_file and ARG_SECRET not in replay_file
+
+
+def test_lone_surrogates_survive_listing_results_and_every_report(tmp_path):
+    run = matrix_run(tmp_path, "--server", "faulty --mode surrogates", clients=["claude-code", "gemini-cli"])
+    assert_no_crash(run)
+    assert run.returncode in (0, 1), run.stderr[-2000:]
+    assert not run.of("profile-error")
+    names = {t["tool"]["name"] for t in run.snapshot["tools"]}
+    assert "lone\ud800surrogate" in names  # decoded back to the very same string
+    answers = [e["answer"] for e in run.of("call") if e["tool"] == "echo"]
+    assert answers and all("\ud800" in a["text"] for a in answers)
+    for fmt in FORMATS:
+        assert run.report(fmt)  # written, not a crash
+    assert "\\ud800" in run.report("md")  # shown as its escape
+    snap = tmp_path / "snap.json"
+    r = run_cli("snapshot", "--server", "faulty --mode surrogates", "-o", str(snap))
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert "lone\ud800surrogate" in {t["tool"]["name"] for t in json.loads(snap.read_text())["tools"]}
+
+
+# Permission bits do not stop root, so "read-only" is only a case for other users.
+KINDS = ["directory", "fifo", "missing-folder-under-a-file"] + (["read-only"] if os.geteuid() else [])
+
+
+@pytest.mark.parametrize("flag", ["--results", "--report"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_unwritable_output_path_is_exit_2_before_any_server_starts(tmp_path, flag, kind):
+    path = tmp_path / "out"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "missing-folder-under-a-file":
+        path.write_text("a file")
+        path = path / "sub" / "r.jsonl"
+    else:
+        path.write_text("")
+        path.chmod(0o444)
+    record = tmp_path / "calls.jsonl"
+    value = str(path) if flag == "--results" else f"md:{path}"
+    started = time.monotonic()
+    r = run_cli("run", "--server", f"faulty --record {record}", flag, value, timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
+    assert flag in r.stderr and str(path) in r.stderr and "Traceback" not in r.stderr
+    assert not record.exists()  # no server was started, no call made
+    assert time.monotonic() - started < 50  # a FIFO used to hang for good
+
+
+def test_two_runs_on_one_results_file_never_interleave(tmp_path):
+    results = tmp_path / "r.jsonl"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "matrix", "run", "--server", "faulty --mode slow --delay 1",
+         "--client", "claude-code", "--results", str(results)],
+        cwd=NEUTRAL_CWD, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (results.exists() and results.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = run_cli("run", "--server", "faulty", "--results", str(results), timeout=60)
+        assert second.returncode == 2 and "another mcp-matrix run is writing" in second.stderr
+    finally:
+        _, err = first.communicate(timeout=120)
+    assert first.returncode in (0, 1), err[-2000:]
+    events = [json.loads(line) for line in results.read_text().splitlines()]
+    assert events[0]["event"] == "run-started" and events[-1]["event"] == "run-finished"
+    assert len([e for e in events if e["event"] == "run-started"]) == 1
+
+
+def test_a_profile_error_fails_the_checklist(tmp_path):
+    events = [
+        {"event": "run-started"},
+        {"event": "profile-error", "profile": "gemini-cli", "error": "UnicodeEncodeError: surrogates"},
+        {"event": "run-finished", "measured": True, "interrupted": False, "counts": {}},
+    ]
+    items = {i.name: i for i in evaluate(events, load_policy(None))}
+    assert items["every profile was measured"].passed is False
