@@ -11,7 +11,10 @@ never these exceptions; see matrix.wire.errors for the wire's typed problems.
 
 from __future__ import annotations
 
+import re
+import stat
 from collections.abc import Sequence
+from pathlib import Path
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -66,3 +69,30 @@ def did_you_mean(word: str, choices) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_LONG_NUMBER = re.compile(r"\d{4301,}")
+
+
+def long_number_line(text: str) -> int | None:
+    """The line of the first integer longer than Python reads (4,300 digits), or None.
+
+    ``json.loads`` and YAML raise a bare ValueError for one; input readers say where it is."""
+    match = _LONG_NUMBER.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+TOO_LONG_NUMBER = "holds an integer of more than 4,300 digits, more than can be read safely"
+
+
+def check_input_file(path: Path, noun: str = "file") -> None:
+    """An input must be a regular file: a directory is a clear error, and a FIFO, socket or
+    device would make reading wait for ever (it did: 14 commands hung on a FIFO)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # the reader says why it cannot open it
+    if stat.S_ISDIR(mode):
+        raise InputError(f"is a directory; expected a {noun}", where=str(path))
+    if not stat.S_ISREG(mode):
+        raise InputError(f"is not a regular file (a FIFO, socket or device); expected a {noun}", where=str(path))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from matrix.content_table import ContentTable
-from matrix.errors import InputError
+from matrix.errors import TOO_LONG_NUMBER, InputError, check_input_file
 from matrix.targets import scrub_json
 
 FORMAT = "mcp-matrix.results"
@@ -75,6 +75,7 @@ def read_events(path: str | Path) -> list[dict]:
 
 def iter_events(path: str | Path) -> Iterator[dict]:
     p = Path(path)
+    check_input_file(p, "results file")
     try:
         handle = p.open(encoding="utf-8")
     except OSError as exc:
@@ -96,6 +97,8 @@ def iter_events(path: str | Path) -> Iterator[dict]:
             if number == len(lines) and not line.endswith("\n"):
                 return  # the run was interrupted mid-write: keep everything before
             raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
+        except ValueError:  # an integer over 4,300 digits
+            raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
         except RecursionError:
             raise InputError("JSON nested too deeply to read; expected one event object a line", where=f"{p}:{number}") from None
         if not isinstance(event, dict) or "event" not in event:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from matrix import __version__
-from matrix.errors import InputError
+from matrix.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
 from matrix.probes import HANDSHAKE_PROBES, Prober, answer_json, probe_handshake, probe_modern
 from matrix.targets import ServerKey, Target, server_key
 from matrix.wire.errors import ProtocolError, WireError
@@ -224,14 +224,20 @@ def write_snapshot(doc: Mapping[str, Any], path: str | Path) -> None:
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and check a snapshot file; problems are InputErrors naming the file and key."""
     p = Path(path)
+    check_input_file(p, "snapshot")
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read snapshot: {exc.strerror}", where=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected a snapshot JSON file",
+                         where=str(p)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{p}:{exc.lineno}") from None
+    except ValueError:  # an integer over 4,300 digits
+        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{long_number_line(text) or 1}") from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", where=str(p)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:

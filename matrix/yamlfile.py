@@ -24,7 +24,14 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from matrix.errors import InputError, InputErrors, did_you_mean
+from matrix.errors import (
+    TOO_LONG_NUMBER,
+    InputError,
+    InputErrors,
+    check_input_file,
+    did_you_mean,
+    long_number_line,
+)
 
 __all__ = [
     "KeyPath",
@@ -154,10 +161,17 @@ def parse_yaml(
     """
     src = YamlSource(path)
     try:
+        check_input_file(path, noun)
+    except InputError as exc:
+        return src, [exc]
+    try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return src, [InputError(f"cannot read the {noun}: {exc}", where=str(path))]
     errors: list[InputError] = []
+    if "\x00" in text:  # YAML refuses it anywhere; say where, not at which character offset
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        return src, [InputError(f"holds a NUL character; {_a(noun)} is text", where=f"{path}:{line}")]
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -183,6 +197,8 @@ def parse_yaml(
         return src, [InputError(message, where=f"{path}:{line}")]
     except yaml.YAMLError as exc:
         return src, [InputError(f"YAML syntax error: {exc}", where=f"{path}:1")]
+    except ValueError:  # an integer over 4,300 digits
+        return src, [InputError(TOO_LONG_NUMBER, where=f"{path}:{long_number_line(text) or 1}")]
     finally:
         loader.dispose()
     if src.data is None:

@@ -33,15 +33,26 @@ from matrix.targets import MASK, scrub_json
 ENCODING_ERRORS = "backslashreplace"  # a lone surrogate becomes \ud800: its JSON escape
 
 
+WRITES_RESULTS = ("run", "replay")  # elsewhere (report, check) a results file is an input
+
+
 def _named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
-    if getattr(args, "results", None):
-        yield "--results", args.results
-    for value in getattr(args, "report", None) or []:
+    results = getattr(args, "results", None)
+    if getattr(args, "command", None) in WRITES_RESULTS and isinstance(results, str):
+        yield "--results", results
+    reports = getattr(args, "report", None)
+    for value in reports if isinstance(reports, list) else []:
         _, sep, path = str(value).partition(":")
         if sep and path:
             yield "--report", path
-    if getattr(args, "output", None) and args.output != "-":
-        yield "-o", args.output
+    output = getattr(args, "output", None)
+    if isinstance(output, str) and output != "-":
+        yield "-o", output
+
+
+def _special(path: str) -> bool:
+    """/dev/stdout and friends: a pipe or terminal the user named on purpose."""
+    return path.startswith(("/dev/", "/proc/self/fd/"))
 
 
 def check_output_paths(args: argparse.Namespace) -> None:
@@ -51,6 +62,8 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 
 def check_writable(path: str, flag: str) -> None:
+    if _special(path):
+        return
     p = Path(path)
     where = f"{flag} {path}"
     try:

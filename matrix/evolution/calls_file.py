@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.errors import InputError, InputErrors
+from matrix.errors import TOO_LONG_NUMBER, InputError, InputErrors, check_input_file
 from matrix.evolution.model import POPULATIONS
 
 MAX_ERRORS = 20  # problems reported at once; a file that is wrong everywhere stops there
@@ -116,6 +116,8 @@ def parse_line(
         raise InputError(
             f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{path}:{line}"
         ) from None
+    except ValueError:  # an integer over 4,300 digits
+        raise InputError(TOO_LONG_NUMBER, where=f"{path}:{line}") from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", where=f"{path}:{line}") from None
     if not isinstance(doc, dict):
@@ -190,6 +192,7 @@ def parse_line(
 def iter_calls(source: CallsFile) -> Iterator[tuple[RecordedCall, int]]:
     """Every call of the file in order, with the bytes read so far (for a progress bar)."""
     needed = source.population == "transcript"
+    check_input_file(source.path, "recorded-calls file")
     try:
         handle = source.path.open("rb")
     except OSError as exc:
