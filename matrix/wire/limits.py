@@ -79,36 +79,45 @@ def capped_body(chunks: Iterable[bytes], cap: int = MAX_MESSAGE_BYTES) -> bytes 
 
 
 def sse_data(lines: Iterable[bytes | Oversize], cap: int = MAX_MESSAGE_BYTES) -> Iterator[str | Oversize]:
-    """The ``data`` of each server-sent event (lines joined by ``\\n``), events of empty data
-    included; comments, ``event``, ``id`` and ``retry`` fields skipped; LF and CRLF framing."""
+    """The ``data`` of each server-sent event (see ``sse_events``), its name dropped."""
+    for _, data in sse_events(lines, cap):
+        yield data
+
+
+def sse_events(lines: Iterable[bytes | Oversize], cap: int = MAX_MESSAGE_BYTES) -> Iterator[tuple[str, str | Oversize]]:
+    """``(event name, data)`` of each server-sent event (data lines joined by ``\n``; an event
+    whose data passes ``cap`` is ``Oversize``); comments, ``id`` and ``retry`` are skipped; LF and
+    CRLF framing. Events without data are skipped."""
     data: list[str] = []
+    name = ""
     size = 0
     over = False
     for line in lines:
         if isinstance(line, Oversize):
             over, data, size = True, [], 0
             continue
-        text = line.decode("utf-8", errors="replace")
-        text = text.removesuffix("\r")
+        text = line.decode("utf-8", errors="replace").removesuffix("\r")
         if not text:  # the end of one event
             if over:
-                yield Oversize(max(size, cap + 1), cap)
+                yield name, Oversize(max(size, cap + 1), cap)
             elif data:
-                yield "\n".join(data)
-            data, size, over = [], 0, False
+                yield name, "\n".join(data)
+            data, size, over, name = [], 0, False, ""
             continue
         if text.startswith(":"):
             continue
-        name, _, value = text.partition(":")
-        if name != "data" or over:
-            continue
+        field, _, value = text.partition(":")
         value = value.removeprefix(" ")
+        if field == "event":
+            name = value
+        if field != "data" or over:
+            continue
         size += len(value) + 1
         if size > cap:
             over, data = True, []
         else:
             data.append(value)
     if over:
-        yield Oversize(max(size, cap + 1), cap)
+        yield name, Oversize(max(size, cap + 1), cap)
     elif data:
-        yield "\n".join(data)
+        yield name, "\n".join(data)

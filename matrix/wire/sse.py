@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-from httpx_sse import EventSource
 
 from matrix.wire.errors import HttpError, ProtocolError, ServerExited, WireTimeout
+from matrix.wire.limits import MAX_MESSAGE_BYTES, Oversize, split_lines, sse_events
 from matrix.wire.transport import NOISE_LINE_MAX, Transport
 
 
@@ -69,7 +69,7 @@ class SseTransport(Transport):
         self._stream = response
         try:
             if response.status_code != 200:
-                body = response.read()[:NOISE_LINE_MAX].decode("utf-8", errors="replace")
+                body = next(iter(response.iter_bytes()), b"")[:NOISE_LINE_MAX].decode("utf-8", errors="replace")
                 self._starting_failed(HttpError(f"HTTP {response.status_code} for GET {self.url}", detail=body))
                 return
             ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -78,11 +78,14 @@ class SseTransport(Transport):
                     f"GET {self.url} answered {ctype or 'no content type'!r}, not text/event-stream "
                     "(not a legacy HTTP+SSE endpoint)"))
                 return
-            for event in EventSource(response).iter_sse():
-                if event.event == "endpoint" and not self._ready.is_set():
-                    self._set_endpoint(event.data.strip())
-                elif event.event in ("message", "") and event.data.strip():
-                    self._deliver_text(event.data, source="the SSE stream")
+            # Bounded like every stream (matrix/wire/limits.py, docs/security.md).
+            for name, data in sse_events(split_lines(response.iter_bytes(), MAX_MESSAGE_BYTES)):
+                if isinstance(data, Oversize):
+                    self._deliver_text(data, source="the SSE stream")
+                elif name == "endpoint" and not self._ready.is_set():
+                    self._set_endpoint(data.strip())
+                elif name in ("message", "") and data.strip():
+                    self._deliver_text(data, source="the SSE stream")
         except Exception as exc:  # the stream closed under us (close()) or broke: never let the thread die loudly
             if not self._closed:
                 self._starting_failed(HttpError(f"reading the SSE stream failed: {type(exc).__name__}: {exc}"))
