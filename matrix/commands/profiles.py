@@ -84,6 +84,12 @@ def show(summary: dict, console: Console) -> None:
     if summary.get("identity"):
         ident = summary["identity"]
         console.print(f"identity: {markup(json.dumps(ident['clientInfo']))} protocol {markup(ident['protocolVersion'])}")
+    hs = summary.get("handshake")
+    if hs:
+        extra = [k for k in ("initialize_after_discover", "honours_ttl", "listens") if hs.get(k)]
+        console.print(f"handshake: {markup(hs['fallback'])}; accepts {markup(', '.join(hs['accepts']) or '-')}"
+                      + (f"; {markup(', '.join(extra))}" if extra else "")
+                      + f" (evidence: {markup(str(hs['weakest_evidence']))})")
     console.print(f"weakest evidence: {summary.get('weakest_evidence') or '-'}")
     for phase in ("discovery", "cache", "call", "result"):
         uses = summary.get(phase) or []
