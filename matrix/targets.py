@@ -182,7 +182,7 @@ class Target:
         argv = shlex.split(self.server)
         return [sys.executable, "-m", *BUNDLED[argv[0]], *argv[1:]]
 
-    def open(self, connect_timeout: float = 10.0) -> Transport:
+    def open(self, connect_timeout: float = 30.0) -> Transport:
         """A started transport; raises WireError if the server cannot be started."""
         t = self.transport(connect_timeout)
         try:
@@ -192,7 +192,7 @@ class Target:
             raise
         return t
 
-    def transport(self, connect_timeout: float = 10.0) -> Transport:
+    def transport(self, connect_timeout: float = 30.0) -> Transport:
         """The transport to this target, not yet started: a caller that must end the server
         whatever happens (Ctrl-C included) holds it before ``start()`` runs the server."""
         if self.kind == "stdio":
