@@ -12,12 +12,13 @@ skipped call is reported with its reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from matrix.classify import Expectation
-from matrix.errors import InputError
+from matrix.errors import InputError, did_you_mean
 
 CASES_SCHEMA = {
     "type": "object",
@@ -133,6 +134,9 @@ def tools_by_name(tools: Iterable[Any]) -> dict[str, list[dict]]:
     return out
 
 
+UNKNOWN_TOOL = "the server does not list this tool"
+
+
 def plan_cases(
     tools: Iterable[Any], cases: list[Case], allow_writes: bool = False, auto: bool = True
 ) -> tuple[list[Case], list[Skip]]:
@@ -143,7 +147,7 @@ def plan_cases(
     listed = {c.tool for c in cases}
     for c in cases:
         if c.tool not in by_name:
-            skipped.append(Skip(c.tool, c.name, "the server does not list this tool"))
+            skipped.append(Skip(c.tool, c.name, UNKNOWN_TOOL + did_you_mean(c.tool, by_name)))
             continue
         run.append(c)  # listed in the cases file: the user asked for this call
     for name, same in by_name.items():

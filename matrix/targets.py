@@ -93,7 +93,9 @@ def server_key(target: Mapping | None, server_info: object) -> ServerKey:
         return ServerKey(slug(name), "serverInfo.name")
     command = target.get("command")
     if isinstance(command, (list, tuple)):
-        for arg in command:
+        for arg, before in zip(command, ("", *command)):
+            if before in ("-c", "-e", "--eval"):  # inline code names nothing
+                break
             if not isinstance(arg, str) or arg.startswith("-") or arg == MASK:
                 continue
             key = slug(arg)
@@ -224,6 +226,8 @@ class Target:
             d["env"] = {k: MASK for k in self.env}
         if self.cwd:
             d["cwd"] = self.cwd
+        if self.kind == "stdio":
+            d["inherit_env"] = self.inherit_env
         if self.name:
             d["name"] = self.name
         return d

@@ -26,6 +26,7 @@ from markupsafe import Markup
 
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
+from matrix.report.triage import build_triage, citable, headline, problems
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -53,10 +54,10 @@ def _environment() -> Environment:
 def write_html(
     events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
-    stream.write(render_html(build_report(events, failing)))
+    stream.write(render_html(build_report(events, failing), build_triage(events)))
 
 
-def render_html(doc: Mapping[str, Any]) -> str:
+def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
     template = _environment().get_template("report.html.j2")
     # The inline style and script are static blocks: render them alone to hash them for the CSP.
     style = "".join(template.blocks["style"](template.new_context({})))
@@ -75,6 +76,10 @@ def render_html(doc: Mapping[str, Any]) -> str:
         server=server,
         doc=doc,
         runs=runs,
+        problems=[{"verdict": c.verdict, "headline": headline(c), "fix": c.fix,
+                   "evidence": [citable(src) for _, src in c.evidence[:3]], "weakest": c.weakest}
+                  for c in problems(causes or [])],
+        triaged=causes is not None,
         data=Markup(script_json(data)),
         csp=f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
         "img-src data:; base-uri 'none'; form-action 'none'",

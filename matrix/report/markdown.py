@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
+from matrix.report.triage import Cause, build_triage, citable, headline, problems
 from matrix.verdicts import MEANING, SYMBOL
 
 # Characters with an inline meaning in CommonMark/GFM wherever they stand (our text never
@@ -97,10 +98,33 @@ def _groups(cells: list[dict]) -> list[list[dict]]:
 def write_markdown(
     events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
-    stream.write(render_markdown(build_report(events, failing)))
+    stream.write(render_markdown(build_report(events, failing), build_triage(events)))
 
 
-def render_markdown(doc: Mapping[str, Any]) -> str:
+def problems_section(causes: list[Cause] | None) -> list[str]:
+    """The "problems to fix" list every report opens with (the terminal's triage, as Markdown)."""
+    if causes is None:
+        return []
+    todo = problems(causes)
+    out = ["## Problems to fix\n"]
+    if not todo:
+        out.append("No problems to fix: every cell is visible, intact or tolerated.\n")
+    for i, c in enumerate(todo, 1):
+        out.append(f"{i}. **{md(c.verdict)}**: {md(headline(c))}")
+        if c.fix:
+            out.append(f"   - fix: {md(c.fix)}")
+        sources = [md_source(citable(src)) for _, src in c.evidence[:3]]
+        if sources:
+            out.append(f"   - evidence ({md(c.weakest or '?')}): " + "; ".join(sources))
+    notes = [c for c in causes if c.stricter]
+    for c in notes:
+        out.append(f"- note (a stricter schema, not a loss): {md(c.summary)} ({len(c.tools)} tool(s), in "
+                   f"{md(', '.join(c.clients))})")
+    out.append("")
+    return out
+
+
+def render_markdown(doc: Mapping[str, Any], causes: list[Cause] | None = None) -> str:
     out: list[str] = []
     w = out.append
     server = doc.get("server") or {}
@@ -110,6 +134,7 @@ def render_markdown(doc: Mapping[str, Any]) -> str:
         if x
     )
     w(f"# mcp-matrix report: {title}\n")
+    out.extend(problems_section(causes))
     w(_metadata(doc))
     w("## Summary\n")
     w(_grid(doc))

@@ -195,8 +195,14 @@ def write_terminal(events: list[dict], console: Console, details: bool = True, v
     if finish and not finish.get("measured", True):
         err = finish.get("error") or {}
         _wrap(console, clean(err.get("message", "")), 0, first="could not measure: ", style="red")
-        for line in (err.get("stderr_tail") or [])[-10:]:
+        tail = (err.get("stderr_tail") or [])[-10:]
+        for line in tail:
             console.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
+        target = start.get("target") if isinstance(start.get("target"), dict) else {}
+        if target.get("kind") == "stdio" and target.get("inherit_env") is False:
+            _wrap(console, "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
+                  "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env", 0,
+                  first="  hint: ")
         if err.get("hint"):
             _wrap(console, clean(err["hint"]), 0, first="  hint: ")
     console.print()

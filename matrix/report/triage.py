@@ -258,9 +258,21 @@ def _weaker(a: str, b: str) -> bool:
     return (_LEVELS.index(a) if a in _LEVELS else 9) > (_LEVELS.index(b) if b in _LEVELS else 9)
 
 
+def headline(c: Cause) -> str:
+    """One root cause as one plain sentence (untrusted parts not escaped: writers escape)."""
+    if c.keywords:
+        verb = "change" if c.code.startswith("changed") else "drop"
+        what = f"clients {verb} {', '.join(c.keywords)} in {len(c.tools)} tool(s): {', '.join(c.tools[:6])}"
+    else:
+        what = f"{c.tool or ', '.join(c.tools[:6])}: {c.summary}"
+    where = "; ".join(f"{v} in {', '.join(names)}" for v, names in sorted(c.by_verdict.items(), key=lambda x: rank(x[0])))
+    extra = f"; {c.calls_lost} calls could not be made" if c.calls_lost else ""
+    return f"{what} ({where}{extra})"
+
+
 def problems(causes: list[Cause]) -> list[Cause]:
     """The causes that are problems to fix (not the stricter-schema notes)."""
     return [c for c in causes if not c.stricter]
 
 
-__all__ = ["Cause", "build_triage", "citable", "problems"]
+__all__ = ["Cause", "build_triage", "citable", "headline", "problems"]
