@@ -136,7 +136,13 @@ LATE_INITIALIZE = (
     "(claude-code#96183); on stdio, do not lock the connection to 2026-07-28 on the discover alone."
 )
 
+DESCRIPTIONS_AS_DATA = (
+    "Write descriptions as plain statements of what the tool and each parameter do: this client "
+    "shows them to the model as untrusted data, so instructions in them (\"always call this first\") are not followed."
+)
+
 BY_CODE: dict[str, str] = {
+    "description-fenced": DESCRIPTIONS_AS_DATA,
     "external-ref": INLINE_EXTERNAL,
     "pattern-too-costly": SIMPLER_PATTERN,
     "root-combinator": FLATTEN_ROOT,
