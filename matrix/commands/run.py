@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from importlib import resources
 from pathlib import Path
 
@@ -108,11 +109,11 @@ def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) 
     if lost:
         tools = sorted({str(e.get("tool")) for e in lost})
         clients = sorted({str(e.get("profile")) for e in lost})
-        console.print(
-            f"release gate: FAILED: {len(tools)} tool(s) hidden, dropping the server or breaking the session in "
-            f"{len(clients)} required client(s) ({names(clients)}); --require names the clients you need",
-            style="red", soft_wrap=True, markup=False,
-        )
+        text = (f"{len(tools)} tool(s) hidden, dropping the server or breaking the session in "
+                f"{len(clients)} required client(s) ({names(clients)}); --require names the clients you need")
+        for i, line in enumerate(textwrap.wrap(text, width=120 - 22, break_on_hyphens=False)):
+            console.print(("release gate: FAILED: " if i == 0 else " " * 22) + line, style="red",
+                          soft_wrap=True, markup=False)
     if over:
         console.print(f"release gate: FAILED: {len(over)} cell(s) over --fail-on ({', '.join(fail_on)})",
                       style="red", soft_wrap=True, markup=False)
