@@ -103,11 +103,6 @@ SESSIONS = (
     "Keep no state between calls in the MCP session: this client may open a new session per call."
 )
 TUPLES = "Use one items schema (or an object) instead of a tuple (items as a list / prefixItems); the client rewrites tuples."
-DESCRIPTIONS_AS_DATA = (
-    "Write descriptions as facts about the tool and its parameters, not as instructions to the "
-    "model: this client fences them as untrusted data the model is told not to follow, so put "
-    "rules the model must obey into the schema (types, enums, required) instead."
-)
 CLIENT_REFUSED = (
     "The client refused to send the call against its copy of the schema: make the schema describe "
     "what the server accepts (no stricter), and keep the stricter rules in the handler."
@@ -161,7 +156,6 @@ BY_CODE: dict[str, str] = {
     "array-without-items": ADD_ITEMS,
     "items-added": ADD_ITEMS,
     "tuple-items-refused": TUPLES,
-    "description-fenced": DESCRIPTIONS_AS_DATA,
     "name-too-long": SHORT_NAMES,
     "name-invalid": SHORT_NAMES,
     "name-collision": UNIQUE_NAMES,
