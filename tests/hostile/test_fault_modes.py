@@ -267,7 +267,8 @@ MODES = [
         3,
         lambda r: unmeasured(r, "list-error", "database unavailable"),
     ),
-    ("duplicate-names", "stdio", ("codex", "goose", "continue"), (), 0, check_duplicate_names),
+    # A dropped or hidden tool in a required client fails the default gate (issue 11): exit 1.
+    ("duplicate-names", "stdio", ("codex", "goose", "continue"), (), 1, check_duplicate_names),
     (
         "many-tools",
         "stdio",
@@ -280,7 +281,7 @@ MODES = [
     ("huge-response", "stdio", TWO, (), 0, check_huge_response),
     ("deep-schema", "stdio", TWO, (), 3, check_deep_schema),
     ("ref-cycle", "stdio", ("claude-code", "codex", "gemini-cli"), (), 0, check_ref_cycle),
-    ("bad-schemas", "stdio", ("claude-code", "cursor", "codex"), (), 0, check_bad_schemas),
+    ("bad-schemas", "stdio", ("claude-code", "cursor", "codex"), (), 1, check_bad_schemas),
     ("huge-description", "stdio", ("claude-code", "vscode-copilot"), (), 0, check_huge_description),
     ("hostile-names", "stdio", TWO, ("--allow-writes",), 0, check_hostile_names),
     ("list-changed", "stdio", TWO, (), 0, check_list_changed),
