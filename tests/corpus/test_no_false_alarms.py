@@ -50,12 +50,24 @@ def discover(snapshot, *extra: str) -> dict:
     return _DISCOVERED[key]
 
 
+# Era variants (a client pinned to 2026-07-28; Claude Code's stdio negotiation rollout flag) fail
+# whole sessions on servers of the other era by design: that is a true session verdict, judged by
+# tests/test_eras_cli.py, not a tool-level false alarm this corpus guards against.
+ERA_VARIANTS = {"python-sdk-modern", "claude-code-stdio-negotiation"}
+
+
 @pytest.mark.parametrize("key", [s.key for s in SERVERS])
 def test_no_real_server_loses_a_tool_in_any_client(corpus, key):
     """The reference servers and FastMCP servers are shown by every client (no hidden tool,
     no dropped server, no broken session): the server name is the config key, not serverInfo.name."""
     doc = discover(corpus[key]["snapshot"])
-    lost = [(v["profile"], t["tool"], t["verdict"]) for v in doc["profiles"] for t in v["tools"] if t["verdict"] in HARD]
+    lost = [
+        (v["profile"], t["tool"], t["verdict"])
+        for v in doc["profiles"]
+        if v["profile"] not in ERA_VARIANTS
+        for t in v["tools"]
+        if t["verdict"] in HARD
+    ]
     assert not lost, lost[:10]
 
 
@@ -65,6 +77,8 @@ def test_no_cell_is_worse_than_its_reviewed_expectation(corpus, key):
     want = expected(key)
     alarms = []
     for view in doc["profiles"]:
+        if view["profile"] in ERA_VARIANTS:
+            continue
         for tool in view["tools"]:
             exp = want.get(view["profile"], {}).get(tool["tool"], {"verdict": "visible", "loses": []})
             if rank(tool["verdict"]) < rank(exp["verdict"]):
