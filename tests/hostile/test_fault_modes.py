@@ -152,8 +152,10 @@ def check_huge_description(run: Run) -> None:
 
 def check_hostile_names(run: Run) -> None:
     d = run.discovery()
-    assert d[("claude-code", "<script>alert(1)</script>")]["verdict"] == "hidden"
-    assert d[("claude-code", "a|b|c")]["verdict"] == "hidden"
+    # Observed (clients/calibrations/claude-code/2.1.278.json): invalid name characters become
+    # "_", so the tool stays usable under a changed name.
+    assert d[("claude-code", "<script>alert(1)</script>")]["verdict"] == "degraded"
+    assert d[("claude-code", "a|b|c")]["verdict"] == "degraded"
     assert d[("continue", "new\nline")]["verdict"] == "visible"
     md = run.report("md")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md and "a\\|b\\|c" in md
@@ -277,10 +279,10 @@ MODES = [
         0,
         check_many_tools,
     ),
-    ("cursor-loop", "stdio", TWO, (), 0, check_cursor_loop),
+    ("cursor-loop", "stdio", TWO, (), 1, check_cursor_loop),
     ("huge-response", "stdio", TWO, (), 0, check_huge_response),
     ("deep-schema", "stdio", TWO, (), 3, check_deep_schema),
-    ("ref-cycle", "stdio", ("claude-code", "codex", "gemini-cli"), (), 0, check_ref_cycle),
+    ("ref-cycle", "stdio", ("claude-code", "codex", "gemini-cli"), (), 1, check_ref_cycle),
     ("bad-schemas", "stdio", ("claude-code", "cursor", "codex"), (), 1, check_bad_schemas),
     ("huge-description", "stdio", ("claude-code", "vscode-copilot"), (), 0, check_huge_description),
     ("hostile-names", "stdio", TWO, ("--allow-writes",), 0, check_hostile_names),
