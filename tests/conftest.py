@@ -85,8 +85,6 @@ KNOWN_REGRESSIONS = {
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
-
     for item in items:
         reason = KNOWN_REGRESSIONS.get(item.nodeid.split("[")[0])
         if reason:

@@ -75,10 +75,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def parse_fail_on(value: str) -> list[str]:
-    return parse_verdicts(value, where="--fail-on")
-
-
 def parse_reports(values: list[str]) -> list[tuple[str, str]]:
     out = []
     for value in values:
@@ -120,7 +116,7 @@ def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) 
 
 
 def run(args: argparse.Namespace) -> int:
-    fail_on = parse_fail_on(args.fail_on)
+    fail_on = parse_verdicts(args.fail_on, where="--fail-on")
     reports = parse_reports(args.report)
     if args.jobs < 1:
         raise InputError("expected at least 1", where="--jobs")

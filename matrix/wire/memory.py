@@ -56,9 +56,6 @@ class InMemoryTransport(Transport):
         if self._thread is not None:
             self._thread.join(timeout=2.0)
 
-    def describe(self) -> dict:
-        return {"transport": self.name}
-
     def _serve(self) -> None:
         while True:
             text = self._work.get()
