@@ -185,11 +185,13 @@ def _from_pyproject(p: Path) -> dict:
 
 def default_required(events: Iterable[dict]) -> tuple[str, ...]:
     """The clients a release must not lose a tool in when no policy names them: every profile of
-    the run that models a real client (probes, whose ``versions`` is ``probe``, model none)."""
+    the run that is ``required_by_default`` (not a probe, not an opt-in configuration). Results
+    written before that field existed fall back to excluding the probes (``versions: probe``)."""
     start = next((e for e in events if e.get("event") == "run-started"), {})
     return tuple(
         str(p.get("name")) for p in start.get("profiles") or []
-        if isinstance(p, dict) and str(p.get("versions", "")).strip() != "probe"
+        if isinstance(p, dict)
+        and p.get("required_by_default", str(p.get("versions", "")).strip() != "probe")
     )
 
 

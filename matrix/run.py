@@ -100,7 +100,8 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
         "baseline": config.baseline.source if config.baseline else None,
         "profiles": [
             {"name": p.name, "client": p.client, "versions": p.versions, "models": p.models,
-             "weakest_evidence": p.weakest_evidence} for p in config.profiles
+             "weakest_evidence": p.weakest_evidence, "required_by_default": p.required_by_default}
+            for p in config.profiles
         ],
     })
     counts: dict[str, int] = {}

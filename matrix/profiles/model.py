@@ -82,6 +82,7 @@ class Profile:
     result: tuple[BehaviourUse, ...] = ()
     extends: tuple[str, ...] = ()
     abstract: bool = False
+    required_by_default: bool = True  # False: a probe or an opt-in configuration
     source: str = ""
     handshake: Handshake | None = None  # None: not declared (the session is not judged)
 
