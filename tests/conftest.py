@@ -69,8 +69,6 @@ def read_json(path: Path):
 KNOWN_REGRESSIONS = {
     "tests/behaviours/test_discovery_speed_invariants.py::test_the_memo_tells_equal_schemas_apart_from_merely_similar_ones":
         "codex-sanitize's new parameters give extra distinct runs (6, expected 3)",
-    "tests/evolution/test_replay.py::test_intermittent_client_behaviours_are_counted_but_never_sent_twice":
-        "the calibrated claude-code no longer stringifies intermittently; the fixture needs a profile that does",
     "tests/calibration/test_drivers.py::test_a_checkout_is_its_own_drivers_path":
         "a non-editable install resolves the drivers path to site-packages",
     "tests/hostile/test_fault_modes.py::test_malformed_tools_are_reported_and_never_crash_the_run":
