@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 from matrix.behaviours import registry
 from matrix.behaviours.validation import validation_errors
 from matrix.classify import Answer, Expectation, Verdict, classify
+from matrix.connection import Connection  # a session that reopens after a failure
 from matrix.discovery import discover_all
 from matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
 from matrix.evolution.replay_report import (
@@ -61,7 +62,6 @@ from matrix.evolution.replay_report import (
 )
 from matrix.model import CallContext, CallPlan, ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
-from matrix.run import Connection  # a session that reopens after a failure
 from matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
