@@ -44,6 +44,8 @@ class Finding:
     information the server sent no longer reaches the model; ``materiality`` how much that
     matters (matrix.materiality derives it centrally, for every cell). ``behaviour`` and
     ``evidence`` are filled by the simulator from the profile entry that produced it.
+    ``culprit`` names the server's tool that caused a list-level failure, on the findings
+    copied to the other tools (so no reader recovers it from the message).
     """
 
     code: str
@@ -54,9 +56,10 @@ class Finding:
     behaviour: str = ""
     evidence: tuple[Evidence, ...] = ()
     materiality: str = ""  # none | stricter | guidance | constraint, derived by matrix.materiality
+    culprit: str = ""
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "code": self.code,
             "message": self.message,
             "pointer": self.pointer,
@@ -66,6 +69,9 @@ class Finding:
             "behaviour": self.behaviour,
             "evidence": [e.to_json() for e in self.evidence],
         }
+        if self.culprit:
+            out["culprit"] = self.culprit
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,10 @@ class ToolState:
         name = self.original.get("name") if isinstance(self.original, dict) else None
         return name if isinstance(name, str) else ""
 
-    def with_finding(self, finding: Finding, **changes: Any) -> "ToolState":
+    def with_finding(self, finding: Finding, **changes: Any) -> ToolState:
         return evolve(self, findings=self.findings + (finding,), **changes)
 
-    def hide(self, finding: Finding) -> "ToolState":
+    def hide(self, finding: Finding) -> ToolState:
         return self.with_finding(finding, hidden=True)
 
 
@@ -115,7 +121,7 @@ class ListState:
     culprit: int | None = None
     findings: tuple[Finding, ...] = ()
 
-    def fail(self, outcome: str, finding: Finding, culprit: int | None = None) -> "ListState":
+    def fail(self, outcome: str, finding: Finding, culprit: int | None = None) -> ListState:
         if self.outcome != "ok":  # the first failure decides; later ones add nothing
             return self
         return replace(self, outcome=outcome, culprit=culprit, findings=self.findings + (finding,))
@@ -192,7 +198,7 @@ class CallPlan:
     notes: tuple[Finding, ...] = ()
     applied: tuple[str, ...] = ()
 
-    def changed(self, behaviour: str, **changes: Any) -> "CallPlan":
+    def changed(self, behaviour: str, **changes: Any) -> CallPlan:
         return replace(self, applied=self.applied + (behaviour,), **changes)
 
 

@@ -92,7 +92,7 @@ def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07",
         "client-validate",
         refused=Finding(
             code="client-refused",
-            message="the client's own validation refused the call before sending: " + "; ".join(errors[:3]),
+            message="the client's own validation refused the call before sending: " + "; ".join(e.text for e in errors[:3]),
             pointer=errors and "/arguments" or "",
             blast_radius="call",
         ),

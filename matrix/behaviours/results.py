@@ -44,7 +44,7 @@ def require_structured_content(result: Any, ctx: CallContext, validate: bool = T
         if errors:
             return Finding(
                 code="invalid-structured-content",
-                message="structuredContent does not match the tool's outputSchema; the client throws: " + errors[0],
+                message="structuredContent does not match the tool's outputSchema; the client throws: " + errors[0].text,
                 pointer="/result/structuredContent",
                 blast_radius="call",
             )

@@ -33,10 +33,113 @@ ERRORS_KEPT = 5
 
 
 @dataclass(frozen=True)
+class Violation:
+    """One validation error as fields, so nothing downstream parses a validator's English.
+
+    ``validator`` is the keyword that failed (``required``, ``type``, ``additionalProperties``),
+    ``validator_value`` its value in the schema, ``path`` where in the instance (property
+    names and item indexes), ``schema_path`` where in the schema (empty when the validator does
+    not say: fastjsonschema), ``instance`` the failing value, ``names`` the properties involved
+    (missing ones for ``required``, unexpected ones for ``additionalProperties``), and
+    ``message`` the validator's own words, for display only.
+    """
+
+    validator: str
+    validator_value: Any
+    path: tuple[str | int, ...]
+    schema_path: tuple[str | int, ...]
+    instance: Any
+    message: str
+    names: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """The instance path as ``a/b/0``, or ``(root)``."""
+        return "/".join(map(str, self.path)) or "(root)"
+
+    @property
+    def text(self) -> str:
+        """``where: message``, the line a report shows."""
+        return f"{self.where}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {
+            "validator": self.validator,
+            "validator_value": _small(self.validator_value),
+            "path": list(self.path),
+            "schema_path": list(self.schema_path),
+            "instance": _small(self.instance),
+            "names": list(self.names),
+            "message": self.message[:300],
+        }
+
+
+def _small(value: Any) -> Any:
+    """A value as it goes into results: itself when short, else its JSON type (an instance may be huge)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= 200 else value[:200] + "…"
+    text = repr(value)
+    return value if len(text) <= 200 and _plain(value) else {"type": type(value).__name__, "size": len(value)}
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _names(validator: str, value: Any, instance: Any, schema: Any) -> tuple[str, ...]:
+    """The properties a ``required`` or ``additionalProperties`` error is about, from the instance and schema."""
+    if not isinstance(instance, dict):
+        return ()
+    if validator == "required" and isinstance(value, list):
+        return tuple(str(n) for n in value if n not in instance)
+    if validator == "additionalProperties" and isinstance(schema, dict):
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        pats = list(schema.get("patternProperties") or {}) if isinstance(schema.get("patternProperties"), dict) else []
+        return tuple(sorted((str(k) for k in instance if k not in props and not any(_matches(p, k) for p in pats)), key=str))
+    return ()
+
+
+def _from_jsonschema(e: ValidationError) -> Violation:
+    validator = str(e.validator)
+    path = tuple(e.absolute_path)
+    return Violation(
+        validator=validator,
+        validator_value=e.validator_value,
+        path=path,
+        schema_path=tuple(e.absolute_schema_path),
+        instance=e.instance,
+        message=e.message,
+        names=_names(validator, e.validator_value, e.instance, e.schema),
+    )
+
+
+def _from_fast(exc: fastjsonschema.JsonSchemaValueException) -> Violation:
+    rule = str(exc.rule or "")
+    path = tuple(exc.path[1:]) if exc.path and exc.path[0] == "data" else tuple(exc.path or ())
+    return Violation(
+        validator=rule,
+        validator_value=exc.rule_definition,
+        path=path,
+        schema_path=(),
+        instance=exc.value,
+        message=exc.message,
+        names=_names(rule, exc.rule_definition, exc.value, exc.definition),
+    )
+
+
+@dataclass(frozen=True)
 class Validation:
     """What validating one instance found: errors, and patterns too costly to check."""
 
-    errors: tuple[str, ...] = ()
+    errors: tuple[Violation, ...] = ()
     unchecked: tuple[str, ...] = ()
 
 
@@ -126,9 +229,9 @@ def _compile(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
             fn(instance)
             return Validation()
         except fastjsonschema.JsonSchemaValueException as exc:
-            return Validation((exc.message,))
+            return Validation((_from_fast(exc),))
         except Exception as exc:  # noqa: BLE001 -- a compiled validator failing on odd input: report, don't crash
-            return Validation((f"validator error: {exc}",))
+            return Validation((Violation("", None, (), (), instance, f"validator error: {exc}"),))
 
     return check
 
@@ -146,7 +249,7 @@ def _jsonschema_validator(schema: Any, cls, meta) -> Callable[[Any], Validation]
         try:
             errors = []
             for e in validator.iter_errors(instance):
-                errors.append(f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}")
+                errors.append(_from_jsonschema(e))
                 if len(errors) >= ERRORS_KEPT:
                     break
             return Validation(tuple(errors), tuple(unchecked.values()))
@@ -169,6 +272,6 @@ def validate(schema: Any, instance: Any, dialect: str = "draft-07") -> Validatio
     return check(instance) if check else Validation()
 
 
-def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[str]:
+def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[Violation]:
     """Errors of ``instance`` against ``schema`` ([] when valid or when the schema does not compile)."""
     return list(validate(schema, instance, dialect).errors)

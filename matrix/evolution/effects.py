@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from matrix.behaviours.validation import Violation
 from matrix.evidence import weakest
 from matrix.evolution import examples as ex
 from matrix.evolution.model import Change, ClientEffect, PopulationEffect, Probe
@@ -117,29 +118,20 @@ def server_outcome(schema: Any, arguments: Any) -> Outcome:
     return Outcome("intact", "accepted as sent")
 
 
-_MISSING = re.compile(r"^'(?P<name>[^']+)' is a required property$")
-_UNKNOWN = re.compile(
-    # jsonschema < 4.24 says "('a' was unexpected)", later versions "('a' unexpected)".
-    r"^Additional properties are not allowed \((?P<names>.+?) (?:(?:was|were) )?unexpected\)$"
-)
+def plain_errors(errors: Sequence[Violation]) -> str:
+    """Validation errors in plain words: ``customer_id is unknown, account_id is missing``.
 
-
-def plain_errors(errors: list[str]) -> str:
-    """jsonschema's messages in plain words: ``customer_id is unknown, account_id is missing``."""
+    Read from the errors' fields (keyword, instance path, the properties involved), never
+    from a validator's English."""
     unknown, missing, other = [], [], []
     for error in errors:
-        where, _, text = error.partition(": ")
-        if not text:
-            where, text = "(root)", error
-        prefix = "" if where == "(root)" else where.replace("/", ".") + "."
-        m = _MISSING.match(text)
-        u = _UNKNOWN.match(text)
-        if m:
-            missing.append(prefix + m.group("name"))
-        elif u:
-            unknown += [prefix + n.strip().strip("'") for n in u.group("names").split(",")]
+        prefix = "".join(f"{p}." for p in error.path)
+        if error.validator == "required" and error.names:
+            missing += [prefix + n for n in error.names]
+        elif error.validator == "additionalProperties" and error.names:
+            unknown += [prefix + n for n in error.names]
         else:
-            other.append(error if where != "(root)" else text)
+            other.append(error.text if error.path else error.message)
     parts = [f"{n} is unknown" for n in unknown] + [f"{n} is missing" for n in missing] + other
     return ", ".join(dict.fromkeys(parts[:4]))
 

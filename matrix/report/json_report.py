@@ -9,9 +9,7 @@ same thing about every cell.
 
 from __future__ import annotations
 
-import ast
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
@@ -23,7 +21,6 @@ from matrix.verdicts import MEANING, SEVERITY, SYMBOL, rank
 FORMAT = "mcp-matrix.report"
 VERSION = 1
 
-_CULPRIT = re.compile(r"^because of tool ('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"): ")
 _DECIDING = ("hidden", "server-dropped", "session-broken")
 _REASON_PARTS = 3
 
@@ -330,12 +327,8 @@ def _tool_pointer(index: int | None) -> str | None:
 
 def _finding_pointer(f: Mapping[str, Any], index: int | None, tools: _Tools) -> str | None:
     """The finding's pointer (relative to the tool) as a pointer into the snapshot document."""
-    m = _CULPRIT.match(_s(f.get("message")))
-    if m:  # a list-level failure reported on every tool: point at the tool that caused it
-        try:
-            culprit = _index_of(tools, str(ast.literal_eval(m.group(1))))
-        except (ValueError, SyntaxError):
-            culprit = None
+    if f.get("culprit"):  # a list-level failure reported on every tool: point at the tool that caused it
+        culprit = _index_of(tools, _s(f.get("culprit")))
         index = culprit if culprit is not None else index
     base = _tool_pointer(index)
     rel = _s(f.get("pointer"))

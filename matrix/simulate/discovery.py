@@ -8,10 +8,10 @@ be traced to a rule and its source.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from matrix.behaviours import registry
 from matrix.behaviours.schema_refs import external_ref_findings
@@ -134,7 +134,8 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
         reason = final.findings[-1] if final.findings else None
         if reason is not None and culprit is not None:
             culprit_name = final.tools[culprit].server_name if culprit < len(final.tools) else "?"
-            blamed = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}")
+            blamed = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}",
+                             culprit=culprit_name)
     for tool in final.tools:
         label = tool.server_name or f"#{tool.index}"
         if final.outcome != "ok":

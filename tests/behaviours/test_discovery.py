@@ -272,6 +272,8 @@ def test_a_root_anyof_without_type_object_drops_every_tool_of_the_server_in_ts_s
     assert culprit.code == "list-rejected" and culprit.pointer == "/inputSchema/type"
     assert 'inputSchema.type is missing, expected "object"' in culprit.message
     assert culprit.blast_radius == "server"
+    # the other tools carry the culprit as a field, not only in their message
+    assert {f.culprit for t in out.tools if t.tool != "search" for f in t.findings[-1:]} == {"search"}
 
 
 def test_clients_without_the_ts_sdk_keep_the_other_tools_of_a_server_with_an_untyped_root(view):

@@ -105,6 +105,7 @@ def test_a_list_level_failure_points_at_the_tool_that_caused_it():
                     "code": "root-combinator",
                     "message": "because of tool 'memory_reflect': inputSchema has anyOf "
                     "at the root; the model API rejects root combinators",
+                    "culprit": "memory_reflect",
                     "pointer": "/inputSchema/anyOf",
                     "lost": True,
                     "blast_radius": "session",
