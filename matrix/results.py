@@ -6,7 +6,9 @@ schema is written once, as a ``schema`` event, before the first ``discovery`` ev
 names it by ``model_schema_ref`` (a 5,000-tool server through 20 profiles repeated each
 schema in 100,000 lines). Reading gives every discovery event its ``model_schema`` back, so
 readers see the same events from version 1 and 2 files. Secrets carried by the target are
-scrubbed from every line before it is written.
+scrubbed from every line before it is written. Every event read is checked against the
+published schema (matrix.events, ``matrix/schemas/results.schema.json``): a missing or
+mistyped key is an input error naming the file, the line and the key.
 """
 
 from __future__ import annotations
@@ -19,17 +21,25 @@ from typing import IO, Any
 
 from matrix.content_table import ContentTable
 from matrix.errors import TOO_LONG_NUMBER, InputError, check_input_file
+from matrix.events import (
+    FORMAT,
+    READABLE,
+    VERSION,
+    Cell,
+    Event,
+    EventError,
+    as_json,
+    check_event,
+    event_from_json,
+)
 from matrix.targets import scrub_json
-
-FORMAT = "mcp-matrix.results"
-VERSION = 2
-READABLE = (1, 2)
 
 
 class ResultsWriter:
     """Thread-safe JSON-lines sink; flushes every event so an interrupt loses nothing."""
 
     def __init__(self, stream: IO[str] | None, secrets: Iterable[str] = (), also: Callable[[dict], None] | None = None):
+        """``events`` keeps every event written, as JSON (what the writers read)."""
         self.stream = stream
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.also = also
@@ -41,7 +51,8 @@ class ResultsWriter:
         """JSON text with the secrets masked inside its strings (never inside numbers or literals)."""
         return scrub_json(text, self.secrets)
 
-    def __call__(self, event: dict) -> None:
+    def __call__(self, event: Event | dict) -> None:
+        event = as_json(event)
         clean = json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str))) if self.secrets else event
         with self._lock:
             self.events.append(clean)
@@ -118,9 +129,22 @@ def iter_events(path: str | Path) -> Iterator[dict]:
             if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
                 raise InputError(f"model_schema_ref {ref!r} names no schema event before it", where=f"{p}:{number}")
             event["model_schema"] = schemas[ref]
+        try:
+            check_event(event)
+        except EventError as exc:
+            raise InputError(str(exc), where=f"{p}:{number}") from None
         yield event
 
 
-def cells(events: Iterable[dict[str, Any]]) -> list[dict]:
-    """Discovery and call events: the cells of the grid."""
-    return [e for e in events if e.get("event") in ("discovery", "call")]
+def read_typed(path: str | Path) -> list[Event]:
+    """Every event of a results file as typed values (matrix.events)."""
+    return [event_from_json(e) for e in iter_events(path)]
+
+
+def cells(events: Iterable[Event | dict[str, Any]]) -> list[Cell]:
+    """Discovery and call events as typed cells: the cells of the grid."""
+    typed = (event_from_json(e) if isinstance(e, dict) else e for e in events)
+    return [e for e in typed if e.KIND in ("discovery", "call")]
+
+
+__all__ = ["FORMAT", "READABLE", "VERSION", "ResultsWriter", "cells", "iter_events", "read_events", "read_typed"]
