@@ -85,7 +85,7 @@ class SnapshotTaken(_Event):
     """The snapshot document the run measured (``{}`` when the target was never reached)."""
 
     KIND: ClassVar[str] = "snapshot"
-    snapshot: Any = field(default_factory=dict)
+    snapshot: Any
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,8 @@ class SchemaStored(_Event):
     """Version 2 wire form only: a model-facing schema stored once (matrix.results resolves it)."""
 
     KIND: ClassVar[str] = "schema"
-    id: int = 0
-    schema: Any = None
+    id: int
+    schema: Any
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,11 @@ class CallCell(_Event):
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
     variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
+
+    @classmethod
+    def of(cls, event: Mapping[str, Any]) -> CallCell:
+        """The call pipeline's cell: each of its keys must be a field here (and in the schema)."""
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in event.items() if k != "event"})
 
     def to_json(self) -> dict:  # the key order of the version-1 stream
         out = super().to_json()

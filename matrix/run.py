@@ -27,10 +27,10 @@ from matrix.cases import Case, plan_cases, repeat_safe, tools_by_name
 from matrix.classify import Answer, Verdict, classify
 from matrix.connection import Connection, Interrupted, breaker_saw
 from matrix.discovery import discover_all
+from matrix.events import CallCell, DiscoveryCell, Event, ProfileError, RunFinished, RunStarted, Skipped, SnapshotTaken
 from matrix.model import CallContext, ClientView
 from matrix.probes import HANDSHAKE_PROBES
 from matrix.profiles.model import Profile
-from matrix.results import FORMAT, VERSION
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
 from matrix.simulate.caching import stale_window
 from matrix.simulate.calls import evidence_for, held_view, plan_call
@@ -39,7 +39,7 @@ from matrix.targets import Target
 from matrix.verdicts import rank
 from matrix.wire.session import Timeouts
 
-Emit = Callable[[dict], None]
+Emit = Callable[[Event], None]
 
 
 @dataclass
@@ -87,42 +87,39 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
         doc = getattr(exc, "doc", None)  # a snapshot finished before the interrupt is kept
         interrupted_early = True
     snap = Snapshot(doc or {})
-    emit({
-        "event": "run-started", "format": FORMAT, "version": VERSION, "run_id": run_id, "started_at": now(),
-        "mcp_matrix": __version__, "target": config.target.describe(), "server": snap.doc.get("serverInfo"),
-        "server_key": snap.server_key.to_json(), "protocolVersion": snap.doc.get("protocolVersion"), "cases": config.cases_source,
-        "baseline": config.baseline.source if config.baseline else None,
-        "profiles": [
+    emit(RunStarted(
+        run_id=run_id, started_at=now(), mcp_matrix=__version__, target=config.target.describe(),
+        server=snap.doc.get("serverInfo"), server_key=snap.server_key.to_json(),
+        protocolVersion=snap.doc.get("protocolVersion"), cases=config.cases_source,
+        baseline=config.baseline.source if config.baseline else None,
+        profiles=tuple(
             {"name": p.name, "client": p.client, "versions": p.versions, "models": p.models,
              "weakest_evidence": p.weakest_evidence, "required_by_default": p.required_by_default}
             for p in config.profiles
-        ],
-    })
+        ),
+    ))
     counts: dict[str, int] = {}
     if doc is None:
         error = {"kind": "interrupted", "message": "interrupted while connecting to the server", "detail": "",
                  "stderr_tail": []}
-        emit({"event": "run-finished", "finished_at": now(), "measured": False, "counts": counts,
-              "error": error, "interrupted": True})
+        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=True))
         return RunOutcome(False, True, counts)
-    emit({"event": "snapshot", "snapshot": dict(snap.doc)})
+    emit(SnapshotTaken(snapshot=dict(snap.doc)))
     if interrupted_early:
         error = {"kind": "interrupted", "message": "interrupted while the server was being closed, after the snapshot",
                  "detail": "", "stderr_tail": []}
-        emit({"event": "run-finished", "finished_at": now(), "measured": False, "counts": counts,
-              "error": error, "interrupted": True})
+        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=True))
         return RunOutcome(False, True, counts)
     lock = threading.Lock()
 
-    def count(event: dict) -> None:
+    def count(cell: DiscoveryCell | CallCell) -> None:
         with lock:  # profiles count from several threads
-            counts[event["verdict"]] = counts.get(event["verdict"], 0) + 1
-        emit(event)
+            counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
+        emit(cell)
 
     error = snap.error or _list_failure(snap.doc)
     if error:
-        emit({"event": "run-finished", "finished_at": now(), "measured": False, "counts": counts,
-              "error": error, "interrupted": False})
+        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=False))
         return RunOutcome(False, counts=counts)
 
     try:
@@ -131,8 +128,7 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     except KeyboardInterrupt:
         interrupted = True
     passed = deadline.passed()
-    emit({"event": "run-finished", "finished_at": now(), "measured": True, "counts": counts, "interrupted": interrupted,
-          "deadline_passed": passed})
+    emit(RunFinished(finished_at=now(), measured=True, counts=counts, interrupted=interrupted, deadline_passed=passed))
     return RunOutcome(True, interrupted, counts, deadline_passed=passed)
 
 
@@ -187,12 +183,12 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
     base_views = discover_all(config.baseline, config.profiles, server=snap.server_name) if config.baseline else None
     for view in live_views:
         for t in view.tools:
-            count({"event": "discovery", "profile": view.profile, **t.to_json()})
+            count(DiscoveryCell.of(view.profile, t))
 
     live_tools = [tool for _, tool in snap.tools]
     cases, skips = plan_cases(live_tools, config.cases, config.allow_writes, config.auto_cases)
     for s in skips:
-        emit({"event": "skipped", "tool": s.tool, "case": s.case, "reason": s.reason})
+        emit(Skipped(tool=s.tool, case=s.case, reason=s.reason))
     # The first tool of a name stands for it (a server may list a name twice; plan_cases skips
     # such a name unless every one of them is safe to call).
     live_by_name = {name: same[0] for name, same in tools_by_name(live_tools).items()}
@@ -206,7 +202,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
     runners: list[_ProfileRunner] = []
 
     def not_called(profile: str, case: Case, reason: str) -> None:
-        emit({"event": "skipped", "profile": profile, "tool": case.tool, "case": case.name, "reason": reason})
+        emit(Skipped(profile=profile, tool=case.tool, case=case.name, reason=reason))
 
     def run_profile(i: int) -> None:
         profile = config.profiles[i]
@@ -234,7 +230,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                         return
                     not_called(profile.name, case, deadline.reason().replace("not called", "cut short"))
                     continue
-                count(event)
+                count(CallCell.of(event))
                 if config.on_progress:
                     config.on_progress(f"{profile.name} {case.id}")
         finally:
@@ -252,8 +248,8 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                     runner.conn.abort()  # calls waiting past the deadline end now
             for f in done:
                 if f.exception() is not None:
-                    emit({"event": "profile-error", "profile": config.profiles[futures[f]].name,
-                          "error": f"{type(f.exception()).__name__}: {f.exception()}"})
+                    emit(ProfileError(profile=config.profiles[futures[f]].name,
+                                      error=f"{type(f.exception()).__name__}: {f.exception()}"))
     except KeyboardInterrupt:
         stop.set()
         for runner in runners:

@@ -8,6 +8,7 @@ import sys
 from matrix.commands.common import add_target_options, snapshot_from
 from matrix.discovery import discover_all
 from matrix.errors import EXIT_UNMEASURABLE
+from matrix.events import DiscoveryCell, Event, RunFinished, RunStarted
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.discovery_doc import write_discovery
 from matrix.report.terminal import write_terminal
@@ -49,17 +50,17 @@ def discovery_events(snap, views, profiles, name: str = "") -> list[dict]:
     """The views as the result events every writer reads (no calls: discovery only)."""
     key = server_key({**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
                      snap.doc.get("serverInfo"))
-    events: list[dict] = [{
-        "event": "run-started", "server": snap.doc.get("serverInfo"), "server_key": key.to_json(),
-        "profiles": [{"name": p.name, "client": p.client, "versions": p.versions} for p in profiles if not p.abstract],
-    }]
-    events += [{"event": "discovery", "profile": v.profile, **t.to_json()} for v in views for t in v.tools]
-    finished: dict = {"event": "run-finished", "measured": not snap.error}
+    events: list[Event] = [RunStarted(
+        server=snap.doc.get("serverInfo"), server_key=key.to_json(),
+        profiles=tuple({"name": p.name, "client": p.client, "versions": p.versions} for p in profiles if not p.abstract),
+    )]
+    events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
+    error = None
     if snap.error:
-        finished["error"] = {**snap.error, "message": snap.error.get("message", ""),
-                             "stderr_tail": list(snap.error.get("stderr_tail") or [])}
-    events.append(finished)
-    return events
+        error = {**snap.error, "message": snap.error.get("message", ""),
+                 "stderr_tail": list(snap.error.get("stderr_tail") or [])}
+    events.append(RunFinished(measured=not snap.error, error=error))
+    return [e.to_json() for e in events]
 
 
 def _tool_names(views) -> list[str]:

@@ -1,0 +1,148 @@
+"""Typed events: every kind round-trips, follows its published schema, and a bad line names its key."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from matrix.errors import InputError
+from matrix.events import (
+    EVENTS,
+    CallCell,
+    DiscoveryCell,
+    EventError,
+    ProfileError,
+    RunFinished,
+    RunStarted,
+    SchemaStored,
+    Skipped,
+    SnapshotTaken,
+    event_from_json,
+)
+from matrix.results import ResultsWriter, cells, read_events, read_typed
+from matrix.schemas import load_schema
+from matrix.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
+
+FINDING = {"code": "keyword-stripped", "message": "format is stripped", "pointer": "/inputSchema/properties/q/format",
+           "lost": True, "materiality": "constraint", "blast_radius": "tool", "behaviour": "strip-keywords",
+           "evidence": [{"level": "doc", "source": "https://example.com", "note": ""}]}
+
+ONE_OF_EACH = [
+    RunStarted(run_id="r1", started_at="2026-12-01T00:00:00+00:00", mcp_matrix="0.1.0",
+               target={"kind": "server", "server": "memory"}, server={"name": "m", "version": "1"},
+               server_key={"name": "memory", "source": "slug"}, protocolVersion="2025-11-25", cases="cases.yaml",
+               profiles=({"name": "cursor", "client": "Cursor", "versions": "1.x", "models": "", "weakest_evidence": "issue",
+                          "required_by_default": True},)),
+    SnapshotTaken(snapshot={"format": "mcp-matrix.snapshot", "version": 2, "tools": []}),
+    SchemaStored(id=0, schema={"type": "object"}),
+    DiscoveryCell(profile="cursor", tool="find", verdict="degraded", index=0, model_name="find",
+                  model_schema={"type": "object"}, findings=(FINDING,), weakest_evidence="doc"),
+    Skipped(tool="drop", case="auto", reason="may write (not readOnlyHint: true)"),
+    Skipped(profile="cursor", tool="find", case="one", reason="the run's deadline passed"),
+    CallCell(profile="cursor", tool="find", case="one", verdict="silent-loss", origin="file", expect="success",
+             reason="lost q", mutations=({"kind": "removed", "pointer": "/q", "before": "x", "after": None},),
+             answer={"isError": False}, behaviours=("strip-unknown-arguments",),
+             evidence=({"level": "code", "source": "x.ts@1", "note": ""},), weakest_evidence="code",
+             sometimes=("stringify",), stale=True, stale_for="the session", notes=("a note",),
+             variants=({"verdict": "silent-loss", "sometimes": ["stringify"]}, {"verdict": "intact", "sometimes": []}),
+             frequency="sometimes"),
+    ProfileError(profile="zed", error="RuntimeError: boom"),
+    RunFinished(finished_at="2026-12-01T00:00:01+00:00", measured=True, counts={"degraded": 1}, deadline_passed=False),
+    RunFinished(measured=False, error={"kind": "timeout", "message": "no answer", "detail": "", "stderr_tail": []}),
+]
+
+
+def test_every_event_kind_has_a_class_and_a_schema_of_its_own():
+    defs = load_schema("results")["$defs"]
+    assert set(EVENTS) == {e.KIND for e in ONE_OF_EACH}
+    assert set(EVENTS) <= set(defs)
+    assert set(load_schema("results")["properties"]["event"]["enum"]) == set(EVENTS)
+    assert {r["$ref"].rsplit("/", 1)[1] for r in load_schema("results")["oneOf"]} == set(EVENTS)
+
+
+@pytest.mark.parametrize("kind", sorted(EVENTS))
+def test_a_class_has_exactly_the_keys_of_its_schema_and_requires_the_same_ones(kind):
+    cls, schema = EVENTS[kind], load_schema("results")["$defs"][kind]
+    fields = {f.name for f in dataclasses.fields(cls)}
+    wire_only = {"model_schema_ref"}  # version 2 writes a discovery cell's schema by reference
+    assert fields | {"event"} == set(schema["properties"]) - wire_only
+    no_default = {f.name for f in dataclasses.fields(cls)
+                  if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    required_with_default = {"format", "version"} if kind == "run-started" else set()  # the defaults are ours
+    assert no_default | required_with_default | {"event"} == set(schema["required"])
+
+
+def test_the_verdicts_a_schema_allows_are_the_vocabulary():
+    defs = load_schema("results")["$defs"]
+    assert set(defs["discovery"]["properties"]["verdict"]["enum"]) == set(DISCOVERY_VERDICTS)
+    assert set(defs["call"]["properties"]["verdict"]["enum"]) == set(CALL_VERDICTS)
+
+
+@pytest.mark.parametrize("event", ONE_OF_EACH, ids=lambda e: e.KIND)
+def test_an_event_round_trips_through_json_and_follows_the_published_schema(event):
+    data = json.loads(json.dumps(event.to_json()))
+    Draft202012Validator(load_schema("results")).validate(data)
+    assert event_from_json(data) == event
+    assert event_from_json(data).to_json() == data
+
+
+@pytest.mark.parametrize("kind, key", [("discovery", "verdict"), ("discovery", "profile"), ("call", "case"),
+                                       ("call", "tool"), ("skipped", "reason"), ("profile-error", "error"),
+                                       ("run-finished", "measured")])
+def test_a_missing_key_is_an_event_error_naming_it(kind, key):
+    data = next(e for e in ONE_OF_EACH if e.KIND == kind).to_json()
+    del data[key]
+    with pytest.raises(EventError) as info:
+        event_from_json(data)
+    assert info.value.key == key and f"missing key {key!r}" in str(info.value)
+
+
+def test_a_mistyped_nested_key_names_its_path():
+    data = ONE_OF_EACH[3].to_json()
+    data["findings"] = [{"code": "x", "message": 3}]
+    with pytest.raises(EventError) as info:
+        event_from_json(data)
+    assert info.value.key == "findings.0.message"
+
+
+def test_an_unknown_event_kind_is_an_error_listing_the_known_ones():
+    with pytest.raises(EventError, match="unknown event kind 'cell'; expected one of run-started"):
+        event_from_json({"event": "cell"})
+
+
+def _results(tmp_path, events) -> str:
+    path = tmp_path / "r.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        writer = ResultsWriter(handle)
+        for e in events:
+            writer(e)
+    return path
+
+
+def test_a_results_file_with_a_cell_missing_its_verdict_is_an_input_error_naming_file_line_and_key(tmp_path):
+    path = _results(tmp_path, ONE_OF_EACH[:2])
+    cell = ONE_OF_EACH[6].to_json()
+    del cell["verdict"]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(cell) + "\n")
+    with pytest.raises(InputError) as info:
+        read_events(path)
+    assert info.value.where == f"{path}:3"
+    assert info.value.message == "call event: missing key 'verdict'"
+
+
+def test_the_writer_takes_typed_events_and_reading_gives_them_back(tmp_path):
+    events = [e for e in ONE_OF_EACH if e.KIND != "schema"]
+    path = _results(tmp_path, events)
+    assert read_typed(path) == events
+    assert cells(read_events(path)) == [ONE_OF_EACH[3], ONE_OF_EACH[6]]
+
+
+def test_the_call_pipelines_dict_becomes_a_cell_and_an_unknown_key_is_refused():
+    data = ONE_OF_EACH[6].to_json()
+    assert CallCell.of(data) == ONE_OF_EACH[6]
+    with pytest.raises(TypeError):
+        CallCell.of({**data, "not_a_field": 1})
