@@ -118,6 +118,10 @@ SIMPLER_PATTERN = (
     "Use a pattern without nested quantifiers (e.g. ^a+$ rather than ^(a+)+$): a client validating "
     "arguments against it can hang on a long value; check anything more complex in the handler."
 )
+SHORTER_ENUM = (
+    "Keep an enum to tens of values: a client sends every value to the model with each request; for a large "
+    "set of choices take a string, validate it in the handler, and offer a search or list tool for the values."
+)
 BOTH_ERAS = (
     "Support both protocol eras: answer the initialize handshake (2025-11-25 and older) beside "
     "2026-07-28 (server/discover, per-request _meta); the official SDKs serve both by default."
@@ -140,6 +144,7 @@ BY_CODE: dict[str, str] = {
     "description-fenced": DESCRIPTIONS_AS_DATA,
     "external-ref": INLINE_EXTERNAL,
     "pattern-too-costly": SIMPLER_PATTERN,
+    "enum-over-cap": SHORTER_ENUM,
     "root-combinator": FLATTEN_ROOT,
     "root-combinator-deleted": FLATTEN_ROOT,
     "root-combinator-collapsed": FLATTEN_ROOT,

@@ -86,6 +86,11 @@ def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07",
             Finding(code="pattern-too-costly", message=text, pointer="/arguments", blast_radius="call")
             for text in checked.unchecked
         ))
+    if checked.long_enums:  # an enum over the cap (docs/security.md): not checked, and said so
+        plan = replace(plan, notes=plan.notes + tuple(
+            Finding(code="enum-over-cap", message=text, pointer="/arguments", blast_radius="call")
+            for text in checked.long_enums
+        ))
     if not errors:
         return plan
     return plan.changed(

@@ -15,12 +15,12 @@ This is a fresh implementation of the rules read there, not the SDK's code.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 from urllib.parse import unquote
 
 from matrix.behaviours.outcomes import diff_findings, note
 from matrix.behaviours.rewrite import Outcome, schema_rewrite
+from matrix.behaviours.walk import json_copy
 
 MAX_DEPTH = 100
 # Keywords beside a ``$ref`` that constrain nothing (strict_schema.py 0.24.0).
@@ -188,7 +188,7 @@ def agents_strict(schema: Any, reject_open: bool, forced: list | None = None) ->
         raise NotStrict("schema too deeply nested")
     if schema == {}:
         return {"additionalProperties": False, "type": "object", "properties": {}, "required": []}
-    work = copy.deepcopy(schema)
+    work = json_copy(schema)
     out = _walk(work, work, reject_open, 1, False, "", forced if forced is not None else [])
     if isinstance(out.get("anyOf"), list):
         raise NotStrict("the root uses anyOf")

@@ -12,12 +12,12 @@ are walked the same way and put back at the end. A fresh implementation of those
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from matrix.behaviours.openai_agents import nested_deeper_than
 from matrix.behaviours.outcomes import diff_findings
 from matrix.behaviours.rewrite import Outcome, schema_rewrite
+from matrix.behaviours.walk import json_copy
 
 UNIONS = ("allOf", "anyOf", "oneOf")
 DROPPED = ("title", "$schema", "discriminator")
@@ -84,7 +84,7 @@ def openai_transform(schema: Any) -> Any:
         return schema
     if nested_deeper_than(schema, MAX_DEPTH):
         raise _TooDeep
-    work = copy.deepcopy(schema)
+    work = json_copy(schema)
     defs = work.pop("$defs", None)
     out = _handle(work, 0)
     if isinstance(defs, dict) and defs:

@@ -26,6 +26,7 @@ from jsonschema.exceptions import ValidationError
 
 from matrix.behaviours import patterns
 from matrix.behaviours.rewrite import contains, fingerprint, mentions
+from matrix.behaviours.schema_limits import without_long_enums
 from matrix.behaviours.schema_refs import REGISTRY, external_refs, refusing_handlers
 
 DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
@@ -137,10 +138,11 @@ def _from_fast(exc: fastjsonschema.JsonSchemaValueException) -> Violation:
 
 @dataclass(frozen=True)
 class Validation:
-    """What validating one instance found: errors, and patterns too costly to check."""
+    """What validating one instance found: errors, and what was too costly to check."""
 
     errors: tuple[Violation, ...] = ()
-    unchecked: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()  # patterns over their time budget
+    long_enums: tuple[str, ...] = ()  # enums over the cap (schema_limits), left out
 
 
 _COMPILED: dict[tuple[str, str], Callable[[Any], Validation] | None] = {}
@@ -208,6 +210,20 @@ def _fast_path_safe(schema: Any) -> bool:
 
 
 def _compile(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
+    """The check for ``schema``; an enum over the cap (schema_limits) is left out and said so."""
+    schema, skipped = without_long_enums(schema)
+    check = _compile_bounded(schema, dialect)
+    if not skipped or check is None:
+        return check
+
+    def check_and_say(instance: Any) -> Validation:
+        done = check(instance)
+        return Validation(done.errors, done.unchecked, skipped)
+
+    return check_and_say
+
+
+def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
     if dialect == "auto":
         dialect = "2020-12" if isinstance(schema, dict) and schema.get("$schema") == DRAFT_2020 else "draft-07"
     if not isinstance(schema, (dict, bool)):

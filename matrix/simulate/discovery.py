@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from matrix.behaviours import registry
+from matrix.behaviours.schema_limits import enum_findings
 from matrix.behaviours.schema_refs import external_ref_findings
 from matrix.evidence import weakest
 from matrix.materiality import MATERIAL, derive
@@ -30,7 +31,7 @@ def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
         description = raw.get("description") if isinstance(raw, dict) else None
         states.append(
             ToolState(original=raw, page=page, index=index, name=name if isinstance(name, str) else "", schema=schema,
-                      findings=external_ref_findings(raw), description=description)
+                      findings=external_ref_findings(raw) + enum_findings(raw), description=description)
         )
     pages = 1 + max((p for p, _ in tools), default=0)
     return ListState(server=server, tools=tuple(states), pages=pages)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -12,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from matrix.results import read_events
-from tests.conftest import run_cli
+from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD, run_cli
 
 TINY_SERVER = Path(__file__).with_name("tiny_server.py")
+PEAK_RSS = Path(__file__).with_name("peak_rss.py")
 FORMATS = {"md": "r.md", "html": "r.html", "json": "r.json", "junit": "r.xml", "sarif": "r.sarif"}
 # Bounds of every hostile run: short, so a hang shows as a timeout verdict, not a stuck test.
 TIMEOUTS = ("--timeout-call", "3", "--timeout-initialize", "5", "--timeout-list", "5")
@@ -66,6 +68,19 @@ def matrix_run(tmp_path: Path, *target: str, clients=(), extra=(), timeout: floa
     if results.exists() and results.stat().st_size:
         run.events = read_events(results)
     return run
+
+
+def measured_cli(tmp_path: Path, *args: str, timeout: float = 600) -> tuple[subprocess.CompletedProcess, float]:
+    """The real CLI as ``run_cli`` runs it, and the peak memory (MB) of its largest process
+    (mcp-matrix itself or a server it started), read by tests/hostile/peak_rss.py."""
+    if args and args[0] in LOADED_MACHINE_BOUNDS:
+        args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
+    peak = tmp_path / "peak-mb.txt"
+    r = subprocess.run(
+        [sys.executable, str(PEAK_RSS), str(peak), sys.executable, "-m", "matrix", *args],
+        capture_output=True, text=True, timeout=timeout, cwd=NEUTRAL_CWD, check=False,
+    )
+    return r, float(peak.read_text())
 
 
 def tiny_server(tmp_path: Path, config: dict, *args: str) -> str:

@@ -1,5 +1,6 @@
 """Hostile schemas (issue 15, docs/security.md): a ``$ref`` is never fetched or read, a
-catastrophic ``pattern`` never hangs validation.
+catastrophic ``pattern`` never hangs validation, a million-value ``enum`` stays within a
+memory bound.
 
 Each test runs the real CLI against the faulty server in a mode that carries the attack, with a
 real TCP listener standing for a remote schema host and a real file standing for a local secret.
@@ -16,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from matrix.behaviours.validation import validate
+from matrix.results import read_events
 from tests.conftest import run_cli
-from tests.hostile.conftest import assert_no_crash, matrix_run
+from tests.hostile.conftest import assert_no_crash, matrix_run, measured_cli
+from tests.hostile.test_interrupt import servers_of
 
 SECRET = "SECRET-FILE-CONTENT-7f3a9c"
 
@@ -166,3 +169,33 @@ def test_many_strings_against_a_costly_pattern_stay_within_a_bound():
     result = validate(schema, ["a" * 60 + "!"] * 10_000)
     assert time.monotonic() - started < 30  # one budget, not ten thousand
     assert len(result.unchecked) == 1 and not result.errors
+
+
+ENUM_MEMORY_BOUND_MB = 1024  # docs/security.md; measured 282 MB here (7 GB before the cap)
+
+
+@pytest.mark.timeout(900)
+def test_a_million_value_enum_is_reported_not_compiled_and_memory_stays_bounded(tmp_path):
+    record = tmp_path / "calls.jsonl"
+    results = tmp_path / "r.jsonl"
+    # gemini-cli validates arguments (fastjsonschema compiled the enum into 7 GB of code);
+    # openai-agents-strict copies the schema for its strict rewrite.
+    r, peak_mb = measured_cli(
+        tmp_path, "run", "--server", f"faulty --mode huge-enum --record {record}",
+        "--client", "gemini-cli", "--client", "openai-agents-strict", "--results", str(results),
+        "--timeout-list", "300", "--timeout-call", "300",
+    )
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.returncode == 0, r.stderr[-2000:]  # a long enum is reported, not a loss
+    events = read_events(results)
+    assert events[-1]["event"] == "run-finished" and events[-1]["measured"] is True
+    for cell in (e for e in events if e["event"] == "discovery" and e["tool"] == "huge_enum"):
+        found = [f for f in cell["findings"] if f["code"] == "enum-over-cap"]
+        assert found and "1,000,000 values" in found[0]["message"], cell["profile"]
+        assert [e["level"] for e in found[0]["evidence"]] == ["assumed"]
+    calls = [e for e in events if e["event"] == "call" and e["tool"] == "huge_enum"]
+    gemini = [e for e in calls if e["profile"] == "gemini-cli"]
+    assert gemini and any("it was not checked" in n for n in gemini[0]["notes"])
+    assert gemini[0]["verdict"] == "intact"  # the call was made and answered
+    assert peak_mb < ENUM_MEMORY_BOUND_MB, f"peak {peak_mb:.0f} MB"
+    assert servers_of(record) == []
