@@ -1,4 +1,4 @@
-"""Claude Code behaviours first seen in calibration runs (clients/calibrations/claude-code/).
+"""Claude Code behaviours first seen in calibration runs (clients/calibrations/claude-code-278/).
 
 - ``forbid-tuple-items``: Claude Code 2.1.332 leaves out a tool whose schema gives ``items``
   as a list (draft-07 tuple form, not valid 2020-12) while its siblings stay.
@@ -28,7 +28,7 @@ POLICIES = ["drop-tool", "server-dropped", "session-broken"]
 def forbid_tuple_items(schema: Any, policy: str = "drop-tool") -> Outcome:
     """A tool whose schema has ``items`` as a list is refused (Claude Code 2.1.332, observed).
 
-    clients/calibrations/claude-code-current/2.1.332.json; 2.1.278 kept such tools (not in client-quirks.md §1).
+    clients/calibrations/claude-code/2.1.332.json; 2.1.278 kept such tools (not in client-quirks.md §1).
     """
     for node in W.visit(schema, W.WALKS["all"]):
         if isinstance(node.value, dict) and isinstance(node.value.get("items"), list):

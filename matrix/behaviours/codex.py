@@ -40,7 +40,7 @@ STRUCT_WALK = W.Walk(
     maps=("properties",), lists=("anyOf",), singles=("additionalProperties",), items=True
 )
 _MERGE_DEPTH = 64
-# Codex 0.171 (observed, clients/calibrations/codex-current/0.171.0.json): $ref/$defs are kept
+# Codex 0.171 (observed, clients/calibrations/codex/0.171.0.json): $ref/$defs are kept
 # as sent, and oneOf/allOf survive the struct and are walked like anyOf.
 REF_KEYS = ("$ref", "$defs", "definitions")
 

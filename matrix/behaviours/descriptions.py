@@ -63,7 +63,7 @@ def flatten_root(schema: dict, keywords: tuple[str, ...]) -> tuple[dict, list[st
 def describe_root_combinators(state: ListState, keywords: list = list(COMBINATORS)) -> ListState:
     """A root anyOf/oneOf/allOf becomes one flat object plus an "Input constraint" sentence (Claude Code 2.1.332).
 
-    Observed (clients/calibrations/claude-code-current/2.1.332.json); client-quirks.md §1 has
+    Observed (clients/calibrations/claude-code/2.1.332.json); client-quirks.md §1 has
     the earlier drop of such tools (#95504), which the 2.1.278 record confirms.
     """
     kws = tuple(keywords)
@@ -104,7 +104,7 @@ def describe_root_combinators(state: ListState, keywords: list = list(COMBINATOR
 def truncate_tool_description(state: ListState, max_length: int = 2048, suffix: str = "") -> ListState:
     """A tool description longer than ``max_length`` is cut and ``suffix`` appended (Claude Code 2.1.278: 2048, "… [truncated]").
 
-    Observed (clients/calibrations/claude-code/2.1.278.json; not in client-quirks.md §1); 2.1.332 no longer cuts.
+    Observed (clients/calibrations/claude-code-278/2.1.278.json; not in client-quirks.md §1); 2.1.332 no longer cuts.
     """
     tools = []
     changed = False
