@@ -60,13 +60,13 @@ def test_a_version_1_snapshot_still_loads_and_judges_no_session(tmp_path):
 def test_run_on_a_modern_only_server_names_every_handshake_only_client_and_its_fix(cli, tmp_path):
     results = tmp_path / "r.jsonl"
     r = cli("run", "--server", "memory --protocol modern-only", "--no-auto-cases", "--results", str(results),
-            "--client", "claude-code", "--client", "claude-code-legacy", "--client", "gemini-cli",
-            "--client", "python-sdk", "--client", "claude-code-stdio-negotiation", "--client", "claude-code-current",
+            "--client", "claude-code-278", "--client", "claude-code-legacy", "--client", "gemini-cli",
+            "--client", "python-sdk", "--client", "claude-code-stdio-negotiation", "--client", "claude-code",
             timeout=300)
     assert r.returncode in (0, 1), r.stderr + r.stdout
     broken = session_broken(results)
-    # 2.1.278 was recorded sending initialize only; 2.1.332 (claude-code-current) probes server/discover.
-    assert set(broken) == {"claude-code", "claude-code-legacy", "gemini-cli", "claude-code-stdio-negotiation"}
+    # 2.1.278 (claude-code-278) was recorded sending initialize only; 2.1.332 (claude-code) probes server/discover.
+    assert set(broken) == {"claude-code-278", "claude-code-legacy", "gemini-cli", "claude-code-stdio-negotiation"}
     assert "2025-06-18" in broken["gemini-cli"] and "2026-07-28" in broken["gemini-cli"]
     assert "support both eras" in broken["gemini-cli"]
     assert "after a successful server/discover" in broken["claude-code-stdio-negotiation"]
