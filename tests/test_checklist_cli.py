@@ -60,13 +60,13 @@ expected_failures:
 
 def test_required_clients_must_see_every_tool(tmp_path):
     results = tmp_path / "r.jsonl"
-    run_cli("run", "--server", "memory --schema anyof", "--client", "claude-code", "--no-auto-cases",
+    run_cli("run", "--server", "memory --schema anyof", "--client", "claude-code-278", "--no-auto-cases",
             "--cases", str(policy(tmp_path, "cases: {}\n")), "--results", str(results), timeout=120)
-    p = policy(tmp_path, "required_clients: [claude-code]\nfail_on: []\n")
+    p = policy(tmp_path, "required_clients: [claude-code-278]\nfail_on: []\n")
     r = run_cli("check", str(results), "--policy", p)
     assert r.returncode == 1
-    assert "FAILED claude-code sees memory_reflect" in r.stdout and "hidden" in r.stdout
-    assert "passed claude-code sees memory_store" in r.stdout
+    assert "FAILED claude-code-278 sees memory_reflect" in r.stdout and "hidden" in r.stdout
+    assert "passed claude-code-278 sees memory_store" in r.stdout
 
 
 def test_the_policy_can_live_in_pyproject_toml(gateway_results, tmp_path):

@@ -9,12 +9,14 @@ pytest_plugins = ["pytester"]
 
 
 def test_every_cell_becomes_a_test_with_a_readable_id(pytester):
-    r = pytester.runpytest_subprocess("--mcp-server", "memory --schema anyof", "--mcp-client", "claude-code",
+    # claude-code-278 (Claude Code 2.1.144 - 2.1.278) hides a tool with a root anyOf.
+    r = pytester.runpytest_subprocess("--mcp-server", "memory --schema anyof", "--mcp-client", "claude-code-278",
+                                      "--mcp-timeout-initialize", "60",  # a Python server on 2 loaded cores
                                       "-v", "-p", "no:cacheprovider", timeout=180)
     out = r.stdout.str()
-    assert "memory_reflect[claude-code]::alias-only PASSED" in out
+    assert "memory_reflect[claude-code-278]::alias-only PASSED" in out
     # The default gate: a real client must see every tool; the failure says why and the fix.
-    assert "memory_reflect[claude-code] FAILED" in out
+    assert "memory_reflect[claude-code-278] FAILED" in out
     assert "inputSchema has anyOf at the root" in out and "fix: Flatten the root" in out
     r.assert_outcomes(passed=26, failed=1)  # 7 discovery cells + 19 calls (18 listed, 1 automatic) + the run
 
@@ -90,14 +92,15 @@ def test_a_marker_per_client_selects_its_cells(pytester):
 
 
 def test_xdist_workers_collect_the_same_items_and_run_every_cell(pytester):
-    r = pytester.runpytest_subprocess("--mcp-server", "memory --schema anyof", "--mcp-client", "claude-code",
+    r = pytester.runpytest_subprocess("--mcp-server", "memory --schema anyof", "--mcp-client", "claude-code-278",
                                       "--mcp-client", "continue", "-n", "2", "--dist", "loadgroup",
+                                      "--mcp-timeout-initialize", "60",
                                       "-p", "no:cacheprovider", timeout=300)
     out = r.stdout.str()
     assert "different tests were collected" not in out, out[-3000:]
     outcomes = r.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2 * 27  # every cell of both clients ran
-    assert "memory_reflect[claude-code]" in out
+    assert "memory_reflect[claude-code-278]" in out
 
 
 def test_timeouts_and_env_reach_the_server(pytester):

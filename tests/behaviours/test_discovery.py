@@ -225,20 +225,28 @@ def views(view, profile: str, tools, server: str = "memory"):
 # ---------------------------------------------------------------- the seed's cases
 
 
-def test_the_original_memory_reflect_is_hidden_in_current_claude_code_and_the_flat_one_visible(
+def test_the_original_memory_reflect_is_hidden_in_claude_code_278_and_the_flat_one_visible(
     view,
 ):
-    original = views(view, "claude-code", [STORE, REFLECT_ANYOF])
+    original = views(view, "claude-code-278", [STORE, REFLECT_ANYOF])
     assert original["memory_reflect"].verdict == "hidden"
     assert original["memory_store"].verdict == "visible"
     reason = original["memory_reflect"].findings[-1]
     assert reason.code == "root-combinator" and "anyOf at the root" in reason.message
     assert reason.behaviour == "root-combinators" and reason.evidence[0].level == "observed"  # calibrated on 2.1.278
 
-    flat = views(view, "claude-code", [STORE, REFLECT_FLAT])
+    flat = views(view, "claude-code-278", [STORE, REFLECT_FLAT])
     assert flat["memory_reflect"].verdict == "visible"
     assert flat["memory_reflect"].model_name == "mcp__memory__memory_reflect"
     assert flat["memory_reflect"].model_schema == REFLECT_FLAT["inputSchema"]
+
+
+def test_todays_claude_code_shows_the_original_memory_reflect_with_its_anyof_restated_as_prose(view):
+    # Calibrated on 2.1.332 (clients/calibrations/claude-code/2.1.332.json): the bare name is today's release.
+    reflect = views(view, "claude-code", [STORE, REFLECT_ANYOF])["memory_reflect"]
+    assert reflect.verdict == "degraded"
+    assert "anyOf" not in reflect.model_schema
+    assert reflect.model_description.startswith("Input constraint: Provide parameters for at least one of:")
 
 
 def test_the_original_memory_reflect_schema_breaks_every_turn_in_legacy_claude_code(view):
@@ -309,12 +317,12 @@ def test_an_array_without_items_is_given_string_items_by_codex(view):
     }
 
 
-def test_a_70_character_tool_name_is_hashed_by_codex_dropped_by_cursor_and_ellipsised_by_gemini_cli(
+def test_a_70_character_tool_name_is_hashed_by_codex_015_dropped_by_cursor_and_ellipsised_by_gemini_cli(
     view,
 ):
     long_tool = tool(LONG_TOOL, {"type": "object", "properties": {"agent_id": {"type": "string"}}})
 
-    codex = views(view, "codex", [long_tool])[LONG_TOOL]
+    codex = views(view, "codex-015", [long_tool])[LONG_TOOL]
     assert codex.verdict == "degraded"
     assert codex.model_name == "mcp__memory__consolidate2b7cb058523bbd84dd0b2839a889fcca5836e369"
     assert len(codex.model_name) == 64
@@ -377,15 +385,15 @@ def test_gemini_cli_leaves_three_name_type_arrays_alone():
     assert out.tools[0].schema == schema
 
 
-def test_codex_turns_a_root_oneof_into_an_empty_object(view):
-    order = views(view, "codex", [ORDER_ONEOF], "shop")["place_order"]
+def test_codex_015_turns_a_root_oneof_into_an_empty_object(view):
+    order = views(view, "codex-015", [ORDER_ONEOF], "shop")["place_order"]
     assert order.model_schema == {"type": "object", "properties": {}}
     assert order.verdict == "degraded"
     assert any(f.pointer == "/inputSchema/oneOf" and f.lost for f in order.findings)
 
 
-def test_codex_sanitises_refs_types_and_keywords_into_its_struct(view):
-    ticket = views(view, "codex", [NESTED_REFS], "desk")["create_ticket"]
+def test_codex_015_sanitises_refs_types_and_keywords_into_its_struct(view):
+    ticket = views(view, "codex-015", [NESTED_REFS], "desk")["create_ticket"]
     assert ticket.verdict == "degraded"  # the inlined Person loses its format, nothing else
     assert [f.pointer for f in ticket.findings if f.lost] == [
         "/inputSchema/properties/cc/items/properties/email/format",
@@ -412,13 +420,13 @@ def test_codex_sanitises_refs_types_and_keywords_into_its_struct(view):
             },
         },
     )
-    picked = views(view, "codex", [multi])["pick"].model_schema
+    picked = views(view, "codex-015", [multi])["pick"].model_schema
     assert picked["properties"]["v"] == {"type": "string"}  # openai/codex#13768
     assert picked["properties"]["k"] == {"type": "string", "enum": ["fixed"]}
 
 
-def test_codex_replaces_a_circular_ref_with_a_typed_stand_in(view):
-    linked = views(view, "codex", [tool("walk", CYCLIC)])["walk"].model_schema
+def test_codex_015_replaces_a_circular_ref_with_a_typed_stand_in(view):
+    linked = views(view, "codex-015", [tool("walk", CYCLIC)])["walk"].model_schema
     head = linked["properties"]["head"]
     assert head["properties"]["next"] == {"type": "object", "properties": {}}
     assert head["properties"]["value"] == {"type": "integer"}

@@ -20,8 +20,8 @@ from matrix.evolution import KINDS, Change, Diff, diff_snapshots
 from matrix.evolution.schema import steers
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.snapshot import Snapshot, take_snapshot, write_snapshot
-from matrix.wire.session import Timeouts
 from matrix.targets import Target
+from matrix.wire.session import Timeouts
 
 SERVERS = {
     "billing-1": "billing --version 1",
@@ -264,19 +264,19 @@ def test_without_a_raw_twin_the_advice_is_to_add_one_and_adding_one_is_safe(docs
 # -- memory's root combinator, annotations -----------------------------------------------------
 
 
-def test_a_root_anyof_hides_the_tool_in_claude_code_and_breaks_live_conversations_there(diff):
+def test_a_root_anyof_hides_the_tool_in_claude_code_278_and_breaks_live_conversations_there(diff):
     change = only(diff("memory-flat", "memory-anyof"), "root-combinator-added", "memory_reflect")
     assert change.severity == "breaking"
-    assert [e.effect for e in effects(change)["claude-code"]] == ["hidden"]
+    assert [e.effect for e in effects(change)["claude-code-278"]] == ["hidden"]
     assert population(change, "live").effect == "blocked"
-    assert "claude-code" in population(change, "live").message
+    assert "claude-code-278" in population(change, "live").message
     assert any("Flatten the root" in a for a in change.advice)
 
 
 def test_flattening_the_root_again_brings_the_tool_back(diff):
     change = only(diff("memory-anyof", "memory-flat"), "root-combinator-removed", "memory_reflect")
     assert change.severity == "safe"
-    assert [e.effect for e in effects(change)["claude-code"]] == ["visible"]
+    assert [e.effect for e in effects(change)["claude-code-278"]] == ["visible"]
 
 
 def test_a_read_only_tool_that_turns_destructive_is_breaking(docs, diff):

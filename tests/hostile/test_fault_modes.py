@@ -152,7 +152,8 @@ def check_huge_description(run: Run) -> None:
 
 def check_hostile_names(run: Run) -> None:
     d = run.discovery()
-    # Observed (clients/calibrations/claude-code/2.1.278.json): invalid name characters become
+    # Observed (clients/calibrations/claude-code-278/2.1.278.json, and on 2.1.332 in
+    # clients/calibrations/claude-code/2.1.332.json, probe set dotted-name): invalid name characters become
     # "_", so the tool stays usable under a changed name.
     assert d[("claude-code", "<script>alert(1)</script>")]["verdict"] == "degraded"
     assert d[("claude-code", "a|b|c")]["verdict"] == "degraded"

@@ -118,7 +118,7 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
         "--server",
         "memory --schema anyof",
         "--client",
-        "claude-code",
+        "claude-code-278",
         "--client",
         "claude-code-legacy",
         "--client",
@@ -139,7 +139,7 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
     hidden = [
         c
         for c in doc["cells"]
-        if (c["profile"], c["tool"], c["kind"]) == ("claude-code", "memory_reflect", "discovery")
+        if (c["profile"], c["tool"], c["kind"]) == ("claude-code-278", "memory_reflect", "discovery")
     ]
     assert hidden[0]["verdict"] == "hidden" and "decision record 014" in hidden[0]["advice"]
     assert hidden[0]["pointer"].endswith("/tool/inputSchema/anyOf")
