@@ -69,8 +69,6 @@ def read_json(path: Path):
 KNOWN_REGRESSIONS = {
     "tests/behaviours/test_discovery_speed_invariants.py::test_the_memo_tells_equal_schemas_apart_from_merely_similar_ones":
         "codex-sanitize's new parameters give extra distinct runs (6, expected 3)",
-    "tests/calibration/test_drivers.py::test_a_checkout_is_its_own_drivers_path":
-        "a non-editable install resolves the drivers path to site-packages",
     "tests/hostile/test_fault_modes.py::test_malformed_tools_are_reported_and_never_crash_the_run":
         "exit code expectation predates the default release gate",
     "tests/hostile/test_interrupt.py::test_ctrl_c_while_connecting_still_ends_the_results_with_run_finished":

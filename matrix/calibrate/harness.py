@@ -404,8 +404,6 @@ def _driver_env(recipe: Recipe, values: Mapping[str, str], server: ServerSpec) -
     }
     if server.url:
         env["MCP_MATRIX_SERVER_URL"] = values["server_url"]
-    if recipe.kind == "library":
-        env["PYTHONPATH"] = str(REPO)
     return env
 
 

@@ -78,7 +78,23 @@ def test_an_installed_mcp_matrix_puts_only_its_own_package_on_a_drivers_path(tmp
     assert (path / "matrix").resolve() == (site / "matrix").resolve()
 
 
-def test_a_checkout_is_its_own_drivers_path(tmp_path):
+def test_a_checkout_is_its_own_drivers_path(tmp_path, monkeypatch):
+    """From a checkout (an editable install) nothing but the checkout's own packages is on it."""
     from matrix.calibrate import harness
 
-    assert harness.driver_pythonpath(tmp_path) == str(REPO)
+    checkout = tmp_path / "checkout"
+    (checkout / "matrix").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'mcp-matrix'\n")
+    monkeypatch.setattr(harness, "REPO", checkout)
+    assert harness.driver_pythonpath(tmp_path / "run") == str(checkout)
+    assert not (tmp_path / "run").exists()  # no link folder is made for a checkout
+
+
+def test_the_drivers_path_of_this_install_imports_this_very_matrix_package(tmp_path):
+    """Editable (a checkout) or not (CI's ``pip install .``): a driver imports the running package."""
+    import matrix
+    from matrix.calibrate import harness
+
+    path = Path(harness.driver_pythonpath(tmp_path))
+    assert (path / "matrix").resolve() == Path(matrix.__file__).resolve().parent
+    assert not (path / "mcp").exists()
