@@ -67,8 +67,6 @@ def read_json(path: Path):
 # each is listed in the closing note with its cause. Marked here, in one place, so they stay
 # visible in every run ("XFAIL"/"XPASS") and are removed as each is fixed.
 KNOWN_REGRESSIONS = {
-    "tests/behaviours/test_discovery_speed_invariants.py::test_the_memo_tells_equal_schemas_apart_from_merely_similar_ones":
-        "codex-sanitize's new parameters give extra distinct runs (6, expected 3)",
     "tests/hostile/test_fault_modes.py::test_malformed_tools_are_reported_and_never_crash_the_run":
         "exit code expectation predates the default release gate",
     "tests/hostile/test_interrupt.py::test_ctrl_c_while_connecting_still_ends_the_results_with_run_finished":
