@@ -8,9 +8,11 @@ evidence level, so a report can say what happened, why, and how sure we are.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
+from matrix.behaviours.validation import Violation
 from matrix.evidence import Evidence, weakest
 from matrix.model import Finding, Mutation
 
@@ -25,6 +27,7 @@ class Answer:
     error: Mapping[str, Any] | None = None  # RpcError.to_json()
     wire_error: Mapping[str, Any] | None = None  # WireError.to_json()
     elapsed: float = 0.0
+    violations: tuple[Violation, ...] = ()  # a modelled server's validation errors, as fields
 
     @property
     def ok(self) -> bool:
@@ -59,6 +62,7 @@ class Verdict:
     behaviours: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     sometimes: tuple[str, ...] = ()
+    violations: tuple[Violation, ...] = ()  # why the server's inputSchema rejects the call sent
 
     @property
     def weakest_evidence(self) -> str | None:
@@ -115,15 +119,25 @@ def classify(
     refused: Finding | None = None,
     client_failure: Finding | None = None,
     reference: Answer | None = None,
+    invalid: tuple[Violation, ...] = (),
+    unread: tuple[str, ...] = (),
     hidden_reason: str | None = None,
     behaviours: tuple[str, ...] = (),
     evidence: tuple[Evidence, ...] = (),
     sometimes: tuple[str, ...] = (),
 ) -> Verdict:
-    """Decide one (profile, tool, case) cell. ``reference`` is the intact call's answer, if calling twice was safe."""
+    """Decide one (profile, tool, case) cell: the one classifier of ``run``, ``replay`` and ``diff``.
+
+    ``reference`` is the intact call's answer, if calling twice was safe; ``invalid`` how the
+    call sent fails the server's listed ``inputSchema`` (an unmutated call the server refuses
+    is ``failed`` only when it was valid: an invalid one is refused legibly, ``loud``);
+    ``unread`` the pointers of what was sent that the server accepted without reading (its
+    listed schema does not name them, and the call without them got the same answer).
+    """
 
     def v(verdict: str, reason: str) -> Verdict:
-        return Verdict(verdict, reason, mutations, answer.summary() if answer else {}, behaviours, evidence, sometimes)
+        return Verdict(verdict, reason, mutations, answer.summary() if answer else {}, behaviours, evidence, sometimes,
+                       invalid or (answer.violations if answer else ()))
 
     if hidden_reason is not None:
         return v("unreachable", hidden_reason)
@@ -149,6 +163,9 @@ def classify(
             return v("intact", f"refused with {what}, as the case expects")
         if mutations:
             return v("loud", f"{described}; the server refused it with {what} the model can read")
+        if invalid:
+            return v("loud", f"refused with {what} the model can read (the arguments do not match the server's "
+                             f"inputSchema: {invalid[0].text}): {_said(answer)}")
         return v("failed", f"the intact, valid call was refused with {what}: {answer.summary().get('text') or answer.summary().get('message', '')}")
     # The server reported success.
     lossy = [m for m in mutations if m.kind in LOSSY]
@@ -156,15 +173,26 @@ def classify(
         if lossy:
             return v("silent-loss", f"{described}; the server accepted what was left (the case expects an error)")
         return v("accepted-invalid", "the case expects an error, and the server accepted the call" + (f" ({described})" if mutations else ""))
+    ignored = ", ".join(unread[:4])
     if not mutations:
+        if ignored:
+            return v("silent-loss", f"the server accepted it but does not read {ignored}: its inputSchema does not name it, and the call "
+                                    "without it got the same answer")
         problem = check_result(answer, expect)
         return v("failed", f"success, but {problem}") if problem else v("intact", "arrived as intended; the expected outcome")
     if reference is not None and reference.ok and same_result(answer, reference):
         return v("tolerated", f"{described}; the server gave the same result as for the intact call")
     if lossy:
         return v("silent-loss", f"{described}; the server reported success on the reduced call")
+    if ignored:
+        return v("silent-loss", f"{described}; the server reported success but does not read {ignored}")
     sameness = "sameness could not be checked (calling twice is not safe)" if reference is None else "the result differs from the intact call's"
     return v("silent-corruption", f"{described}; the server reported success and {sameness}")
+
+
+def _said(answer: Answer) -> str:
+    s = answer.summary()
+    return str(s.get("text") or s.get("message") or "")[:200]
 
 
 def describe(mutations: tuple[Mutation, ...]) -> str:

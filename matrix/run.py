@@ -24,19 +24,27 @@ from typing import Any
 from matrix import __version__
 from matrix.behaviours import registry
 from matrix.cases import Case, plan_cases, repeat_safe, tools_by_name
-from matrix.classify import Answer, Verdict, classify
+from matrix.classify import Answer, Verdict
 from matrix.connection import Connection, Interrupted, breaker_saw
+from matrix.deliver import Held, Intended, LiveServer, deliver
 from matrix.discovery import discover_all
-from matrix.events import CallCell, DiscoveryCell, Event, ProfileError, RunFinished, RunStarted, Skipped, SnapshotTaken
-from matrix.model import CallContext, ClientView
+from matrix.events import (
+    CallCell,
+    DiscoveryCell,
+    Event,
+    ProfileError,
+    RunFinished,
+    RunStarted,
+    Skipped,
+    SnapshotTaken,
+)
 from matrix.probes import HANDSHAKE_PROBES
 from matrix.profiles.model import Profile
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
 from matrix.simulate.caching import stale_window
-from matrix.simulate.calls import evidence_for, held_view, plan_call
+from matrix.simulate.calls import held_view
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
-from matrix.verdicts import rank
 from matrix.wire.session import Timeouts
 
 Emit = Callable[[Event], None]
@@ -211,6 +219,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
         if window is not None and not window.stale:  # ttlMs 0 honoured, or a list_changed it listens for
             held, cache_note = live_views[i], None
         held_raw = base_tools if held is not live_views[i] else live_by_name
+        holding = Held(profile, held, held.by_tool(), held_raw, live_by_name, cache_note)
         runner = _ProfileRunner(config, profile, stop, deadline, breaker)
         runners.append(runner)  # before the first stop check: an interrupt sees every runner in flight
         try:
@@ -222,7 +231,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                     not_called(profile.name, case, why)
                     continue
                 try:
-                    event = runner.run_case(case, held, held_raw, live_by_name, reference.get(case.id), cache_note)
+                    event = runner.run_case(case, holding, reference.get(case.id))
                     if event.get("stale") and window is not None:
                         event["stale_for"] = window.text  # how long a stale schema lives in this client
                 except Interrupted:
@@ -286,6 +295,8 @@ def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: 
 
 
 class _ProfileRunner:
+    """One profile's session: each case through ``matrix.deliver`` to the live server."""
+
     def __init__(self, config: RunConfig, profile: Profile, stop: threading.Event, deadline: Deadline,
                  breaker: CircuitBreaker) -> None:
         self.config = config
@@ -297,57 +308,28 @@ class _ProfileRunner:
     def close(self) -> None:
         self.conn.close()
 
-    def run_case(self, case: Case, held: ClientView, held_raw: dict, live_raw: dict, reference: Answer | None,
-                 cache_note) -> dict:
+    def run_case(self, case: Case, held: Held, reference: Answer | None) -> dict:
         base = {"event": "call", "profile": self.profile.name, "tool": case.tool, "case": case.name,
                 "origin": case.origin, "expect": case.expect.outcome}
-        view = held.by_tool().get(case.tool)
-        stale = held_raw is not live_raw
-        if view is None or view.verdict not in ("visible", "degraded"):
-            why = f"not visible in this client ({view.verdict})" if view else "the client never saw this tool (not in its cached list)"
-            if view and view.findings:
-                why += f": {view.findings[-1].message}"
-            names = tuple(f.behaviour for f in (view.findings if view else ()) if f.behaviour)
-            verdict = classify(expect=case.expect, mutations=(), answer=None, hidden_reason=why, behaviours=names,
-                               evidence=evidence_for(self.profile, names))
-            return {**base, **_verdict_json(verdict), "stale": stale}
-        ctx = CallContext(tool=case.tool, held_schema=view.model_schema, held_tool=held_raw.get(case.tool), stale=stale)
-        verdicts: list[Verdict] = []
-        notes: list = []
-        for variant in plan_call(self.profile, ctx, case.arguments, case.omit_arguments):
-            plan = variant.plan
-            notes += plan.notes
-            answer = None
-            failure = None
-            if plan.refused is None:
-                bound = self.conn.timeouts.call
-                answer = self.conn.call(plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session)
-                breaker_saw(self.breaker, case.tool, self.profile.name, answer, bound)
-                if answer.wire_error is None and answer.error is None:
-                    failure = self._result_failure(answer.result, ctx)
-            names = tuple(dict.fromkeys(plan.applied + ((failure.behaviour,) if failure else ())
-                                        + (("cache-tools",) if stale and cache_note else ())))
-            verdicts.append(classify(
-                expect=case.expect, mutations=variant.mutations, answer=answer, refused=plan.refused,
-                client_failure=failure, reference=reference if repeat_safe(live_raw.get(case.tool), case) else None,
-                behaviours=names, evidence=evidence_for(self.profile, names), sometimes=variant.sometimes,
-            ))
-        chosen = min(verdicts, key=lambda v: rank(v.verdict))
-        event = {**base, **_verdict_json(chosen), "stale": stale}
-        if notes:
-            event["notes"] = [n.message for n in dict.fromkeys(notes)]
-        if len(verdicts) > 1:
-            event["variants"] = [{"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in verdicts]
+        safe = repeat_safe(held.live_raw.get(case.tool), case)
+        bound = self.conn.timeouts.call
+
+        def heard(tool: str, answer: Answer) -> None:
+            breaker_saw(self.breaker, case.tool, self.profile.name, answer, bound)
+
+        server = LiveServer(self.conn, held.live_raw, reference=lambda _: reference if safe else None, on_answer=heard,
+                            repeat_safe=lambda _: safe)
+        call = Intended(case.tool, case.arguments, case.omit_arguments, case.expect, case.id)
+        done = deliver(self.profile, held, call, server)
+        chosen = done.verdict
+        event = {**base, **_verdict_json(chosen), "stale": held.stale}
+        if done.notes:
+            event["notes"] = [n.message for n in done.notes]
+        if len(done.verdicts) > 1:
+            event["variants"] = [{"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in done.verdicts]
             if chosen.sometimes:
                 event["frequency"] = "sometimes"
         return event
-
-    def _result_failure(self, result: Any, ctx: CallContext):
-        for use in self.profile.result:
-            finding = registry.get(use.name).fn(result, ctx, **dict(use.params))
-            if finding is not None:
-                return replace(finding, behaviour=use.name, evidence=use.evidence)
-        return None
 
 
 def _verdict_json(v: Verdict) -> dict:
@@ -360,4 +342,5 @@ def _verdict_json(v: Verdict) -> dict:
         "evidence": [e.to_json() for e in v.evidence],
         "weakest_evidence": v.weakest_evidence,
         "sometimes": list(v.sometimes),
+        **({"violations": [e.to_json() for e in v.violations]} if v.violations else {}),
     }

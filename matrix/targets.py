@@ -37,6 +37,7 @@ BUNDLED: dict[str, tuple[str, ...]] = {
     "faulty": ("matrix_servers.faulty",),
     "gateway": ("matrix_servers.gateway",),
     "billing": ("matrix_servers.billing",),
+    "strict": ("matrix_servers.strict",),
 }
 
 

@@ -199,19 +199,26 @@ cases:
     assert r.returncode == 0
 
 
-def test_an_intact_valid_call_the_server_rejects_is_failed(cli, tmp_path, transport):
+def test_an_intact_valid_call_the_server_rejects_is_failed_and_an_invalid_one_is_loud(cli, tmp_path, transport):
     cases = write_cases(tmp_path, """
 cases:
   memory_recall:
+    - name: blank-agent
+      arguments: {agent_id: "   "}
     - name: too-many
       arguments: {agent_id: research-bot, limit: 500}
 """)
     results = tmp_path / "r.jsonl"
     r = cli("run", "--server", "memory", "--server-transport", transport, "--client", "continue",
             "--cases", cases, "--no-auto-cases", "--results", str(results), timeout=120)
-    e = calls(results)[("continue", "memory_recall", "too-many")]
+    # valid against the listed inputSchema (a string), refused by the server's own check: the server is wrong
+    e = calls(results)[("continue", "memory_recall", "blank-agent")]
     assert e["verdict"] == "failed" and "refused" in e["reason"]
-    assert r.returncode == 0  # failed is not release-failing by default
+    # limit 500 breaks the listed maximum (100): the refusal is the legible answer to an invalid call
+    e = calls(results)[("continue", "memory_recall", "too-many")]
+    assert e["verdict"] == "loud" and "inputSchema" in e["reason"]
+    assert [(v["validator"], v["path"], v["instance"]) for v in e["violations"]] == [("maximum", ["limit"], 500)]
+    assert r.returncode == 0  # neither is release-failing by default
 
 
 def test_a_client_that_validates_refuses_an_invalid_call_loudly_before_it_reaches_the_server(cli, tmp_path):

@@ -27,20 +27,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from matrix.behaviours.validation import Violation
+from matrix.classify import Answer, Verdict, classify
+from matrix.deliver import SUCCESS, Held, Intended, SchemaServer, deliver, unlisted, unread
 from matrix.evidence import weakest
-from matrix.evolution import examples as ex
 from matrix.evolution.model import Change, ClientEffect, PopulationEffect, Probe
 from matrix.evolution.schema import (
-    additional_closed,
     deprecation,
     input_schema,
     properties,
     required,
 )
-from matrix.model import CallContext, ClientView, Finding, ToolView
+from matrix.model import ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
 from matrix.simulate.caching import StaleWindow, stale_window
-from matrix.simulate.calls import evidence_for, held_view, plan_call
+from matrix.simulate.calls import Variant, evidence_for, held_view
 from matrix.snapshot import Snapshot
 from matrix.verdicts import rank
 
@@ -100,22 +100,47 @@ def alias_pairs(schema: Any) -> list[tuple[str, str]]:
     return out
 
 
+def alias_rule(schema: Any, arguments: Any) -> Violation | None:
+    """The handler's at-least-one rule of an alias and its target, as a refusal (for ``SchemaServer``)."""
+    if not isinstance(arguments, Mapping):
+        return None
+    for alias, target in alias_pairs(schema):
+        if alias not in arguments and target not in arguments:
+            return Violation(
+                validator="x-alias-or-target",
+                validator_value=[target, alias],
+                path=(),
+                schema_path=(),
+                instance=arguments,
+                message=f"neither {target} nor its alias {alias} is given (the handler's at-least-one rule)",
+                names=(target, alias),
+            )
+    return None
+
+
+def schema_server(tools: Mapping[str, Any]) -> SchemaServer:
+    """The server the diff assumes: it validates against the schema it lists, and keeps the alias rule."""
+    return SchemaServer(tools, rules=(alias_rule,))
+
+
 def server_outcome(schema: Any, arguments: Any) -> Outcome:
-    """How a server that validates against ``schema`` answers ``arguments``."""
-    errors = ex.validation_errors(schema, arguments)
-    if errors:
-        plain = plain_errors(errors)
+    """How a server that validates against ``schema`` answers ``arguments`` (a frozen call, no client)."""
+    tool = {"inputSchema": schema}
+    server = schema_server({"tool": tool})
+    answer = server.answer("tool", arguments)
+    lost = unread(server, Intended("tool", arguments), tool, arguments, answer) if answer.ok else ()
+    verdict = classify(expect=SUCCESS, mutations=(), answer=answer, invalid=answer.violations, unread=lost).verdict
+    if verdict == "loud":
+        plain = plain_errors(answer.violations)
         return Outcome("loud", f"the server refuses it: {plain}", detail=plain)
-    if isinstance(arguments, Mapping):
-        for alias, target in alias_pairs(schema):
-            if alias not in arguments and target not in arguments:
-                plain = f"neither {target} nor its alias {alias} is given (the handler's at-least-one rule)"
-                return Outcome("loud", f"the server refuses it: {plain}", detail=plain)
-    ignored = _ignored(schema, arguments, "")
-    if ignored:
-        plain = f"{', '.join(ignored)} is ignored (the new schema no longer names it)"
+    if verdict == "silent-loss":
+        plain = f"{_dotted(lost)} is ignored (the new schema no longer names it)"
         return Outcome("silent-loss", f"the server accepts it, but {plain}", detail=plain)
     return Outcome("intact", "accepted as sent")
+
+
+def _dotted(pointers: Sequence[str]) -> str:
+    return ", ".join(p.lstrip("/").replace("/", ".") for p in pointers)
 
 
 def plain_errors(errors: Sequence[Violation]) -> str:
@@ -136,25 +161,6 @@ def plain_errors(errors: Sequence[Violation]) -> str:
     return ", ".join(dict.fromkeys(parts[:4]))
 
 
-def _ignored(schema: Any, arguments: Any, prefix: str) -> list[str]:
-    if (
-        not isinstance(arguments, Mapping)
-        or not isinstance(schema, Mapping)
-        or additional_closed(schema)
-    ):
-        return []
-    if schema.get("additionalProperties") not in (None, True) or "patternProperties" in schema:
-        return []
-    props = properties(schema)
-    out = []
-    for key, value in arguments.items():
-        if key not in props:
-            out.append(prefix + key)
-        else:
-            out += _ignored(props[key], value, f"{prefix}{key}.")
-    return out
-
-
 def call_outcomes(
     profile: Profile,
     tool: str,
@@ -169,61 +175,49 @@ def call_outcomes(
     One outcome per way the profile may send the call (keyed by the intermittent behaviours
     applied), so that a behaviour that only sometimes fires is compared with itself.
     """
-    if view is None:
-        why = (
-            "its cached tool list does not have the tool"
-            if stale
-            else "the tool is not in its list"
-        )
-        return {(): Outcome("unreachable", why, ("cache-tools",) if stale else ())}
-    if view.verdict not in ("visible", "degraded"):
-        return {
-            (): Outcome(
-                "unreachable",
-                f"the tool is {view.verdict} in this client",
-                tuple(f.behaviour for f in view.findings if f.behaviour),
-            )
-        }
-    ctx = CallContext(tool=tool, held_schema=view.model_schema, held_tool=raw, stale=stale)
+    tools = {tool: view} if view is not None else {}
+    held_raw = {tool: raw}
+    live_raw = {tool: {"inputSchema": schema}} if stale else held_raw
+    note = Finding(code="stale-cache", message="the client keeps the tool list it read at session start") if stale else None
+    held = Held(profile, None, tools, held_raw, live_raw, note)
+    server = schema_server({tool: {"inputSchema": schema}})
+    done = deliver(profile, held, Intended(tool, arguments), server)
+    if done.before_server and not done.variants:  # the client does not show the tool
+        if view is None:
+            why = "its cached tool list does not have the tool" if stale else "the tool is not in its list"
+            return {(): Outcome("unreachable", why, ("cache-tools",) if stale else ())}
+        names = tuple(f.behaviour for f in view.findings if f.behaviour)
+        return {(): Outcome("unreachable", f"the tool is {view.verdict} in this client", names)}
     found: dict[tuple[str, ...], Outcome] = {}
-    for variant in plan_call(profile, ctx, arguments):
-        plan = variant.plan
-        applied = plan.applied + (("cache-tools",) if stale else ())
-        if plan.refused is not None:
-            found[variant.sometimes] = Outcome(
-                "loud",
-                f"its own validation refuses the call before sending ({plan.refused.message.split(': ', 1)[-1]})",
-                applied,
-            )
-            continue
-        answer = server_outcome(schema, plan.arguments)
-        lost = [
-            m.pointer.lstrip("/").replace("/", ".")
-            for m in variant.mutations
-            if m.kind in ("removed", "nulled")
-        ]
-        if answer.verdict == "loud":
-            outcome = Outcome(
-                "loud",
-                (f"it drops {', '.join(lost)} and " if lost else "") + answer.message,
-                applied,
-            )
-        elif lost:
-            outcome = Outcome(
-                "silent-loss",
-                f"it drops {', '.join(lost)} before sending and the server accepts the rest",
-                applied,
-            )
-        elif answer.verdict != "intact":
-            outcome = Outcome(answer.verdict, answer.message, applied)
-        elif variant.mutations:
-            outcome = Outcome(
-                "tolerated", "the call is changed on the way, and the server accepts it", applied
-            )
-        else:
-            outcome = Outcome("intact", "delivered as sent", applied)
-        found[variant.sometimes] = outcome
+    for variant, verdict, answer in zip(done.variants, done.verdicts, done.answers):
+        found[variant.sometimes] = _outcome(variant, verdict, answer, unlisted(live_raw[tool], variant.plan.arguments)[1])
     return found or {(): Outcome("intact", "delivered as sent")}
+
+
+def _outcome(variant: Variant, verdict: Verdict, answer: Answer | None, unread: tuple[str, ...]) -> Outcome:
+    """The classifier's verdict for one variant, in the diff's words."""
+    names = verdict.behaviours
+    plan = variant.plan
+    if plan.refused is not None:
+        why = plan.refused.message.split(": ", 1)[-1]
+        return Outcome("loud", f"its own validation refuses the call before sending ({why})", names)
+    lost = _dotted([m.pointer for m in variant.mutations if m.kind in ("removed", "nulled")])
+    name = verdict.verdict
+    if name == "loud":
+        plain = plain_errors(answer.violations if answer else ())
+        drops = f"it drops {lost} and " if lost else ""
+        return Outcome("loud", f"{drops}the server refuses it: {plain}", names, detail=plain)
+    if name == "silent-loss" and lost:
+        return Outcome(name, f"it drops {lost} before sending and the server accepts the rest", names)
+    if name == "silent-loss":
+        plain = f"{_dotted(unread)} is ignored (the new schema no longer names it)"
+        return Outcome(name, f"the server accepts it, but {plain}", names, detail=plain)
+    if name == "silent-corruption":
+        changed = ", ".join(f"{_dotted([m.pointer]) or '(root)'} {m.kind}" for m in variant.mutations[:4])
+        return Outcome(name, f"it sends {changed} and the server accepts a value the caller did not send", names)
+    if name == "tolerated":
+        return Outcome(name, "the call is changed on the way, and the server reads the same values", names)
+    return Outcome(name, "delivered as sent", names)
 
 
 def _worse_variant(

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from matrix.behaviours import registry
-from matrix.behaviours.validation import validation_errors
-from matrix.classify import Answer, Expectation, Verdict, classify
+from matrix.classify import Answer, Verdict
 from matrix.connection import Connection  # a session that reopens after a failure
+from matrix.deliver import Held, Intended, LiveServer, decide, hold, listed_violations, prepare
 from matrix.discovery import discover_all
 from matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
 from matrix.evolution.replay_report import (
@@ -60,9 +60,9 @@ from matrix.evolution.replay_report import (
     rate,
     rate_text,
 )
-from matrix.model import CallContext, CallPlan, ClientView, Finding, ToolView
+from matrix.model import CallContext, ClientView
 from matrix.profiles.model import Profile
-from matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
+from matrix.simulate.calls import Variant
 from matrix.snapshot import Snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.wire.session import Timeouts
@@ -71,53 +71,9 @@ DETERMINISTIC_RPC_CODES = (
     -32601,
     -32602,
 )  # unknown method, invalid params: the same call fails the same way
-EXPECT = Expectation("success")
 
 
 # -- what a client holds, and one call without the server -------------------------------------
-
-
-@dataclass(frozen=True)
-class Held:
-    """The tool list one profile calls with: its views by server tool name and the raw tools."""
-
-    profile: Profile
-    view: ClientView
-    tools: Mapping[str, ToolView]
-    raw: Mapping[str, Any]  # the tools as the client holds them (the baseline's for a stale cache)
-    live_raw: Mapping[str, Any]  # the tools as the live server sends them now
-    note: Finding | None = None
-    contexts: dict[str, CallContext] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def stale(self) -> bool:
-        return self.raw is not self.live_raw
-
-    def context(self, tool: str, view: ToolView) -> CallContext:
-        """The call context of ``tool`` (the same for every call: made once)."""
-        ctx = self.contexts.get(tool)
-        if ctx is None:
-            ctx = CallContext(
-                tool=tool,
-                held_schema=view.model_schema,
-                held_tool=self.raw.get(tool),
-                stale=self.stale,
-            )
-            self.contexts[tool] = ctx
-        return ctx
-
-
-def hold(
-    profile: Profile,
-    live: ClientView,
-    baseline: ClientView | None,
-    live_tools: Mapping[str, Any],
-    baseline_tools: Mapping[str, Any] | None = None,
-) -> Held:
-    """The profile's held list: its cache behaviours choose the live or the baseline view."""
-    view, note = held_view(profile, live, baseline)
-    raw = baseline_tools if (view is not live and baseline_tools is not None) else live_tools
-    return Held(profile, view, view.by_tool(), raw, live_tools, note)
 
 
 class Prepared(NamedTuple):
@@ -145,7 +101,8 @@ def _as_held(profile: Profile, held: Held | ClientView) -> Held:
         return held
     hit = _WRAPPED.get(id(held))
     if hit is None or hit[0] is not held or hit[1].profile is not profile:
-        hit = (held, Held(profile, held, held.by_tool(), {}, {}))
+        tools: dict[str, Any] = {}  # one mapping for both: a plain view is not a stale cache
+        hit = (held, Held(profile, held, held.by_tool(), tools, tools))
         if len(_WRAPPED) > 64:
             _WRAPPED.clear()
         _WRAPPED[id(held)] = hit
@@ -167,31 +124,11 @@ def prepare_and_classify(
         if isinstance(call, RecordedCall)
         else (call["tool"], call.get("arguments", {}))
     )
-    view = h.tools.get(tool)
-    if view is None or view.verdict not in ("visible", "degraded"):
-        why = (
-            f"not visible in this client ({view.verdict})"
-            if view
-            else "the client does not hold this tool (not in its tool list)"
-        )
-        if view and view.findings:
-            why += f": {view.findings[-1].message}"
-        names = tuple(f.behaviour for f in (view.findings if view else ()) if f.behaviour)
-        verdict = classify(
-            expect=EXPECT,
-            mutations=(),
-            answer=None,
-            hidden_reason=why,
-            behaviours=names,
-            evidence=evidence_for(profile, names),
-        )
-        return Prepared([], verdict, None, None, None)
-    ctx = h.context(tool, view)
-    if profile.call:
-        variants = plan_call(profile, ctx, arguments)
-    else:
-        # no call behaviour: the arguments go out as they are (plan_call's answer, without its copy)
-        variants = [Variant(CallPlan(tool=tool, arguments=arguments), ())]
+    intended = Intended(tool, arguments)
+    ready = prepare(profile, h, intended)
+    if ready.verdict is not None:
+        return Prepared([], ready.verdict, None, None, None)
+    variants = list(ready.variants)
     primary = variants[-1]  # plan_call lists the all-intermittent variant first, the usual one last
     risk = None
     if primary.mutations:
@@ -201,17 +138,9 @@ def prepare_and_classify(
             else "silent-corruption"
         )
     verdict = None
-    if primary.plan.refused is not None:
-        names = primary.plan.applied
-        verdict = classify(
-            expect=EXPECT,
-            mutations=primary.mutations,
-            answer=None,
-            refused=primary.plan.refused,
-            behaviours=names,
-            evidence=evidence_for(profile, names),
-        )
-    return Prepared(variants, verdict, primary, ctx, risk)
+    if primary.plan.refused is not None:  # the client's own validation: decided without a server
+        verdict, _ = decide(profile, h, ready.context, intended, primary, None)
+    return Prepared(variants, verdict, primary, ready.context, risk)
 
 
 # -- frozen-call aliases --------------------------------------------------------------------
@@ -422,7 +351,23 @@ class _Segment:
         self.conn = (
             Connection(config.target, config.timeouts, held.profile) if config.target else None
         )
-        self.used = False  # a call went to the session (not to a session of its own)
+        self.server = (
+            LiveServer(
+                self.conn,
+                held.live_raw,
+                reference=self._reference,
+                repeat_safe=lambda call: _read_only(held.live_raw.get(call.tool)),
+            )
+            if self.conn is not None
+            else None
+        )
+
+    def _reference(self, call: Intended) -> Answer | None:
+        """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
+        if self.server is None or not _read_only(self.held.live_raw.get(call.tool)):
+            return None
+        self.server.used = True
+        return self.conn.call(call.tool, call.arguments, None, call.omit_arguments, new_session=False)
 
     def play(self, calls: Iterable[RecordedCall]) -> None:
         try:
@@ -437,7 +382,7 @@ class _Segment:
 
     def _reads(self, tally: Tally) -> None:
         """The ``read_after`` tools, called once the segment's calls are done (counters summed over sessions)."""
-        if self.conn is None or not self.used:
+        if self.server is None or not self.server.used:
             return
         for tool in self.config.read_after:
             answer = self.conn.call(tool, {}, None, False, new_session=False)
@@ -447,13 +392,6 @@ class _Segment:
             else:
                 tally.note(f"the read {tool} after the replay gave no structuredContent")
 
-    def _send(self, variant: Variant) -> Answer:
-        plan = variant.plan
-        self.used = self.used or not plan.new_session
-        return self.conn.call(
-            plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session
-        )
-
     # -- one call -------------------------------------------------------------------------
 
     def _attempt(
@@ -462,30 +400,11 @@ class _Segment:
         """Prepare, send (live) and classify one call; offline, the verdict is None when it would be sent."""
         target = call if arguments is None else replace(call, arguments=arguments)
         prepared = prepare_and_classify(self.profile, self.held, target)
-        if prepared.verdict is not None or self.conn is None:
+        if prepared.verdict is not None or self.server is None:
             return prepared.verdict, None, prepared
-        variant, ctx = prepared.primary, prepared.context
-        answer = self._send(variant)
-        failure = self._result_failure(answer, ctx) if answer.ok else None
-        reference = None
-        if variant.mutations and answer.ok and _read_only(self.held.live_raw.get(call.tool)):
-            reference = self.conn.call(call.tool, target.arguments, None, False, new_session=False)
-            self.used = True
-        names = tuple(
-            dict.fromkeys(
-                variant.plan.applied
-                + ((failure.behaviour,) if failure else ())
-                + (("cache-tools",) if ctx.stale and self.held.note else ())
-            )
-        )
-        verdict = classify(
-            expect=EXPECT,
-            mutations=variant.mutations,
-            answer=answer,
-            client_failure=failure,
-            reference=reference,
-            behaviours=names,
-            evidence=evidence_for(self.profile, names),
+        intended = Intended(call.tool, target.arguments, id=call.id)
+        verdict, answer = decide(
+            self.profile, self.held, prepared.context, intended, prepared.primary, self.server
         )
         return verdict, answer, prepared
 
@@ -653,13 +572,6 @@ class _Segment:
         a["both"] += 1
         return f"refused under both names (not about {alias.old})"
 
-    def _result_failure(self, answer: Answer, ctx: CallContext) -> Finding | None:
-        for use in self.profile.result:
-            finding = registry.get(use.name).fn(answer.result, ctx, **dict(use.params))
-            if finding is not None:
-                return replace(finding, behaviour=use.name, evidence=use.evidence)
-        return None
-
 
 # -- helpers ----------------------------------------------------------------------------------------
 
@@ -705,9 +617,7 @@ def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: An
         return answer.error.get("code") in DETERMINISTIC_RPC_CODES
     if not isinstance(live_tool, dict) or prepared.primary is None:
         return False
-    return bool(
-        validation_errors(live_tool.get("inputSchema"), prepared.primary.plan.arguments, "auto")
-    )
+    return bool(listed_violations(live_tool, prepared.primary.plan.arguments))
 
 
 def _mutations(prepared: Prepared) -> list[dict]:
