@@ -1,9 +1,11 @@
 """The no-false-alarm corpus: real third-party MCP servers installed from npm and PyPI at pinned
-versions, plus FastMCP-built servers, each snapshotted once per test session through the real CLI.
+versions, plus FastMCP-built servers, each measured once per test session through the real CLI.
 
 Installs are cached in ``~/.cache/mcp-matrix/corpus-<pins>/`` (a lock file keeps parallel
-workers and other checkouts from installing at once); snapshots are taken once per session into
-a directory every xdist worker shares.
+workers and other checkouts from installing at once). Each server's snapshot and its
+``discover --json`` document are made once per session, by whichever xdist worker needs them
+first, under a lock of that server's own: the two workers measure different servers side by
+side, and every assertion about a server reads the same two files.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from matrix.report.discovery_doc import read_discovery
 from tests.conftest import run_cli
 
 HERE = Path(__file__).parent
@@ -55,6 +58,7 @@ SERVERS = (
     Server("fastmcp-notes", ("{py}/python", "{here}/servers/fastmcp_notes.py")),
     Server("sdk-mcpserver-shop", ("{py}/python", "{here}/servers/sdk_mcpserver_shop.py")),
 )
+SERVERS_BY_KEY = {server.key: server for server in SERVERS}
 
 
 @contextmanager
@@ -112,20 +116,50 @@ def prepare(work: Path) -> None:
         _run(["git", *env, "commit", "-q", "-m", "first"], cwd=repo)
 
 
+class Corpus:
+    """The shared per-session directory: each server's command, snapshot and discovery document."""
+
+    def __init__(self, cache: Path, shared: Path) -> None:
+        self.cache = cache
+        self.shared = shared
+        self._docs: dict[str, dict] = {}
+
+    def command(self, key: str) -> str:
+        return command(SERVERS_BY_KEY[key], self.cache, self.shared)
+
+    def snapshot(self, key: str) -> Path:
+        """``mcp-matrix snapshot`` of one server, taken once per session for all workers."""
+        snap = self.shared / f"{key}.json"
+        with locked(self.shared / f"{key}.lock"):
+            if not snap.exists():
+                part = snap.with_suffix(".part")
+                r = run_cli("snapshot", "--stdio", self.command(key), "-o", str(part), timeout=180)
+                if r.returncode != 0:
+                    raise RuntimeError(f"snapshot of {key} failed: {r.stderr[-3000:]}")
+                part.rename(snap)
+        return snap
+
+    def discovery(self, key: str) -> dict:
+        """``mcp-matrix discover SNAPSHOT --json`` of one server (every profile), once per session."""
+        if key not in self._docs:
+            snap = self.snapshot(key)
+            out = self.shared / f"{key}.discover.json"
+            with locked(self.shared / f"{key}.lock"):
+                if not out.exists():
+                    r = run_cli("discover", str(snap), "--json", timeout=180)
+                    if r.returncode != 0:
+                        raise RuntimeError(f"discover of {key} failed: {r.stderr[-3000:]}")
+                    out.with_suffix(".part").write_text(r.stdout)
+                    out.with_suffix(".part").rename(out)
+            self._docs[key] = read_discovery(json.loads(out.read_text()))
+        return self._docs[key]
+
+
 @pytest.fixture(scope="session")
-def corpus(tmp_path_factory) -> dict:
-    """Every corpus server's snapshot path and command, taken once per session for all workers."""
+def corpus(tmp_path_factory) -> Corpus:
+    """The corpus of this session; servers are measured when a test first asks for them."""
     cache = install()
     shared = tmp_path_factory.getbasetemp().parent / "corpus"
     with locked(shared.parent / "corpus.lock"):
         prepare(shared)
-        out = {}
-        for server in SERVERS:
-            snap = shared / f"{server.key}.json"
-            cmd = command(server, cache, shared)
-            if not snap.exists():
-                r = run_cli("snapshot", "--stdio", cmd, "-o", str(snap), timeout=180)
-                if r.returncode != 0:
-                    raise RuntimeError(f"snapshot of {server.key} failed: {r.stderr[-3000:]}")
-            out[server.key] = {"snapshot": snap, "command": cmd}
-    return out
+    return Corpus(cache, shared)

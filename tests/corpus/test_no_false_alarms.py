@@ -37,17 +37,21 @@ def losses(tool: dict) -> set[str]:
     }
 
 
-_DISCOVERED: dict[tuple, dict] = {}
-
-
-def discover(snapshot, *extra: str) -> dict:
-    """``mcp-matrix discover SNAPSHOT --json`` through the real CLI, once per snapshot and options."""
-    key = (str(snapshot), extra)
-    if key not in _DISCOVERED:
-        r = run_cli("discover", str(snapshot), "--json", *extra, timeout=180)
-        assert r.returncode == 0, r.stderr[-3000:]
-        _DISCOVERED[key] = read_discovery(json.loads(r.stdout))
-    return _DISCOVERED[key]
+# The live runs are the longest tests of the corpus: first in the file, so xdist starts them
+# while the other worker measures the servers the discovery tests need.
+@pytest.mark.parametrize("key", ["mcp-server-time", "fastmcp-notes"])
+def test_a_live_run_on_a_real_server_passes_the_gate_and_says_its_assumed_name(corpus, key, tmp_path):
+    results = tmp_path / "r.jsonl"
+    r = run_cli("run", "--stdio", corpus.command(key), "--client", "claude-code", "--client", "cursor",
+                "--client", "codex", "--results", str(results), timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "server name assumed" in r.stdout and "release gate: passed" in r.stdout
+    events = [json.loads(line) for line in results.read_text().splitlines()]
+    calls = [e for e in events if e.get("event") == "call"]
+    assert calls and all(e["verdict"] in ("intact", "tolerated") for e in calls), [
+        (e["profile"], e["tool"], e["case"], e["verdict"], e.get("reason")) for e in calls
+        if e["verdict"] not in ("intact", "tolerated")
+    ]
 
 
 # Era variants (a client pinned to 2026-07-28; Claude Code's stdio negotiation rollout flag) fail
@@ -60,7 +64,7 @@ ERA_VARIANTS = {"python-sdk-modern", "claude-code-stdio-negotiation"}
 def test_no_real_server_loses_a_tool_in_any_client(corpus, key):
     """The reference servers and FastMCP servers are shown by every client (no hidden tool,
     no dropped server, no broken session): the server name is the config key, not serverInfo.name."""
-    doc = discover(corpus[key]["snapshot"])
+    doc = corpus.discovery(key)
     lost = [
         (v["profile"], t["tool"], t["verdict"])
         for v in doc["profiles"]
@@ -73,7 +77,7 @@ def test_no_real_server_loses_a_tool_in_any_client(corpus, key):
 
 @pytest.mark.parametrize("key", [s.key for s in SERVERS])
 def test_no_cell_is_worse_than_its_reviewed_expectation(corpus, key):
-    doc = discover(corpus[key]["snapshot"])
+    doc = corpus.discovery(key)
     want = expected(key)
     alarms = []
     for view in doc["profiles"]:
@@ -100,23 +104,10 @@ def test_every_expected_non_visible_cell_names_what_the_client_loses():
 
 
 def test_a_server_name_the_user_chose_that_a_client_rejects_is_still_a_finding(corpus):
-    doc = discover(corpus["server-everything"]["snapshot"], "--name", "my servers/everything",
-                   "--client", "claude-code", "--client", "codex")
+    r = run_cli("discover", str(corpus.snapshot("server-everything")), "--json", "--name", "my servers/everything",
+                "--client", "claude-code", "--client", "codex", timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = read_discovery(json.loads(r.stdout))
     verdicts = {v["profile"]: {t["verdict"] for t in v["tools"]} for v in doc["profiles"]}
     assert verdicts["codex"] == {"server-dropped"}  # codex refuses the server name outright
     assert "visible" not in verdicts["claude-code"]  # claude-code rewrites (or drops) every tool name
-
-
-@pytest.mark.parametrize("key", ["mcp-server-time", "fastmcp-notes"])
-def test_a_live_run_on_a_real_server_passes_the_gate_and_says_its_assumed_name(corpus, key, tmp_path):
-    results = tmp_path / "r.jsonl"
-    r = run_cli("run", "--stdio", corpus[key]["command"], "--client", "claude-code", "--client", "cursor",
-                "--client", "codex", "--results", str(results), timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    assert "server name assumed" in r.stdout and "release gate: passed" in r.stdout
-    events = [json.loads(line) for line in results.read_text().splitlines()]
-    calls = [e for e in events if e.get("event") == "call"]
-    assert calls and all(e["verdict"] in ("intact", "tolerated") for e in calls), [
-        (e["profile"], e["tool"], e["case"], e["verdict"], e.get("reason")) for e in calls
-        if e["verdict"] not in ("intact", "tolerated")
-    ]
