@@ -26,7 +26,7 @@ from markupsafe import Markup
 
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
-from matrix.report.triage import build_triage, citable, headline, problems
+from matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -76,7 +76,7 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
         server=server,
         doc=doc,
         runs=runs,
-        problems=[{"verdict": c.verdict, "headline": headline(c), "fix": c.fix,
+        problems=[{"verdict": c.verdict, "title": cause_title(c), "where": cause_where(c), "fix": c.fix,
                    "evidence": [citable(src) for _, src in c.evidence[:3]], "weakest": c.weakest}
                   for c in problems(causes or [])],
         triaged=causes is not None,

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
-from matrix.report.triage import Cause, build_triage, citable, headline, problems
+from matrix.report.triage import Cause, build_triage, cause_title, cause_where, citable, problems
 from matrix.verdicts import MEANING, SYMBOL
 
 # Characters with an inline meaning in CommonMark/GFM wherever they stand (our text never
@@ -110,7 +110,8 @@ def problems_section(causes: list[Cause] | None) -> list[str]:
     if not todo:
         out.append("No problems to fix: every cell is visible, intact or tolerated.\n")
     for i, c in enumerate(todo, 1):
-        out.append(f"{i}. **{md(c.verdict)}**: {md(headline(c))}")
+        out.append(f"{i}. **{md(c.verdict)}**: {md(cause_title(c))}")
+        out.append(f"   - {md(cause_where(c))}")
         if c.fix:
             out.append(f"   - fix: {md(c.fix)}")
         sources = [md_source(citable(src)) for _, src in c.evidence[:3]]

@@ -14,15 +14,15 @@ import textwrap
 from rich.console import Console
 from rich.text import Text
 
+from matrix.report import triage
 from matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from matrix.report.grid import build_grid
-from matrix.report.triage import Cause, build_triage, citable, problems
+from matrix.report.triage import LIST_LIMIT, Cause, build_triage, citable, problems
 from matrix.text import safe
 from matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 
 MAX_WIDTH = 120
 CODES = string.ascii_uppercase + string.ascii_lowercase + string.digits
-LIST_LIMIT = 6  # names listed before "and N more"
 
 
 def printable(text: object) -> str:
@@ -35,8 +35,7 @@ def clean(text: object) -> str:
 
 
 def names(items: list[str], limit: int = LIST_LIMIT) -> str:
-    shown = ", ".join(printable(i) for i in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+    return triage.name_list(items, limit, printable)
 
 
 def _width(console: Console) -> int:
@@ -76,25 +75,11 @@ def server_key_sentence(events: list[dict]) -> str | None:
 
 
 def cause_title(c: Cause) -> str:
-    if c.keywords:
-        verb = "change" if c.code.startswith("changed") else "drop"
-        return f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): {names(c.tools, 4)}"
-    who = printable(c.tool) if c.tool else names(c.tools, 4)
-    return f"{who}: {clean(c.summary)}"
+    return triage.cause_title(c, printable, clean)
 
 
 def cause_where(c: Cause) -> str:
-    parts = []
-    for verdict in sorted(c.by_verdict, key=rank):
-        clients = c.by_verdict[verdict]
-        parts.append(f"{verdict} in {names(clients)}" if len(c.by_verdict) > 1 or not c.keywords
-                     else f"in {names(clients)}")
-    blast = []
-    if c.blast_radius in ("server", "session") and len(c.tools) > 1:
-        blast.append(f"takes down {len(c.tools)} tools")
-    if c.calls_lost:
-        blast.append(f"{c.calls_lost} calls could not be made")
-    return " · ".join(parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast)
+    return triage.cause_where(c, printable)
 
 
 def evidence_line(c: Cause, limit: int = 1) -> str:

@@ -18,7 +18,7 @@ cause (``note``), not a loss. Every writer opens with this list (terminal, Markd
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ from matrix.verdicts import rank
 
 FINE = frozenset({"visible", "intact", "tolerated", "skipped"})
 HARD = frozenset({"hidden", "server-dropped", "session-broken"})
+LIST_LIMIT = 6  # names listed before "and N more"
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Cause:
     evidence: list[tuple[str, str]] = field(default_factory=list)  # (level, source) a user can open
     weakest: str | None = None
     stricter: bool = False  # a forced stricter schema: a note, not a loss
+    culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
     by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
     keywords: list[str] = field(default_factory=list)
     seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
@@ -169,8 +171,12 @@ def build_triage(events: list[dict]) -> list[Cause]:
                                            blast_radius=str(f.get("blast_radius") or "tool"),
                                            evidence=_sources(f.get("evidence"))), e, profile, tool)
             if not blamed:  # the culprit's own cell names the tool to change
-                cause.tool = tool
+                if tool not in cause.culprits:
+                    cause.culprits.append(tool)
                 cause.fix = fix
+                # Every tool's own cell carries a session or server finding (the handshake, the
+                # era): the server as a whole is the cause, not one of its tools.
+                cause.tool = tool if len(cause.culprits) == 1 else ""
             hard_of[(profile, tool)] = key
             continue
         lost = _material(findings)
@@ -238,6 +244,7 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
         first.calls_lost += cause.calls_lost
         first.clients += [c for c in cause.clients if c not in first.clients]
         first.tools += [t for t in cause.tools if t not in first.tools]
+        first.culprits += [t for t in cause.culprits if t not in first.culprits]
         first.evidence += [e for e in cause.evidence if e not in first.evidence]
         first.keywords += [k for k in cause.keywords if k not in first.keywords]
         first.lost += [w for w in cause.lost if w not in first.lost]
@@ -258,16 +265,45 @@ def _weaker(a: str, b: str) -> bool:
     return (_LEVELS.index(a) if a in _LEVELS else 9) > (_LEVELS.index(b) if b in _LEVELS else 9)
 
 
-def headline(c: Cause) -> str:
-    """One root cause as one plain sentence (untrusted parts not escaped: writers escape)."""
+def name_list(items: list[str], limit: int = LIST_LIMIT, show: Callable[[str], str] = str) -> str:
+    shown = ", ".join(show(i) for i in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def whole_server(c: Cause) -> bool:
+    """A cause no single tool carries: every tool's own cell has it (the handshake, the era)."""
+    return not c.tool and len(c.culprits) > 1
+
+
+def cause_title(c: Cause, show: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
+    """What to fix, in one sentence. Every writer words a cause with this (and ``cause_where``),
+    so the terminal, Markdown and HTML lists read the same; ``show`` and ``prose`` make names and
+    messages from the server safe for the medium (the terminal's sanitiser; identity where the
+    writer escapes)."""
     if c.keywords:
         verb = "change" if c.code.startswith("changed") else "drop"
-        what = f"clients {verb} {', '.join(c.keywords)} in {len(c.tools)} tool(s): {', '.join(c.tools[:6])}"
+        return f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): " \
+               f"{name_list(c.tools, 4, show)}"
+    if whole_server(c):
+        who = f"the server (all {len(c.tools)} tools)"
     else:
-        what = f"{c.tool or ', '.join(c.tools[:6])}: {c.summary}"
-    where = "; ".join(f"{v} in {', '.join(names)}" for v, names in sorted(c.by_verdict.items(), key=lambda x: rank(x[0])))
-    extra = f"; {c.calls_lost} calls could not be made" if c.calls_lost else ""
-    return f"{what} ({where}{extra})"
+        who = show(c.tool) if c.tool else name_list(c.tools, 4, show)
+    return f"{who}: {prose(c.summary)}"
+
+
+def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
+    """The clients a cause hits (by verdict) and its blast radius, in one line."""
+    parts = []
+    for verdict in sorted(c.by_verdict, key=rank):
+        clients = c.by_verdict[verdict]
+        parts.append(f"{verdict} in {name_list(clients, show=show)}" if len(c.by_verdict) > 1 or not c.keywords
+                     else f"in {name_list(clients, show=show)}")
+    blast = []
+    if c.blast_radius in ("server", "session") and len(c.tools) > 1:
+        blast.append(f"takes down {len(c.tools)} tools")
+    if c.calls_lost:
+        blast.append(f"{c.calls_lost} calls could not be made")
+    return " · ".join(parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast)
 
 
 def problems(causes: list[Cause]) -> list[Cause]:
@@ -275,4 +311,4 @@ def problems(causes: list[Cause]) -> list[Cause]:
     return [c for c in causes if not c.stricter]
 
 
-__all__ = ["Cause", "build_triage", "citable", "headline", "problems"]
+__all__ = ["Cause", "build_triage", "cause_title", "cause_where", "citable", "name_list", "problems", "whole_server"]

@@ -7,12 +7,15 @@ import html as html_lib
 import io
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from matrix.commands.report import write_report
 from matrix.report.html import script_json
+from matrix.text import safe
+from tests.conftest import run_cli
 from tests.report import events as ev
 from tests.report.conftest import dump_dom
 
@@ -96,3 +99,66 @@ def test_hostile_reasons_in_the_details_are_text(page, tmp_path):
     assert "broken · call case|&lt;b&gt;1&lt;/b&gt;" in details
     assert "stderr: Traceback `boom` | &lt;/script&gt;" in details
     assert "<b>" not in details and "<script" not in details
+
+
+class _Problems(HTMLParser):
+    """The "problems to fix" list of a rendered page: (verdict, title) per item, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.items: list[list[str]] = []
+        self._in: str | None = None
+        self._section = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "section" and attrs.get("id") == "problems":
+            self._section = True
+        elif self._section and tag == "li":
+            self.items.append(["", ""])
+        elif self._section and attrs.get("class") in ("verdict", "title"):
+            self._in = attrs["class"]
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self._section = False
+        elif tag in ("strong", "span"):
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in and self.items:
+            self.items[-1][0 if self._in == "verdict" else 1] += data
+
+
+def terminal_problems(stdout: str) -> list[tuple[str, str]]:
+    """The terminal's problems list: (verdict, title), the title's wrapped lines joined."""
+    items: list[tuple[str, str, int]] = []
+    for line in stdout.splitlines():
+        head = re.match(r"^( ?\d+\. )(\S+)( +)(.*)$", line)
+        if head and not line.startswith(" " * 4):
+            items.append((head.group(2), head.group(4), sum(len(g) for g in head.groups()[:3])))
+        elif items and line.startswith(" " * items[-1][2]) and line[items[-1][2]] != " ":
+            verdict, title, indent = items[-1]
+            items[-1] = (verdict, f"{title} {line.strip()}", indent)
+        elif items and not line.startswith(" "):
+            break
+    return [(verdict, " ".join(title.split())) for verdict, title, _ in items]
+
+
+def test_the_html_report_opens_with_the_terminals_problems_list_and_hostile_names_stay_text(tmp_path):
+    """The real CLI on a server with hostile tool names: the page (rendered in headless Chromium)
+    lists the same root causes as the terminal, in the same order, worded the same."""
+    page = tmp_path / "report.html"
+    r = run_cli("run", "--server", "faulty --mode hostile-names", "--report", f"html:{page}", timeout=300)
+    assert r.returncode == 1, r.stderr[-2000:]  # names that break sessions in required clients
+    terminal = terminal_problems(r.stdout)
+    assert len(terminal) >= 5 and len({t for t in terminal}) == len(terminal), r.stdout[:3000]
+    dom = dump_dom(page, tmp_path / "chromium")
+    parser = _Problems()
+    parser.feed(dom)
+    # The terminal shows control characters as escapes (\x1b, \n); the page holds them as text.
+    in_html = [(verdict, " ".join(safe(title).split())) for verdict, title in parser.items]
+    assert in_html == terminal
+    assert any(title.startswith("<script>alert(1)</script>: ") for _, title in in_html)
+    section = dom.split('<section id="problems">', 1)[1].split("</section>", 1)[0]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section and "<script" not in section

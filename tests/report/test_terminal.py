@@ -49,3 +49,16 @@ def test_visible_and_intact_look_different_in_the_grid(full_events):
 
 def test_an_interrupted_run_is_labelled_unfinished():
     assert "unfinished run" in render_terminal(ev.interrupted_run()).splitlines()[0]
+
+
+def test_a_session_finding_every_tool_carries_is_blamed_on_the_server_not_on_one_tool():
+    """The handshake or protocol era (simulate/session.py) breaks the session for every tool,
+    and each tool's own cell says so: the cause is the server, not whichever tool came last."""
+    era = ev._finding("modern-refused", "the client speaks only 2026-07-28; the session never starts", "",
+                      "handshake", [{"level": "code", "source": "mcp mcp/client/client.py@2.3.0"}], radius="session")
+    events = [ev._run_started(), ev._snapshot()] + [
+        ev._discovery("python-sdk-modern", i, "session-broken", [era]) for i in range(len(ev.TOOLS))
+    ]
+    causes = [line for line in render_terminal(events).splitlines() if line.startswith(" 1. ")]
+    assert causes == [(f" 1. session-broken  the server (all {len(ev.TOOLS)} tools): the client speaks only "
+                       "2026-07-28; the session never starts")]
