@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT
-    signals.install()
+    previous = signals.install()
     for stream in (sys.stdout, sys.stderr):
         outputs.escape_surrogates(stream)
     try:
@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 stream.flush()  # a scrubbing stream holds a line without its newline
             except (OSError, ValueError):
                 pass
+        signals.restore(previous)
 
 
 if __name__ == "__main__":

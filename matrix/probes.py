@@ -17,6 +17,7 @@ https://modelcontextprotocol.io/specification/2026-07-28/basic/versioning
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -50,6 +51,8 @@ def answer_json(requested: str, response: Response | None, wire: WireError | Non
 class Prober:
     """Runs probe connections on threads; ``close_all`` ends them (Ctrl-C, or the main thread done)."""
 
+    CLOSE_WAIT = 15.0  # seconds close_all waits for the probe threads (each close takes about 4 s at most)
+
     def __init__(self, target: Target, client: Mapping[str, Any], timeouts: Timeouts) -> None:
         self.target = target
         self.client = client
@@ -58,6 +61,7 @@ class Prober:
         self.threads: list[threading.Thread] = []
         self.results: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._closing = False
 
     def start(self, key: str, probe: Callable[[Session], Any]) -> None:
         thread = threading.Thread(target=self._run, args=(key, probe), name=f"probe-{key}", daemon=True)
@@ -67,6 +71,8 @@ class Prober:
     def _run(self, key: str, probe: Callable[[Session], Any]) -> None:
         transport = self.target.transport(connect_timeout=self.timeouts.initialize)
         with self._lock:
+            if self._closing:  # Ctrl-C came before this probe started: start no server
+                return
             self.transports.append(transport)
         session = Session(transport, client_info=dict(self.client["clientInfo"]),
                           capabilities=dict(self.client["capabilities"]), timeouts=self.timeouts)
@@ -89,13 +95,26 @@ class Prober:
                 thread.join(0.2)
 
     def close_all(self) -> None:
+        """End every probe and its server, and wait for the probe threads (bounded).
+
+        The threads close their own servers side by side once interrupted; waiting for them is
+        what makes sure no server outlives us (a thread may be starting its server right now,
+        and a daemon thread is cut off when the process exits). Whatever a thread did not close
+        in time is closed here."""
+        with self._lock:
+            self._closing = True
+            transports = list(self.transports)
+        for t in transports:
+            t.interrupt("the snapshot was interrupted")
+        deadline = time.monotonic() + self.CLOSE_WAIT
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
         with self._lock:
             transports = list(self.transports)
         for t in transports:
             try:
-                t.interrupt("the snapshot was interrupted")
-                t.close()
-            except Exception:
+                t.close()  # idempotent: at once for a server its thread already ended
+            except Exception:  # noqa: BLE001, S110 -- ending a probe must never fail the snapshot
                 pass
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, NoReturn
 
 from matrix import __version__
 from matrix.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
@@ -171,19 +172,29 @@ def take_snapshot(
             except Exception as exc:  # closing must never lose the snapshot
                 doc["problems"].append({"kind": "close-failed", "message": str(exc)})
     if interrupted:  # the main session's snapshot is whole: keep it, end the probes
-        if prober is not None:
-            prober.close_all()
-        doc["timings"]["total_ms"] = ms(time.monotonic() - started)
-        raise SnapshotInterrupted(doc)
+        _interrupted_with(doc, prober, started)
     if prober is not None:
         try:
             prober.join()
+        except KeyboardInterrupt:  # the same while waiting for the probes: their eras stay unknown
+            _interrupted_with(doc, prober, started)
         except BaseException:
             prober.close_all()
             raise
         _record_eras(doc, refused, prober.results, probe_versions, protocol_version)
     doc["timings"]["total_ms"] = ms(time.monotonic() - started)
     return doc
+
+
+def _interrupted_with(doc: dict, prober: Prober | None, started: float) -> NoReturn:
+    """End the probes and raise ``SnapshotInterrupted`` carrying the finished main snapshot."""
+    if prober is not None:
+        try:
+            prober.close_all()
+        except KeyboardInterrupt:  # a second Ctrl-C: we are stopping already, the snapshot is kept
+            pass
+    doc["timings"]["total_ms"] = ms(time.monotonic() - started)
+    raise SnapshotInterrupted(doc)
 
 
 def _record_eras(doc: dict, main: dict | None, results: Mapping[str, Any], versions: tuple[str, ...],

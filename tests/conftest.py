@@ -67,14 +67,6 @@ def read_json(path: Path):
 # each is listed in the closing note with its cause. Marked here, in one place, so they stay
 # visible in every run ("XFAIL"/"XPASS") and are removed as each is fixed.
 KNOWN_REGRESSIONS = {
-    "tests/hostile/test_fault_modes.py::test_malformed_tools_are_reported_and_never_crash_the_run":
-        "exit code expectation predates the default release gate",
-    "tests/hostile/test_interrupt.py::test_ctrl_c_while_connecting_still_ends_the_results_with_run_finished":
-        "Ctrl-C during the era probes of the snapshot (docs/security.md, open case)",
-    "tests/hostile/test_schema_safety.py::test_a_ref_to_a_listener_or_a_file_is_never_fetched_or_read_during_run":
-        "exit code expectation predates the default release gate",
-    "tests/hostile/test_signals.py::test_ctrl_c_while_the_server_is_closing_keeps_the_snapshot_and_ends_the_server":
-        "Ctrl-C while sessions close (docs/security.md, open case)",
 }
 
 

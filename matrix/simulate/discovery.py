@@ -134,7 +134,7 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
         culprit = final.culprit
         reason = final.findings[-1] if final.findings else None
         if reason is not None and culprit is not None:
-            culprit_name = final.tools[culprit].server_name if culprit < len(final.tools) else "?"
+            culprit_name = (final.tools[culprit].server_name or f"#{culprit}") if culprit < len(final.tools) else "?"
             blamed = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}",
                              culprit=culprit_name)
     for tool in final.tools:

@@ -402,7 +402,11 @@ def test_malformed_tools_are_reported_and_never_crash_the_run(tmp_path):
     clients = ("claude-code", "codex", "continue")
     run = matrix_run(tmp_path, "--stdio", tiny_server(tmp_path, {"tools": tools}), clients=clients)
     assert_no_crash(run)
-    assert run.returncode == 0, run.stderr[-2000:]
+    # The unnamed entries make the TypeScript SDK reject the whole list in claude-code and
+    # continue, both required by the default release gate: findings, so exit 1.
+    assert run.returncode == 1, run.stderr[-2000:]
+    assert "release gate: FAILED" in run.stdout and "required client(s)" in run.stdout
+    assert {e["profile"] for e in run.of("discovery") if e["verdict"] == "server-dropped"} == {"claude-code", "continue"}
     assert run.finished["measured"] is True and not run.of("profile-error")
     skipped = {e["tool"]: e["reason"] for e in run.of("skipped")}
     assert "no example" in skipped["billion_items"] and "no example" in skipped["billion_chars"]

@@ -11,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+from matrix.probes import HANDSHAKE_PROBES
 from matrix.results import read_events
+from matrix.wire.session import LATEST_PROTOCOL
 from tests.conftest import NEUTRAL_CWD
 from tests.hostile.test_interrupt import has_call, servers_of, start, wait_for
 
@@ -34,22 +36,37 @@ def test_sigterm_ends_a_run_like_ctrl_c_with_results_reports_and_no_server_left(
     assert servers_of(record) == []
 
 
-def _record_says_closing(record: Path) -> bool:
-    return record.exists() and "(stdin closed)" in record.read_text()
+def _closing_servers(record: Path) -> int:
+    """How many faulty servers started with ``--record record`` have seen their stdin closed."""
+    return record.read_text().count("(stdin closed)") if record.exists() else 0
+
+
+# The snapshot's servers: the main session, the modern-era probe and one handshake probe per
+# other version (matrix.probes); every one is a slow-exit server that takes 3 s to end.
+SNAPSHOT_SERVERS = 2 + len([v for v in HANDSHAKE_PROBES if v != LATEST_PROTOCOL])
 
 
 def started_until_closing(record: Path, *args: str) -> subprocess.Popen:
-    """The CLI on a slow-exit server, returned once that server saw its stdin closed."""
+    """The CLI on slow-exit servers, returned once every one of them saw its stdin closed: the
+    main session has its snapshot and is being closed (or waits for a probe being closed)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "matrix", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NEUTRAL_CWD,
     )
     try:
-        wait_for(lambda: _record_says_closing(record), 90, "the server to see its stdin closed")
+        wait_for(lambda: _closing_servers(record) >= SNAPSHOT_SERVERS, 120, "every server to see its stdin closed")
     except AssertionError:
         proc.kill()
         raise
     return proc
+
+
+def ctrl_c_twice(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)  # twice: an impatient user
+    _out, err = proc.communicate(timeout=90)
+    return err
 
 
 def test_ctrl_c_while_the_server_is_closing_keeps_the_snapshot_and_ends_the_server(tmp_path):
@@ -58,12 +75,28 @@ def test_ctrl_c_while_the_server_is_closing_keeps_the_snapshot_and_ends_the_serv
     proc = started_until_closing(
         record, "snapshot", "--server", f"faulty --mode slow-exit --record {record}", "-o", str(snap)
     )
-    proc.send_signal(signal.SIGINT)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)  # twice: an impatient user
-    _out, err = proc.communicate(timeout=60)
+    err = ctrl_c_twice(proc)
     assert proc.returncode == 130, err[-2000:]
     assert "Traceback" not in err
     assert servers_of(record) == []  # was: the server leaked 4 times of 4
     doc = json.loads(snap.read_text())  # was: the finished snapshot was discarded
     assert len(doc["tools"]) == 4 and doc["error"] is None
+
+
+def test_ctrl_c_while_run_closes_its_snapshot_sessions_ends_the_results_and_every_server(tmp_path):
+    record = tmp_path / "calls.jsonl"
+    results = tmp_path / "r.jsonl"
+    report = tmp_path / "r.md"
+    proc = started_until_closing(
+        record, "run", "--server", f"faulty --mode slow-exit --record {record}", "--client", "claude-code",
+        "--results", str(results), "--report", f"md:{report}",
+    )
+    err = ctrl_c_twice(proc)
+    assert proc.returncode == 130, err[-2000:]  # was: the run went on and exited 0
+    assert "Traceback" not in err
+    assert servers_of(record) == []
+    events = read_events(results)
+    assert [e["event"] for e in events[:2]] == ["run-started", "snapshot"]
+    assert len(events[1]["snapshot"]["tools"]) == 4  # the finished snapshot is kept
+    assert events[-1]["event"] == "run-finished" and events[-1]["interrupted"] is True
+    assert report.exists()
