@@ -19,38 +19,9 @@ from typing import Any
 
 from matrix.classify import Expectation
 from matrix.errors import InputError, did_you_mean
+from matrix.schemas import load_schema
 
-CASES_SCHEMA = {
-    "type": "object",
-    "required": ["cases"],
-    "additionalProperties": False,
-    "properties": {
-        "server": {"type": "string", "description": "informational: the server these cases are for"},
-        "description": {"type": "string"},
-        "cases": {
-            "type": "object",
-            "description": "tool name -> list of named calls",
-            "additionalProperties": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["name"],
-                    "additionalProperties": False,
-                    "properties": {
-                        "name": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]+$"},
-                        "arguments": {"description": "the intended arguments (usually an object)"},
-                        "omit_arguments": {"type": "boolean", "description": "send tools/call without an arguments key"},
-                        "expect": {"enum": ["success", "error"], "default": "success"},
-                        "contains": {"type": "string", "description": "the result text must contain this"},
-                        "structured": {"type": "object", "description": "structuredContent must contain this subset"},
-                        "repeat_safe": {"type": "boolean", "description": "calling twice is safe (to tell 'tolerated' from 'silent-*')"},
-                        "description": {"type": "string"},
-                    },
-                },
-            },
-        },
-    },
-}
+CASES_SCHEMA: dict = load_schema("cases")  # published: matrix/schemas/cases.schema.json
 
 
 @dataclass(frozen=True)

@@ -25,95 +25,10 @@ from jsonschema import Draft202012Validator
 
 from matrix.errors import InputError, did_you_mean
 from matrix.report.grid import RELEASE_FAILING
-from matrix.verdicts import SEVERITY
+from matrix.schemas import load_schema
 from matrix.yamlfile import key_path, load_yaml_checked
 
-POLICY_SCHEMA: dict = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "required_clients": {
-            "type": "array", "items": {"type": "string"}, "uniqueItems": True,
-            "description": "profiles that must see every tool (discovery visible or degraded)",
-        },
-        "fail_on": {
-            "type": "array", "items": {"enum": list(SEVERITY)}, "uniqueItems": True,
-            "description": "verdicts that fail the release",
-        },
-        "expected_failures": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["client", "reason"],
-                "additionalProperties": False,
-                "properties": {
-                    "client": {"type": "string"},
-                    "tool": {"type": "string"},
-                    "case": {"type": "string"},
-                    "verdict": {"enum": list(SEVERITY)},
-                    "reason": {"type": "string", "minLength": 1, "description": "why this failure is accepted"},
-                },
-            },
-        },
-        "baseline": {
-            "type": "string",
-            "description": "the released version's snapshot: no breaking change against it without an alias "
-            "(a path relative to the policy file)",
-        },
-        "aliases": {
-            "type": "array",
-            "description": "deprecated parameter aliases: each must still be accepted, unless retire is true",
-            "items": {
-                "type": "object",
-                "required": ["tool", "old", "new"],
-                "additionalProperties": False,
-                "properties": {
-                    "tool": {"type": "string", "minLength": 1, "description": "the tool that takes the parameter"},
-                    "old": {"type": "string", "minLength": 1, "description": "the deprecated name (customer_id)"},
-                    "new": {"type": "string", "minLength": 1, "description": "the name it maps to (account_id)"},
-                    "calls": {
-                        "anyOf": [
-                            {"type": "string"},
-                            {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                        ],
-                        "description": "recorded calls (JSON Lines) replayed to prove the old name is accepted; "
-                        "the population comes from the file name (default live)",
-                    },
-                    "retire": {
-                        "type": "boolean",
-                        "default": False,
-                        "description": "this release retires the alias: allowed only when the live, retry and "
-                        "transcript signals have been quiet for retire_quiet_days",
-                    },
-                },
-            },
-        },
-        "recorded_calls": {
-            "type": "array",
-            "description": "recorded-call files whose timestamps are the live, retry and transcript signals",
-            "items": {
-                "anyOf": [
-                    {"type": "string"},
-                    {
-                        "type": "object",
-                        "required": ["file"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "file": {"type": "string"},
-                            "population": {"enum": ["live", "retry", "transcript"]},
-                        },
-                    },
-                ]
-            },
-        },
-        "retire_quiet_days": {
-            "type": "integer",
-            "minimum": 0,
-            "default": 50,
-            "description": "days without a call using an alias before it may be retired (default 50)",
-        },
-    },
-}
+POLICY_SCHEMA: dict = load_schema("policy")  # published: matrix/schemas/policy.schema.json
 
 
 EVOLUTION_KEYS = ("baseline", "aliases", "recorded_calls", "retire_quiet_days")

@@ -201,7 +201,9 @@ def _record_eras(doc: dict, main: dict | None, results: Mapping[str, Any], versi
                  requested: str) -> None:
     """Fill ``eras``; a server that refused the handshake but answers 2026-07-28 is listed modern."""
     answers = [main] if main else []
-    answers += [results[v] for v in dict.fromkeys(versions) if v != requested and v in results]
+    # a probe that failed on the wire comes back as {"wireError": ...}: give it the answer's shape
+    blank = {"protocolVersion": None, "error": None, "wireError": None}
+    answers += [{"requested": v, **blank, **results[v]} for v in dict.fromkeys(versions) if v != requested and v in results]
     modern = results.get("modern") or {}
     doc["eras"] = {"handshake": {"answers": answers}, "modern": modern}
     if doc["error"] is None or not isinstance(modern.get("tools"), list) or (main or {}).get("wireError"):

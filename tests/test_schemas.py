@@ -1,0 +1,144 @@
+"""The published JSON Schemas: shipped, complete, and followed by what the real CLI writes.
+
+One real run on a bundled server and one snapshot feed the offline commands (discover, diff,
+replay, merge), so every document kind mcp-matrix writes is checked against its schema as
+produced, not as a test builds it; the hand-built fixtures under tests/ are checked too.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft202012Validator
+
+from matrix.evolution import FORMAT as DIFF_FORMAT
+from matrix.evolution.replay_report import FORMAT as REPLAY_FORMAT
+from matrix.report import discovery_doc, json_report
+from matrix.schemas import SCHEMAS, load_schema
+from matrix.snapshot import FORMAT as SNAPSHOT_FORMAT
+from matrix.snapshot import READABLE_VERSIONS as SNAPSHOT_VERSIONS
+from matrix.verdicts import SEVERITY
+from tests.conftest import REPO, run_cli
+from tests.report import events as fixtures
+
+BY_NAME = {s.name: s for s in SCHEMAS}
+CORPORA = REPO / "servers" / "billing" / "corpora"
+
+
+def errors(name: str, document) -> list[str]:
+    """Every way ``document`` breaks the schema ``name``, as 'path: message' lines."""
+    found = Draft202012Validator(load_schema(name)).iter_errors(document)
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in found]
+
+
+# -- the files -------------------------------------------------------------------------------
+
+
+def test_every_schema_in_the_package_is_listed_and_every_listed_one_ships():
+    shipped = {p.name for p in resources.files("matrix.schemas").iterdir() if p.name.endswith(".schema.json")}
+    assert shipped == {s.file for s in SCHEMAS}
+
+
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_a_schema_is_valid_draft_2020_12_with_an_id_and_a_title(name):
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"].endswith(f"/{name}.schema.json") and schema["title"]
+
+
+@pytest.mark.parametrize("name, fmt, versions", [
+    ("results", "mcp-matrix.results", (1, 2)),
+    ("snapshot", SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS),
+    ("discovery", discovery_doc.FORMAT, discovery_doc.READABLE),
+    ("report", json_report.FORMAT, (json_report.VERSION,)),
+    ("diff", DIFF_FORMAT, (1,)),
+    ("replay", REPLAY_FORMAT, (1,)),
+])
+def test_a_document_schema_names_the_format_and_every_version_the_reader_takes(name, fmt, versions):
+    schema = load_schema(name)
+    props = schema["$defs"]["run-started"]["properties"] if name == "results" else schema["properties"]
+    assert props["format"]["const"] == fmt == BY_NAME[name].format
+    version = props["version"]
+    assert set(version.get("enum", [version.get("const")])) == set(versions) == set(BY_NAME[name].versions)
+
+
+def test_the_policy_schema_allows_exactly_the_verdicts_of_the_vocabulary():
+    schema = load_schema("policy")["properties"]
+    assert schema["fail_on"]["items"]["enum"] == list(SEVERITY)
+    assert schema["expected_failures"]["items"]["properties"]["verdict"]["enum"] == list(SEVERITY)
+
+
+def test_the_schemas_are_listed_in_the_docs_with_their_versions():
+    page = (REPO / "docs" / "schemas.md").read_text(encoding="utf-8")
+    for s in SCHEMAS:
+        assert f"`{s.file}`" in page, s.file
+    assert "docs/schemas.md" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+# -- the fixtures under tests/ -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("build", [fixtures.full_run, fixtures.interrupted_run, fixtures.merged_runs])
+def test_every_hand_built_results_event_follows_the_results_schema(build):
+    for event in build():
+        assert errors("results", event) == [], event.get("event")
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "tests" / "report" / "snapshots").glob("*.json")), ids=lambda p: p.name)
+def test_every_stored_json_report_follows_the_report_schema(path):
+    assert errors("report", json.loads(path.read_text(encoding="utf-8"))) == []
+
+
+@pytest.mark.parametrize("path", sorted(REPO.glob("servers/*/cases.yaml")), ids=lambda p: p.parent.name)
+def test_every_bundled_cases_file_follows_the_cases_schema(path):
+    assert errors("cases", yaml.safe_load(path.read_text(encoding="utf-8"))) == []
+
+
+# -- what the real CLI writes -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """One live run (billing v3, two clients) and one live snapshot (billing v1); the rest offline."""
+    d = tmp_path_factory.mktemp("written")
+    r = run_cli("run", "--server", "billing --version 3", "--client", "cursor", "--client", "claude-code",
+                "--results", str(d / "r.jsonl"), "--report", f"json:{d / 'report.json'}", timeout=300)
+    assert r.returncode in (0, 1), r.stderr
+    r = run_cli("snapshot", "--server", "billing --version 1", "-o", str(d / "v1.json"), timeout=300)
+    assert r.returncode == 0, r.stderr
+    snapshot = next(json.loads(line)["snapshot"] for line in (d / "r.jsonl").read_text(encoding="utf-8").splitlines()
+                    if json.loads(line)["event"] == "snapshot")
+    (d / "v3.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    for name, args in (("discover.json", ("discover", str(d / "v1.json"), "--json")),
+                       ("diff.json", ("diff", str(d / "v1.json"), str(d / "v3.json"), "--format", "json")),
+                       ("replay.json", ("replay", str(CORPORA / "retry.jsonl"), str(CORPORA / "transcript.jsonl"),
+                                        "--snapshot", str(d / "v3.json"), "--baseline", str(d / "v1.json"), "--json"))):
+        r = run_cli(*args, timeout=300)
+        assert r.returncode in (0, 1), (name, r.stderr)
+        (d / name).write_text(r.stdout, encoding="utf-8")
+    r = run_cli("merge", str(d / "r.jsonl"), "-o", str(d / "merged.jsonl"), timeout=300)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "merged.jsonl"])
+def test_every_line_a_run_or_merge_writes_follows_the_results_schema(written, name):
+    lines = [json.loads(line) for line in (written / name).read_text(encoding="utf-8").splitlines()]
+    assert {e["event"] for e in lines} >= {"run-started", "snapshot", "discovery", "call", "run-finished"}
+    assert [(i, e["event"], errors("results", e)) for i, e in enumerate(lines, 1) if errors("results", e)] == []
+
+
+@pytest.mark.parametrize("name, schema", [("v1.json", "snapshot"), ("v3.json", "snapshot"), ("report.json", "report"),
+                                          ("discover.json", "discovery"), ("diff.json", "diff"), ("replay.json", "replay")])
+def test_a_document_the_cli_writes_follows_its_schema(written, name, schema):
+    assert errors(schema, json.loads((written / name).read_text(encoding="utf-8"))) == []
+
+
+def test_the_version_1_shape_of_a_discovery_document_follows_the_schema_too(written):
+    doc = json.loads((written / "discover.json").read_text(encoding="utf-8"))
+    assert errors("discovery", discovery_doc.read_discovery(doc)) == []
