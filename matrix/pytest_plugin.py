@@ -14,13 +14,13 @@ in the same order. A client's calls are made when its first item runs, once per 
 one client share an ``xdist_group``, so ``-n 2 --dist loadgroup`` runs each client once.
 
 The ``mcp_matrix`` fixture runs the matrix from a test: ``mcp_matrix.run(server="memory",
-clients=["claude-code"])``.
+clients=["claude-code"])`` gives a ``matrix.api.RunOutcome`` (typed cells). Both go through
+``matrix.api``, with the timeouts and the server's environment passed on every call.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,85 +48,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="bound on each client's whole run; calls not made are skipped items with the reason")
 
 
-@dataclass
-class MatrixRun:
-    """The events of one matrix run, with lookups for assertions."""
-
-    events: list[dict]
-
-    def cell(self, tool: str, client: str, case: str | None = None) -> dict:
-        kind = "call" if case else "discovery"
-        for e in self.events:
-            if e.get("event") == kind and e.get("tool") == tool and e.get("profile") == client and (
-                case is None or e.get("case") == case
-            ):
-                return e
-        raise KeyError(f"no {kind} cell {tool}[{client}]" + (f"::{case}" if case else ""))
-
-    def verdict(self, tool: str, client: str, case: str | None = None) -> str:
-        return self.cell(tool, client, case)["verdict"]
-
-
 class MatrixRunner:
     """What the ``mcp_matrix`` fixture gives a test: ``run(...)`` a matrix against a server."""
 
     def run(self, *, stdio: str | None = None, http: str | None = None, server: str | None = None,
             clients: list[str] | None = None, cases: str | Path | None = None, baseline: str | Path | None = None,
             allow_writes: bool = False, results: str | Path | None = None, env: dict | None = None,
-            headers: dict | None = None, timeouts: Any = None, timeout_run: float | None = None) -> MatrixRun:
-        target = _target(stdio, http, server, env or {}, headers or {})
-        return MatrixRun(_run(target, _profiles(clients or []), cases=cases, baseline=baseline,
-                              allow_writes=allow_writes, results=results, timeouts=timeouts, timeout_run=timeout_run))
+            headers: dict | None = None, timeouts: Any = None, timeout_run: float | None = None) -> Any:
+        """A ``matrix.api.RunOutcome``: ``.verdict(tool, client, case)``, ``.cell(...)``, ``.cells``."""
+        from matrix import api
+
+        target = api.target(stdio=stdio, http=http, server=server, headers=headers)
+        return api.run(target, profiles=api.profiles(clients or []), timeouts=timeouts or api.Timeouts(), env=env,
+                       cases=cases, baseline=baseline, allow_writes=allow_writes, results=results,
+                       timeout_run=timeout_run)
 
 
 @pytest.fixture
 def mcp_matrix() -> MatrixRunner:
     """Run mcp-matrix against your server from a test and assert on its verdicts."""
     return MatrixRunner()
-
-
-def _target(stdio, http, server, env: dict, headers: dict):
-    from matrix.targets import Target
-
-    if stdio:
-        return Target.stdio(stdio, env=env)
-    if http:
-        return Target.http(http, headers=headers)
-    return Target.bundled(server or "memory", env=env)
-
-
-def _profiles(clients: list[str]) -> list:
-    from matrix.profiles.loader import load_profiles, select_profiles
-
-    return [p for p in select_profiles(load_profiles(), list(clients)) if not p.abstract]
-
-
-def _cases(target, cases):
-    from matrix.cases import load_cases
-    from matrix.commands.run import bundled_cases
-
-    path = Path(cases) if cases else (bundled_cases(target.server) if target.kind == "server" else None)
-    return (load_cases(path) if path else []), str(path or "")
-
-
-def _run(target, profiles, *, cases=None, baseline=None, allow_writes=False, results=None, timeouts=None,
-         timeout_run=None) -> list[dict]:
-    from matrix.results import ResultsWriter
-    from matrix.run import RunConfig, run_matrix
-    from matrix.snapshot import load_snapshot
-    from matrix.wire.session import Timeouts
-
-    loaded, source = _cases(target, cases)
-    out = open(results, "w", encoding="utf-8") if results else None  # noqa: SIM115 - closed below
-    try:
-        writer = ResultsWriter(out, secrets=target.secrets())
-        run_matrix(RunConfig(target=target, profiles=profiles, cases=loaded, cases_source=source,
-                             baseline=load_snapshot(baseline) if baseline else None, allow_writes=allow_writes,
-                             timeouts=timeouts or Timeouts(), timeout_run=timeout_run), writer)
-    finally:
-        if out:
-            out.close()
-    return writer.events
 
 
 # -- the matrix as items ---------------------------------------------------------------------
@@ -137,43 +78,45 @@ class _Plan:
     per process when its first item runs."""
 
     def __init__(self, config: pytest.Config) -> None:
+        from matrix import api
         from matrix.commands.common import _pairs
-        from matrix.wire.session import Timeouts
 
         opt = config.getoption
         self.config = config
-        self.target = _target(opt("--mcp-stdio"), opt("--mcp-http"), opt("--mcp-server"),
-                              _pairs(opt("--mcp-env"), "=", "--mcp-env"), _pairs(opt("--mcp-header"), ":", "--mcp-header"))
-        self.profiles = _profiles(opt("--mcp-client"))
-        self.timeouts = Timeouts(initialize=opt("--mcp-timeout-initialize"), list=opt("--mcp-timeout-list"),
-                                 call=opt("--mcp-timeout-call"))
+        self.target = api.target(stdio=opt("--mcp-stdio"), http=opt("--mcp-http"), server=opt("--mcp-server"),
+                                 headers=_pairs(opt("--mcp-header"), ":", "--mcp-header"))
+        self.env = _pairs(opt("--mcp-env"), "=", "--mcp-env")
+        self.profiles = api.profiles(opt("--mcp-client"))
+        self.timeouts = api.Timeouts(initialize=opt("--mcp-timeout-initialize"), list=opt("--mcp-timeout-list"),
+                                     call=opt("--mcp-timeout-call"))
         self._runs: dict[str, dict] = {}
         self._lock = threading.Lock()
 
     def cells(self) -> tuple[list[tuple[str, dict]], str | None]:
         """(profile, cell stub) for every cell a run will emit, in a fixed order, and why the
         server could not be listed (or None). Connects once; calls nothing."""
+        from matrix import api
         from matrix.cases import plan_cases
-        from matrix.discovery import discover_all
-        from matrix.snapshot import Snapshot, take_snapshot
 
-        snap = Snapshot(take_snapshot(self.target, timeouts=self.timeouts))
+        snap = api.snapshot(self.target, timeouts=self.timeouts, env=self.env)
         failure = snap.error or snap.doc.get("listError")
         if failure:
             return [], str(failure.get("message") or failure)
         opt = self.config.getoption
-        loaded, _ = _cases(self.target, opt("--mcp-cases"))
+        loaded, _ = api.cases_for(self.target, opt("--mcp-cases"))
         cases, _ = plan_cases([t for _, t in snap.tools], loaded, opt("--mcp-allow-writes"))
-        views = discover_all(snap, self.profiles)
+        shown = api.discover(snap, self.profiles)
         out = []
-        for profile, view in zip(self.profiles, views):
-            out += [(profile.name, {"event": "discovery", "profile": profile.name, "tool": t.tool}) for t in view.tools]
+        for profile in self.profiles:
+            out += [(profile.name, {"event": "discovery", "profile": profile.name, "tool": c.tool})
+                    for c in shown if c.profile == profile.name]
             out += [(profile.name, {"event": "call", "profile": profile.name, "tool": c.tool, "case": c.name})
                     for c in cases]
         return out, None
 
     def outcome(self, profile: str) -> dict:
         """The client's run: its events by cell key, the policy's failures, and the skipped calls."""
+        from matrix import api
         from matrix.advice import advice_for
         from matrix.checklist import cell_key, evaluate, load_policy
 
@@ -185,9 +128,10 @@ class _Plan:
             if results:
                 p = Path(results)
                 results = p.with_name(f"{p.stem}-{profile}{p.suffix}")
-            events = _run(self.target, [p for p in self.profiles if p.name == profile], cases=opt("--mcp-cases"),
-                          baseline=opt("--mcp-baseline"), allow_writes=opt("--mcp-allow-writes"), results=results,
-                          timeouts=self.timeouts, timeout_run=opt("--mcp-timeout-run"))
+            events = api.run(self.target, profiles=[p for p in self.profiles if p.name == profile],
+                             timeouts=self.timeouts, env=self.env, cases=opt("--mcp-cases"),
+                             baseline=opt("--mcp-baseline"), allow_writes=opt("--mcp-allow-writes"), results=results,
+                             timeout_run=opt("--mcp-timeout-run")).to_json()
             checklist = evaluate(events, load_policy(opt("--mcp-policy")))
             cells = {}
             for e in events:

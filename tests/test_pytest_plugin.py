@@ -110,7 +110,7 @@ def test_a_short_call_bound_makes_a_hanging_call_broken(mcp_matrix):
     run = mcp_matrix.run(server="faulty --mode hang-on-call", clients=["claude-code"],
                          timeouts=Timeouts(call=1.0), env={"MCP_MATRIX_TEST": "1"})
     assert run.verdict("echo", "claude-code", "auto") == "broken"
-    assert "1.0s" in run.cell("echo", "claude-code", "auto")["reason"]
+    assert "1.0s" in run.cell("echo", "claude-code", "auto").reason
 """)
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=180)
     r.assert_outcomes(passed=1)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from importlib import resources
 from pathlib import Path
 
+from matrix.api import bundled_cases
 from matrix.cases import UNKNOWN_TOOL, load_cases
 from matrix.checklist import check_clients, default_required, lost_tools
 from matrix.commands.common import add_target_options, seconds, target_from, timeouts_from
@@ -25,16 +25,6 @@ from matrix.text import markup, safe, terminal_console
 from matrix.verdicts import parse_verdicts
 
 DEFAULT_SERVER = "memory --schema anyof"
-
-
-def bundled_cases(server_spec: str) -> Path | None:
-    """The cases file shipped with a bundled server (``matrix_servers/<name>/cases.yaml``)."""
-    name = server_spec.split()[0].split("-")[0]
-    try:
-        path = resources.files(f"matrix_servers.{name}").joinpath("cases.yaml")
-    except ModuleNotFoundError:
-        return None
-    return Path(str(path)) if path.is_file() else None
 
 
 def register(sub: argparse._SubParsersAction) -> None:

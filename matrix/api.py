@@ -1,0 +1,148 @@
+"""The public entry for callers that are not the CLI: the pytest plugin, scripts, CI glue.
+
+    from matrix import api
+    target = api.target(server="memory")                    # or stdio=, http=, sse=
+    outcome = api.run(target, profiles=api.profiles(["claude-code"]), timeouts=api.Timeouts(call=5))
+    outcome.verdict("memory_reflect", "claude-code", "alias-only")   # -> "intact"
+    snap = api.snapshot(target, timeouts=api.Timeouts())
+    api.discover(snap, api.profiles())                       # offline: typed discovery cells
+
+Timeouts and the server's environment are parameters of every call that reaches a server
+(the plugin once ran without either); what comes back is typed (matrix.events), with secrets
+masked as in a results file. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import IO
+
+from matrix.cases import Case, load_cases
+from matrix.discovery import discover_all
+from matrix.errors import InputError
+from matrix.events import Cell, DiscoveryCell, Event, event_from_json
+from matrix.profiles.loader import load_profiles, select_profiles
+from matrix.profiles.model import Profile
+from matrix.results import ResultsWriter
+from matrix.run import RunConfig, run_matrix
+from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
+from matrix.targets import Target
+from matrix.wire.session import Timeouts
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run: whether the target was measured, and every event it emitted, typed."""
+
+    measured: bool
+    interrupted: bool
+    deadline_passed: bool
+    events: tuple[Event, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """The discovery and call cells, in the order they were made."""
+        return tuple(e for e in self.events if e.KIND in ("discovery", "call"))
+
+    def cell(self, tool: str, profile: str, case: str | None = None) -> Cell:
+        """The call cell (with ``case``) or the discovery cell of ``tool`` in ``profile``."""
+        kind = "call" if case else "discovery"
+        for c in self.cells:
+            if c.KIND == kind and c.tool == tool and c.profile == profile and (case is None or c.case == case):
+                return c
+        raise KeyError(f"no {kind} cell {tool}[{profile}]" + (f"::{case}" if case else ""))
+
+    def verdict(self, tool: str, profile: str, case: str | None = None) -> str:
+        return self.cell(tool, profile, case).verdict
+
+    def to_json(self) -> list[dict]:
+        """The events as a results stream holds them (what the writers and the checklist read)."""
+        return [e.to_json() for e in self.events]
+
+
+def target(*, stdio: str | Sequence[str] | None = None, http: str | None = None, sse: str | None = None,
+           server: str | None = None, env: Mapping[str, str] | None = None,
+           headers: Mapping[str, str] | None = None, cwd: str | None = None, name: str = "") -> Target:
+    """What to connect to: one of ``stdio``, ``http``, ``sse`` or a bundled ``server`` (default ``memory``)."""
+    given = [k for k, v in (("stdio", stdio), ("http", http), ("sse", sse), ("server", server)) if v]
+    if len(given) > 1:
+        raise InputError(f"give one target, not {' and '.join(given)}", where="target")
+    env, headers = dict(env or {}), dict(headers or {})
+    if stdio:
+        return Target.stdio(stdio, env=env, cwd=cwd, name=name)
+    if http:
+        return Target.http(http, headers=headers, name=name)
+    if sse:
+        return Target.sse(sse, headers=headers, name=name)
+    return Target.bundled(server or "memory", env=env, name=name)
+
+
+def profiles(names: Sequence[str] = (), extra_dirs: Sequence[str | Path] = ()) -> list[Profile]:
+    """The runnable profiles named (all of them when none are), with did-you-mean for a typo."""
+    return [p for p in select_profiles(load_profiles(extra_dirs=extra_dirs), list(names)) if not p.abstract]
+
+
+def bundled_cases(server_spec: str) -> Path | None:
+    """The cases file shipped with a bundled server (``matrix_servers/<name>/cases.yaml``)."""
+    name = server_spec.split()[0].split("-")[0]
+    try:
+        path = resources.files(f"matrix_servers.{name}").joinpath("cases.yaml")
+    except ModuleNotFoundError:
+        return None
+    return Path(str(path)) if path.is_file() else None
+
+
+def snapshot(target: Target, *, timeouts: Timeouts, env: Mapping[str, str] | None = None) -> Snapshot:
+    """What a client learns on connect (docs/snapshot.md); ``error`` says why when incomplete."""
+    return Snapshot(take_snapshot(_with_env(target, env), timeouts=timeouts))
+
+
+def discover(snapshot: Snapshot, profiles: Sequence[Profile]) -> tuple[DiscoveryCell, ...]:
+    """Offline: the (profile, tool) cells of every profile for a snapshot."""
+    views = discover_all(snapshot, list(profiles))
+    return tuple(DiscoveryCell.of(v.profile, t) for v in views for t in v.tools)
+
+
+def run(target: Target, *, profiles: Sequence[Profile], timeouts: Timeouts, env: Mapping[str, str] | None = None,
+        cases: str | Path | Sequence[Case] | None = None, baseline: str | Path | Snapshot | None = None,
+        allow_writes: bool = False, auto_cases: bool = True, timeout_run: float | None = None, jobs: int = 4,
+        results: str | Path | IO[str] | None = None, on_progress: Callable[[str], None] | None = None) -> RunOutcome:
+    """The live matrix (``mcp-matrix run``): discovery and calls through every profile.
+
+    ``cases`` is a cases file or a list of cases; none means the bundled server's own cases
+    (none for another target). ``results`` also writes the results stream (a path is replaced).
+    """
+    target = _with_env(target, env)
+    loaded, source = cases_for(target, cases)
+    if isinstance(baseline, (str, Path)):
+        baseline = load_snapshot(baseline)
+    handle = open(results, "w", encoding="utf-8") if isinstance(results, (str, Path)) else results  # noqa: SIM115
+    try:
+        writer = ResultsWriter(handle, secrets=target.secrets())
+        done = run_matrix(RunConfig(target=target, profiles=list(profiles), cases=loaded, cases_source=source,
+                                    baseline=baseline, allow_writes=allow_writes, auto_cases=auto_cases, jobs=jobs,
+                                    timeouts=timeouts, timeout_run=timeout_run, on_progress=on_progress), writer)
+    finally:
+        if handle is not None and handle is not results:
+            handle.close()
+    return RunOutcome(measured=done.measured, interrupted=done.interrupted, deadline_passed=done.deadline_passed,
+                      events=tuple(event_from_json(e) for e in writer.events), counts=dict(done.counts))
+
+
+def _with_env(target: Target, env: Mapping[str, str] | None) -> Target:
+    return replace(target, env={**target.env, **env}) if env else target
+
+
+def cases_for(target: Target, cases: str | Path | Sequence[Case] | None) -> tuple[list[Case], str]:
+    """The cases a run makes (the file's, the list given, or a bundled server's own) and their source."""
+    if cases is not None and not isinstance(cases, (str, Path)):
+        return list(cases), ""
+    path = Path(cases) if cases else (bundled_cases(target.server) if target.kind == "server" else None)
+    return (load_cases(path) if path else []), str(path or "")
+
+
+__all__ = ["RunOutcome", "Timeouts", "bundled_cases", "cases_for", "discover", "profiles", "run", "snapshot", "target"]
