@@ -97,8 +97,15 @@ def bundled_cases(server_spec: str) -> Path | None:
 
 
 def snapshot(target: Target, *, timeouts: Timeouts, env: Mapping[str, str] | None = None) -> Snapshot:
-    """What a client learns on connect (docs/snapshot.md); ``error`` says why when incomplete."""
-    return Snapshot(take_snapshot(_with_env(target, env), timeouts=timeouts))
+    """What a client learns on connect (docs/snapshot.md); ``error`` says why when incomplete.
+
+    A handshake that timed out is tried once more with twice the bound, as ``run`` does: on a
+    loaded machine our bound, not the server, may be what failed."""
+    target = _with_env(target, env)
+    doc = take_snapshot(target, timeouts=timeouts)
+    if (doc.get("error") or {}).get("kind") == "timeout" and doc.get("serverInfo") is None:
+        doc = take_snapshot(target, timeouts=replace(timeouts, initialize=2 * timeouts.initialize))
+    return Snapshot(doc)
 
 
 def discover(snapshot: Snapshot, profiles: Sequence[Profile]) -> tuple[DiscoveryCell, ...]:
