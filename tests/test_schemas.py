@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from matrix.evolution import FORMAT as DIFF_FORMAT
 from matrix.evolution.replay_report import FORMAT as REPLAY_FORMAT
@@ -26,12 +27,14 @@ from tests.conftest import REPO, run_cli
 from tests.report import events as fixtures
 
 BY_NAME = {s.name: s for s in SCHEMAS}
+REGISTRY = Registry().with_resources(  # replay-events.schema.json refers to replay.schema.json by its $id
+    (load_schema(s.name)["$id"], Resource.from_contents(load_schema(s.name))) for s in SCHEMAS)
 CORPORA = REPO / "servers" / "billing" / "corpora"
 
 
 def errors(name: str, document) -> list[str]:
     """Every way ``document`` breaks the schema ``name``, as 'path: message' lines."""
-    found = Draft202012Validator(load_schema(name)).iter_errors(document)
+    found = Draft202012Validator(load_schema(name), registry=REGISTRY).iter_errors(document)
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}" for e in found]
 
 
@@ -117,7 +120,8 @@ def written(tmp_path_factory) -> Path:
     for name, args in (("discover.json", ("discover", str(d / "v1.json"), "--json")),
                        ("diff.json", ("diff", str(d / "v1.json"), str(d / "v3.json"), "--format", "json")),
                        ("replay.json", ("replay", str(CORPORA / "retry.jsonl"), str(CORPORA / "transcript.jsonl"),
-                                        "--snapshot", str(d / "v3.json"), "--baseline", str(d / "v1.json"), "--json"))):
+                                        "--snapshot", str(d / "v3.json"), "--baseline", str(d / "v1.json"), "--json",
+                                        "--results", str(d / "replay.jsonl")))):
         r = run_cli(*args, timeout=300)
         assert r.returncode in (0, 1), (name, r.stderr)
         (d / name).write_text(r.stdout, encoding="utf-8")
@@ -131,6 +135,13 @@ def test_every_line_a_run_or_merge_writes_follows_the_results_schema(written, na
     lines = [json.loads(line) for line in (written / name).read_text(encoding="utf-8").splitlines()]
     assert {e["event"] for e in lines} >= {"run-started", "snapshot", "discovery", "call", "run-finished"}
     assert [(i, e["event"], errors("results", e)) for i, e in enumerate(lines, 1) if errors("results", e)] == []
+
+
+def test_every_line_replay_writes_follows_the_replay_events_schema(written):
+    lines = [json.loads(line) for line in (written / "replay.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [lines[0]["event"], lines[-1]["event"]] == ["replay-started", "replay-finished"]
+    assert {e["event"] for e in lines[1:-1]} == {"replay-call"}
+    assert [(i, errors("replay-events", e)) for i, e in enumerate(lines, 1) if errors("replay-events", e)] == []
 
 
 @pytest.mark.parametrize("name, schema", [("v1.json", "snapshot"), ("v3.json", "snapshot"), ("report.json", "report"),

@@ -35,6 +35,7 @@ SCHEMAS: tuple[Published, ...] = (
     Published("report", "mcp-matrix.report", (1,), "report --format json, run --report json:FILE"),
     Published("diff", "mcp-matrix.diff", (1,), "diff --json"),
     Published("replay", "mcp-matrix.replay", (1,), "replay --json"),
+    Published("replay-events", "mcp-matrix.replay", (1,), "replay --results (JSON lines: one event a line)"),
     Published("cases", "cases file (YAML)", (1,), "read by run --cases"),
     Published("policy", "policy file (YAML or [tool.mcp-matrix] in pyproject.toml)", (1,), "read by check --policy"),
 )
