@@ -188,11 +188,15 @@ class SchemaServer:
 
     judges_results = False  # its results are a model: no client check of them means anything
 
+    MEMO = 4096  # distinct calls whose answer is remembered (a replay repeats its calls)
+
     def __init__(self, tools: Mapping[str, Any], rules: tuple[Rule, ...] = ()) -> None:
         self.tools = tools
         self.rules = rules
+        self._answers: dict[tuple[str, str], Answer] = {}
 
     def violations(self, tool: str, arguments: Any) -> tuple[Violation, ...]:
+        """The listed schema's errors, else the handler rules'."""
         found = listed_violations(self.tools.get(tool), arguments)
         if found:
             return found
@@ -206,7 +210,22 @@ class SchemaServer:
         return self.answer(call.tool, None if call.omit_arguments else call.arguments)
 
     def answer(self, tool: str, arguments: Any) -> Answer:
-        """How the modelled server answers ``tools/call`` of ``tool`` with ``arguments``."""
+        """How the modelled server answers ``tools/call`` of ``tool`` with ``arguments`` (the same
+        arguments: the same answer, so the last ``MEMO`` distinct calls are remembered)."""
+        try:
+            key: tuple[str, str] | None = (tool, json.dumps(arguments, sort_keys=True))
+        except (TypeError, ValueError):
+            key = None
+        known = self._answers.get(key) if key is not None else None
+        if known is None:
+            known = self._answer(tool, arguments)
+            if key is not None:
+                if len(self._answers) >= self.MEMO:
+                    self._answers.clear()
+                self._answers[key] = known
+        return known
+
+    def _answer(self, tool: str, arguments: Any) -> Answer:
         if tool not in self.tools:
             return Answer(error={"code": INVALID_PARAMS, "message": f"Unknown tool: {tool}"})
         found = self.violations(tool, {} if arguments is None else arguments)

@@ -49,7 +49,6 @@ MEANING = {
     "silent": "reported as a success with data lost or changed: nobody is told",
     "unreachable": "not sent: the client does not show the tool",
     "broken": "got no usable answer (crash, timeout, garbage)",
-    "sent": "reach the server (offline: their answer is not measured)",
 }
 CONSEQUENCE = {
     "live": "a live conversation recovers within a turn or two once it reads the error",
@@ -69,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="Examples:\n"
         '  mcp-matrix replay retry.jsonl --server "billing --version 3" --client claude-code\n'
         '  mcp-matrix replay live.jsonl transcript.jsonl --stdio "node build/server.js" --baseline v1.json --json\n'
-        "  mcp-matrix replay calls.jsonl --population retry --snapshot v3.json   # offline: client side only\n"
+        "  mcp-matrix replay calls.jsonl --population retry --snapshot v3.json   # offline: a modelled server\n"
         "Exit codes: 0 nothing over --fail-on, 1 a rate over it, 2 input error, 3 target not measurable.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -85,8 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--snapshot",
         metavar="FILE",
-        help="offline: replay against this snapshot; only what the clients "
-        "do before the server sees a call (unreachable, refused, mutated) is measured",
+        help="offline: replay against this snapshot, through a modelled server that validates "
+        "against the inputSchema it lists and reads only the properties it lists (as diff does)",
     )
     p.add_argument(
         "--client",
@@ -270,17 +269,8 @@ def sentences(result: dict) -> list[str]:
     retry = result.get("retry")
     if retry:
         loss = retry["permanent_loss"]
-        offline = retry.get("not_measured_offline", {}).get("count", 0)
-        if offline:
-            out.append(
-                f"retry: {counted(loss['count'], n)} fail on every attempt in {who}, decided by the client "
-                f"before any server; {counted(offline, n)} reach the server: not measured offline."
-            )
-        else:
-            lost = "permanent loss" if loss["count"] else "no permanent loss"
-            out.append(
-                f"retry: {counted(loss['count'], n)} fail on every attempt in {who}: {lost}."
-            )
+        lost = "permanent loss" if loss["count"] else "no permanent loss"
+        out.append(f"retry: {counted(loss['count'], n)} fail on every attempt in {who}: {lost}.")
         if retry["recovered_on_retry"]["count"]:
             out.append(
                 f"retry: {counted(retry['recovered_on_retry']['count'], n)} recovered on a later attempt in {who}."
@@ -349,7 +339,7 @@ def write_terminal(doc: dict, console: Console, examples: bool = True) -> None:
         )
         return
     mode = (
-        "offline, against a snapshot: only the client side is measured"
+        "offline, against a snapshot: the server is modelled (it validates against the inputSchema it lists)"
         if doc["offline"]
         else "live"
     )

@@ -30,6 +30,7 @@ The engine prints nothing; ``emit`` receives one event per call (``--results``).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -40,15 +41,24 @@ from typing import Any, NamedTuple
 from matrix.behaviours import registry
 from matrix.classify import Answer, Verdict
 from matrix.connection import Connection  # a session that reopens after a failure
-from matrix.deliver import Held, Intended, LiveServer, decide, hold, listed_violations, prepare
+from matrix.deliver import (
+    Held,
+    Intended,
+    LiveServer,
+    SchemaServer,
+    decide,
+    hold,
+    listed_violations,
+    prepare,
+)
 from matrix.discovery import discover_all
 from matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
+from matrix.evolution.effects import schema_server
 from matrix.evolution.replay_report import (
     CATEGORIES,
     CATEGORY_OF,
     FORMAT,
     MEASURES,
-    OFFLINE_CATEGORY,
     VERSION,
     VOLATILE_KEYS,
     ReplayReport,
@@ -351,7 +361,8 @@ class _Segment:
         self.conn = (
             Connection(config.target, config.timeouts, held.profile) if config.target else None
         )
-        self.server = (
+        # offline, the server is modelled: it validates against the inputSchema it lists (as diff's)
+        self.server: LiveServer | SchemaServer = (
             LiveServer(
                 self.conn,
                 held.live_raw,
@@ -359,12 +370,13 @@ class _Segment:
                 repeat_safe=lambda call: _read_only(held.live_raw.get(call.tool)),
             )
             if self.conn is not None
-            else None
+            else schema_server(held.live_raw)
         )
+        self._offline: dict[tuple[str, str], tuple[Verdict, Answer | None, Prepared]] = {}
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
-        if self.server is None or not _read_only(self.held.live_raw.get(call.tool)):
+        if self.conn is None or not _read_only(self.held.live_raw.get(call.tool)):
             return None
         self.server.used = True
         return self.conn.call(call.tool, call.arguments, None, call.omit_arguments, new_session=False)
@@ -382,7 +394,7 @@ class _Segment:
 
     def _reads(self, tally: Tally) -> None:
         """The ``read_after`` tools, called once the segment's calls are done (counters summed over sessions)."""
-        if self.server is None or not self.server.used:
+        if self.conn is None or not self.server.used:
             return
         for tool in self.config.read_after:
             answer = self.conn.call(tool, {}, None, False, new_session=False)
@@ -397,24 +409,33 @@ class _Segment:
     def _attempt(
         self, call: RecordedCall, arguments: dict | None = None
     ) -> tuple[Verdict, Answer | None, Prepared]:
-        """Prepare, send (live) and classify one call; offline, the verdict is None when it would be sent."""
+        """Prepare, send (to the live server, or offline to the modelled one) and classify one call."""
         target = call if arguments is None else replace(call, arguments=arguments)
+        key = _memo_key(target) if self.conn is None else None
+        if key is not None and key in self._offline:
+            return self._offline[key]
         prepared = prepare_and_classify(self.profile, self.held, target)
-        if prepared.verdict is not None or self.server is None:
-            return prepared.verdict, None, prepared
-        intended = Intended(call.tool, target.arguments, id=call.id)
-        verdict, answer = decide(
-            self.profile, self.held, prepared.context, intended, prepared.primary, self.server
-        )
-        return verdict, answer, prepared
+        if prepared.verdict is not None:
+            done: tuple[Verdict, Answer | None, Prepared] = (prepared.verdict, None, prepared)
+        else:
+            intended = Intended(call.tool, target.arguments, id=call.id)
+            verdict, answer = decide(
+                self.profile, self.held, prepared.context, intended, prepared.primary, self.server
+            )
+            done = (verdict, answer, prepared)
+        if key is not None:  # offline the outcome is a pure function of the call: remember the last few
+            if len(self._offline) >= OFFLINE_MEMO:
+                self._offline.clear()
+            self._offline[key] = done
+        return done
 
     def _call(self, call: RecordedCall, tally: Tally) -> None:
         verdict, answer, prepared = self._attempt(call)
         tally.calls += 1
         if len(prepared.variants) > 1:
             self._sometimes(prepared, tally)
-        name = verdict.verdict if verdict is not None else OFFLINE_CATEGORY
-        category = CATEGORY_OF.get(name, OFFLINE_CATEGORY)
+        name = verdict.verdict
+        category = CATEGORY_OF[name]
         tally.categories[category] += 1
         tally.verdicts[name] += 1
         emit = self.config.emit
@@ -430,17 +451,17 @@ class _Segment:
                 "tool": call.tool,
                 "population": tally.population,
                 "category": category,
-                "verdict": verdict.verdict if verdict else None,
+                "verdict": name,
                 "reason": _reason(verdict, answer),
             }
         )
-        if category not in ("delivered", OFFLINE_CATEGORY) and tally.wants_example(category):
+        if category != "delivered" and tally.wants_example(category):
             tally.example(
                 category,
                 {
                     "id": call.id,
                     "line": call.line,
-                    "verdict": verdict.verdict if verdict else None,
+                    "verdict": name,
                     "reason": _reason(verdict, answer),
                     "mutations": _mutations(prepared),
                 },
@@ -451,7 +472,7 @@ class _Segment:
         if tally.population == "transcript" and call.transcript is not None:
             t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
             t.calls += 1
-        if call.has_result and category != OFFLINE_CATEGORY:
+        if call.has_result and self.conn is not None:  # a modelled answer is not the server's result
             failed = category in ("loud", "unreachable", "broken")
             why = divergence(call.result, answer, self.config.ignore_keys, failed=failed)
             self._diverged(call, why, tally, t)
@@ -460,7 +481,7 @@ class _Segment:
             event["alias"] = self._alias(call, category, tally)
         if emit is not None:
             event["mutations"] = _mutations(prepared)
-            event["answer"] = verdict.answer if verdict else {}
+            event["answer"] = verdict.answer
             emit(event)
 
     def _sometimes(self, prepared: Prepared, tally: Tally) -> None:
@@ -477,14 +498,14 @@ class _Segment:
     def _retry(
         self,
         call: RecordedCall,
-        verdict: Verdict | None,
+        verdict: Verdict,
         answer: Answer | None,
         prepared: Prepared,
         tally: Tally,
     ) -> str:
         """A failed queued retry: sent again when that is safe, else judged by whether the failure is deterministic."""
         r = tally.retry
-        category = CATEGORY_OF[verdict.verdict] if verdict else OFFLINE_CATEGORY
+        category = CATEGORY_OF[verdict.verdict]
         if category == "delivered":
             r["first"] += 1
             return "delivered"
@@ -496,8 +517,9 @@ class _Segment:
             r["deterministic"] += 1
             return "fails on every attempt (the client refuses it before sending)"
         if self.conn is None:
-            r["offline"] += 1
-            return "not measured offline"
+            # the modelled server answers the same call the same way every time
+            r["deterministic"] += 1
+            return "fails on every attempt (offline: the modelled server refuses it each time)"
         if _retry_safe(self.held.live_raw.get(call.tool)):
             for _ in range(self.config.retries):
                 r["attempts"] += 1
@@ -558,7 +580,7 @@ class _Segment:
             return "refused; not probed with the new name (the tool is not repeat-safe)"
         alias = self.config.alias
         verdict, _, _ = self._attempt(call, alias.renamed(call.arguments))
-        if verdict is not None and CATEGORY_OF[verdict.verdict] == "delivered":
+        if CATEGORY_OF[verdict.verdict] == "delivered":
             a["name"] += 1
             tally.example(
                 "alias-refused",
@@ -620,13 +642,21 @@ def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: An
     return bool(listed_violations(live_tool, prepared.primary.plan.arguments))
 
 
+OFFLINE_MEMO = 4096  # distinct calls whose offline outcome a segment remembers (retry queues repeat)
+
+
+def _memo_key(call: RecordedCall) -> tuple[str, str] | None:
+    try:
+        return call.tool, json.dumps(call.arguments, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+
+
 def _mutations(prepared: Prepared) -> list[dict]:
     return [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]
 
 
-def _reason(verdict: Verdict | None, answer: Answer | None) -> str:
-    if verdict is None:
-        return "would be sent to the server (offline: not measured)"
+def _reason(verdict: Verdict, answer: Answer | None) -> str:
     if verdict.verdict == "failed" and answer is not None and not answer.ok:
         s = answer.summary()
         text = s.get("text") or s.get("message") or ""

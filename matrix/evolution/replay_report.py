@@ -23,7 +23,6 @@ FORMAT = "mcp-matrix.replay"
 VERSION = 1
 
 CATEGORIES = ("delivered", "loud", "silent", "unreachable", "broken")
-OFFLINE_CATEGORY = "sent"  # offline: the call would reach the server; its answer is not measured
 CATEGORY_OF = REPLAY_CATEGORY
 # Keys whose values change from one call to the next; dropped (at any depth) before a replayed
 # result is compared with the recorded one. Extend with ``ignore_keys`` (``--ignore-key``).
@@ -155,9 +154,9 @@ class Tally:
         if len(self.notes) < 10 and text not in self.notes:
             self.notes.append(text)
 
-    def to_json(self, offline: bool = False) -> dict:
+    def to_json(self) -> dict:
         n = self.calls
-        cats = CATEGORIES + ((OFFLINE_CATEGORY,) if offline else ())
+        cats = CATEGORIES
         out: dict[str, Any] = {
             "profile": self.profile,
             "file": self.file,
@@ -178,7 +177,6 @@ class Tally:
                 "failed_every_attempt": rate(r.get("measured", 0), n),
                 "deterministic_not_retried": rate(r.get("deterministic", 0), n),
                 "undecided": rate(r.get("unknown", 0), n),
-                "not_measured_offline": rate(r.get("offline", 0), n),
                 "silent": rate(r.get("silent", 0), n),
                 "attempts": r.get("attempts", 0),
             }
@@ -255,7 +253,7 @@ class ReplayReport:
             "ignored_result_keys": self.ignore_keys,
             "files": self.files,
             "profiles": self.profiles,
-            "results": [t.to_json(self.offline) for t in self.tallies],
+            "results": [t.to_json() for t in self.tallies],
             "summary": {
                 "fail_on": [{"measure": m, "above_percent": p} for m, p in fail_on],
                 "failing": failing,
@@ -390,7 +388,6 @@ __all__ = [
     "CATEGORY_OF",
     "FORMAT",
     "MEASURES",
-    "OFFLINE_CATEGORY",
     "VERSION",
     "VOLATILE_KEYS",
     "ReplayReport",

@@ -73,7 +73,7 @@ config = ReplayConfig(files=[source], profiles=select_profiles(load_profiles(), 
 tracemalloc.start()
 tally = replay(config).tallies[0]
 peak = tracemalloc.get_traced_memory()[1]
-print(json.dumps({"calls": tally.calls, "sent": tally.categories["sent"], "checked": checked, "peak": peak}))
+print(json.dumps({"calls": tally.calls, "delivered": tally.categories["delivered"], "checked": checked, "peak": peak}))
 """
 
 
@@ -320,7 +320,7 @@ def test_transcript_files_need_a_transcript_id_on_every_line(tmp_path, capsys):
 # -- offline ------------------------------------------------------------------------------------
 
 
-def test_offline_json_reports_only_what_clients_do_before_the_server(snapshots, tmp_path, capsys):
+def test_offline_json_judges_every_call_by_the_modelled_server(snapshots, tmp_path, capsys):
     snap, events = tmp_path / "v3.json", tmp_path / "events.jsonl"
     write_snapshot(snapshots["3"].doc, snap)
     code = main(
@@ -354,11 +354,11 @@ def test_offline_json_reports_only_what_clients_do_before_the_server(snapshots, 
     assert (
         gemini["retry"]["permanent_loss"]["text"] == "100.0% (20 of 20)"
     )  # deterministic, no server needed
-    assert cont["outcomes"]["sent"]["text"] == "100.0% (20 of 20)"
-    assert (
-        cont["retry"]["not_measured_offline"]["count"] == 20
-        and cont["retry"]["permanent_loss"]["count"] == 0
-    )
+    # continue sends the frozen customer_id calls as they are: v3's listed schema refuses them
+    assert cont["outcomes"]["loud"]["text"] == "100.0% (20 of 20)"
+    assert cont["retry"]["permanent_loss"]["text"] == "100.0% (20 of 20)"  # the same refusal every time
+    reason = cont["examples"]["loud"][0]["reason"]
+    assert "do not match the server's inputSchema" in reason and "'account_id' is a required property" in reason
     lines = [json.loads(x) for x in events.read_text().splitlines()]
     assert lines[0] == {"event": "replay-started", "format": "mcp-matrix.replay", "version": 1}
     calls = [e for e in lines if e["event"] == "replay-call"]
@@ -392,5 +392,5 @@ def test_a_hundred_thousand_calls_replay_offline_in_bounded_memory(large_offline
     out, err = large_offline.communicate(timeout=170)
     assert large_offline.returncode == 0, err
     got = json.loads(out)
-    assert got["calls"] == got["sent"] == 100_000 and got["checked"] == 100_000
+    assert got["calls"] == got["delivered"] == 100_000 and got["checked"] == 100_000
     assert got["peak"] < OFFLINE_PEAK_BYTES, f"traced peak {got['peak'] / 1e6:.1f} MB"
