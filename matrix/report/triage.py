@@ -163,7 +163,8 @@ def build_triage(events: list[dict]) -> list[Cause]:
         if verdict in HARD:
             f = _decisive(findings)
             message = str(f.get("message") or "")
-            blamed = message.startswith(_BLAMED)  # another tool's cell in a dropped server
+            # another tool's cell in a dropped server (the culprit field; files before it: the message)
+            blamed = bool(f.get("culprit")) or message.startswith(_BLAMED)
             summary = message.split(": ", 1)[1] if blamed and ": " in message else message
             fix = advice_for({**e, "findings": [f]}, tools.get(tool))
             key = ("hard", verdict, str(f.get("code")), summary, tool if verdict == "hidden" else "")
