@@ -105,3 +105,19 @@ def test_an_automatic_example_the_server_rejects_still_arrived_intact():
 def test_an_automatic_example_mangled_and_refused_is_loud():
     m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
     assert classify(expect=Expectation("any"), mutations=m, answer=TOOL_ERROR).verdict == "loud"
+
+
+def test_an_unmutated_call_refused_is_failed_only_when_the_listed_schema_accepts_it():
+    from matrix.behaviours.validation import validate
+
+    schema = {"type": "object", "properties": {"limit": {"type": "integer", "maximum": 100}}}
+    invalid = validate(schema, {"limit": 500}, "2020-12").errors
+    assert classify(expect=SUCCESS, mutations=(), answer=RPC_ERROR).verdict == "failed"
+    v = classify(expect=SUCCESS, mutations=(), answer=RPC_ERROR, invalid=invalid)
+    assert v.verdict == "loud" and "inputSchema" in v.reason
+    assert [(e.validator, e.path, e.instance) for e in v.violations] == [("maximum", ("limit",), 500)]
+
+
+def test_an_accepted_key_the_server_never_read_is_silent_loss_and_a_read_one_stays_intact():
+    assert classify(expect=SUCCESS, mutations=(), answer=OK, unread=("/note",)).verdict == "silent-loss"
+    assert classify(expect=SUCCESS, mutations=(), answer=OK).verdict == "intact"
