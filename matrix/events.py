@@ -16,11 +16,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, ClassVar
 
 from matrix.model import ToolView
-from matrix.schemas import load_schema
+from matrix.schemas import checker
 
 FORMAT = "mcp-matrix.results"
 VERSION = 2
@@ -158,7 +157,6 @@ class CallCell(_Event):
     sometimes: tuple[str, ...] = ()
     stale: bool = False
     stale_for: str | None = field(default=None, metadata=_OMIT)
-    violations: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)  # why the listed schema refuses it
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
     variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
@@ -224,41 +222,15 @@ def as_json(event: Event | Mapping[str, Any]) -> dict:
 def check_event(data: Mapping[str, Any]) -> None:
     """Raise EventError, naming the key, if ``data`` does not follow the schema of its kind."""
     kind = _known(data.get("event"))
-    try:
-        _fast_validator(kind)(data)
-    except Exception:  # noqa: BLE001 -- fastjsonschema's own exception: explain it with jsonschema
-        raise _explain(data, kind) from None
+    problem = checker("results", part=kind)(data)
+    if problem is not None:
+        raise EventError(kind, problem.key, problem.message)
 
 
 def _known(kind: Any) -> str:
     if not isinstance(kind, str) or kind not in EVENTS:
         raise EventError(str(kind), "event", f"unknown event kind {kind!r}; expected one of {', '.join(EVENTS)}")
     return kind
-
-
-@cache
-def _fast_validator(kind: str) -> Any:
-    import fastjsonschema
-
-    schema = {k: v for k, v in load_schema("results").items() if k not in ("$schema", "oneOf", "properties", "required")}
-    return fastjsonschema.compile({**schema, "$ref": f"#/$defs/{kind}"}, use_default=False)
-
-
-def _explain(data: Mapping[str, Any], kind: str) -> EventError:
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    schema = load_schema("results")
-    validator = Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{kind}"})
-    error = best_match(validator.iter_errors(data))
-    if error is None:  # both validators agree on every document we write; say what we know
-        return EventError(kind, "", "does not follow the results schema")
-    path = ".".join(str(p) for p in error.absolute_path)
-    if error.validator == "required":
-        missing = next((k for k in error.validator_value if k not in error.instance), "")
-        key = f"{path}.{missing}" if path else missing
-        return EventError(kind, key, f"missing key {key!r}")
-    return EventError(kind, path, f"key {path!r}: {error.message}" if path else error.message)
 
 
 __all__ = ["EVENTS", "FORMAT", "READABLE", "VERSION", "CallCell", "Cell", "DiscoveryCell", "Event", "EventError",

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from matrix import __version__
 from matrix.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
 from matrix.probes import HANDSHAKE_PROBES, Prober, answer_json, probe_handshake, probe_modern
+from matrix.schemas import checker
 from matrix.targets import ServerKey, Target, server_key
 from matrix.wire.errors import ProtocolError, WireError
 from matrix.wire.session import LATEST_PROTOCOL, Session, Timeouts
@@ -265,6 +266,10 @@ def load_snapshot(path: str | Path) -> Snapshot:
     for i, entry in enumerate(tools):
         if not isinstance(entry, dict) or not isinstance(entry.get("page"), int) or "tool" not in entry:
             raise InputError("expected an object with an integer 'page' and a 'tool'", where=f"{p}: tools[{i}]")
+    # every key a reader uses, typed as snapshot.schema.json says (without its as-written v2 key list)
+    problem = checker("snapshot", drop=("if", "then"))(doc)
+    if problem is not None:
+        raise InputError(problem.message, where=str(p))
     return Snapshot(doc, source=str(p))
 
 

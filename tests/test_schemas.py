@@ -16,12 +16,14 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from matrix.errors import InputError
 from matrix.evolution import FORMAT as DIFF_FORMAT
 from matrix.evolution.replay_report import FORMAT as REPLAY_FORMAT
 from matrix.report import discovery_doc, json_report
 from matrix.schemas import SCHEMAS, load_schema
 from matrix.snapshot import FORMAT as SNAPSHOT_FORMAT
 from matrix.snapshot import READABLE_VERSIONS as SNAPSHOT_VERSIONS
+from matrix.snapshot import load_snapshot
 from matrix.verdicts import SEVERITY
 from tests.conftest import REPO, run_cli
 from tests.report import events as fixtures
@@ -100,6 +102,33 @@ def test_every_stored_json_report_follows_the_report_schema(path):
 @pytest.mark.parametrize("path", sorted(REPO.glob("servers/*/cases.yaml")), ids=lambda p: p.parent.name)
 def test_every_bundled_cases_file_follows_the_cases_schema(path):
     assert errors("cases", yaml.safe_load(path.read_text(encoding="utf-8"))) == []
+
+
+# -- readers check input against the same schemas ---------------------------------------------
+
+
+SNAPSHOT = {"format": "mcp-matrix.snapshot", "version": 2, "target": {"kind": "server", "server": "memory"},
+            "eras": {"handshake": {"answers": [{"wireError": {"kind": "timeout", "message": "no answer"}}]}, "modern": {}},
+            "tools": [{"page": 0, "tool": {"name": "find"}}]}
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("target", "stdio", "key 'target': 'stdio' is not of type 'object', 'null'"),
+    ("eras", {"handshake": 1}, "key 'eras.handshake': 1 is not of type 'object'"),
+    ("pages", None, "key 'pages': None is not of type 'array'"),
+])
+def test_a_snapshot_with_a_mistyped_key_is_an_input_error_naming_the_key(tmp_path, key, value, says):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**SNAPSHOT, key: value}), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_snapshot(path)
+    assert info.value.message == says and info.value.where == str(path)
+
+
+def test_a_snapshot_written_before_probe_answers_named_their_version_still_loads(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(SNAPSHOT), encoding="utf-8")  # a probe answer with only wireError, as before the fix
+    assert [t["name"] for _, t in load_snapshot(path).tools] == ["find"]
 
 
 # -- what the real CLI writes -------------------------------------------------------------------

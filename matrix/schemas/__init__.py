@@ -8,6 +8,7 @@ them with the format and versions each covers).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -48,4 +49,51 @@ def load_schema(name: str) -> Any:
     return json.loads(text)
 
 
-__all__ = ["SCHEMAS", "Published", "load_schema"]
+@dataclass(frozen=True)
+class Problem:
+    """The first way a document breaks a schema: ``key`` is its dotted path ('' for the whole)."""
+
+    key: str
+    message: str
+
+
+@cache
+def checker(name: str, part: str | None = None, drop: tuple[str, ...] = ()) -> Callable[[Any], Problem | None]:
+    """A check of documents against schema ``name`` (or its ``$defs`` entry ``part``), without
+    the top-level keywords in ``drop``: the first Problem, or None.
+
+    fastjsonschema decides (compiled once: fast enough for 100,000 lines); jsonschema, only on
+    a failure, says which key and why."""
+    import fastjsonschema
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    whole = load_schema(name)
+    if part is None:
+        schema = {k: v for k, v in whole.items() if k not in drop}
+    else:
+        schema = {"$defs": whole["$defs"], "$ref": f"#/$defs/{part}"}
+    fast = fastjsonschema.compile({k: v for k, v in schema.items() if k != "$schema"}, use_default=False)
+    slow = Draft202012Validator(schema)
+
+    def check(document: Any) -> Problem | None:
+        try:
+            fast(document)
+        except fastjsonschema.JsonSchemaException:  # jsonschema explains it
+            pass
+        else:
+            return None
+        error = best_match(slow.iter_errors(document))
+        if error is None:  # both validators agree on every document we write
+            return Problem("", f"does not follow {name}.schema.json")
+        path = ".".join(str(k) for k in error.absolute_path)
+        if error.validator == "required":
+            missing = next((k for k in error.validator_value if k not in error.instance), "")
+            key = f"{path}.{missing}" if path else missing
+            return Problem(key, f"missing key {key!r}")
+        return Problem(path, f"key {path!r}: {error.message[:300]}" if path else error.message[:300])
+
+    return check
+
+
+__all__ = ["SCHEMAS", "Problem", "Published", "checker", "load_schema"]
