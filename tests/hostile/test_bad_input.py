@@ -4,6 +4,7 @@ line or key, and what was expected; never a traceback, and never a server starte
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -286,3 +287,70 @@ def test_a_bad_argument_is_one_error_that_says_what_was_expected(tmp_path, args,
     r = run_cli("run", *server, *args)
     one_error(r, *words)
     assert not record.exists()
+
+
+# -- each kind of bad input the red-team pass used (issue 15), through the real CLI ------------
+
+SNAP_HEAD = '{"format": "mcp-matrix.snapshot", "version": 2,\n "tools": [],\n "n": '
+CASES_HEAD = "cases:\n  echo:\n    - name: x\n"
+
+
+def _missing_verdict(tmp_path) -> str:
+    """A results file our own run wrote, with one cell's ``verdict`` taken out."""
+    results = tmp_path / "whole.jsonl"
+    r = run_cli("run", "--server", "faulty", "--client", "continue", "--results", str(results))
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    lines = results.read_text(encoding="utf-8").splitlines()
+    i = next(n for n, line in enumerate(lines) if '"event": "discovery"' in line)
+    cell = json.loads(lines[i])
+    del cell["verdict"]
+    lines[i] = json.dumps(cell)
+    return write(tmp_path, "r.jsonl", "\n".join(lines) + "\n"), f":{i + 1}", "missing key 'verdict'"
+
+
+def _fifo(tmp_path, name: str) -> str:
+    path = tmp_path / name
+    os.mkfifo(path)
+    return str(path)
+
+
+BAD_INPUT_KINDS = {
+    # name: (make the file -> (path, *words the error says), the command on that path)
+    "snapshot-huge-integer": (
+        lambda t: (write(t, "snap.json", SNAP_HEAD + "9" * 5000 + "}\n"), ":3", "4,300 digits"),
+        lambda p: ("discover", p),
+    ),
+    "results-huge-integer": (
+        lambda t: (write(t, "r.jsonl", START + '\n{"event": "call", "n": ' + "9" * 5000 + "}\n"), ":2", "4,300 digits"),
+        lambda p: ("report", p, "--format", "md"),
+    ),
+    "calls-huge-integer": (
+        lambda t: (write(t, "live.jsonl", '{"id": ' + "9" * 5000 + ', "tool": "echo", "arguments": {}}\n'), ":1",
+                   "4,300 digits"),
+        lambda p: ("replay", p, "--server", "faulty", "--client", "continue"),
+    ),
+    "binary-snapshot": (
+        lambda t: (write(t, "snap.json", bytes(range(256)) * 4), "not UTF-8"),
+        lambda p: ("discover", p),
+    ),
+    "nul-in-cases-yaml": (
+        lambda t: (write(t, "cases.yaml", CASES_HEAD + "      arguments: {text: \"a\x00b\"}\n"), ":4", "NUL character"),
+        lambda p: ("run", "--server", "faulty", "--client", "continue", "--cases", p),
+    ),
+    "results-missing-key": (_missing_verdict, lambda p: ("report", p, "--format", "md")),
+    "fifo-snapshot": (lambda t: (_fifo(t, "snap.json"), "not a regular file"), lambda p: ("discover", p)),
+    "fifo-cases": (
+        lambda t: (_fifo(t, "cases.yaml"), "not a regular file"),
+        lambda p: ("run", "--server", "faulty", "--client", "continue", "--cases", p),
+    ),
+    "fifo-results": (lambda t: (_fifo(t, "r.jsonl"), "not a regular file"), lambda p: ("report", p, "--format", "md")),
+    "directory-snapshot": (lambda t: (str(t), "is a directory"), lambda p: ("discover", p)),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_INPUT_KINDS))
+def test_each_bad_input_kind_is_exit_2_naming_the_file_never_a_traceback_or_a_hang(tmp_path, kind):
+    make, command = BAD_INPUT_KINDS[kind]
+    path, *words = make(tmp_path)
+    r = run_cli(*command(path), timeout=120)  # a FIFO read would wait for ever: the timeout fails it
+    one_error(r, path, *words)

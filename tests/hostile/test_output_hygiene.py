@@ -79,12 +79,10 @@ def test_an_unwritable_output_path_is_exit_2_before_any_server_starts(tmp_path, 
         path.chmod(0o444)
     record = tmp_path / "calls.jsonl"
     value = str(path) if flag == "--results" else f"md:{path}"
-    started = time.monotonic()
-    r = run_cli("run", "--server", f"faulty --record {record}", flag, value, timeout=60)
+    r = run_cli("run", "--server", f"faulty --record {record}", flag, value, timeout=60)  # a FIFO hung for good
     assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
     assert flag in r.stderr and str(path) in r.stderr and "Traceback" not in r.stderr
     assert not record.exists()  # no server was started, no call made
-    assert time.monotonic() - started < 50  # a FIFO used to hang for good
 
 
 def test_two_runs_on_one_results_file_never_interleave(tmp_path):

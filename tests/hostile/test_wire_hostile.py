@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tests.hostile.test_interrupt import servers_of
 
 PROBE = Path(__file__).with_name("wire_probe.py")
 MEMORY_BOUND_MB = 400  # docs/security.md: cap 32 MiB, one inflated network chunk, the interpreter
@@ -47,6 +48,11 @@ def alive(pid: int) -> bool:
         return False
 
 
+def assert_server_ended(out: dict) -> None:
+    """No process left: the server the probe started is gone once its session closed."""
+    assert out["pid"] and not alive(out["pid"]), f"server {out['pid']} outlived its session"
+
+
 def test_a_child_holding_the_pipes_does_not_block_close_and_is_ended():
     out = probe("pipe-holder")
     assert out["result"]["structuredContent"] == {"text": "hi"}
@@ -56,6 +62,26 @@ def test_a_child_holding_the_pipes_does_not_block_close_and_is_ended():
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(child), "the server's child outlived the session"
+    assert_server_ended(out)
+
+
+def test_snapshot_of_a_server_whose_child_holds_the_pipes_ends_and_leaves_no_process(tmp_path):
+    """The command a user runs (a 300 s child used to hang ``snapshot``): it finishes, and
+    neither the server nor its child is left."""
+    record = tmp_path / "calls.jsonl"
+    snap = tmp_path / "snap.json"
+    r = run_cli("snapshot", "--server", f"faulty --mode pipe-holder --record {record}", "-o", str(snap),
+                timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    doc = json.loads(snap.read_text())
+    assert len(doc["tools"]) == 4
+    children = [int(m) for m in re.findall(r"pipe-holder child (\d+)", " ".join(doc["stderrTail"]))]
+    assert children
+    deadline = time.monotonic() + 10
+    while any(alive(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(c) for c in children), "a server's child outlived the snapshot"
+    assert servers_of(record) == []
 
 
 def test_a_server_flooding_requests_without_reading_stdin_cannot_stall_us_or_grow_memory():
@@ -63,7 +89,7 @@ def test_a_server_flooding_requests_without_reading_stdin_cannot_stall_us_or_gro
     assert out["error"]["kind"] == "timeout"
     assert out["elapsed"] < 30  # a 3 s call timeout; was: a 5 s timeout became 125 s
     assert out["rss_mb"] < MEMORY_BOUND_MB  # was: 585 MB after 30 s and growing (1.8 GB)
-    assert not alive(out["pid"])
+    assert_server_ended(out)
 
 
 def test_a_gigabyte_stdout_line_is_dropped_as_it_streams_in():
@@ -71,6 +97,7 @@ def test_a_gigabyte_stdout_line_is_dropped_as_it_streams_in():
     assert out["error"]["kind"] == "protocol-error"
     assert "over the 32.0 MiB cap" in out["error"]["message"]
     assert out["rss_mb"] < MEMORY_BOUND_MB  # was: 1.2 GB for this 1 GiB line (3.8 GB in the issue)
+    assert_server_ended(out)
 
 
 def test_a_gzip_bomb_over_http_is_capped_after_decompression():
@@ -78,6 +105,7 @@ def test_a_gzip_bomb_over_http_is_capped_after_decompression():
     assert out["error"]["kind"] == "protocol-error"
     assert "over the 32.0 MiB cap" in out["error"]["message"]
     assert out["rss_mb"] < MEMORY_BOUND_MB  # was: 690 MB for a 1 MB body inflating to 1 GiB
+    assert_server_ended(out)
 
 
 def test_id_true_is_not_the_answer_to_request_1():
@@ -85,12 +113,14 @@ def test_id_true_is_not_the_answer_to_request_1():
     assert out["error"]["kind"] == "timeout"
     assert "id True arrived instead of id 1" in out["error"]["message"]
     assert out["steps"] == []
+    assert_server_ended(out)
 
 
 def test_a_response_sent_before_its_request_is_not_accepted():
     out = probe("early-response")
     assert out["result"]["structuredContent"] == {"text": "hi"}  # the real answer, not "forged"
     assert "response-before-request" in out["problems"]
+    assert_server_ended(out)
 
 
 def test_a_valid_5000_digit_id_is_a_stray_response_not_invalid_json():
@@ -98,6 +128,7 @@ def test_a_valid_5000_digit_id_is_a_stray_response_not_invalid_json():
     assert "error" not in out, out.get("error")
     assert out["result"]["structuredContent"] == {"text": "hi"}
     assert "unexpected-id" in out["problems"]
+    assert_server_ended(out)
 
 
 @pytest.mark.parametrize("mode", ["crash-on-call", "ok", "pipe-holder"])

@@ -40,7 +40,8 @@ def main() -> None:
     session.close()
     out["close_seconds"] = time.monotonic() - closing
     out["stderr"] = list(wire.stderr_tail())
-    out["pid"] = getattr(wire, "pid", None)
+    proc = getattr(wire, "_proc", None)  # a bundled HTTP server's process
+    out["pid"] = getattr(wire, "pid", None) or getattr(proc, "pid", None)
     out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out, default=str))
 
