@@ -482,6 +482,8 @@ class _Segment:
         if emit is not None:
             event["mutations"] = _mutations(prepared)
             event["answer"] = verdict.answer
+            if verdict.violations:
+                event["violations"] = [v.to_json() for v in verdict.violations]
             emit(event)
 
     def _sometimes(self, prepared: Prepared, tally: Tally) -> None:

@@ -365,6 +365,9 @@ def test_offline_json_judges_every_call_by_the_modelled_server(snapshots, tmp_pa
     assert len(calls) == 40 and {e["category"] for e in calls if e["profile"] == "gemini-cli"} == {
         "loud"
     }
+    # why the modelled server refuses continue's calls, as fields
+    refused = next(e for e in calls if e["profile"] == "continue")
+    assert {(v["validator"], tuple(v["names"])) for v in refused["violations"]} >= {("required", ("account_id",))}
     assert (
         lines[-1]["event"] == "replay-finished" and lines[-1]["report"]["results"] == doc["results"]
     )
