@@ -20,6 +20,8 @@ from typing import Any
 from matrix.classify import Expectation
 from matrix.errors import InputError, did_you_mean
 from matrix.schemas import load_schema
+from matrix.text import safe
+from matrix.yamlfile import key_path, load_yaml_source
 
 CASES_SCHEMA: dict = load_schema("cases")  # published: matrix/schemas/cases.schema.json
 
@@ -34,6 +36,7 @@ class Case:
     repeat_safe: bool | None = None  # None: decide from annotations
     origin: str = "file"  # file | auto
     description: str = ""
+    where: str = field(default="", compare=False)  # FILE:LINE of its tool in the cases file
 
     @property
     def id(self) -> str:
@@ -70,11 +73,10 @@ def repeat_safe(tool: Any, case: Case) -> bool:
 
 def load_cases(path: str | Path) -> list[Case]:
     """Read and validate a cases file; errors name the file, line and key."""
-    from matrix.yamlfile import load_yaml_checked
-
-    doc = load_yaml_checked(Path(path), CASES_SCHEMA, noun="cases file")
+    src = load_yaml_source(Path(path), CASES_SCHEMA, noun="cases file")
     out = []
-    for tool, calls in doc["cases"].items():
+    for tool, calls in src.data["cases"].items():
+        where = f"{path}:{src.line(('cases', tool))}"
         for call in calls:
             out.append(
                 Case(
@@ -85,6 +87,7 @@ def load_cases(path: str | Path) -> list[Case]:
                     expect=Expectation(call.get("expect", "success"), call.get("contains"), call.get("structured")),
                     repeat_safe=call.get("repeat_safe"),
                     description=call.get("description", ""),
+                    where=where,
                 )
             )
     seen: set[str] = set()
@@ -106,6 +109,27 @@ def tools_by_name(tools: Iterable[Any]) -> dict[str, list[dict]]:
 
 
 UNKNOWN_TOOL = "the server does not list this tool"
+
+
+def unknown_tools(tools: Iterable[Any], cases: Iterable[Case]) -> list[InputError]:
+    """One error per tool the cases name and the server does not list: a typo, or a tool the
+    server renamed or dropped. Either way the user must act (docs/cases.md), so the run checks
+    this right after tools/list and makes no call (exit 2)."""
+    by_name = tools_by_name(tools)
+    missing: dict[str, list[Case]] = {}
+    for c in cases:
+        if c.origin == "file" and c.tool not in by_name:
+            missing.setdefault(c.tool, []).append(c)
+    listed = sorted(by_name)
+    shown = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
+    errors = []
+    for tool, named in missing.items():  # names from the server reach a terminal: sanitised
+        errors.append(InputError(safe(
+            f"{key_path(('cases', tool))}: {UNKNOWN_TOOL}{did_you_mean(tool, by_name)}; its case(s) "
+            f"{', '.join(c.name for c in named)} were not run; the server lists: {shown or 'no tools'}", fold=True),
+            where=named[0].where,
+        ))
+    return errors
 
 
 def plan_cases(

@@ -23,10 +23,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from matrix.errors import InputError, did_you_mean
+from matrix.errors import InputError, InputErrors, did_you_mean
 from matrix.report.grid import RELEASE_FAILING
 from matrix.schemas import load_schema
-from matrix.yamlfile import key_path, load_yaml_checked
+from matrix.yamlfile import key_path, load_yaml_source
 
 POLICY_SCHEMA: dict = load_schema("policy")  # published: matrix/schemas/policy.schema.json
 
@@ -46,6 +46,15 @@ class Policy:
     expected_failures: tuple[dict, ...] = ()
     source: str = "default policy"
     extra: dict = field(default_factory=dict)
+    lines: dict = field(default_factory=dict, compare=False)  # key path -> line in a YAML policy
+
+    def where(self, *path: str | int) -> str:
+        """``FILE:LINE`` of a key (``FILE: key.path`` where lines are not known: pyproject.toml)."""
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.lines:
+                return f"{self.source}:{self.lines[path[:end]]}"
+        prefix = ("tool", "mcp-matrix") if self.source.endswith("pyproject.toml") else ()
+        return f"{self.source}: {key_path(prefix + path)}"
 
 
 @dataclass(frozen=True)
@@ -65,16 +74,19 @@ def load_policy(path: str | Path | None) -> Policy:
     if path is None:
         return Policy()
     p = Path(path)
+    lines: dict = {}
     if p.name == "pyproject.toml":
         data = _from_pyproject(p)
     else:
-        data = load_yaml_checked(p, POLICY_SCHEMA, noun="policy file") or {}
+        src = load_yaml_source(p, POLICY_SCHEMA, noun="policy file")
+        data, lines = src.data or {}, src.lines
     return Policy(
         required_clients=tuple(data["required_clients"]) if "required_clients" in data else None,
         fail_on=tuple(data.get("fail_on", RELEASE_FAILING)),
         expected_failures=tuple(data.get("expected_failures", ())),
         source=str(p),
         extra={k: v for k, v in data.items() if k in EVOLUTION_KEYS},
+        lines=lines,
     )
 
 
@@ -126,6 +138,19 @@ def check_clients(names: Iterable[str], known: Iterable[str], where: str) -> Non
         if name not in known:
             raise InputError(f"unknown client profile {name!r}{did_you_mean(name, known)}; "
                              f"see `mcp-matrix profiles`", where=where)
+
+
+def check_policy_clients(policy: Policy, known: Iterable[str]) -> None:
+    """The policy's ``required_clients`` are known profiles: every unknown one is reported with
+    its line and the nearest name, before anything runs."""
+    known = list(known)
+    errors = [
+        InputError(f"required_clients[{i}]: unknown client profile {name!r}{did_you_mean(name, known)}; "
+                   "see `mcp-matrix profiles`", where=policy.where("required_clients", i))
+        for i, name in enumerate(policy.required_clients or ()) if name not in known
+    ]
+    if errors:
+        raise errors[0] if len(errors) == 1 else InputErrors(errors)
 
 
 def _matches(rule: dict, cell: dict) -> bool:

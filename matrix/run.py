@@ -23,11 +23,12 @@ from typing import Any
 
 from matrix import __version__
 from matrix.behaviours import registry
-from matrix.cases import Case, plan_cases, repeat_safe, tools_by_name
+from matrix.cases import Case, plan_cases, repeat_safe, tools_by_name, unknown_tools
 from matrix.classify import Answer, Verdict
 from matrix.connection import Connection, Interrupted, breaker_saw
 from matrix.deliver import Held, Intended, LiveServer, deliver
 from matrix.discovery import discover_all
+from matrix.errors import InputErrors
 from matrix.events import (
     CallCell,
     DiscoveryCell,
@@ -83,6 +84,8 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
 
     Ctrl-C (KeyboardInterrupt in the calling thread) at any point after start still ends the
     stream with ``run-finished`` (``interrupted: true``) and returns; it is not re-raised.
+    A case naming a tool the server does not list raises ``InputErrors`` once tools/list is in,
+    before any call (the stream ends with ``run-finished``, not measured).
     """
     registry.load_all()
     run_id = uuid.uuid4().hex[:12]
@@ -129,6 +132,11 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     if error:
         emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=False))
         return RunOutcome(False, counts=counts)
+    unknown = unknown_tools([tool for _, tool in snap.tools], config.cases)
+    if unknown:  # a case for a tool the server does not list: the user's to fix, before any call
+        error = {"kind": "input-error", "message": "; ".join(str(e) for e in unknown), "detail": "", "stderr_tail": []}
+        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=False))
+        raise InputErrors(unknown)
 
     try:
         _run_cells(config, snap, count, emit, deadline, breaker)

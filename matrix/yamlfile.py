@@ -8,7 +8,8 @@ the one place that maps YAML and JSON Schema errors to ``InputError``.
 - ``parse_yaml`` reads a file keeping the line of every key; a syntax error carries its line.
 - ``schema_errors`` validates (part of) the data and words each problem with ``describe_error``.
 - ``sort_errors`` orders problems by file and line, dropping duplicates.
-- ``load_yaml_checked`` does all three for a file that only needs its schema.
+- ``load_yaml_checked`` does all three for a file that only needs its schema (``load_yaml_source``
+  keeps the lines too, for a check that can only be made later).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "describe_error",
     "key_path",
     "load_yaml_checked",
+    "load_yaml_source",
     "parse_yaml",
     "schema_errors",
     "sort_errors",
@@ -353,8 +355,9 @@ def sort_errors(errors: Iterable[InputError]) -> list[InputError]:
     return sorted(unique.values(), key=order)
 
 
-def load_yaml_checked(path: Path, schema: dict, noun: str = "file") -> Any:
-    """Parse ``path`` and validate it against ``schema``; its data, or an ``InputError``.
+def load_yaml_source(path: Path, schema: dict, noun: str = "file") -> YamlSource:
+    """Parse ``path`` and validate it against ``schema``; the source (data and the line of every
+    key, for errors found later), or an ``InputError``.
 
     One problem is raised as itself, several as one ``InputErrors`` listing each in line order.
     """
@@ -368,4 +371,9 @@ def load_yaml_checked(path: Path, schema: dict, noun: str = "file") -> Any:
         if len(errors) == 1:
             raise errors[0]
         raise InputErrors(errors)
-    return src.data
+    return src
+
+
+def load_yaml_checked(path: Path, schema: dict, noun: str = "file") -> Any:
+    """``load_yaml_source``'s data."""
+    return load_yaml_source(path, schema, noun).data

@@ -100,3 +100,13 @@ def test_merge_refuses_a_file_that_is_not_results(tmp_path):
     bad.write_text('{"event": "call"}\n')
     r = run_cli("merge", str(bad))
     assert r.returncode == 2 and f"{bad}:1" in r.stderr
+
+
+def test_a_policy_naming_an_unknown_client_is_exit_2_with_its_line_before_anything_runs(tmp_path):
+    marker = tmp_path / "server-started"
+    p = policy(tmp_path, "fail_on: [broken]\nrequired_clients:\n  - claude-code\n  - cursr\n")
+    r = run_cli("check", "--stdio", f"touch {marker}", "--policy", p, timeout=120)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    assert (f"mcp-matrix: error: {p}:4: required_clients[1]: unknown client profile 'cursr' "
+            "(did you mean 'cursor'?)") in r.stderr
+    assert not marker.exists()  # the check came before the fresh run started any server

@@ -237,3 +237,27 @@ cases:
     sent = [json.loads(line) for line in record.read_text().splitlines()]
     # Exactly one: the reference session's intact call (echo is read-only); gemini-cli never sent it.
     assert sum(c["name"] == "echo" and c["arguments"] == {"text": 5} for c in sent) == 1
+
+
+def test_a_case_for_a_tool_the_server_does_not_list_is_exit_2_before_any_call(cli, tmp_path):
+    """A typo (or a tool the server renamed) in the cases file: checked against tools/list, before
+    any call, with the file, the line and key of the tool, and the nearest tool the server lists."""
+    cases = write_cases(tmp_path, (
+        "cases:\n"
+        "  memory_store:\n"
+        "    - name: plain\n"
+        "      arguments: {agent_id: a1, content: hello}\n"
+        "  memory_refelct:\n"
+        "    - name: typo\n"
+        "      arguments: {agent_id: a1}\n"
+    ))
+    results = tmp_path / "r.jsonl"
+    r = cli("run", "--server", "memory", "--client", "claude-code", "--cases", cases, "--results", str(results),
+            timeout=180)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    assert (f"mcp-matrix: error: {cases}:5: cases.memory_refelct: the server does not list this tool "
+            "(did you mean 'memory_reflect'?); its case(s) typo were not run") in r.stderr
+    assert "Traceback" not in r.stderr
+    events = read_events(results)
+    assert not [e for e in events if e["event"] in ("call", "discovery")]  # not even the valid case was called
+    assert events[-1]["event"] == "run-finished" and events[-1]["measured"] is False

@@ -10,6 +10,7 @@ from matrix.checklist import (
     AliasRule,
     Item,
     Policy,
+    check_policy_clients,
     evaluate,
     evolution_items,
     load_policy,
@@ -48,19 +49,20 @@ def run(args: argparse.Namespace) -> int:
     policy_file = args.policy or ("pyproject.toml" if _has_table(Path("pyproject.toml")) else None)
     policy = load_policy(policy_file)
     now = parse_now(args.now)
+    known = []
+    if policy.required_clients:
+        from matrix.profiles.loader import load_profiles
+
+        known = list(load_profiles(extra_dirs=getattr(args, "profiles_dir", None) or []))
     if args.results:
         events = read_events(args.results)
         target = target_from(args, default_server=None)
+        known += [str(e.get("profile")) for e in events if e.get("event") in ("discovery", "call")]
+        check_policy_clients(policy, known)
     else:
+        check_policy_clients(policy, known)  # a typo fails before the run, not after it
         events = fresh_run(args, policy)
         target = target_from(args, default_server=DEFAULT_SERVER)
-    if policy.required_clients:
-        from matrix.checklist import check_clients
-        from matrix.profiles.loader import load_profiles
-
-        known = [n for n, p in load_profiles(extra_dirs=getattr(args, "profiles_dir", None) or []).items()]
-        known += [str(e.get("profile")) for e in events if e.get("event") in ("discovery", "call")]
-        check_clients(policy.required_clients, set(known), where=f"{policy.source}: required_clients")
     items = evaluate(events, policy)
     if any(policy.extra.get(k) for k in ("baseline", "aliases")):
         items += evolution(args, policy, events, target, now)

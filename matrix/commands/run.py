@@ -8,12 +8,12 @@ import textwrap
 from pathlib import Path
 
 from matrix.api import bundled_cases
-from matrix.cases import UNKNOWN_TOOL, load_cases
+from matrix.cases import load_cases
 from matrix.checklist import check_clients, default_required, lost_tools
 from matrix.commands.common import add_target_options, seconds, target_from, timeouts_from
 from matrix.commands.outputs import open_results
 from matrix.commands.signals import interrupted_exit_code
-from matrix.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.grid import RELEASE_FAILING, over_threshold
 from matrix.report.terminal import names, write_terminal
@@ -21,7 +21,7 @@ from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
 from matrix.run import RunConfig, run_matrix
 from matrix.snapshot import load_snapshot
-from matrix.text import markup, safe, terminal_console
+from matrix.text import markup, terminal_console
 from matrix.verdicts import parse_verdicts
 
 DEFAULT_SERVER = "memory --schema anyof"
@@ -148,13 +148,6 @@ def run(args: argparse.Namespace) -> int:
         write_report(writer.events, fmt, path, fail_on)
     if outcome.interrupted:
         return interrupted_exit_code()
-    unknown = [e for e in writer.events if e.get("event") == "skipped"
-               and str(e.get("reason", "")).startswith(UNKNOWN_TOOL)]
-    for e in unknown:  # a typo in the cases file is the user's to fix, not a finding
-        sys.stderr.write(f"mcp-matrix: error: {cases_path}: case {safe(e.get('case'))!r} names tool "
-                         f"{safe(e.get('tool'))!r}: {safe(e.get('reason'))}\n")
-    if unknown:
-        return EXIT_INPUT
     if not outcome.measured:
         return EXIT_UNMEASURABLE
     errors = [e for e in writer.events if e.get("event") == "profile-error"]
