@@ -52,7 +52,8 @@ def discovery_events(snap, views, profiles, name: str = "") -> list[dict]:
                      snap.doc.get("serverInfo"))
     events: list[Event] = [RunStarted(
         server=snap.doc.get("serverInfo"), server_key=key.to_json(),
-        profiles=tuple({"name": p.name, "client": p.client, "versions": p.versions} for p in profiles if not p.abstract),
+        profiles=tuple({"name": p.name, "client": p.client, "versions": p.versions,
+                        "required_by_default": p.required_by_default} for p in profiles if not p.abstract),
     )]
     events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
     error = None

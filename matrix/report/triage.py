@@ -50,13 +50,16 @@ class Cause:
     weakest: str | None = None
     stricter: bool = False  # a forced stricter schema: a note, not a loss
     culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
+    optional: bool = False  # every client it hits is one the release gate does not require by default
     by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
     keywords: list[str] = field(default_factory=list)
     seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
 
     @property
-    def severity(self) -> tuple[int, int, int]:
-        return (1 if self.stricter else 0, rank(self.verdict), -self.cells)
+    def severity(self) -> tuple[int, int, int, int]:
+        """Notes last; before them, what hits a client the gate requires comes before what hits
+        only opt-in configurations and probes (a pinned protocol era, a rollout flag)."""
+        return (1 if self.stricter else 0, 1 if self.optional else 0, rank(self.verdict), -self.cells)
 
     def to_json(self) -> dict:
         return {
@@ -65,6 +68,7 @@ class Cause:
             "calls_lost": self.calls_lost, "blast_radius": self.blast_radius, "lost": self.lost,
             "evidence": [{"level": lv, "source": src} for lv, src in self.evidence],
             "weakest_evidence": self.weakest, "note": self.stricter, "by_verdict": self.by_verdict,
+            "optional": self.optional,
         }
 
 
@@ -220,7 +224,18 @@ def build_triage(events: list[dict]) -> list[Cause]:
         reason = str(e.get("reason") or verdict)
         add(key, Cause(verdict, tool, ",".join(behaviours) or verdict, reason, fix, blast_radius="call",
                                evidence=_sources(e.get("evidence"))), e, profile, tool)
-    return sorted(_merged(causes), key=lambda c: c.severity)
+    optional = _optional_clients(events)
+    merged = _merged(causes)
+    for cause in merged:
+        cause.optional = bool(cause.clients) and all(c in optional for c in cause.clients)
+    return sorted(merged, key=lambda c: c.severity)
+
+
+def _optional_clients(events: list[dict]) -> set[str]:
+    """The run's profiles that are not ``required_by_default`` (probes, opt-in configurations)."""
+    start = next((e for e in events if e.get("event") == "run-started"), {})
+    return {str(p.get("name")) for p in start.get("profiles") or []
+            if isinstance(p, Mapping) and p.get("required_by_default") is False}
 
 
 def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
@@ -289,7 +304,8 @@ def cause_title(c: Cause, show: Callable[[str], str] = str, prose: Callable[[str
         who = f"the server (all {len(c.tools)} tools)"
     else:
         who = show(c.tool) if c.tool else name_list(c.tools, 4, show)
-    return f"{who}: {prose(c.summary)}"
+    summary = c.summary.split(" Fix: ", 1)[0] if c.fix else c.summary  # the fix has its own line
+    return f"{who}: {prose(summary)}"
 
 
 def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
@@ -304,6 +320,8 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
         blast.append(f"takes down {len(c.tools)} tools")
     if c.calls_lost:
         blast.append(f"{c.calls_lost} calls could not be made")
+    if c.optional:
+        blast.append("not required by default (an opt-in configuration or a probe)")
     return " · ".join(parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast)
 
 

@@ -62,3 +62,22 @@ def test_a_session_finding_every_tool_carries_is_blamed_on_the_server_not_on_one
     causes = [line for line in render_terminal(events).splitlines() if line.startswith(" 1. ")]
     assert causes == [(f" 1. session-broken  the server (all {len(ev.TOOLS)} tools): the client speaks only "
                        "2026-07-28; the session never starts")]
+
+
+def test_a_cause_hitting_only_clients_not_required_by_default_comes_after_those_that_are():
+    """A pinned-era configuration (required_by_default: false) that cannot start a session is a
+    true verdict, but the first problem a newcomer reads is the one in a client the gate requires."""
+    era = ev._finding("modern-refused", "the client speaks only 2026-07-28; the session never starts. Fix: "
+                      "support both eras.", "", "handshake", [], radius="session")
+    profiles = [{"name": "cursor", "required_by_default": True},
+                {"name": "python-sdk-modern", "required_by_default": False}]
+    array = ev._finding("removed-by-client", "the client drops format", "/inputSchema/properties/q/format",
+                        "strip-keywords", [])
+    events = [ev._run_started(profiles=profiles), ev._snapshot(), ev._discovery("cursor", 0, "degraded", [array])]
+    events += [ev._discovery("python-sdk-modern", i, "session-broken", [era]) for i in range(len(ev.TOOLS))]
+    lines = render_terminal(events).splitlines()
+    causes = [line.split()[1] for line in lines if line[:4].strip().endswith(".")]
+    assert causes == ["degraded", "session-broken"]
+    text = " ".join(lines)
+    assert "not required by default" in text
+    assert "Fix: support both eras" not in text  # the advice line says it; the title does not repeat it
