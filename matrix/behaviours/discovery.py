@@ -15,6 +15,6 @@ Importing this module registers them all.
 from __future__ import annotations
 
 from matrix.behaviours import claude, codex, descriptions, dialects, google, injected, keywords, lists, names, schemas
-from matrix.behaviours import adk, openai_agents, pydantic_schema, python_sdk
+from matrix.behaviours import adk, langchain_genai, openai_agents, pydantic_schema, python_sdk
 
-MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, injected, python_sdk, openai_agents, adk, pydantic_schema)
+MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, injected, python_sdk, openai_agents, adk, pydantic_schema, langchain_genai)

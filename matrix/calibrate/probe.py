@@ -174,6 +174,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "omit-empty-parameters": ("paged", "many"),
     "python-sdk-gate": ("root-not-object", "no-type", "output-schema"), "openai-agents-strict": ("core",),
     "adk-fence-descriptions": ("core",), "pydantic-ai-openai-schema": ("core",),
+    "langchain-genai-schema": ("core", "root-anyof", "many"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

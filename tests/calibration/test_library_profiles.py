@@ -28,6 +28,7 @@ LIVE = {
     "openai-agents-strict": ("core",),
     "langchain": ("core",),
     "langchain-anthropic": ("root-anyof",),
+    "langchain-google": ("core",),
     "google-adk": ("core",),
     "pydantic-ai": ("core",),
     "litellm": ("core",),
