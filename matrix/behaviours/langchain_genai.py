@@ -279,7 +279,9 @@ def depth(schema: Any) -> int:
 
 
 def as_json_schema(value: Any) -> Any:
-    """The Gemini Schema read with JSON Schema spellings (``STRING`` -> ``string``, ``any_of`` -> ``anyOf``)."""
+    """The Gemini Schema read with JSON Schema spellings: ``STRING`` -> ``string``, ``any_of`` ->
+    ``anyOf``, and ``nullable: true`` on type T -> ``anyOf: [{T ...}, {type: null}]`` (the form
+    Pydantic and most servers write an optional value in), so only real losses are diffed."""
     if isinstance(value, list):
         return [as_json_schema(v) for v in value]
     if not isinstance(value, dict):
@@ -292,6 +294,10 @@ def as_json_schema(value: Any) -> Any:
             out[key] = {name: as_json_schema(p) for name, p in v.items()}
         else:
             out["anyOf" if key == "any_of" else key] = as_json_schema(v) if key in ("items", "any_of") else v
+    if out.get("nullable") is True and "type" in out:
+        variant = {k: v for k, v in out.items() if k not in ("nullable", "description")}
+        out = {**({"description": out["description"]} if "description" in out else {}),
+               "anyOf": [variant, {"type": "null"}]}
     return out
 
 

@@ -95,3 +95,15 @@ def test_the_loss_diff_reads_the_gemini_schema_with_json_schema_spellings():
     sent = {"type": "OBJECT", "properties": {"v": {"any_of": [{"type": "STRING"}]}}, "items": {"type": "ARRAY"}}
     assert langchain_genai.as_json_schema(sent) == {
         "type": "object", "properties": {"v": {"anyOf": [{"type": "string"}]}}, "items": {"type": "array"}}
+
+
+def test_an_optional_value_keeps_its_null_variant_at_the_first_level_and_loses_it_deeper():
+    optional = {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "Or none."}
+    t = only({"type": "object", "properties": {"tag": optional,
+                                               "o": {"type": "object", "properties": {"email": optional}}}})
+    props = t.model_schema["properties"]
+    assert props["tag"] == {"type": "STRING", "nullable": True, "description": "Or none."}
+    assert props["o"]["properties"]["email"] == {"type": "STRING", "description": "Or none."}  # the second pass
+    lost = {f.pointer.removeprefix("/inputSchema") for f in t.findings if f.lost}
+    assert "/properties/o/properties/email/anyOf" in lost
+    assert not any(p.startswith("/properties/tag") for p in lost)
