@@ -157,6 +157,7 @@ class CallCell(_Event):
     sometimes: tuple[str, ...] = ()
     stale: bool = False
     stale_for: str | None = field(default=None, metadata=_OMIT)
+    violations: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)  # why the listed schema refuses it
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
     variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
