@@ -161,7 +161,6 @@ class CallCell(_Event):
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
     variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
-    violations: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)  # the listed schema's errors, as fields
 
     @classmethod
     def of(cls, event: Mapping[str, Any]) -> CallCell:

@@ -56,6 +56,16 @@ def test_a_schema_is_valid_draft_2020_12_with_an_id_and_a_title(name):
     assert schema["$id"].endswith(f"/{name}.schema.json") and schema["title"]
 
 
+@pytest.mark.parametrize("name", sorted(BY_NAME))
+def test_a_schema_file_names_each_key_once(name):
+    def pairs(items):
+        keys = [k for k, _ in items]
+        assert len(keys) == len(set(keys)), f"{name}: a key written twice: {sorted(k for k in keys if keys.count(k) > 1)}"
+        return dict(items)
+
+    json.loads(resources.files("matrix.schemas").joinpath(BY_NAME[name].file).read_text("utf-8"), object_pairs_hook=pairs)
+
+
 @pytest.mark.parametrize("name, fmt, versions", [
     ("results", "mcp-matrix.results", (1, 2)),
     ("snapshot", SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS),
