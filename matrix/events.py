@@ -161,6 +161,7 @@ class CallCell(_Event):
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
     variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
+    answer_from: str | None = field(default=None, metadata=_OMIT)  # run --share calls: whose answer this is
 
     @classmethod
     def of(cls, event: Mapping[str, Any]) -> CallCell:
@@ -172,6 +173,21 @@ class CallCell(_Event):
         head = {"event": self.KIND, "profile": self.profile, "tool": self.tool, "case": self.case,
                 "origin": self.origin, "expect": self.expect}
         return {**head, **{k: v for k, v in out.items() if k not in head}}
+
+
+@dataclass(frozen=True)
+class Sharing(_Event):
+    """Which profiles shared a session and whether read-only calls were shared (matrix.sharing)."""
+
+    KIND: ClassVar[str] = "sharing"
+    mode: str
+    sessions: tuple[tuple[str, ...], ...]
+    calls: bool
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"event": self.KIND, "mode": self.mode, "sessions": [list(g) for g in self.sessions],
+                "calls": self.calls, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -203,10 +219,10 @@ class RunFinished(_Event):
 
 _CELL_HEAD = ("event", "profile", "tool", "index", "verdict")
 
-Event = RunStarted | SnapshotTaken | SchemaStored | DiscoveryCell | Skipped | CallCell | ProfileError | RunFinished
+Event = RunStarted | SnapshotTaken | SchemaStored | DiscoveryCell | Skipped | CallCell | Sharing | ProfileError | RunFinished
 Cell = DiscoveryCell | CallCell
 EVENTS: dict[str, type] = {cls.KIND: cls for cls in (RunStarted, SnapshotTaken, SchemaStored, DiscoveryCell, Skipped,
-                                                     CallCell, ProfileError, RunFinished)}
+                                                     CallCell, Sharing, ProfileError, RunFinished)}
 
 
 def event_from_json(data: Mapping[str, Any]) -> Event:
@@ -235,5 +251,5 @@ def _known(kind: Any) -> str:
 
 
 __all__ = ["EVENTS", "FORMAT", "READABLE", "VERSION", "CallCell", "Cell", "DiscoveryCell", "Event", "EventError",
-           "ProfileError", "RunFinished", "RunStarted", "SchemaStored", "Skipped", "SnapshotTaken", "as_json",
+           "ProfileError", "RunFinished", "RunStarted", "SchemaStored", "Sharing", "Skipped", "SnapshotTaken", "as_json",
            "check_event", "event_from_json"]

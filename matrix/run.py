@@ -42,6 +42,7 @@ from matrix.events import (
 from matrix.probes import HANDSHAKE_PROBES
 from matrix.profiles.model import Profile
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
+from matrix.sharing import ProfileConnection, SessionPool, plan_sharing, read_only
 from matrix.simulate.caching import stale_window
 from matrix.simulate.calls import held_view
 from matrix.snapshot import Snapshot, take_snapshot
@@ -65,6 +66,7 @@ class RunConfig:
     on_progress: Callable[[str], None] | None = None
     timeout_run: float | None = None  # the whole run's deadline (matrix.run_bounds)
     circuit_breaker: bool = True
+    share: str = "sessions"  # matrix.sharing.SHARE_MODES
 
 
 @dataclass
@@ -213,6 +215,10 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
         if config.baseline else {}
     )
 
+    sharing = plan_sharing(config.share, config.profiles, [live_by_name.get(c.tool) for c in cases])
+    emit(sharing.to_event())
+    sessions = SessionPool(sharing, config.profiles, config.target, config.timeouts, deadline, breaker,
+                           [name for name, tool in live_by_name.items() if read_only(tool)])
     stop = threading.Event()
     reference = _reference_answers(config, cases, live_by_name, stop, deadline)
     runners: list[_ProfileRunner] = []
@@ -228,7 +234,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
             held, cache_note = live_views[i], None
         held_raw = base_tools if held is not live_views[i] else live_by_name
         holding = Held(profile, held, held.by_tool(), held_raw, live_by_name, cache_note)
-        runner = _ProfileRunner(config, profile, stop, deadline, breaker)
+        runner = _ProfileRunner(config, profile, stop, breaker, sessions.connection(profile))
         runners.append(runner)  # before the first stop check: an interrupt sees every runner in flight
         try:
             for case in cases:
@@ -247,6 +253,9 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                         return
                     not_called(profile.name, case, deadline.reason().replace("not called", "cut short"))
                     continue
+                shared = runner.conn.take_answer_from()
+                if shared:  # another profile's byte-identical read-only call (--share calls)
+                    event["answer_from"] = shared[0]
                 count(CallCell.of(event))
                 if config.on_progress:
                     config.on_progress(f"{profile.name} {case.id}")
@@ -275,6 +284,7 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
         raise
     finally:
         pool.shutdown(wait=True)
+        sessions.close()
 
 
 def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event,
@@ -305,13 +315,13 @@ def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: 
 class _ProfileRunner:
     """One profile's session: each case through ``matrix.deliver`` to the live server."""
 
-    def __init__(self, config: RunConfig, profile: Profile, stop: threading.Event, deadline: Deadline,
-                 breaker: CircuitBreaker) -> None:
+    def __init__(self, config: RunConfig, profile: Profile, stop: threading.Event, breaker: CircuitBreaker,
+                 conn: ProfileConnection) -> None:
         self.config = config
         self.profile = profile
         self.stop = stop
         self.breaker = breaker
-        self.conn = Connection(config.target, config.timeouts, profile, deadline, breaker)
+        self.conn = conn
 
     def close(self) -> None:
         self.conn.close()

@@ -20,6 +20,7 @@ from matrix.report.terminal import names, write_terminal
 from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
 from matrix.run import RunConfig, run_matrix
+from matrix.sharing import SHARE_MODES
 from matrix.snapshot import load_snapshot
 from matrix.text import markup, terminal_console
 from matrix.verdicts import parse_verdicts
@@ -62,6 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="end the whole run by then: calls not made are reported with the reason (exit 3 unless findings)")
     p.add_argument("--no-circuit-breaker", action="store_true",
                    help="keep calling a tool after one of its calls timed out, and a server that stopped answering")
+    p.add_argument("--share", choices=SHARE_MODES, default="sessions",
+                   help="when every call is read-only: profiles identical on the wire share a session (sessions, the "
+                   "default), and also send a byte-identical call once, its answer marked in each cell (calls); "
+                   "none: one session per profile (docs/wire.md)")
     p.set_defaults(handler=run)
 
 
@@ -127,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         auto_cases=not args.no_auto_cases, jobs=args.jobs, timeouts=timeouts_from(args),
         cases_source=str(cases_path or ""),
         on_progress=(lambda msg: status.update(markup(msg, fold=True))) if status else None,
-        timeout_run=args.timeout_run, circuit_breaker=not args.no_circuit_breaker,
+        timeout_run=args.timeout_run, circuit_breaker=not args.no_circuit_breaker, share=args.share,
     )
     try:
         if status:
