@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from matrix.connection import wire_handshake
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.results import read_events
 from matrix.run_bounds import CircuitBreaker, Deadline
-from matrix.sharing import SessionPool, SharingPlan, wire_identity
+from matrix.sharing import SessionPool, SharingPlan, plan_sharing, wire_identity
 from matrix.targets import Target
 from matrix.wire.session import Timeouts
 from tests.conftest import run_cli
@@ -28,9 +29,29 @@ cases:
     - name: missing-checkpoint
       arguments: {agent_id: nobody-yet, name: never-saved}
 """
-# Two pairs identical on the wire (codex/codex-raw; langchain/langchain-google, a session per
-# call) and one profile of its own.
-CLIENTS = ("codex", "codex-raw", "langchain", "langchain-google", "claude-code")
+
+
+def _profiles() -> list:
+    return [p for p in select_profiles(load_profiles(), []) if not p.abstract]
+
+
+def _per_call(profile) -> bool:
+    return any(use.name == "new-session-per-call" for use in profile.call)
+
+
+def _pairs() -> tuple[tuple[str, str], tuple[str, str], str]:
+    """Two groups identical on the wire (one keeping its session, one opening a session per call)
+    and one profile of its own, found from the profiles themselves (names change, identities stay)."""
+    profiles = {p.name: p for p in _profiles()}
+    groups = plan_sharing("sessions", list(profiles.values()), []).groups
+    kept = next(g[:2] for g in groups if len(g) > 1 and not _per_call(profiles[g[0]]))
+    per_call = next(g[:2] for g in groups if len(g) > 1 and _per_call(profiles[g[0]]))
+    alone = next(g[0] for g in groups if len(g) == 1 and not _per_call(profiles[g[0]]))
+    return kept, per_call, alone
+
+
+KEPT, PER_CALL, ALONE = _pairs()
+CLIENTS = (*KEPT, *PER_CALL, ALONE)
 
 
 def run(tmp_path: Path, name: str, share: str, *extra: str, clients=CLIENTS) -> list[dict]:
@@ -70,10 +91,10 @@ def test_sharing_sessions_and_calls_keeps_every_cell_of_a_read_only_run(tmp_path
     assert len([e for e in alone if e["event"] == "call"]) == 4 * len(CLIENTS)  # 3 cases + memory_stats, each
     plan = sharing(shared)
     assert plan["calls"] is True
-    assert sorted(map(sorted, plan["sessions"])) == [["codex", "codex-raw"], ["langchain", "langchain-google"]]
+    assert sorted(map(sorted, plan["sessions"])) == sorted([sorted(KEPT), sorted(PER_CALL)])
     given = {(e["profile"], e["case"]): e["answer_from"] for e in shared if "answer_from" in e}
     # Each call of a pair went once, the other profile got its answer; the profile of its own got none.
-    assert len(given) == 8 and "claude-code" not in {p for key in given.items() for p in (key[0][0], key[1])}
+    assert len(given) == 8 and ALONE not in {p for key in given.items() for p in (key[0][0], key[1])}
     assert sharing(alone)["sessions"] == [] and sharing(alone)["calls"] is False
     assert not any("answer_from" in e for e in alone)
 
@@ -82,8 +103,8 @@ def test_sharing_sessions_and_calls_keeps_every_cell_of_a_read_only_run(tmp_path
 def test_a_run_that_may_write_shares_nothing_and_keeps_every_verdict(tmp_path):
     """The bundled cases store memories and checkpoints: the state can change, so even
     --share calls opens a session per profile and sends every call."""
-    alone = run(tmp_path, "none", "none", clients=("codex", "codex-raw", "claude-code"))
-    shared = run(tmp_path, "calls", "calls", clients=("codex", "codex-raw", "claude-code"))
+    alone = run(tmp_path, "none", "none", clients=(*KEPT, ALONE))
+    shared = run(tmp_path, "calls", "calls", clients=(*KEPT, ALONE))
     assert verdicts(shared) == verdicts(alone) and len(verdicts(alone)) == 3 * (7 + 19)
     plan = sharing(shared)
     assert plan["sessions"] == [] and plan["calls"] is False
@@ -96,9 +117,10 @@ def test_a_tool_that_may_write_is_sent_by_every_profile_even_when_calls_are_shar
     write once per profile; only the read-only call goes once (the server's own record counts)."""
     record = tmp_path / "calls.jsonl"
     target = Target.bundled(f"faulty --mode ok --record {record}")
-    profiles = [p for p in select_profiles(load_profiles(), ["codex", "codex-raw"])]
+    by_name = {p.name: p for p in _profiles()}
+    profiles = [by_name[KEPT[0]], by_name[KEPT[1]]]
     assert wire_identity(profiles[0]) == wire_identity(profiles[1])
-    plan = SharingPlan("calls", (("codex", "codex-raw"),), True, "forced for the test")
+    plan = SharingPlan("calls", (KEPT,), True, "forced for the test")
     pool = SessionPool(plan, profiles, target, Timeouts(initialize=60, call=60), Deadline(None),
                        CircuitBreaker(False), read_only_tools=["echo"])
     try:
@@ -107,16 +129,24 @@ def test_a_tool_that_may_write_is_sent_by_every_profile_even_when_calls_are_shar
             for tool, args in (("echo", {"text": "hi"}), ("write_note", {"title": "t", "body": "b"})):
                 answer = conn.call(tool, args, None, False, False)
                 assert answer.wire_error is None and answer.error is None, answer
-        assert conns[0].take_answer_from() == [] and conns[1].take_answer_from() == ["codex"]
+        assert conns[0].take_answer_from() == [] and conns[1].take_answer_from() == [KEPT[0]]
     finally:
         pool.close()
     sent = [json.loads(line)["name"] for line in record.read_text().splitlines()]
     assert sorted(sent) == ["echo", "write_note", "write_note"]
 
 
-def test_profiles_that_differ_in_what_they_send_never_share_a_session():
-    profiles = {p.name: p for p in select_profiles(load_profiles(), [])}
-    # same clientInfo and version, different capabilities / handshake / accepted versions
-    assert wire_identity(profiles["claude-code"]) != wire_identity(profiles["claude-code-stdio-negotiation"])
-    assert wire_identity(profiles["langchain"]) != wire_identity(profiles["langchain-anthropic"])
-    assert wire_identity(profiles["python-sdk"]) != wire_identity(profiles["python-sdk-modern"])
+def test_profiles_that_differ_in_anything_they_send_never_share_a_session():
+    profiles = _profiles()
+    groups = plan_sharing("sessions", profiles, []).groups
+    by_name = {p.name: p for p in profiles}
+    for group in groups:
+        sent = {(json.dumps(dict(by_name[n].identity.client_info), sort_keys=True), by_name[n].identity.protocol_version,
+                 json.dumps(dict(by_name[n].identity.capabilities), sort_keys=True), wire_handshake(by_name[n])) for n in group}
+        assert len(sent) == 1, group
+    # the same clientInfo and version, but another handshake or other accepted versions: apart
+    python_sdk = [p for p in profiles if dict(p.identity.client_info) == {"name": "mcp", "version": "0.1.0"}]
+    assert len({wire_identity(p) for p in python_sdk}) > 1 and len(groups) < len(profiles)
+    # a run that may write shares nothing, whatever the mode
+    write = {"name": "w", "annotations": {"readOnlyHint": False}}
+    assert all(len(g) == 1 for g in plan_sharing("calls", profiles, [write]).groups)
