@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from matrix.results import read_events
 from tests.conftest import run_cli
 
@@ -21,6 +23,7 @@ def test_every_cell_becomes_a_test_with_a_readable_id(pytester):
     r.assert_outcomes(passed=26, failed=1)  # 7 discovery cells + 19 calls (18 listed, 1 automatic) + the run
 
 
+@pytest.mark.timeout(600)  # a snapshot, the plugin's run and the CLI's run, each bounded by its own 180 s
 def test_cells_fail_exactly_where_the_policy_fails_and_match_the_cli(pytester, tmp_path):
     base = tmp_path / "v1.json"
     assert run_cli("snapshot", "--server", "gateway --version 1", "-o", str(base)).returncode == 0
