@@ -28,6 +28,11 @@ READABLE = (1, 2)
 _OMIT = {"omit_if_none": True}  # written only when set (the run adds these keys when they apply)
 
 
+def _tuples(value: Any) -> Any:
+    """A JSON list as the tuple a frozen field holds (lists inside lists too; objects stay JSON)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
 class EventError(ValueError):
     """An event that does not follow the results schema: ``key`` names the offending key."""
 
@@ -57,7 +62,7 @@ class _Event:
             raise EventError(cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}")
         check_event(data)
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in names})
+        return cls(**{k: _tuples(v) for k, v in data.items() if k in names})
 
 
 @dataclass(frozen=True)
