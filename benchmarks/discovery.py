@@ -72,17 +72,34 @@ def profile(text: str, profiles, top: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tools", type=int, default=5000)
-    ap.add_argument("--distinct", type=int, default=None, help="distinct schemas (default: all distinct)")
+    ap.add_argument(
+        "--distinct", type=int, default=None, help="distinct schemas (default: all distinct)"
+    )
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--profile", type=int, nargs="?", const=40, default=0, metavar="N",
-                    help="also profile one cold discovery: top N functions (default 40)")
-    ap.add_argument("--write-snapshot", metavar="FILE", help="write the synthetic snapshot to FILE and exit")
-    ap.add_argument("--core", metavar="SNAPSHOT", help="run the pure core once on SNAPSHOT and exit: the baseline "
-                    "of an end-to-end measurement of `mcp-matrix discover SNAPSHOT --json` (process start, imports, "
-                    "profile loading, parsing and discovery; no output)")
+    ap.add_argument(
+        "--profile",
+        type=int,
+        nargs="?",
+        const=40,
+        default=0,
+        metavar="N",
+        help="also profile one cold discovery: top N functions (default 40)",
+    )
+    ap.add_argument(
+        "--write-snapshot", metavar="FILE", help="write the synthetic snapshot to FILE and exit"
+    )
+    ap.add_argument(
+        "--core",
+        metavar="SNAPSHOT",
+        help="run the pure core once on SNAPSHOT and exit: the baseline "
+        "of an end-to-end measurement of `mcp-matrix discover SNAPSHOT --json` (process start, imports, "
+        "profile loading, parsing and discovery; no output)",
+    )
     args = ap.parse_args()
     if args.write_snapshot:
-        Path(args.write_snapshot).write_text(json.dumps(snapshot_doc(tool_list(args.tools, distinct=args.distinct))))
+        Path(args.write_snapshot).write_text(
+            json.dumps(snapshot_doc(tool_list(args.tools, distinct=args.distinct)))
+        )
         return
     registry.load_all()
     profiles = [p for p in load_profiles().values() if not p.abstract]
@@ -97,9 +114,15 @@ def main() -> None:
     disc_cpu = min(d[1] for _, d in runs)
     cells = args.tools * len(profiles)
     print(f"tools: {args.tools}  profiles: {len(profiles)}  cells: {cells}")
-    print(f"baseline (parse + 1 metaschema validation per tool): {base:.3f} s  (cpu {base_cpu:.3f} s)")
-    print(f"discovery through all profiles (cold memo):          {disc:.3f} s  (cpu {disc_cpu:.3f} s, {cells / disc:,.0f} cells/s)")
-    print(f"ratio discovery / baseline: {disc / base:.2f}x (cpu {disc_cpu / base_cpu:.2f}x)   target: under 2 s -> {'met' if disc < 2 else 'MISSED'}")
+    print(
+        f"baseline (parse + 1 metaschema validation per tool): {base:.3f} s  (cpu {base_cpu:.3f} s)"
+    )
+    print(
+        f"discovery through all profiles (cold memo):          {disc:.3f} s  (cpu {disc_cpu:.3f} s, {cells / disc:,.0f} cells/s)"
+    )
+    print(
+        f"ratio discovery / baseline: {disc / base:.2f}x (cpu {disc_cpu / base_cpu:.2f}x)   target: under 2 s -> {'met' if disc < 2 else 'MISSED'}"
+    )
     if args.profile:
         profile(text, profiles, args.profile)
 

@@ -26,22 +26,33 @@ import fastjsonschema
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from matrix.discovery import discover_all  # noqa: E402
-from matrix.evolution.replay import prepare_and_classify  # noqa: E402
-from matrix.profiles.loader import load_profiles  # noqa: E402
-from matrix.snapshot import Snapshot, take_snapshot, write_snapshot  # noqa: E402
-from matrix.targets import Target  # noqa: E402
+from matrix.discovery import discover_all
+from matrix.evolution.replay import prepare_and_classify
+from matrix.profiles.loader import load_profiles
+from matrix.snapshot import Snapshot, take_snapshot, write_snapshot
+from matrix.targets import Target
 
 
 def recorded_lines(n: int, seed: int = 3) -> list[str]:
     rng = random.Random(seed)
     out = []
     for i in range(n):
-        args = {"customer_id": f"acct_{rng.randrange(10**4):04d}", "fields": {"plan": rng.choice(["pro", "team"])}}
+        args = {
+            "customer_id": f"acct_{rng.randrange(10**4):04d}",
+            "fields": {"plan": rng.choice(["pro", "team"])},
+        }
         if rng.random() < 0.025:
             args["customer_id"] = "cust_A1"
-        out.append(json.dumps({"id": f"r-{i}", "tool": "update_account", "arguments": args,
-                               "timestamp": "2026-09-01T12:00:00Z"}))
+        out.append(
+            json.dumps(
+                {
+                    "id": f"r-{i}",
+                    "tool": "update_account",
+                    "arguments": args,
+                    "timestamp": "2026-09-01T12:00:00Z",
+                }
+            )
+        )
     return out
 
 
@@ -74,7 +85,9 @@ def main() -> None:
         rate = args.calls / (time.perf_counter() - started)
         worst = rate if worst is None else min(worst, rate)
         print(f"  {profile.name:22} {rate:>9,.0f} calls/s  ({rate / base:.2f}x baseline)")
-    print(f"slowest profile: {worst:,.0f} calls/s   target 20,000 -> {'met' if worst >= 20000 else 'MISSED'}")
+    print(
+        f"slowest profile: {worst:,.0f} calls/s   target 20,000 -> {'met' if worst >= 20000 else 'MISSED'}"
+    )
     with tempfile.TemporaryDirectory() as d:
         calls = Path(d) / "retry.jsonl"
         calls.write_text("\n".join(recorded_lines(args.big)) + "\n")
@@ -82,14 +95,35 @@ def main() -> None:
         write_snapshot(snap_doc, snap_path)
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         started = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "matrix", "replay", str(calls), "--snapshot", str(snap_path),
-                            "--client", "claude-code", "--client", "gemini-cli", "--json", "--fail-on", "none"],
-                           capture_output=True, text=True, timeout=1800, cwd=d)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "matrix",
+                "replay",
+                str(calls),
+                "--snapshot",
+                str(snap_path),
+                "--client",
+                "claude-code",
+                "--client",
+                "gemini-cli",
+                "--json",
+                "--fail-on",
+                "none",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            cwd=d,
+        )
         elapsed = time.perf_counter() - started
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         assert r.returncode == 0, r.stderr[-2000:]
-        print(f"100k-call offline replay (2 profiles): {elapsed:.1f} s, peak RSS {peak_mb:.0f} MB "
-              f"(before: {before / 1024:.0f} MB)   target < 200 MB -> {'met' if peak_mb < 200 else 'MISSED'}")
+        print(
+            f"100k-call offline replay (2 profiles): {elapsed:.1f} s, peak RSS {peak_mb:.0f} MB "
+            f"(before: {before / 1024:.0f} MB)   target < 200 MB -> {'met' if peak_mb < 200 else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":

@@ -4,12 +4,45 @@ from __future__ import annotations
 
 import random
 
-WORDS = ["account", "agent", "memory", "record", "query", "limit", "tags", "status", "owner", "region",
-         "since", "until", "cursor", "format", "priority", "labels", "notes", "path", "content", "id"]
+WORDS = [
+    "account",
+    "agent",
+    "memory",
+    "record",
+    "query",
+    "limit",
+    "tags",
+    "status",
+    "owner",
+    "region",
+    "since",
+    "until",
+    "cursor",
+    "format",
+    "priority",
+    "labels",
+    "notes",
+    "path",
+    "content",
+    "id",
+]
 
 
 def _prop(rng: random.Random, depth: int) -> dict:
-    kind = rng.choice(["string", "string", "integer", "number", "boolean", "array", "object", "enum", "nullable", "ref"])
+    kind = rng.choice(
+        [
+            "string",
+            "string",
+            "integer",
+            "number",
+            "boolean",
+            "array",
+            "object",
+            "enum",
+            "nullable",
+            "ref",
+        ]
+    )
     desc = {"description": f"The {rng.choice(WORDS)} to use."}
     if kind == "string":
         return {"type": "string", **desc, **({"format": "date-time"} if rng.random() < 0.2 else {})}
@@ -28,7 +61,11 @@ def _prop(rng: random.Random, depth: int) -> dict:
     if kind == "ref":
         return {"$ref": "#/$defs/item"}
     if depth < 2:
-        return {"type": "object", "properties": {w: _prop(rng, depth + 1) for w in rng.sample(WORDS, 3)}, **desc}
+        return {
+            "type": "object",
+            "properties": {w: _prop(rng, depth + 1) for w in rng.sample(WORDS, 3)},
+            **desc,
+        }
     return {"type": "object", **desc}
 
 
@@ -45,8 +82,12 @@ def tool(rng: random.Random, i: int) -> dict:
     name = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}_{i}"
     if rng.random() < 0.02:
         name = name + "_" + "x" * 60
-    t = {"name": name, "description": f"Does {name.replace('_', ' ')}.", "inputSchema": schema,
-         "annotations": {"readOnlyHint": rng.random() < 0.5}}
+    t = {
+        "name": name,
+        "description": f"Does {name.replace('_', ' ')}.",
+        "inputSchema": schema,
+        "annotations": {"readOnlyHint": rng.random() < 0.5},
+    }
     return t
 
 
@@ -55,13 +96,18 @@ def tool_list(n: int, seed: int = 7, distinct: int | None = None) -> list[dict]:
     rng = random.Random(seed)
     tools = [tool(rng, i) for i in range(distinct or n)]
     if distinct:
-        tools = [{**tools[i % distinct], "name": f"{tools[i % distinct]['name']}_{i}"} for i in range(n)]
+        tools = [
+            {**tools[i % distinct], "name": f"{tools[i % distinct]['name']}_{i}"} for i in range(n)
+        ]
     return tools
 
 
 def snapshot_doc(tools: list[dict], page_size: int = 1000) -> dict:
     return {
-        "format": "mcp-matrix.snapshot", "version": 1, "target": {"kind": "server", "server": "bench"},
-        "serverInfo": {"name": "bench", "version": "1"}, "protocolVersion": "2025-11-25",
+        "format": "mcp-matrix.snapshot",
+        "version": 1,
+        "target": {"kind": "server", "server": "bench"},
+        "serverInfo": {"name": "bench", "version": "1"},
+        "protocolVersion": "2025-11-25",
         "tools": [{"page": i // page_size, "tool": t} for i, t in enumerate(tools)],
     }

@@ -137,7 +137,7 @@ LATE_INITIALIZE = (
 
 DESCRIPTIONS_AS_DATA = (
     "Write descriptions as plain statements of what the tool and each parameter do: this client "
-    "shows them to the model as untrusted data, so instructions in them (\"always call this first\") are not followed."
+    'shows them to the model as untrusted data, so instructions in them ("always call this first") are not followed.'
 )
 
 BY_CODE: dict[str, str] = {

@@ -52,7 +52,12 @@ class RunOutcome:
         """The call cell (with ``case``) or the discovery cell of ``tool`` in ``profile``."""
         kind = "call" if case else "discovery"
         for c in self.cells:
-            if c.KIND == kind and c.tool == tool and c.profile == profile and (case is None or c.case == case):
+            if (
+                c.KIND == kind
+                and c.tool == tool
+                and c.profile == profile
+                and (case is None or c.case == case)
+            ):
                 return c
         raise KeyError(f"no {kind} cell {tool}[{profile}]" + (f"::{case}" if case else ""))
 
@@ -64,11 +69,21 @@ class RunOutcome:
         return [e.to_json() for e in self.events]
 
 
-def target(*, stdio: str | Sequence[str] | None = None, http: str | None = None, sse: str | None = None,
-           server: str | None = None, env: Mapping[str, str] | None = None,
-           headers: Mapping[str, str] | None = None, cwd: str | None = None, name: str = "") -> Target:
+def target(
+    *,
+    stdio: str | Sequence[str] | None = None,
+    http: str | None = None,
+    sse: str | None = None,
+    server: str | None = None,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    name: str = "",
+) -> Target:
     """What to connect to: one of ``stdio``, ``http``, ``sse`` or a bundled ``server`` (default ``memory``)."""
-    given = [k for k, v in (("stdio", stdio), ("http", http), ("sse", sse), ("server", server)) if v]
+    given = [
+        k for k, v in (("stdio", stdio), ("http", http), ("sse", sse), ("server", server)) if v
+    ]
     if len(given) > 1:
         raise InputError(f"give one target, not {' and '.join(given)}", where="target")
     env, headers = dict(env or {}), dict(headers or {})
@@ -83,7 +98,11 @@ def target(*, stdio: str | Sequence[str] | None = None, http: str | None = None,
 
 def profiles(names: Sequence[str] = (), extra_dirs: Sequence[str | Path] = ()) -> list[Profile]:
     """The runnable profiles named (all of them when none are), with did-you-mean for a typo."""
-    return [p for p in select_profiles(load_profiles(extra_dirs=extra_dirs), list(names)) if not p.abstract]
+    return [
+        p
+        for p in select_profiles(load_profiles(extra_dirs=extra_dirs), list(names))
+        if not p.abstract
+    ]
 
 
 def bundled_cases(server_spec: str) -> Path | None:
@@ -96,7 +115,9 @@ def bundled_cases(server_spec: str) -> Path | None:
     return Path(str(path)) if path.is_file() else None
 
 
-def snapshot(target: Target, *, timeouts: Timeouts, env: Mapping[str, str] | None = None) -> Snapshot:
+def snapshot(
+    target: Target, *, timeouts: Timeouts, env: Mapping[str, str] | None = None
+) -> Snapshot:
     """What a client learns on connect (docs/snapshot.md); ``error`` says why when incomplete.
 
     A handshake that timed out is tried once more with twice the bound, as ``run`` does: on a
@@ -114,10 +135,21 @@ def discover(snapshot: Snapshot, profiles: Sequence[Profile]) -> tuple[Discovery
     return tuple(DiscoveryCell.of(v.profile, t) for v in views for t in v.tools)
 
 
-def run(target: Target, *, profiles: Sequence[Profile], timeouts: Timeouts, env: Mapping[str, str] | None = None,
-        cases: str | Path | Sequence[Case] | None = None, baseline: str | Path | Snapshot | None = None,
-        allow_writes: bool = False, auto_cases: bool = True, timeout_run: float | None = None, jobs: int = 4,
-        results: str | Path | IO[str] | None = None, on_progress: Callable[[str], None] | None = None) -> RunOutcome:
+def run(
+    target: Target,
+    *,
+    profiles: Sequence[Profile],
+    timeouts: Timeouts,
+    env: Mapping[str, str] | None = None,
+    cases: str | Path | Sequence[Case] | None = None,
+    baseline: str | Path | Snapshot | None = None,
+    allow_writes: bool = False,
+    auto_cases: bool = True,
+    timeout_run: float | None = None,
+    jobs: int = 4,
+    results: str | Path | IO[str] | None = None,
+    on_progress: Callable[[str], None] | None = None,
+) -> RunOutcome:
     """The live matrix (``mcp-matrix run``): discovery and calls through every profile.
 
     ``cases`` is a cases file or a list of cases; none means the bundled server's own cases
@@ -130,14 +162,32 @@ def run(target: Target, *, profiles: Sequence[Profile], timeouts: Timeouts, env:
     handle = open(results, "w", encoding="utf-8") if isinstance(results, (str, Path)) else results  # noqa: SIM115
     try:
         writer = ResultsWriter(handle, secrets=target.secrets())
-        done = run_matrix(RunConfig(target=target, profiles=list(profiles), cases=loaded, cases_source=source,
-                                    baseline=baseline, allow_writes=allow_writes, auto_cases=auto_cases, jobs=jobs,
-                                    timeouts=timeouts, timeout_run=timeout_run, on_progress=on_progress), writer)
+        done = run_matrix(
+            RunConfig(
+                target=target,
+                profiles=list(profiles),
+                cases=loaded,
+                cases_source=source,
+                baseline=baseline,
+                allow_writes=allow_writes,
+                auto_cases=auto_cases,
+                jobs=jobs,
+                timeouts=timeouts,
+                timeout_run=timeout_run,
+                on_progress=on_progress,
+            ),
+            writer,
+        )
     finally:
         if handle is not None and handle is not results:
             handle.close()
-    return RunOutcome(measured=done.measured, interrupted=done.interrupted, deadline_passed=done.deadline_passed,
-                      events=tuple(event_from_json(e) for e in writer.events), counts=dict(done.counts))
+    return RunOutcome(
+        measured=done.measured,
+        interrupted=done.interrupted,
+        deadline_passed=done.deadline_passed,
+        events=tuple(event_from_json(e) for e in writer.events),
+        counts=dict(done.counts),
+    )
 
 
 def _with_env(target: Target, env: Mapping[str, str] | None) -> Target:
@@ -148,8 +198,22 @@ def cases_for(target: Target, cases: str | Path | Sequence[Case] | None) -> tupl
     """The cases a run makes (the file's, the list given, or a bundled server's own) and their source."""
     if cases is not None and not isinstance(cases, (str, Path)):
         return list(cases), ""
-    path = Path(cases) if cases else (bundled_cases(target.server) if target.kind == "server" else None)
+    path = (
+        Path(cases)
+        if cases
+        else (bundled_cases(target.server) if target.kind == "server" else None)
+    )
     return (load_cases(path) if path else []), str(path or "")
 
 
-__all__ = ["RunOutcome", "Timeouts", "bundled_cases", "cases_for", "discover", "profiles", "run", "snapshot", "target"]
+__all__ = [
+    "RunOutcome",
+    "Timeouts",
+    "bundled_cases",
+    "cases_for",
+    "discover",
+    "profiles",
+    "run",
+    "snapshot",
+    "target",
+]

@@ -84,7 +84,9 @@ def load_cases(path: str | Path) -> list[Case]:
                     name=call["name"],
                     arguments=call.get("arguments", {}),
                     omit_arguments=call.get("omit_arguments", False),
-                    expect=Expectation(call.get("expect", "success"), call.get("contains"), call.get("structured")),
+                    expect=Expectation(
+                        call.get("expect", "success"), call.get("contains"), call.get("structured")
+                    ),
                     repeat_safe=call.get("repeat_safe"),
                     description=call.get("description", ""),
                     where=where,
@@ -93,7 +95,10 @@ def load_cases(path: str | Path) -> list[Case]:
     seen: set[str] = set()
     for c in out:
         if c.id in seen:
-            raise InputError(f"case {c.name!r} of tool {c.tool!r} is listed twice", where=f"{path}: cases.{c.tool}")
+            raise InputError(
+                f"case {c.name!r} of tool {c.tool!r} is listed twice",
+                where=f"{path}: cases.{c.tool}",
+            )
         seen.add(c.id)
     return out
 
@@ -124,11 +129,16 @@ def unknown_tools(tools: Iterable[Any], cases: Iterable[Case]) -> list[InputErro
     shown = ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "")
     errors = []
     for tool, named in missing.items():  # names from the server reach a terminal: sanitised
-        errors.append(InputError(safe(
-            f"{key_path(('cases', tool))}: {UNKNOWN_TOOL}{did_you_mean(tool, by_name)}; its case(s) "
-            f"{', '.join(c.name for c in named)} were not run; the server lists: {shown or 'no tools'}", fold=True),
-            where=named[0].where,
-        ))
+        errors.append(
+            InputError(
+                safe(
+                    f"{key_path(('cases', tool))}: {UNKNOWN_TOOL}{did_you_mean(tool, by_name)}; its case(s) "
+                    f"{', '.join(c.name for c in named)} were not run; the server lists: {shown or 'no tools'}",
+                    fold=True,
+                ),
+                where=named[0].where,
+            )
+        )
     return errors
 
 
@@ -151,20 +161,34 @@ def plan_cases(
         writer = next((t for t in same if may_write(t)), None)
         if writer is not None and not allow_writes:
             ann = writer.get("annotations") if isinstance(writer.get("annotations"), dict) else {}
-            reason = "destructiveHint: true" if ann.get("destructiveHint") is True else "not annotated readOnlyHint: true"
+            reason = (
+                "destructiveHint: true"
+                if ann.get("destructiveHint") is True
+                else "not annotated readOnlyHint: true"
+            )
             if len(same) > 1:  # a call by this name may reach any of them
                 reason = f"{len(same)} tools are named {name!r} and one of them is {reason}"
-            skipped.append(Skip(name, "auto", f"may write ({reason}); list it in a cases file or pass --allow-writes"))
+            skipped.append(
+                Skip(
+                    name,
+                    "auto",
+                    f"may write ({reason}); list it in a cases file or pass --allow-writes",
+                )
+            )
             continue
         tool = same[0]
         if not auto:
             continue
         args = example_arguments(tool.get("inputSchema"))
         if args is None:
-            skipped.append(Skip(name, "auto", "no example could be derived from the schema; add a case"))
+            skipped.append(
+                Skip(name, "auto", "no example could be derived from the schema; add a case")
+            )
             continue
         # An automatic example may be a poor guess (a timezone "x"): only its delivery is judged.
-        run.append(Case(tool=name, name="auto", arguments=args, origin="auto", expect=Expectation("any")))
+        run.append(
+            Case(tool=name, name="auto", arguments=args, origin="auto", expect=Expectation("any"))
+        )
     return run, skipped
 
 
@@ -200,7 +224,10 @@ def _instance(schema: Any, depth: int) -> Any:
         return schema["enum"][0]
     for comb in ("anyOf", "oneOf"):
         if isinstance(schema.get(comb), list) and schema[comb]:
-            first = next((s for s in schema[comb] if isinstance(s, dict) and s.get("type") != "null"), schema[comb][0])
+            first = next(
+                (s for s in schema[comb] if isinstance(s, dict) and s.get("type") != "null"),
+                schema[comb][0],
+            )
             merged = {k: v for k, v in schema.items() if k != comb}
             if isinstance(first, dict):
                 merged.update(first)
@@ -231,8 +258,13 @@ def _instance(schema: Any, depth: int) -> Any:
         if n > _MAX_EXAMPLE_SIZE:
             return None
         fmt = schema.get("format")
-        sample = {"date-time": "2026-01-01T00:00:00Z", "date": "2026-01-01", "email": "a@example.com",
-                  "uri": "https://example.com", "uuid": "00000000-0000-4000-8000-000000000000"}.get(fmt)
+        sample = {
+            "date-time": "2026-01-01T00:00:00Z",
+            "date": "2026-01-01",
+            "email": "a@example.com",
+            "uri": "https://example.com",
+            "uuid": "00000000-0000-4000-8000-000000000000",
+        }.get(fmt)
         return sample or "x" * max(n, 1)
     if t in ("integer", "number"):
         lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))

@@ -102,7 +102,9 @@ def _from_pyproject(p: Path) -> dict:
     data = doc.get("tool", {}).get("mcp-matrix")
     if data is None:
         raise InputError("no [tool.mcp-matrix] table", where=str(p))
-    errors = sorted(Draft202012Validator(POLICY_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        Draft202012Validator(POLICY_SCHEMA).iter_errors(data), key=lambda e: list(e.absolute_path)
+    )
     if errors:
         e = errors[0]
         path = key_path(("tool", "mcp-matrix", *e.absolute_path))
@@ -116,7 +118,8 @@ def default_required(events: Iterable[dict]) -> tuple[str, ...]:
     written before that field existed fall back to excluding the probes (``versions: probe``)."""
     start = next((e for e in events if e.get("event") == "run-started"), {})
     return tuple(
-        str(p.get("name")) for p in start.get("profiles") or []
+        str(p.get("name"))
+        for p in start.get("profiles") or []
         if isinstance(p, dict)
         and p.get("required_by_default", str(p.get("versions", "")).strip() != "probe")
     )
@@ -126,8 +129,11 @@ def lost_tools(events: Iterable[dict], required: Iterable[str]) -> list[dict]:
     """Discovery cells where a required client hides a tool, drops the server or breaks the session."""
     names = set(required)
     return [
-        e for e in events
-        if e.get("event") == "discovery" and e.get("profile") in names and e.get("verdict") in LOST_TOOL
+        e
+        for e in events
+        if e.get("event") == "discovery"
+        and e.get("profile") in names
+        and e.get("verdict") in LOST_TOOL
     ]
 
 
@@ -136,8 +142,11 @@ def check_clients(names: Iterable[str], known: Iterable[str], where: str) -> Non
     known = list(known)
     for name in names:
         if name not in known:
-            raise InputError(f"unknown client profile {name!r}{did_you_mean(name, known)}; "
-                             f"see `mcp-matrix profiles`", where=where)
+            raise InputError(
+                f"unknown client profile {name!r}{did_you_mean(name, known)}; "
+                f"see `mcp-matrix profiles`",
+                where=where,
+            )
 
 
 def check_policy_clients(policy: Policy, known: Iterable[str]) -> None:
@@ -145,9 +154,13 @@ def check_policy_clients(policy: Policy, known: Iterable[str]) -> None:
     its line and the nearest name, before anything runs."""
     known = list(known)
     errors = [
-        InputError(f"required_clients[{i}]: unknown client profile {name!r}{did_you_mean(name, known)}; "
-                   "see `mcp-matrix profiles`", where=policy.where("required_clients", i))
-        for i, name in enumerate(policy.required_clients or ()) if name not in known
+        InputError(
+            f"required_clients[{i}]: unknown client profile {name!r}{did_you_mean(name, known)}; "
+            "see `mcp-matrix profiles`",
+            where=policy.where("required_clients", i),
+        )
+        for i, name in enumerate(policy.required_clients or ())
+        if name not in known
     ]
     if errors:
         raise errors[0] if len(errors) == 1 else InputErrors(errors)
@@ -173,16 +186,29 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
     cells = [e for e in events if e.get("event") in ("discovery", "call")]
     items: list[Item] = []
     finished = [e for e in events if e.get("event") == "run-finished"]
-    measured = bool(finished) and all(f.get("measured", True) and not f.get("interrupted") for f in finished)
-    items.append(Item("the run finished and measured the server", measured,
-                      "run-finished present" if measured else "the run was interrupted, unfinished or could not measure the server"))
+    measured = bool(finished) and all(
+        f.get("measured", True) and not f.get("interrupted") for f in finished
+    )
+    items.append(
+        Item(
+            "the run finished and measured the server",
+            measured,
+            "run-finished present"
+            if measured
+            else "the run was interrupted, unfinished or could not measure the server",
+        )
+    )
     errors = [e for e in events if e.get("event") == "profile-error"]
-    items.append(Item(
-        "every profile was measured", not errors,
-        "no profile-error" if not errors else
-        f"{len(errors)} profile-error event(s), e.g. {errors[0].get('profile')}: {str(errors[0].get('error'))[:200]}"
-        " (its cells are missing, so nothing about them passed)",
-    ))
+    items.append(
+        Item(
+            "every profile was measured",
+            not errors,
+            "no profile-error"
+            if not errors
+            else f"{len(errors)} profile-error event(s), e.g. {errors[0].get('profile')}: {str(errors[0].get('error'))[:200]}"
+            " (its cells are missing, so nothing about them passed)",
+        )
+    )
     matched: set[int] = set()
 
     def expected(cell: dict) -> dict | None:
@@ -198,47 +224,77 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
     for client in required:
         if client not in known:
             if not default:
-                items.append(Item(f"{client} sees every tool", False, f"no results for {client} in this run"))
+                items.append(
+                    Item(f"{client} sees every tool", False, f"no results for {client} in this run")
+                )
             continue
-        for cell in (c for c in cells if c.get("event") == "discovery" and c.get("profile") == client):
+        for cell in (
+            c for c in cells if c.get("event") == "discovery" and c.get("profile") == client
+        ):
             ok = cell.get("verdict") in ("visible", "degraded")
             rule = None if ok else expected(cell)
             if default and ok:
                 continue  # the default set: one summary item below, failures one by one
             why = "; ".join(f.get("message", "") for f in cell.get("findings", [])[-1:])
-            items.append(Item(
-                f"{client} sees {cell.get('tool')}", ok or rule is not None,
-                cell.get("verdict", "") + (f": {why}" if why and not ok else "")
-                + (f" (expected failure: {rule['reason']})" if rule else ""),
-                cell_key(cell),
-            ))
+            items.append(
+                Item(
+                    f"{client} sees {cell.get('tool')}",
+                    ok or rule is not None,
+                    cell.get("verdict", "")
+                    + (f": {why}" if why and not ok else "")
+                    + (f" (expected failure: {rule['reason']})" if rule else ""),
+                    cell_key(cell),
+                )
+            )
     if default and required and not lost_tools(events, required):
-        items.append(Item(
-            f"the {len(required)} required clients show every tool", True,
-            "default: every real client profile of the run (not the probes); name them with required_clients",
-        ))
+        items.append(
+            Item(
+                f"the {len(required)} required clients show every tool",
+                True,
+                "default: every real client profile of the run (not the probes); name them with required_clients",
+            )
+        )
     failing = set(policy.fail_on)
     for cell in cells:
         if cell.get("verdict") not in failing:
             continue
         rule = expected(cell)
-        reason = cell.get("reason") or "; ".join(f.get("message", "") for f in cell.get("findings", [])[-1:])
-        items.append(Item(
-            f"no {cell['verdict']} for {_label(cell)}", rule is not None,
-            reason + (f" (expected failure: {rule['reason']})" if rule else "")
-            + (f" [evidence: {cell.get('weakest_evidence')}]" if cell.get("weakest_evidence") else ""),
-            cell_key(cell),
-        ))
+        reason = cell.get("reason") or "; ".join(
+            f.get("message", "") for f in cell.get("findings", [])[-1:]
+        )
+        items.append(
+            Item(
+                f"no {cell['verdict']} for {_label(cell)}",
+                rule is not None,
+                reason
+                + (f" (expected failure: {rule['reason']})" if rule else "")
+                + (
+                    f" [evidence: {cell.get('weakest_evidence')}]"
+                    if cell.get("weakest_evidence")
+                    else ""
+                ),
+                cell_key(cell),
+            )
+        )
     for i, rule in enumerate(policy.expected_failures):
         if i not in matched:
             what = "::".join(x for x in (rule.get("tool"), rule.get("case")) if x) or "any tool"
-            items.append(Item(
-                f"expected failure still happens: {what}[{rule['client']}]", False,
-                f"stale: it no longer fails ({rule.get('verdict', 'any failing verdict')}); remove it from the policy "
-                f"(reason given was: {rule['reason']})",
-            ))
+            items.append(
+                Item(
+                    f"expected failure still happens: {what}[{rule['client']}]",
+                    False,
+                    f"stale: it no longer fails ({rule.get('verdict', 'any failing verdict')}); remove it from the policy "
+                    f"(reason given was: {rule['reason']})",
+                )
+            )
     if not any(not i.passed for i in items[1:]) and len(items) == 1:
-        items.append(Item("no release-failing verdict", True, f"none of {', '.join(policy.fail_on) or 'nothing'} in {len(cells)} cells"))
+        items.append(
+            Item(
+                "no release-failing verdict",
+                True,
+                f"none of {', '.join(policy.fail_on) or 'nothing'} in {len(cells)} cells",
+            )
+        )
     return items
 
 
@@ -295,8 +351,15 @@ def alias_rules(policy: Policy) -> list[AliasRule]:
     for a in policy.extra.get("aliases", ()):
         calls = a.get("calls", ())
         calls = [calls] if isinstance(calls, str) else list(calls)
-        out.append(AliasRule(a["tool"], a["old"], a["new"], tuple(policy_path(policy, c) for c in calls),
-                             bool(a.get("retire", False))))
+        out.append(
+            AliasRule(
+                a["tool"],
+                a["old"],
+                a["new"],
+                tuple(policy_path(policy, c) for c in calls),
+                bool(a.get("retire", False)),
+            )
+        )
     return out
 
 
@@ -304,7 +367,9 @@ def signal_files(policy: Policy, rule: AliasRule | None = None) -> list[tuple[Pa
     """The recorded-call files that carry the frozen-caller signals: ``recorded_calls`` and the alias's own."""
     out: dict[Path, str | None] = {}
     for entry in policy.extra.get("recorded_calls", ()):
-        file, population = (entry, None) if isinstance(entry, str) else (entry["file"], entry.get("population"))
+        file, population = (
+            (entry, None) if isinstance(entry, str) else (entry["file"], entry.get("population"))
+        )
         out.setdefault(policy_path(policy, file), population)
     for path in rule.calls if rule else ():
         out.setdefault(path, None)
@@ -345,54 +410,102 @@ def _absent(new: Any, rule: AliasRule) -> bool:
     """The new schema no longer declares the old name (the alias is retired in fact)."""
     if new is None:
         return False
-    tool = next((t for _, t in new.tools if isinstance(t, dict) and t.get("name") == rule.tool), None)
+    tool = next(
+        (t for _, t in new.tools if isinstance(t, dict) and t.get("name") == rule.tool), None
+    )
     schema = tool.get("inputSchema") if isinstance(tool, dict) else None
     props = schema.get("properties") if isinstance(schema, dict) else None
     return not (isinstance(props, dict) and rule.old in props)
 
 
-def _breaking_items(policy: Policy, new: Any, baseline: Any, profiles: list, rules: list[AliasRule]) -> list[Item]:
+def _breaking_items(
+    policy: Policy, new: Any, baseline: Any, profiles: list, rules: list[AliasRule]
+) -> list[Item]:
     """(a) No breaking change against the baseline for the required clients, unless an alias covers it."""
     from matrix.evolution.diff import diff_snapshots
 
     who = ", ".join(p.name for p in profiles) or "no client"
     name = f"no breaking change against the baseline for {who}"
     if baseline is None or new is None:
-        missing = "the baseline snapshot" if baseline is None else "a snapshot of the new version (run with a target)"
+        missing = (
+            "the baseline snapshot"
+            if baseline is None
+            else "a snapshot of the new version (run with a target)"
+        )
         return [Item(name, False, f"cannot compare: {missing} is missing")]
     diff = diff_snapshots(baseline, new, profiles)
     breaking = [c for c in diff.changes if c.severity == "breaking"]
     if not breaking:
-        return [Item(name, True, f"{len(diff.changes)} changes from {baseline.source or 'the baseline'}, none breaking "
-                     f"for {who}")]
+        return [
+            Item(
+                name,
+                True,
+                f"{len(diff.changes)} changes from {baseline.source or 'the baseline'}, none breaking "
+                f"for {who}",
+            )
+        ]
     items = []
     for change in breaking:
-        rule = next((r for r in rules if r.tool == change.tool and change.param in (r.old, r.new)), None)
+        rule = next(
+            (r for r in rules if r.tool == change.tool and change.param in (r.old, r.new)), None
+        )
         why = "; ".join(change.reasons) or change.message
         if rule is not None:
-            items.append(Item(f"breaking change {change.id} is covered by an alias", True,
-                              f"{change.message} ({why}); covered by the policy's alias {rule.label}: "
-                              + ("its retirement is checked below" if rule.retire else "it must still be accepted (below)")))
+            items.append(
+                Item(
+                    f"breaking change {change.id} is covered by an alias",
+                    True,
+                    f"{change.message} ({why}); covered by the policy's alias {rule.label}: "
+                    + (
+                        "its retirement is checked below"
+                        if rule.retire
+                        else "it must still be accepted (below)"
+                    ),
+                )
+            )
         else:
-            items.append(Item(f"no breaking change {change.id} without an alias", False,
-                              f"{change.message} ({why}); keep the old name as a deprecated alias mapped at the "
-                              "boundary, and list it under aliases in the policy"))
+            items.append(
+                Item(
+                    f"no breaking change {change.id} without an alias",
+                    False,
+                    f"{change.message} ({why}); keep the old name as a deprecated alias mapped at the "
+                    "boundary, and list it under aliases in the policy",
+                )
+            )
     return items
 
 
-def _accepted_item(rule: AliasRule, new: Any, alias_replay: Callable[[AliasRule], dict] | None) -> Item:
+def _accepted_item(
+    rule: AliasRule, new: Any, alias_replay: Callable[[AliasRule], dict] | None
+) -> Item:
     """(b) The deprecated alias is still accepted: its recorded old-name calls, replayed, are not refused for the name."""
     name = f"deprecated alias {rule.label} is still accepted"
-    declared = "" if new is None or not _absent(new, rule) else f"the new schema of {rule.tool} no longer declares {rule.old}; "
+    declared = (
+        ""
+        if new is None or not _absent(new, rule)
+        else f"the new schema of {rule.tool} no longer declares {rule.old}; "
+    )
     if not rule.calls:
-        return Item(name, False, declared + "no recorded calls listed under calls: to prove it with")
+        return Item(
+            name, False, declared + "no recorded calls listed under calls: to prove it with"
+        )
     if alias_replay is None:
-        return Item(name, False, declared + "needs a live target to replay the recorded calls: run check with "
-                    "--server, --stdio or --http")
+        return Item(
+            name,
+            False,
+            declared + "needs a live target to replay the recorded calls: run check with "
+            "--server, --stdio or --http",
+        )
     report = alias_replay(rule)
     if not report.get("measured", True):
         return Item(name, False, f"the target could not be measured: {report.get('error')}")
-    keys = ("accepted", "refused_under_both_names", "refused_for_the_old_name", "lost_or_unreachable", "not_probed")
+    keys = (
+        "accepted",
+        "refused_under_both_names",
+        "refused_for_the_old_name",
+        "lost_or_unreachable",
+        "not_probed",
+    )
     total: dict[str, int] = dict.fromkeys(("uses", *keys), 0)
     bad_in: dict[str, int] = {}  # profile -> old-name calls not accepted for the name's sake
     examples: list[str] = []
@@ -403,16 +516,25 @@ def _accepted_item(rule: AliasRule, new: Any, alias_replay: Callable[[AliasRule]
             total[k] += a.get(k, {}).get("count", 0)
         bad = sum(a.get(k, {}).get("count", 0) for k in keys[2:])
         bad_in[r["profile"]] = bad_in.get(r["profile"], 0) + bad
-        examples += [f"{e['id']} ({e['reason']})" for e in r.get("examples", {}).get("alias-refused", [])[:1]]
+        examples += [
+            f"{e['id']} ({e['reason']})" for e in r.get("examples", {}).get("alias-refused", [])[:1]
+        ]
     uses, accepted, both, refused, other, unprobed = (total[k] for k in ("uses", *keys))
     files = ", ".join(p.name for p in rule.calls)
     if uses == 0:
-        return Item(name, False, declared + f"no recorded call in {files} uses {rule.old} on {rule.tool}: nothing proves it")
+        return Item(
+            name,
+            False,
+            declared
+            + f"no recorded call in {files} uses {rule.old} on {rule.tool}: nothing proves it",
+        )
     from matrix.evolution.replay import rate_text
 
-    words = (f"replayed the calls using {rule.old} in {files} through {', '.join(bad_in)}: "
-             f"{rate_text(accepted, uses)} accepted, {rate_text(both, uses)} refused under both names (not about the name), "
-             f"{rate_text(refused, uses)} refused because of the old name")
+    words = (
+        f"replayed the calls using {rule.old} in {files} through {', '.join(bad_in)}: "
+        f"{rate_text(accepted, uses)} accepted, {rate_text(both, uses)} refused under both names (not about the name), "
+        f"{rate_text(refused, uses)} refused because of the old name"
+    )
     if other:
         words += f", {rate_text(other, uses)} lost silently, unreachable or broken"
     if unprobed:
@@ -441,7 +563,11 @@ def _retirement_item(policy: Policy, rule: AliasRule, now: Any) -> Item:
         seen.add(source.population)
         last.setdefault(source.population, None)
         for call, _ in iter_calls(source):
-            if call.tool != rule.tool or not isinstance(call.arguments, dict) or rule.old not in call.arguments:
+            if (
+                call.tool != rule.tool
+                or not isinstance(call.arguments, dict)
+                or rule.old not in call.arguments
+            ):
                 continue
             if call.timestamp is None:
                 undated[source.population] = undated.get(source.population, 0) + 1
@@ -454,11 +580,15 @@ def _retirement_item(policy: Policy, rule: AliasRule, now: Any) -> Item:
     for population in SIGNALS:
         if population not in seen:
             quiet = False
-            parts.append(f"{population}: not measured (list a {population} calls file under recorded_calls)")
+            parts.append(
+                f"{population}: not measured (list a {population} calls file under recorded_calls)"
+            )
             continue
         if undated.get(population):
             quiet = False
-            parts.append(f"{population}: {undated[population]} calls using {rule.old} carry no timestamp")
+            parts.append(
+                f"{population}: {undated[population]} calls using {rule.old} carry no timestamp"
+            )
             continue
         found = last.get(population)
         if found is None:
@@ -468,9 +598,11 @@ def _retirement_item(policy: Policy, rule: AliasRule, now: Any) -> Item:
         age = now - moment
         ok = age >= window
         quiet = quiet and ok
-        parts.append(f"{population}: last use {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({call_id} in {file}), "
-                     f"{age.days} days before {now.date().isoformat()}"
-                     + ("" if ok else f": not quiet (quiet from {(moment + window).date().isoformat()})"))
+        parts.append(
+            f"{population}: last use {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({call_id} in {file}), "
+            f"{age.days} days before {now.date().isoformat()}"
+            + ("" if ok else f": not quiet (quiet from {(moment + window).date().isoformat()})")
+        )
     how = "marked retire: true" if rule.retire else f"the new schema no longer declares {rule.old}"
     verdict = "allowed" if quiet else "blocked"
     return Item(name, quiet, f"retirement {verdict} ({how}); " + "; ".join(parts))

@@ -31,7 +31,12 @@ class Answer:
 
     @property
     def ok(self) -> bool:
-        return self.wire_error is None and self.error is None and isinstance(self.result, dict) and self.result.get("isError") is not True
+        return (
+            self.wire_error is None
+            and self.error is None
+            and isinstance(self.result, dict)
+            and self.result.get("isError") is not True
+        )
 
     def summary(self) -> dict:
         if self.wire_error is not None:
@@ -73,7 +78,9 @@ def result_text(result: Mapping[str, Any]) -> str:
     content = result.get("content") if isinstance(result, Mapping) else None
     if not isinstance(content, list):
         return ""
-    return "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict) and c.get("type") == "text")
+    return "\n".join(
+        str(c.get("text", "")) for c in content if isinstance(c, dict) and c.get("type") == "text"
+    )
 
 
 def check_result(answer: Answer, expect: Expectation) -> str | None:
@@ -136,8 +143,16 @@ def classify(
     """
 
     def v(verdict: str, reason: str) -> Verdict:
-        return Verdict(verdict, reason, mutations, answer.summary() if answer else {}, behaviours, evidence, sometimes,
-                       invalid or (answer.violations if answer else ()))
+        return Verdict(
+            verdict,
+            reason,
+            mutations,
+            answer.summary() if answer else {},
+            behaviours,
+            evidence,
+            sometimes,
+            invalid or (answer.violations if answer else ()),
+        )
 
     if hidden_reason is not None:
         return v("unreachable", hidden_reason)
@@ -149,44 +164,80 @@ def classify(
         err = (answer.wire_error or {}) if answer else {}
         tail = [str(line).strip() for line in err.get("stderr_tail") or [] if str(line).strip()]
         last_words = f"; the server's last stderr line: {tail[-1][:200]}" if tail else ""
-        return v("broken", f"{err.get('kind', 'no answer')}: {err.get('message', '')}".strip() + last_words)
+        return v(
+            "broken",
+            f"{err.get('kind', 'no answer')}: {err.get('message', '')}".strip() + last_words,
+        )
     described = describe(mutations)
     if client_failure is not None:
         return v("failed", f"the server did the work, but {client_failure.message}")
     if not answer.ok:
         what = "a JSON-RPC error" if answer.error is not None else "a tool error (isError)"
         if expect.outcome == "any" and not mutations:
-            return v("intact", f"arrived as intended; the server answered the automatic example with {what}")
+            return v(
+                "intact",
+                f"arrived as intended; the server answered the automatic example with {what}",
+            )
         if expect.outcome == "error":
             if mutations:
-                return v("tolerated", f"{described}; still refused with {what}, as the case expects")
+                return v(
+                    "tolerated", f"{described}; still refused with {what}, as the case expects"
+                )
             return v("intact", f"refused with {what}, as the case expects")
         if mutations:
             return v("loud", f"{described}; the server refused it with {what} the model can read")
         if invalid:
-            return v("loud", f"refused with {what} the model can read (the arguments do not match the server's "
-                             f"inputSchema: {invalid[0].text}): {_said(answer)}")
-        return v("failed", f"the intact, valid call was refused with {what}: {answer.summary().get('text') or answer.summary().get('message', '')}")
+            return v(
+                "loud",
+                f"refused with {what} the model can read (the arguments do not match the server's "
+                f"inputSchema: {invalid[0].text}): {_said(answer)}",
+            )
+        return v(
+            "failed",
+            f"the intact, valid call was refused with {what}: {answer.summary().get('text') or answer.summary().get('message', '')}",
+        )
     # The server reported success.
     lossy = [m for m in mutations if m.kind in LOSSY]
     if expect.outcome == "error":
         if lossy:
-            return v("silent-loss", f"{described}; the server accepted what was left (the case expects an error)")
-        return v("accepted-invalid", "the case expects an error, and the server accepted the call" + (f" ({described})" if mutations else ""))
+            return v(
+                "silent-loss",
+                f"{described}; the server accepted what was left (the case expects an error)",
+            )
+        return v(
+            "accepted-invalid",
+            "the case expects an error, and the server accepted the call"
+            + (f" ({described})" if mutations else ""),
+        )
     ignored = ", ".join(unread[:4])
     if not mutations:
         if ignored:
-            return v("silent-loss", f"the server accepted it but does not read {ignored}: its inputSchema does not name it, and the call "
-                                    "without it got the same answer")
+            return v(
+                "silent-loss",
+                f"the server accepted it but does not read {ignored}: its inputSchema does not name it, and the call "
+                "without it got the same answer",
+            )
         problem = check_result(answer, expect)
-        return v("failed", f"success, but {problem}") if problem else v("intact", "arrived as intended; the expected outcome")
+        return (
+            v("failed", f"success, but {problem}")
+            if problem
+            else v("intact", "arrived as intended; the expected outcome")
+        )
     if reference is not None and reference.ok and same_result(answer, reference):
-        return v("tolerated", f"{described}; the server gave the same result as for the intact call")
+        return v(
+            "tolerated", f"{described}; the server gave the same result as for the intact call"
+        )
     if lossy:
         return v("silent-loss", f"{described}; the server reported success on the reduced call")
     if ignored:
-        return v("silent-loss", f"{described}; the server reported success but does not read {ignored}")
-    sameness = "sameness could not be checked (calling twice is not safe)" if reference is None else "the result differs from the intact call's"
+        return v(
+            "silent-loss", f"{described}; the server reported success but does not read {ignored}"
+        )
+    sameness = (
+        "sameness could not be checked (calling twice is not safe)"
+        if reference is None
+        else "the result differs from the intact call's"
+    )
     return v("silent-corruption", f"{described}; the server reported success and {sameness}")
 
 

@@ -10,13 +10,24 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from matrix import __version__
 from matrix.commands import outputs, signals
 from matrix.errors import EXIT_INPUT, MatrixError
 
-COMMANDS = ("snapshot", "discover", "run", "report", "check", "merge", "diff", "replay", "profiles", "calibrate")
+COMMANDS = (
+    "snapshot",
+    "discover",
+    "run",
+    "report",
+    "check",
+    "merge",
+    "diff",
+    "replay",
+    "profiles",
+    "calibrate",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,7 +38,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="mcp-matrix", description="How every real MCP client will treat your server's tools.")
+    parser = _Parser(
+        prog="mcp-matrix", description="How every real MCP client will treat your server's tools."
+    )
     parser.add_argument("--version", action="version", version=f"mcp-matrix {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:

@@ -34,8 +34,12 @@ def wire_handshake(profile: Profile | None) -> Handshake:
     h = profile.handshake
     if h is None:
         return Handshake(fallback="initialize-only", accepts=(*HANDSHAKE_PROTOCOLS, "2024-10-07"))
-    return Handshake(fallback=h.fallback, modern_versions=h.modern_versions,
-                     accepts=h.accepts or HANDSHAKE_PROTOCOLS, initialize_after_discover=h.initialize_after_discover)
+    return Handshake(
+        fallback=h.fallback,
+        modern_versions=h.modern_versions,
+        accepts=h.accepts or HANDSHAKE_PROTOCOLS,
+        initialize_after_discover=h.initialize_after_discover,
+    )
 
 
 def breaker_saw(breaker: CircuitBreaker, tool: str, who: str, answer: Answer, bound: float) -> None:
@@ -49,8 +53,14 @@ def breaker_saw(breaker: CircuitBreaker, tool: str, who: str, answer: Answer, bo
 class Connection:
     """A session to the target that reopens after a failure (a crashed server is restarted)."""
 
-    def __init__(self, target: Target, timeouts: Timeouts, profile: Profile | None,
-                 deadline: Deadline | None = None, breaker: CircuitBreaker | None = None) -> None:
+    def __init__(
+        self,
+        target: Target,
+        timeouts: Timeouts,
+        profile: Profile | None,
+        deadline: Deadline | None = None,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
         self.target = target
         self._timeouts = timeouts
         self.deadline = deadline or Deadline(None)
@@ -77,35 +87,52 @@ class Connection:
         except WireTimeout:
             if self._aborted or self.deadline.passed():
                 raise
-            longer = self.deadline.cap(replace(self._timeouts, initialize=2 * self._timeouts.initialize))
+            longer = self.deadline.cap(
+                replace(self._timeouts, initialize=2 * self._timeouts.initialize)
+            )
             try:
                 return self._open_once(list_first, longer)
             except WireTimeout as exc:
                 who = self.profile.name if self.profile else "the reference session"
                 self.breaker.handshake_timed_out(who, longer.initialize)
-                exc.message += f" (the second try; the first waited {self._timeouts.initialize:g} s)"
+                exc.message += (
+                    f" (the second try; the first waited {self._timeouts.initialize:g} s)"
+                )
                 raise
 
     def _open_once(self, list_first: bool, timeouts: Timeouts) -> Session:
         identity = self.profile.identity if self.profile else None
         transport = self.target.transport(connect_timeout=timeouts.initialize)
-        self._transport = transport  # held before its server starts: close() ends it whatever happens
+        self._transport = (
+            transport  # held before its server starts: close() ends it whatever happens
+        )
         kwargs: dict[str, Any] = {"timeouts": timeouts}
         if identity is not None:
-            kwargs.update(client_info=dict(identity.client_info), protocol_version=identity.protocol_version,
-                          capabilities=dict(identity.capabilities))
+            kwargs.update(
+                client_info=dict(identity.client_info),
+                protocol_version=identity.protocol_version,
+                capabilities=dict(identity.capabilities),
+            )
         session = Session(transport, **kwargs)
         try:
             if self._aborted:
                 raise ServerExited("the run was interrupted")
             transport.start()
-            version = identity.protocol_version if identity is not None and identity.protocol_version else LATEST_PROTOCOL
+            version = (
+                identity.protocol_version
+                if identity is not None and identity.protocol_version
+                else LATEST_PROTOCOL
+            )
             started = start_session(session, wire_handshake(self.profile), version)
             if not started.started:
-                raise ProtocolError(f"the session never started: {started.reason}",
-                                    stderr_tail=transport.stderr_tail())
+                raise ProtocolError(
+                    f"the session never started: {started.reason}",
+                    stderr_tail=transport.stderr_tail(),
+                )
             if list_first:
-                session.list_tools(first_page_only=True)  # an error answer is the server's; the call decides
+                session.list_tools(
+                    first_page_only=True
+                )  # an error answer is the server's; the call decides
         except BaseException:  # a failure or Ctrl-C: never leave a server running
             session.close()
             raise
@@ -142,7 +169,9 @@ class Connection:
             if isinstance(exc, WireTimeout):
                 error["message"] = f"{error['message']} ({timeout_note()})"
             return Answer(wire_error=error, elapsed=time.monotonic() - started)
-        return Answer(result=r.result, error=r.error.to_json() if r.error else None, elapsed=r.elapsed)
+        return Answer(
+            result=r.result, error=r.error.to_json() if r.error else None, elapsed=r.elapsed
+        )
 
     def close(self) -> None:
         """End the session and the server last started (closing twice is harmless)."""

@@ -30,7 +30,9 @@ class ContentTable:
         self.texts: list[str] = []
         self._by_text: dict[str, int] = {}
         self._by_id: dict[int, int] = {}
-        self._held: list[Any] = []  # keeps every object looked up by identity alive (ids stay unique)
+        self._held: list[
+            Any
+        ] = []  # keeps every object looked up by identity alive (ids stay unique)
 
     def ref(self, value: Any) -> int:
         known = self._by_id.get(id(value))
@@ -51,6 +53,13 @@ class ContentTable:
 
 def resolve(table: Any, ref: Any, where: str) -> Any:
     """The value ``ref`` names in ``table`` (a list); a bad reference is the reader's ValueError."""
-    if isinstance(ref, bool) or not isinstance(ref, int) or not isinstance(table, list) or not 0 <= ref < len(table):
-        raise ValueError(f"{where}: {ref!r} is not an entry of the table ({len(table) if isinstance(table, list) else 0} entries)")
+    if (
+        isinstance(ref, bool)
+        or not isinstance(ref, int)
+        or not isinstance(table, list)
+        or not 0 <= ref < len(table)
+    ):
+        raise ValueError(
+            f"{where}: {ref!r} is not an entry of the table ({len(table) if isinstance(table, list) else 0} entries)"
+        )
     return table[ref]

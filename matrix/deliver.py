@@ -42,7 +42,9 @@ class Intended:
     arguments: Any
     omit_arguments: bool = False
     expect: Expectation = SUCCESS
-    id: str = ""  # the case or recorded call it comes from (a live server's references are keyed by it)
+    id: str = (
+        ""  # the case or recorded call it comes from (a live server's references are keyed by it)
+    )
 
 
 # -- what a client holds ------------------------------------------------------------------------
@@ -68,7 +70,12 @@ class Held:
         """The call context of ``tool`` (the same for every call: made once)."""
         ctx = self.contexts.get(tool)
         if ctx is None:
-            ctx = CallContext(tool=tool, held_schema=view.model_schema, held_tool=self.raw.get(tool), stale=self.stale)
+            ctx = CallContext(
+                tool=tool,
+                held_schema=view.model_schema,
+                held_tool=self.raw.get(tool),
+                stale=self.stale,
+            )
             self.contexts[tool] = ctx
         return ctx
 
@@ -124,7 +131,9 @@ def listed_violations(tool: Any, arguments: Any) -> tuple[Violation, ...]:
 
 
 class Caller(Protocol):
-    def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer: ...
+    def call(
+        self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool
+    ) -> Answer: ...
 
 
 class LiveServer:
@@ -155,7 +164,9 @@ class LiveServer:
 
     def send(self, plan: CallPlan) -> Answer:
         self.used = self.used or not plan.new_session
-        answer = self.conn.call(plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session)
+        answer = self.conn.call(
+            plan.tool, plan.arguments, plan.meta, plan.omit_arguments, plan.new_session
+        )
         if self._on_answer is not None:
             self._on_answer(plan.tool, answer)
         return answer
@@ -172,7 +183,9 @@ class LiveServer:
         return self.send(CallPlan(tool=call.tool, arguments=arguments))
 
 
-Rule = Callable[[Any, Any], Violation | None]  # (inputSchema, arguments) -> a handler's refusal, or None
+Rule = Callable[
+    [Any, Any], Violation | None
+]  # (inputSchema, arguments) -> a handler's refusal, or None
 
 
 class SchemaServer:
@@ -230,8 +243,13 @@ class SchemaServer:
             return Answer(error={"code": INVALID_PARAMS, "message": f"Unknown tool: {tool}"})
         found = self.violations(tool, {} if arguments is None else arguments)
         if found:
-            return Answer(error={"code": INVALID_PARAMS, "message": "Invalid params: " + "; ".join(v.text for v in found[:3])},
-                          violations=found)
+            return Answer(
+                error={
+                    "code": INVALID_PARAMS,
+                    "message": "Invalid params: " + "; ".join(v.text for v in found[:3]),
+                },
+                violations=found,
+            )
         read, _ = _read(_input_schema(self.tools[tool]), arguments, "")
         text = json.dumps(read, sort_keys=True, default=str)
         return Answer(result={"content": [{"type": "text", "text": text}], "isError": False})
@@ -323,8 +341,14 @@ def prepare(profile: Profile, held: Held, call: Intended) -> Prepared:
         else:
             why = "the client does not hold this tool (not in its tool list)"
         names = tuple(f.behaviour for f in (view.findings if view else ()) if f.behaviour)
-        verdict = classify(expect=call.expect, mutations=(), answer=None, hidden_reason=why, behaviours=names,
-                           evidence=evidence_for(profile, names))
+        verdict = classify(
+            expect=call.expect,
+            mutations=(),
+            answer=None,
+            hidden_reason=why,
+            behaviours=names,
+            evidence=evidence_for(profile, names),
+        )
         return Prepared((), None, verdict)
     ctx = held.context(call.tool, view)
     if profile.call:
@@ -334,7 +358,9 @@ def prepare(profile: Profile, held: Held, call: Intended) -> Prepared:
     return Prepared((Variant(plan, ()),), ctx)
 
 
-def deliver(profile: Profile, held: Held, call: Intended, server: Server, *, intermittent: bool = True) -> Delivery:
+def deliver(
+    profile: Profile, held: Held, call: Intended, server: Server, *, intermittent: bool = True
+) -> Delivery:
     """The intended ``call`` through ``profile`` (holding ``held``) to ``server``, and its verdict.
 
     ``intermittent=False`` delivers only the usual variant (``replay``: a recorded call is sent
@@ -354,11 +380,19 @@ def deliver(profile: Profile, held: Held, call: Intended, server: Server, *, int
         notes += variant.plan.notes
     worst = min(verdicts, key=lambda v: rank(v.verdict))
     before = all(v.plan.refused is not None for v in chosen)
-    return Delivery(worst, tuple(verdicts), tuple(answers), ready.variants, before, tuple(dict.fromkeys(notes)))
+    return Delivery(
+        worst, tuple(verdicts), tuple(answers), ready.variants, before, tuple(dict.fromkeys(notes))
+    )
 
 
-def decide(profile: Profile, held: Held, ctx: CallContext, call: Intended, variant: Variant,
-           server: Server | None) -> tuple[Verdict, Answer | None]:
+def decide(
+    profile: Profile,
+    held: Held,
+    ctx: CallContext,
+    call: Intended,
+    variant: Variant,
+    server: Server | None,
+) -> tuple[Verdict, Answer | None]:
     """One variant sent (unless the client refuses it: then ``server`` may be None) and classified."""
     plan = variant.plan
     answer = failure = reference = None
@@ -379,14 +413,24 @@ def decide(profile: Profile, held: Held, ctx: CallContext, call: Intended, varia
         names += ("cache-tools",)
     names = tuple(dict.fromkeys(names))
     verdict = classify(
-        expect=call.expect, mutations=variant.mutations, answer=answer, refused=plan.refused,
-        client_failure=failure, reference=reference, invalid=invalid, unread=lost, behaviours=names,
-        evidence=evidence_for(profile, names), sometimes=variant.sometimes,
+        expect=call.expect,
+        mutations=variant.mutations,
+        answer=answer,
+        refused=plan.refused,
+        client_failure=failure,
+        reference=reference,
+        invalid=invalid,
+        unread=lost,
+        behaviours=names,
+        evidence=evidence_for(profile, names),
+        sometimes=variant.sometimes,
     )
     return verdict, answer
 
 
-def unread(server: Server, call: Intended, tool: Any, arguments: Any, answer: Answer) -> tuple[str, ...]:
+def unread(
+    server: Server, call: Intended, tool: Any, arguments: Any, answer: Answer
+) -> tuple[str, ...]:
     """The keys sent that the server accepted without reading them: those its listed schema does
     not name, when the same call without them got the same answer (measured, never assumed)."""
     kept, pointers = unlisted(tool, arguments)

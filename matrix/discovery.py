@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from matrix.model import ClientView
 from matrix.profiles.model import Profile
@@ -11,7 +11,9 @@ from matrix.simulate.session import session_views
 from matrix.snapshot import Snapshot
 
 
-def discover_all(snapshot: Snapshot, profiles: Iterable[Profile], server: str | None = None) -> list[ClientView]:
+def discover_all(
+    snapshot: Snapshot, profiles: Iterable[Profile], server: str | None = None
+) -> list[ClientView]:
     """One ClientView per profile; the initial state is built once and shared (it is frozen).
 
     A client that never gets a session with this server (its handshake against the eras the

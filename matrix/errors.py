@@ -95,4 +95,6 @@ def check_input_file(path: Path, noun: str = "file") -> None:
     if stat.S_ISDIR(mode):
         raise InputError(f"is a directory; expected a {noun}", where=str(path))
     if not stat.S_ISREG(mode):
-        raise InputError(f"is not a regular file (a FIFO, socket or device); expected a {noun}", where=str(path))
+        raise InputError(
+            f"is not a regular file (a FIFO, socket or device); expected a {noun}", where=str(path)
+        )

@@ -59,7 +59,9 @@ class _Event:
     def from_json(cls, data: Mapping[str, Any]) -> Any:
         """The typed event; EventError when ``data`` does not follow this kind's schema."""
         if data.get("event") != cls.KIND:
-            raise EventError(cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}")
+            raise EventError(
+                cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}"
+            )
         check_event(data)
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: _tuples(v) for k, v in data.items() if k in names})
@@ -117,14 +119,27 @@ class DiscoveryCell(_Event):
 
     @classmethod
     def of(cls, profile: str, view: ToolView) -> DiscoveryCell:
-        return cls(profile=profile, tool=view.tool, verdict=view.verdict, index=view.index,
-                   model_name=view.model_name, model_schema=view.model_schema,
-                   findings=tuple(f.to_json() for f in view.findings), weakest_evidence=view.weakest_evidence)
+        return cls(
+            profile=profile,
+            tool=view.tool,
+            verdict=view.verdict,
+            index=view.index,
+            model_name=view.model_name,
+            model_schema=view.model_schema,
+            findings=tuple(f.to_json() for f in view.findings),
+            weakest_evidence=view.weakest_evidence,
+        )
 
     def to_json(self) -> dict:  # the key order of the version-1 stream
         out = super().to_json()
-        return {"event": self.KIND, "profile": self.profile, "tool": self.tool, "index": out["index"],
-                "verdict": self.verdict, **{k: v for k, v in out.items() if k not in _CELL_HEAD}}
+        return {
+            "event": self.KIND,
+            "profile": self.profile,
+            "tool": self.tool,
+            "index": out["index"],
+            "verdict": self.verdict,
+            **{k: v for k, v in out.items() if k not in _CELL_HEAD},
+        }
 
 
 @dataclass(frozen=True)
@@ -138,7 +153,10 @@ class Skipped(_Event):
     profile: str | None = field(default=None, metadata=_OMIT)
 
     def to_json(self) -> dict:
-        out = {"event": self.KIND, **({"profile": self.profile} if self.profile is not None else {})}
+        out = {
+            "event": self.KIND,
+            **({"profile": self.profile} if self.profile is not None else {}),
+        }
         return {**out, "tool": self.tool, "case": self.case, "reason": self.reason}
 
 
@@ -162,21 +180,33 @@ class CallCell(_Event):
     sometimes: tuple[str, ...] = ()
     stale: bool = False
     stale_for: str | None = field(default=None, metadata=_OMIT)
-    violations: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)  # why the listed schema refuses it
+    violations: tuple[dict, ...] | None = field(
+        default=None, metadata=_OMIT
+    )  # why the listed schema refuses it
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
     variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
-    answer_from: str | None = field(default=None, metadata=_OMIT)  # run --share calls: whose answer this is
+    answer_from: str | None = field(
+        default=None, metadata=_OMIT
+    )  # run --share calls: whose answer this is
 
     @classmethod
     def of(cls, event: Mapping[str, Any]) -> CallCell:
         """The call pipeline's cell: each of its keys must be a field here (and in the schema)."""
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in event.items() if k != "event"})
+        return cls(
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in event.items() if k != "event"}
+        )
 
     def to_json(self) -> dict:  # the key order of the version-1 stream
         out = super().to_json()
-        head = {"event": self.KIND, "profile": self.profile, "tool": self.tool, "case": self.case,
-                "origin": self.origin, "expect": self.expect}
+        head = {
+            "event": self.KIND,
+            "profile": self.profile,
+            "tool": self.tool,
+            "case": self.case,
+            "origin": self.origin,
+            "expect": self.expect,
+        }
         return {**head, **{k: v for k, v in out.items() if k not in head}}
 
 
@@ -191,8 +221,13 @@ class Sharing(_Event):
     reason: str
 
     def to_json(self) -> dict:
-        return {"event": self.KIND, "mode": self.mode, "sessions": [list(g) for g in self.sessions],
-                "calls": self.calls, "reason": self.reason}
+        return {
+            "event": self.KIND,
+            "mode": self.mode,
+            "sessions": [list(g) for g in self.sessions],
+            "calls": self.calls,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -218,16 +253,41 @@ class RunFinished(_Event):
 
     def to_json(self) -> dict:
         out = super().to_json()
-        return {"event": self.KIND, "finished_at": self.finished_at, **{k: v for k, v in out.items()
-                                                                          if k not in ("event", "finished_at")}}
+        return {
+            "event": self.KIND,
+            "finished_at": self.finished_at,
+            **{k: v for k, v in out.items() if k not in ("event", "finished_at")},
+        }
 
 
 _CELL_HEAD = ("event", "profile", "tool", "index", "verdict")
 
-Event = RunStarted | SnapshotTaken | SchemaStored | DiscoveryCell | Skipped | CallCell | Sharing | ProfileError | RunFinished
+Event = (
+    RunStarted
+    | SnapshotTaken
+    | SchemaStored
+    | DiscoveryCell
+    | Skipped
+    | CallCell
+    | Sharing
+    | ProfileError
+    | RunFinished
+)
 Cell = DiscoveryCell | CallCell
-EVENTS: dict[str, type] = {cls.KIND: cls for cls in (RunStarted, SnapshotTaken, SchemaStored, DiscoveryCell, Skipped,
-                                                     CallCell, Sharing, ProfileError, RunFinished)}
+EVENTS: dict[str, type] = {
+    cls.KIND: cls
+    for cls in (
+        RunStarted,
+        SnapshotTaken,
+        SchemaStored,
+        DiscoveryCell,
+        Skipped,
+        CallCell,
+        Sharing,
+        ProfileError,
+        RunFinished,
+    )
+}
 
 
 def event_from_json(data: Mapping[str, Any]) -> Event:
@@ -251,10 +311,30 @@ def check_event(data: Mapping[str, Any]) -> None:
 
 def _known(kind: Any) -> str:
     if not isinstance(kind, str) or kind not in EVENTS:
-        raise EventError(str(kind), "event", f"unknown event kind {kind!r}; expected one of {', '.join(EVENTS)}")
+        raise EventError(
+            str(kind), "event", f"unknown event kind {kind!r}; expected one of {', '.join(EVENTS)}"
+        )
     return kind
 
 
-__all__ = ["EVENTS", "FORMAT", "READABLE", "VERSION", "CallCell", "Cell", "DiscoveryCell", "Event", "EventError",
-           "ProfileError", "RunFinished", "RunStarted", "SchemaStored", "Sharing", "Skipped", "SnapshotTaken", "as_json",
-           "check_event", "event_from_json"]
+__all__ = [
+    "EVENTS",
+    "FORMAT",
+    "READABLE",
+    "VERSION",
+    "CallCell",
+    "Cell",
+    "DiscoveryCell",
+    "Event",
+    "EventError",
+    "ProfileError",
+    "RunFinished",
+    "RunStarted",
+    "SchemaStored",
+    "Sharing",
+    "Skipped",
+    "SnapshotTaken",
+    "as_json",
+    "check_event",
+    "event_from_json",
+]

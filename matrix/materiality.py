@@ -27,24 +27,91 @@ LEVELS = ("none", "stricter", "guidance", "constraint")
 # A cell is degraded when one of its findings is at least this material.
 MATERIAL = frozenset({"guidance", "constraint"})
 
-NO_EFFECT_KEYWORDS = frozenset({
-    "$schema", "$id", "id", "$comment", "title", "examples", "example", "$anchor", "$dynamicAnchor",
-    "$vocabulary", "readOnly", "writeOnly", "$ref", "$defs", "definitions", "$dynamicRef",
-    "$recursiveRef", "$recursiveAnchor", "markdownDescription", "deprecationMessage",
-})
-GUIDANCE_KEYWORDS = frozenset({"description", "default", "deprecated", "contentMediaType", "contentEncoding"})
-CONSTRAINT_KEYWORDS = frozenset({
-    "type", "enum", "const", "required", "properties", "patternProperties", "additionalProperties",
-    "unevaluatedProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired",
-    "dependentSchemas", "dependencies", "items", "prefixItems", "additionalItems", "unevaluatedItems",
-    "contains", "minContains", "maxContains", "minItems", "maxItems", "uniqueItems", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
-    "pattern", "format", "anyOf", "oneOf", "allOf", "not", "if", "then", "else", "nullable",
-    "contentSchema",
-})
+NO_EFFECT_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "id",
+        "$comment",
+        "title",
+        "examples",
+        "example",
+        "$anchor",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "readOnly",
+        "writeOnly",
+        "$ref",
+        "$defs",
+        "definitions",
+        "$dynamicRef",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "markdownDescription",
+        "deprecationMessage",
+    }
+)
+GUIDANCE_KEYWORDS = frozenset(
+    {"description", "default", "deprecated", "contentMediaType", "contentEncoding"}
+)
+CONSTRAINT_KEYWORDS = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "required",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "nullable",
+        "contentSchema",
+    }
+)
 # Keywords whose members are names (a property called "title" is a property, not the annotation).
-_NAME_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
-                        "dependentRequired", "dependencies"})
+_NAME_MAPS = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependentRequired",
+        "dependencies",
+    }
+)
 # Schema findings, by code, whose materiality is the keyword's.
 _KEYWORD_CODES = frozenset({"removed-by-client", "changed-by-client"})
 # Other codes with a fixed materiality.
@@ -90,8 +157,18 @@ def materiality_of(code: str, pointer: str, lost: bool) -> str:
     if code in _KEYWORD_CODES:
         keyword, whole = keyword_at(pointer)
         if whole:
-            return "constraint" if keyword in ("properties", "patternProperties", "dependentRequired",
-                                               "dependentSchemas", "dependencies") else "none"
+            return (
+                "constraint"
+                if keyword
+                in (
+                    "properties",
+                    "patternProperties",
+                    "dependentRequired",
+                    "dependentSchemas",
+                    "dependencies",
+                )
+                else "none"
+            )
         if keyword in NO_EFFECT_KEYWORDS or keyword.startswith("x-"):
             return "none"
         if keyword in GUIDANCE_KEYWORDS:

@@ -212,4 +212,9 @@ class Mutation:
     after: Any = None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "pointer": self.pointer, "before": self.before, "after": self.after}
+        return {
+            "kind": self.kind,
+            "pointer": self.pointer,
+            "before": self.before,
+            "after": self.after,
+        }

@@ -37,7 +37,12 @@ def error_json(response: Response) -> dict | None:
 
 def answer_json(requested: str, response: Response | None, wire: WireError | None = None) -> dict:
     """One ``initialize`` probe: the version asked for and what came back."""
-    entry: dict[str, Any] = {"requested": requested, "protocolVersion": None, "error": None, "wireError": None}
+    entry: dict[str, Any] = {
+        "requested": requested,
+        "protocolVersion": None,
+        "error": None,
+        "wireError": None,
+    }
     if wire is not None:
         entry["wireError"] = wire.to_json()
     elif response is not None and response.error is not None:
@@ -51,7 +56,9 @@ def answer_json(requested: str, response: Response | None, wire: WireError | Non
 class Prober:
     """Runs probe connections on threads; ``close_all`` ends them (Ctrl-C, or the main thread done)."""
 
-    CLOSE_WAIT = 15.0  # seconds close_all waits for the probe threads (each close takes about 4 s at most)
+    CLOSE_WAIT = (
+        15.0  # seconds close_all waits for the probe threads (each close takes about 4 s at most)
+    )
 
     def __init__(self, target: Target, client: Mapping[str, Any], timeouts: Timeouts) -> None:
         self.target = target
@@ -64,7 +71,9 @@ class Prober:
         self._closing = False
 
     def start(self, key: str, probe: Callable[[Session], Any]) -> None:
-        thread = threading.Thread(target=self._run, args=(key, probe), name=f"probe-{key}", daemon=True)
+        thread = threading.Thread(
+            target=self._run, args=(key, probe), name=f"probe-{key}", daemon=True
+        )
         self.threads.append(thread)
         thread.start()
 
@@ -74,15 +83,21 @@ class Prober:
             if self._closing:  # Ctrl-C came before this probe started: start no server
                 return
             self.transports.append(transport)
-        session = Session(transport, client_info=dict(self.client["clientInfo"]),
-                          capabilities=dict(self.client["capabilities"]), timeouts=self.timeouts)
+        session = Session(
+            transport,
+            client_info=dict(self.client["clientInfo"]),
+            capabilities=dict(self.client["capabilities"]),
+            timeouts=self.timeouts,
+        )
         try:
             transport.start()
             self.results[key] = probe(session)
         except WireError as exc:
             self.results[key] = {"wireError": exc.to_json()}
         except Exception as exc:  # a probe must never fail the snapshot
-            self.results[key] = {"wireError": {"kind": "probe-failed", "message": f"{type(exc).__name__}: {exc}"}}
+            self.results[key] = {
+                "wireError": {"kind": "probe-failed", "message": f"{type(exc).__name__}: {exc}"}
+            }
         finally:
             try:
                 transport.close()
@@ -114,16 +129,27 @@ class Prober:
         for t in transports:
             try:
                 t.close()  # idempotent: at once for a server its thread already ended
-            except Exception:  # noqa: BLE001, S110 -- ending a probe must never fail the snapshot
+            except Exception:
                 pass
 
 
 def probe_modern(session: Session, page_cap: int = 100) -> dict:
     """``server/discover``, then the modern tools/list, listen and a late ``initialize``."""
     out: dict[str, Any] = {
-        "requested": MODERN_PROTOCOL, "answered": False, "supportedVersions": None, "error": None,
-        "serverInfo": None, "capabilities": None, "instructions": None, "ttlMs": None, "cacheScope": None,
-        "tools": None, "toolsTtlMs": None, "toolsCacheScope": None, "listen": None, "initializeAfterDiscover": None,
+        "requested": MODERN_PROTOCOL,
+        "answered": False,
+        "supportedVersions": None,
+        "error": None,
+        "serverInfo": None,
+        "capabilities": None,
+        "instructions": None,
+        "ttlMs": None,
+        "cacheScope": None,
+        "tools": None,
+        "toolsTtlMs": None,
+        "toolsCacheScope": None,
+        "listen": None,
+        "initializeAfterDiscover": None,
     }
     start = start_session(session, Handshake(fallback="discover-only"), "")
     found = session.discovered
@@ -131,36 +157,69 @@ def probe_modern(session: Session, page_cap: int = 100) -> dict:
         first = start.steps[0] if start.steps else None
         out["error"] = first.error.to_json() if first and first.error else None
         return out
-    out.update(answered=True, supportedVersions=list(found.supported_versions), serverInfo=found.server_info,
-               capabilities=found.capabilities, instructions=found.instructions, ttlMs=found.ttl_ms,
-               cacheScope=found.cache_scope)
+    out.update(
+        answered=True,
+        supportedVersions=list(found.supported_versions),
+        serverInfo=found.server_info,
+        capabilities=found.capabilities,
+        instructions=found.instructions,
+        ttlMs=found.ttl_ms,
+        cacheScope=found.cache_scope,
+    )
     if not start.started:
         return out
     listing = session.list_tools(page_cap=page_cap)
     out["tools"] = [{"page": page, "tool": tool} for page, tool in listing.tools]
-    out["pages"] = [{"index": p.index, "cursor": p.cursor, "nextCursor": p.next_cursor, "count": len(p.tools),
-                     "elapsed_ms": round(p.elapsed * 1000, 1)} for p in listing.pages]
+    out["pages"] = [
+        {
+            "index": p.index,
+            "cursor": p.cursor,
+            "nextCursor": p.next_cursor,
+            "count": len(p.tools),
+            "elapsed_ms": round(p.elapsed * 1000, 1),
+        }
+        for p in listing.pages
+    ]
     out["listError"] = listing.error.to_json() if listing.error else None
     if listing.pages:
-        out["toolsTtlMs"], out["toolsCacheScope"] = listing.pages[0].ttl_ms, listing.pages[0].cache_scope
+        out["toolsTtlMs"], out["toolsCacheScope"] = (
+            listing.pages[0].ttl_ms,
+            listing.pages[0].cache_scope,
+        )
     tools_cap = found.capabilities.get("tools") if isinstance(found.capabilities, dict) else None
     if isinstance(tools_cap, dict) and tools_cap.get("listChanged"):
         heard = session.listen(LIST_TOOLS_CHANGED)
-        out["listen"] = {"acknowledged": heard.acknowledged, "error": heard.error.to_json() if heard.error else None}
+        out["listen"] = {
+            "acknowledged": heard.acknowledged,
+            "error": heard.error.to_json() if heard.error else None,
+        }
     session.begin_handshake()
-    late = session.request("initialize", {"protocolVersion": HANDSHAKE_PROBES[0],
-                                          "capabilities": dict(session.capabilities),
-                                          "clientInfo": dict(session.client_info)}, session.timeouts.initialize)
+    late = session.request(
+        "initialize",
+        {
+            "protocolVersion": HANDSHAKE_PROBES[0],
+            "capabilities": dict(session.capabilities),
+            "clientInfo": dict(session.client_info),
+        },
+        session.timeouts.initialize,
+    )
     out["initializeAfterDiscover"] = {"accepted": late.error is None, "error": error_json(late)}
     return out
 
 
 def probe_handshake(version: str) -> Callable[[Session], dict]:
     def probe(session: Session) -> dict:
-        response = session.request("initialize", {"protocolVersion": version,
-                                                  "capabilities": dict(session.capabilities),
-                                                  "clientInfo": dict(session.client_info)}, session.timeouts.initialize)
+        response = session.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": dict(session.capabilities),
+                "clientInfo": dict(session.client_info),
+            },
+            session.timeouts.initialize,
+        )
         if response.error is None:
             session.notify("notifications/initialized")
         return answer_json(version, response)
+
     return probe

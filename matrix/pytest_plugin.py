@@ -30,38 +30,86 @@ import pytest
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("mcp-matrix", "MCP client compatibility matrix")
     g.addoption("--mcp-stdio", metavar="CMD", help="run the matrix against this stdio server")
-    g.addoption("--mcp-http", metavar="URL", help="run the matrix against this Streamable HTTP server")
-    g.addoption("--mcp-server", metavar="NAME", help="run the matrix against a bundled reference server")
-    g.addoption("--mcp-client", action="append", default=[], metavar="NAME", help="only these profiles")
+    g.addoption(
+        "--mcp-http", metavar="URL", help="run the matrix against this Streamable HTTP server"
+    )
+    g.addoption(
+        "--mcp-server", metavar="NAME", help="run the matrix against a bundled reference server"
+    )
+    g.addoption(
+        "--mcp-client", action="append", default=[], metavar="NAME", help="only these profiles"
+    )
     g.addoption("--mcp-cases", metavar="FILE", help="cases YAML")
     g.addoption("--mcp-policy", metavar="FILE", help="release policy (YAML or pyproject.toml)")
     g.addoption("--mcp-baseline", metavar="SNAPSHOT", help="baseline snapshot for caching clients")
-    g.addoption("--mcp-results", metavar="FILE", help="also write each client's results stream here "
-                "(FILE's stem + -CLIENT + suffix: one file per client, as `mcp-matrix merge` joins them)")
-    g.addoption("--mcp-env", action="append", default=[], metavar="K=V", help="environment for a stdio server")
+    g.addoption(
+        "--mcp-results",
+        metavar="FILE",
+        help="also write each client's results stream here "
+        "(FILE's stem + -CLIENT + suffix: one file per client, as `mcp-matrix merge` joins them)",
+    )
+    g.addoption(
+        "--mcp-env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="environment for a stdio server",
+    )
     g.addoption("--mcp-header", action="append", default=[], metavar="K:V", help="HTTP header")
-    g.addoption("--mcp-allow-writes", action="store_true", help="also call unlisted tools that may write")
+    g.addoption(
+        "--mcp-allow-writes", action="store_true", help="also call unlisted tools that may write"
+    )
     for wait, default in (("initialize", 10.0), ("list", 10.0), ("call", 30.0)):
-        g.addoption(f"--mcp-timeout-{wait}", type=float, default=default, metavar="SECONDS",
-                    help=f"bound on {wait} (default {default:g} s)")
-    g.addoption("--mcp-timeout-run", type=float, default=None, metavar="SECONDS",
-                help="bound on each client's whole run; calls not made are skipped items with the reason")
+        g.addoption(
+            f"--mcp-timeout-{wait}",
+            type=float,
+            default=default,
+            metavar="SECONDS",
+            help=f"bound on {wait} (default {default:g} s)",
+        )
+    g.addoption(
+        "--mcp-timeout-run",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="bound on each client's whole run; calls not made are skipped items with the reason",
+    )
 
 
 class MatrixRunner:
     """What the ``mcp_matrix`` fixture gives a test: ``run(...)`` a matrix against a server."""
 
-    def run(self, *, stdio: str | None = None, http: str | None = None, server: str | None = None,
-            clients: list[str] | None = None, cases: str | Path | None = None, baseline: str | Path | None = None,
-            allow_writes: bool = False, results: str | Path | None = None, env: dict | None = None,
-            headers: dict | None = None, timeouts: Any = None, timeout_run: float | None = None) -> Any:
+    def run(
+        self,
+        *,
+        stdio: str | None = None,
+        http: str | None = None,
+        server: str | None = None,
+        clients: list[str] | None = None,
+        cases: str | Path | None = None,
+        baseline: str | Path | None = None,
+        allow_writes: bool = False,
+        results: str | Path | None = None,
+        env: dict | None = None,
+        headers: dict | None = None,
+        timeouts: Any = None,
+        timeout_run: float | None = None,
+    ) -> Any:
         """A ``matrix.api.RunOutcome``: ``.verdict(tool, client, case)``, ``.cell(...)``, ``.cells``."""
         from matrix import api
 
         target = api.target(stdio=stdio, http=http, server=server, headers=headers)
-        return api.run(target, profiles=api.profiles(clients or []), timeouts=timeouts or api.Timeouts(), env=env,
-                       cases=cases, baseline=baseline, allow_writes=allow_writes, results=results,
-                       timeout_run=timeout_run)
+        return api.run(
+            target,
+            profiles=api.profiles(clients or []),
+            timeouts=timeouts or api.Timeouts(),
+            env=env,
+            cases=cases,
+            baseline=baseline,
+            allow_writes=allow_writes,
+            results=results,
+            timeout_run=timeout_run,
+        )
 
 
 @pytest.fixture
@@ -83,12 +131,19 @@ class _Plan:
 
         opt = config.getoption
         self.config = config
-        self.target = api.target(stdio=opt("--mcp-stdio"), http=opt("--mcp-http"), server=opt("--mcp-server"),
-                                 headers=_pairs(opt("--mcp-header"), ":", "--mcp-header"))
+        self.target = api.target(
+            stdio=opt("--mcp-stdio"),
+            http=opt("--mcp-http"),
+            server=opt("--mcp-server"),
+            headers=_pairs(opt("--mcp-header"), ":", "--mcp-header"),
+        )
         self.env = _pairs(opt("--mcp-env"), "=", "--mcp-env")
         self.profiles = api.profiles(opt("--mcp-client"))
-        self.timeouts = api.Timeouts(initialize=opt("--mcp-timeout-initialize"), list=opt("--mcp-timeout-list"),
-                                     call=opt("--mcp-timeout-call"))
+        self.timeouts = api.Timeouts(
+            initialize=opt("--mcp-timeout-initialize"),
+            list=opt("--mcp-timeout-list"),
+            call=opt("--mcp-timeout-call"),
+        )
         self._runs: dict[str, dict] = {}
         self._lock = threading.Lock()
 
@@ -108,10 +163,18 @@ class _Plan:
         shown = api.discover(snap, self.profiles)
         out = []
         for profile in self.profiles:
-            out += [(profile.name, {"event": "discovery", "profile": profile.name, "tool": c.tool})
-                    for c in shown if c.profile == profile.name]
-            out += [(profile.name, {"event": "call", "profile": profile.name, "tool": c.tool, "case": c.name})
-                    for c in cases]
+            out += [
+                (profile.name, {"event": "discovery", "profile": profile.name, "tool": c.tool})
+                for c in shown
+                if c.profile == profile.name
+            ]
+            out += [
+                (
+                    profile.name,
+                    {"event": "call", "profile": profile.name, "tool": c.tool, "case": c.name},
+                )
+                for c in cases
+            ]
         return out, None
 
     def outcome(self, profile: str) -> dict:
@@ -128,10 +191,17 @@ class _Plan:
             if results:
                 p = Path(results)
                 results = p.with_name(f"{p.stem}-{profile}{p.suffix}")
-            events = api.run(self.target, profiles=[p for p in self.profiles if p.name == profile],
-                             timeouts=self.timeouts, env=self.env, cases=opt("--mcp-cases"),
-                             baseline=opt("--mcp-baseline"), allow_writes=opt("--mcp-allow-writes"), results=results,
-                             timeout_run=opt("--mcp-timeout-run")).to_json()
+            events = api.run(
+                self.target,
+                profiles=[p for p in self.profiles if p.name == profile],
+                timeouts=self.timeouts,
+                env=self.env,
+                cases=opt("--mcp-cases"),
+                baseline=opt("--mcp-baseline"),
+                allow_writes=opt("--mcp-allow-writes"),
+                results=results,
+                timeout_run=opt("--mcp-timeout-run"),
+            ).to_json()
             checklist = evaluate(events, load_policy(opt("--mcp-policy")))
             cells = {}
             for e in events:
@@ -142,11 +212,23 @@ class _Plan:
                 if not item.passed and item.cell:
                     cell = cells.get(item.cell, {})
                     fix = advice_for(cell) if cell else None
-                    failing[item.cell] = f"{item.name}: {item.evidence}" + (f"\nfix: {fix}" if fix else "")
-            skipped = {("call", profile, e.get("tool"), e.get("case")): e.get("reason") for e in events
-                       if e.get("event") == "skipped" and e.get("profile") == profile}
-            run_level = [f"{i.name}: {i.evidence}" for i in checklist if not i.passed and i.cell is None]
-            self._runs[profile] = {"cells": cells, "failing": failing, "skipped": skipped, "run_level": run_level}
+                    failing[item.cell] = f"{item.name}: {item.evidence}" + (
+                        f"\nfix: {fix}" if fix else ""
+                    )
+            skipped = {
+                ("call", profile, e.get("tool"), e.get("case")): e.get("reason")
+                for e in events
+                if e.get("event") == "skipped" and e.get("profile") == profile
+            }
+            run_level = [
+                f"{i.name}: {i.evidence}" for i in checklist if not i.passed and i.cell is None
+            ]
+            self._runs[profile] = {
+                "cells": cells,
+                "failing": failing,
+                "skipped": skipped,
+                "run_level": run_level,
+            }
             return self._runs[profile]
 
 
@@ -154,7 +236,9 @@ _PLAN = pytest.StashKey["_Plan"]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "mcp_matrix: a cell of the mcp-matrix (added by --mcp-* options)")
+    config.addinivalue_line(
+        "markers", "mcp_matrix: a cell of the mcp-matrix (added by --mcp-* options)"
+    )
     opt = config.getoption
     if not (opt("--mcp-stdio") or opt("--mcp-http") or opt("--mcp-server")):
         return
@@ -165,7 +249,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except MatrixError as exc:
         raise pytest.UsageError(f"mcp-matrix: {exc}") from None
     for p in config.stash[_PLAN].profiles:
-        config.addinivalue_line("markers", f"{client_marker(p.name)}: cells of the {p.name} profile")
+        config.addinivalue_line(
+            "markers", f"{client_marker(p.name)}: cells of the {p.name} profile"
+        )
 
 
 def client_marker(profile: str) -> str:
@@ -200,8 +286,10 @@ class MatrixItem(pytest.Item):
             why = outcome["skipped"].get(key)
             if why:
                 pytest.skip(why)
-            raise MatrixCellFailure(f"{self.name}: the run made no such cell (the server's tool list changed "
-                                    "between collection and the run?)")
+            raise MatrixCellFailure(
+                f"{self.name}: the run made no such cell (the server's tool list changed "
+                "between collection and the run?)"
+            )
         self.user_properties.append(("verdict", event.get("verdict")))
         if key in outcome["failing"]:
             raise MatrixCellFailure(outcome["failing"][key])
@@ -224,7 +312,9 @@ def cell_id(cell: dict) -> str:
     return f"{base}::{cell['case']}" if cell.get("event") == "call" else base
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     plan = config.stash.get(_PLAN, None)
     if plan is None:
         return
@@ -243,6 +333,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             continue
         seen.add(name)
         items.append(MatrixItem.from_parent(session, name=name, cell=cell, plan=plan))
-    for profile in plan.profiles:  # run-level policy items: an unfinished run, a stale expected failure
-        items.append(MatrixItem.from_parent(session, name=f"policy[{profile.name}]",
-                                            cell={"event": "run", "profile": profile.name}, plan=plan))
+    for (
+        profile
+    ) in plan.profiles:  # run-level policy items: an unfinished run, a stale expected failure
+        items.append(
+            MatrixItem.from_parent(
+                session,
+                name=f"policy[{profile.name}]",
+                cell={"event": "run", "profile": profile.name},
+                plan=plan,
+            )
+        )

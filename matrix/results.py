@@ -38,7 +38,12 @@ from matrix.targets import scrub_json
 class ResultsWriter:
     """Thread-safe JSON-lines sink; flushes every event so an interrupt loses nothing."""
 
-    def __init__(self, stream: IO[str] | None, secrets: Iterable[str] = (), also: Callable[[dict], None] | None = None):
+    def __init__(
+        self,
+        stream: IO[str] | None,
+        secrets: Iterable[str] = (),
+        also: Callable[[dict], None] | None = None,
+    ):
         """``events`` keeps every event written, as JSON (what the writers read)."""
         self.stream = stream
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
@@ -53,7 +58,11 @@ class ResultsWriter:
 
     def __call__(self, event: Event | dict) -> None:
         event = as_json(event)
-        clean = json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str))) if self.secrets else event
+        clean = (
+            json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str)))
+            if self.secrets
+            else event
+        )
         with self._lock:
             self.events.append(clean)
             if self.stream is not None:
@@ -61,7 +70,6 @@ class ResultsWriter:
                 self.stream.flush()
         if self.also is not None:
             self.also(clean)
-
 
     def _lines(self, event: dict) -> list[str]:
         """The event as written: a discovery event's schema by reference, after the schema's
@@ -75,7 +83,9 @@ class ResultsWriter:
         wire["model_schema_ref"] = number
         out = [json.dumps(wire, ensure_ascii=False, default=str)]
         if number == known:
-            out.insert(0, f'{{"event": "schema", "id": {number}, "schema": {self._schemas.texts[number]}}}')
+            out.insert(
+                0, f'{{"event": "schema", "id": {number}, "schema": {self._schemas.texts[number]}}}'
+            )
         return out
 
 
@@ -95,10 +105,16 @@ def iter_events(path: str | Path) -> Iterator[dict]:
         try:
             lines = handle.readlines()
         except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines", where=str(p)) from None
+            raise InputError(
+                f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines",
+                where=str(p),
+            ) from None
     schemas: dict[int, Any] = {}
     if not lines:
-        raise InputError("the results file is empty; expected JSON lines starting with a run-started event", where=str(p))
+        raise InputError(
+            "the results file is empty; expected JSON lines starting with a run-started event",
+            where=str(p),
+        )
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -111,14 +127,23 @@ def iter_events(path: str | Path) -> Iterator[dict]:
         except ValueError:  # an integer over 4,300 digits
             raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
         except RecursionError:
-            raise InputError("JSON nested too deeply to read; expected one event object a line", where=f"{p}:{number}") from None
+            raise InputError(
+                "JSON nested too deeply to read; expected one event object a line",
+                where=f"{p}:{number}",
+            ) from None
         if not isinstance(event, dict) or "event" not in event:
             raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
         if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
-            raise InputError(f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}", where=f"{p}:1")
+            raise InputError(
+                f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}",
+                where=f"{p}:1",
+            )
         if number == 1 and event.get("version") not in READABLE:
-            raise InputError(f"results version {event.get('version')!r} is not supported; expected one of "
-                             f"{list(READABLE)}", where=f"{p}:1")
+            raise InputError(
+                f"results version {event.get('version')!r} is not supported; expected one of "
+                f"{list(READABLE)}",
+                where=f"{p}:1",
+            )
         if event["event"] == "schema":
             if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
                 raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
@@ -127,7 +152,10 @@ def iter_events(path: str | Path) -> Iterator[dict]:
         if "model_schema_ref" in event:
             ref = event.pop("model_schema_ref")
             if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
-                raise InputError(f"model_schema_ref {ref!r} names no schema event before it", where=f"{p}:{number}")
+                raise InputError(
+                    f"model_schema_ref {ref!r} names no schema event before it",
+                    where=f"{p}:{number}",
+                )
             event["model_schema"] = schemas[ref]
         try:
             check_event(event)
@@ -147,4 +175,13 @@ def cells(events: Iterable[Event | dict[str, Any]]) -> list[Cell]:
     return [e for e in typed if e.KIND in ("discovery", "call")]
 
 
-__all__ = ["FORMAT", "READABLE", "VERSION", "ResultsWriter", "cells", "iter_events", "read_events", "read_typed"]
+__all__ = [
+    "FORMAT",
+    "READABLE",
+    "VERSION",
+    "ResultsWriter",
+    "cells",
+    "iter_events",
+    "read_events",
+    "read_typed",
+]

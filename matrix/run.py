@@ -100,28 +100,57 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
         doc = getattr(exc, "doc", None)  # a snapshot finished before the interrupt is kept
         interrupted_early = True
     snap = Snapshot(doc or {})
-    emit(RunStarted(
-        run_id=run_id, started_at=now(), mcp_matrix=__version__, target=config.target.describe(),
-        server=snap.doc.get("serverInfo"), server_key=snap.server_key.to_json(),
-        protocolVersion=snap.doc.get("protocolVersion"), cases=config.cases_source,
-        baseline=config.baseline.source if config.baseline else None,
-        profiles=tuple(
-            {"name": p.name, "client": p.client, "versions": p.versions, "models": p.models,
-             "weakest_evidence": p.weakest_evidence, "required_by_default": p.required_by_default}
-            for p in config.profiles
-        ),
-    ))
+    emit(
+        RunStarted(
+            run_id=run_id,
+            started_at=now(),
+            mcp_matrix=__version__,
+            target=config.target.describe(),
+            server=snap.doc.get("serverInfo"),
+            server_key=snap.server_key.to_json(),
+            protocolVersion=snap.doc.get("protocolVersion"),
+            cases=config.cases_source,
+            baseline=config.baseline.source if config.baseline else None,
+            profiles=tuple(
+                {
+                    "name": p.name,
+                    "client": p.client,
+                    "versions": p.versions,
+                    "models": p.models,
+                    "weakest_evidence": p.weakest_evidence,
+                    "required_by_default": p.required_by_default,
+                }
+                for p in config.profiles
+            ),
+        )
+    )
     counts: dict[str, int] = {}
     if doc is None:
-        error = {"kind": "interrupted", "message": "interrupted while connecting to the server", "detail": "",
-                 "stderr_tail": []}
-        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=True))
+        error = {
+            "kind": "interrupted",
+            "message": "interrupted while connecting to the server",
+            "detail": "",
+            "stderr_tail": [],
+        }
+        emit(
+            RunFinished(
+                finished_at=now(), measured=False, counts=counts, error=error, interrupted=True
+            )
+        )
         return RunOutcome(False, True, counts)
     emit(SnapshotTaken(snapshot=dict(snap.doc)))
     if interrupted_early:
-        error = {"kind": "interrupted", "message": "interrupted while the server was being closed, after the snapshot",
-                 "detail": "", "stderr_tail": []}
-        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=True))
+        error = {
+            "kind": "interrupted",
+            "message": "interrupted while the server was being closed, after the snapshot",
+            "detail": "",
+            "stderr_tail": [],
+        }
+        emit(
+            RunFinished(
+                finished_at=now(), measured=False, counts=counts, error=error, interrupted=True
+            )
+        )
         return RunOutcome(False, True, counts)
     lock = threading.Lock()
 
@@ -132,12 +161,25 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
 
     error = snap.error or _list_failure(snap.doc)
     if error:
-        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=False))
+        emit(
+            RunFinished(
+                finished_at=now(), measured=False, counts=counts, error=error, interrupted=False
+            )
+        )
         return RunOutcome(False, counts=counts)
     unknown = unknown_tools([tool for _, tool in snap.tools], config.cases)
     if unknown:  # a case for a tool the server does not list: the user's to fix, before any call
-        error = {"kind": "input-error", "message": "; ".join(str(e) for e in unknown), "detail": "", "stderr_tail": []}
-        emit(RunFinished(finished_at=now(), measured=False, counts=counts, error=error, interrupted=False))
+        error = {
+            "kind": "input-error",
+            "message": "; ".join(str(e) for e in unknown),
+            "detail": "",
+            "stderr_tail": [],
+        }
+        emit(
+            RunFinished(
+                finished_at=now(), measured=False, counts=counts, error=error, interrupted=False
+            )
+        )
         raise InputErrors(unknown)
 
     try:
@@ -146,7 +188,15 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     except KeyboardInterrupt:
         interrupted = True
     passed = deadline.passed()
-    emit(RunFinished(finished_at=now(), measured=True, counts=counts, interrupted=interrupted, deadline_passed=passed))
+    emit(
+        RunFinished(
+            finished_at=now(),
+            measured=True,
+            counts=counts,
+            interrupted=interrupted,
+            deadline_passed=passed,
+        )
+    )
     return RunOutcome(True, interrupted, counts, deadline_passed=passed)
 
 
@@ -154,7 +204,9 @@ def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> dict:
     """The run's snapshot; a handshake that timed out is retried once with twice the bound,
     since on a loaded machine our bound, not the server, may be what failed."""
     versions = probe_versions(config.profiles)
-    doc = take_snapshot(config.target, timeouts=deadline.cap(config.timeouts), probe_versions=versions)
+    doc = take_snapshot(
+        config.target, timeouts=deadline.cap(config.timeouts), probe_versions=versions
+    )
     error = doc.get("error") or {}
     if error.get("kind") != "timeout" or doc.get("serverInfo") is not None or deadline.passed():
         return doc
@@ -163,7 +215,9 @@ def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> dict:
     error = doc.get("error") or {}
     if error.get("kind") == "timeout":
         first = deadline.cap(config.timeouts).initialize
-        error["message"] = f"{error.get('message', '')} (the second try; the first waited {first:g} s; {timeout_note()})"
+        error["message"] = (
+            f"{error.get('message', '')} (the second try; the first waited {first:g} s; {timeout_note()})"
+        )
     return doc
 
 
@@ -191,14 +245,24 @@ def _list_failure(doc: Any) -> dict | None:
     }
 
 
-def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadline: Deadline,
-               breaker: CircuitBreaker) -> None:
+def _run_cells(
+    config: RunConfig,
+    snap: Snapshot,
+    count: Emit,
+    emit: Emit,
+    deadline: Deadline,
+    breaker: CircuitBreaker,
+) -> None:
     """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates.
 
     A call the deadline or the circuit breaker rules out is a ``skipped`` event naming the
     profile and why, so every cell of the matrix is either measured or explained."""
     live_views = discover_all(snap, config.profiles)
-    base_views = discover_all(config.baseline, config.profiles, server=snap.server_name) if config.baseline else None
+    base_views = (
+        discover_all(config.baseline, config.profiles, server=snap.server_name)
+        if config.baseline
+        else None
+    )
     for view in live_views:
         for t in view.tools:
             count(DiscoveryCell.of(view.profile, t))
@@ -212,13 +276,21 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
     live_by_name = {name: same[0] for name, same in tools_by_name(live_tools).items()}
     base_tools = (
         {name: same[0] for name, same in tools_by_name(t for _, t in config.baseline.tools).items()}
-        if config.baseline else {}
+        if config.baseline
+        else {}
     )
 
     sharing = plan_sharing(config.share, config.profiles, [live_by_name.get(c.tool) for c in cases])
     emit(sharing.to_event())
-    sessions = SessionPool(sharing, config.profiles, config.target, config.timeouts, deadline, breaker,
-                           [name for name, tool in live_by_name.items() if read_only(tool)])
+    sessions = SessionPool(
+        sharing,
+        config.profiles,
+        config.target,
+        config.timeouts,
+        deadline,
+        breaker,
+        [name for name, tool in live_by_name.items() if read_only(tool)],
+    )
     stop = threading.Event()
     reference = _reference_answers(config, cases, live_by_name, stop, deadline)
     runners: list[_ProfileRunner] = []
@@ -230,12 +302,16 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
         profile = config.profiles[i]
         held, cache_note = held_view(profile, live_views[i], base_views[i] if base_views else None)
         window = stale_window(profile, config.baseline, snap) if held is not live_views[i] else None
-        if window is not None and not window.stale:  # ttlMs 0 honoured, or a list_changed it listens for
+        if (
+            window is not None and not window.stale
+        ):  # ttlMs 0 honoured, or a list_changed it listens for
             held, cache_note = live_views[i], None
         held_raw = base_tools if held is not live_views[i] else live_by_name
         holding = Held(profile, held, held.by_tool(), held_raw, live_by_name, cache_note)
         runner = _ProfileRunner(config, profile, stop, breaker, sessions.connection(profile))
-        runners.append(runner)  # before the first stop check: an interrupt sees every runner in flight
+        runners.append(
+            runner
+        )  # before the first stop check: an interrupt sees every runner in flight
         try:
             for case in cases:
                 if stop.is_set() and not deadline.passed():
@@ -247,11 +323,15 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                 try:
                     event = runner.run_case(case, holding, reference.get(case.id))
                     if event.get("stale") and window is not None:
-                        event["stale_for"] = window.text  # how long a stale schema lives in this client
+                        event["stale_for"] = (
+                            window.text
+                        )  # how long a stale schema lives in this client
                 except Interrupted:
                     if not deadline.passed():
                         return
-                    not_called(profile.name, case, deadline.reason().replace("not called", "cut short"))
+                    not_called(
+                        profile.name, case, deadline.reason().replace("not called", "cut short")
+                    )
                     continue
                 shared = runner.conn.take_answer_from()
                 if shared:  # another profile's byte-identical read-only call (--share calls)
@@ -274,8 +354,12 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
                     runner.conn.abort()  # calls waiting past the deadline end now
             for f in done:
                 if f.exception() is not None:
-                    emit(ProfileError(profile=config.profiles[futures[f]].name,
-                                      error=f"{type(f.exception()).__name__}: {f.exception()}"))
+                    emit(
+                        ProfileError(
+                            profile=config.profiles[futures[f]].name,
+                            error=f"{type(f.exception()).__name__}: {f.exception()}",
+                        )
+                    )
     except KeyboardInterrupt:
         stop.set()
         for runner in runners:
@@ -287,8 +371,9 @@ def _run_cells(config: RunConfig, snap: Snapshot, count: Emit, emit: Emit, deadl
         sessions.close()
 
 
-def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event,
-                       deadline: Deadline) -> dict[str, Answer]:
+def _reference_answers(
+    config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event, deadline: Deadline
+) -> dict[str, Answer]:
     """The intact call's answer for each case where calling twice is safe.
 
     This session is no cell, so its timeouts trip a breaker of its own (it stops waiting on
@@ -305,7 +390,9 @@ def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: 
             if stop.is_set() or deadline.passed() or own.reason(case.tool):
                 continue
             bound = runner.timeouts.call
-            out[case.id] = runner.call(case.tool, case.arguments, None, case.omit_arguments, new_session=False)
+            out[case.id] = runner.call(
+                case.tool, case.arguments, None, case.omit_arguments, new_session=False
+            )
             breaker_saw(own, case.tool, "the reference session", out[case.id], bound)
     finally:
         runner.close()
@@ -315,8 +402,14 @@ def _reference_answers(config: RunConfig, cases: list[Case], tools: dict, stop: 
 class _ProfileRunner:
     """One profile's session: each case through ``matrix.deliver`` to the live server."""
 
-    def __init__(self, config: RunConfig, profile: Profile, stop: threading.Event, breaker: CircuitBreaker,
-                 conn: ProfileConnection) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        profile: Profile,
+        stop: threading.Event,
+        breaker: CircuitBreaker,
+        conn: ProfileConnection,
+    ) -> None:
         self.config = config
         self.profile = profile
         self.stop = stop
@@ -327,16 +420,27 @@ class _ProfileRunner:
         self.conn.close()
 
     def run_case(self, case: Case, held: Held, reference: Answer | None) -> dict:
-        base = {"event": "call", "profile": self.profile.name, "tool": case.tool, "case": case.name,
-                "origin": case.origin, "expect": case.expect.outcome}
+        base = {
+            "event": "call",
+            "profile": self.profile.name,
+            "tool": case.tool,
+            "case": case.name,
+            "origin": case.origin,
+            "expect": case.expect.outcome,
+        }
         safe = repeat_safe(held.live_raw.get(case.tool), case)
         bound = self.conn.timeouts.call
 
         def heard(tool: str, answer: Answer) -> None:
             breaker_saw(self.breaker, case.tool, self.profile.name, answer, bound)
 
-        server = LiveServer(self.conn, held.live_raw, reference=lambda _: reference if safe else None, on_answer=heard,
-                            repeat_safe=lambda _: safe)
+        server = LiveServer(
+            self.conn,
+            held.live_raw,
+            reference=lambda _: reference if safe else None,
+            on_answer=heard,
+            repeat_safe=lambda _: safe,
+        )
         call = Intended(case.tool, case.arguments, case.omit_arguments, case.expect, case.id)
         done = deliver(self.profile, held, call, server)
         chosen = done.verdict
@@ -344,7 +448,9 @@ class _ProfileRunner:
         if done.notes:
             event["notes"] = [n.message for n in done.notes]
         if len(done.verdicts) > 1:
-            event["variants"] = [{"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in done.verdicts]
+            event["variants"] = [
+                {"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in done.verdicts
+            ]
             if chosen.sometimes:
                 event["frequency"] = "sometimes"
         return event

@@ -37,7 +37,12 @@ class Deadline:
     Calls stop ``reserve`` seconds early: ending the servers (each bounded by the shutdown
     timeout, in parallel) and writing the reports then fit inside the deadline."""
 
-    def __init__(self, seconds: float | None, reserve: float = 0.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        seconds: float | None,
+        reserve: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.seconds = seconds
         self._clock = clock
         self._ends = None if seconds is None else clock() + max(0.0, seconds - reserve)
@@ -55,8 +60,13 @@ class Deadline:
         if left is None:
             return timeouts
         bound = max(MIN_WAIT, left)
-        return replace(timeouts, initialize=min(timeouts.initialize, bound), list=min(timeouts.list, bound),
-                       call=min(timeouts.call, bound), ping=min(timeouts.ping, bound))
+        return replace(
+            timeouts,
+            initialize=min(timeouts.initialize, bound),
+            list=min(timeouts.list, bound),
+            call=min(timeouts.call, bound),
+            ping=min(timeouts.ping, bound),
+        )
 
     def reason(self) -> str:
         return f"not called: the run's deadline (--timeout-run {self.seconds:g} s) passed first"
@@ -86,13 +96,18 @@ class CircuitBreaker:
         if not self.enabled:
             return
         with self._lock:
-            self._tools.setdefault(tool, f"not called: tools/call {tool!r} timed out after {seconds:g} s for "
-                                         f"{profile} (circuit breaker; --no-circuit-breaker calls anyway)")
+            self._tools.setdefault(
+                tool,
+                f"not called: tools/call {tool!r} timed out after {seconds:g} s for "
+                f"{profile} (circuit breaker; --no-circuit-breaker calls anyway)",
+            )
             self._timed_out_since_answer.setdefault(tool, profile)
             if len(self._timed_out_since_answer) >= 2 and self._server is None:
                 names = ", ".join(repr(t) for t in self._timed_out_since_answer)
-                self._server = (f"not called: the server stopped answering tools/call (calls of {names} timed out with no answer "
-                                f"in between; circuit breaker; --no-circuit-breaker calls anyway)")
+                self._server = (
+                    f"not called: the server stopped answering tools/call (calls of {names} timed out with no answer "
+                    f"in between; circuit breaker; --no-circuit-breaker calls anyway)"
+                )
 
     def handshake_timed_out(self, profile: str, seconds: float) -> None:
         """The handshake timed out even when retried with a longer bound."""
@@ -100,8 +115,10 @@ class CircuitBreaker:
             return
         with self._lock:
             if self._server is None:
-                self._server = (f"not called: the server stopped answering (initialize timed out twice for {profile}, "
-                                f"the second time after {seconds:g} s; circuit breaker; --no-circuit-breaker calls anyway)")
+                self._server = (
+                    f"not called: the server stopped answering (initialize timed out twice for {profile}, "
+                    f"the second time after {seconds:g} s; circuit breaker; --no-circuit-breaker calls anyway)"
+                )
 
 
 def timeout_note() -> str:
@@ -112,8 +129,10 @@ def timeout_note() -> str:
         return "the timeout is ours: a slow or loaded machine can cause it; raise the --timeout-* bounds to check"
     cores = os.cpu_count() or 1
     busy = " (busy)" if load > cores else ""
-    return (f"the timeout is ours: a slow or loaded machine can cause it (load average {load:.1f} on {cores} "
-            f"cores{busy}); raise the --timeout-* bounds to check")
+    return (
+        f"the timeout is ours: a slow or loaded machine can cause it (load average {load:.1f} on {cores} "
+        f"cores{busy}); raise the --timeout-* bounds to check"
+    )
 
 
 __all__ = ["MIN_WAIT", "CircuitBreaker", "Deadline", "timeout_note"]

@@ -42,10 +42,16 @@ def wire_identity(profile: Profile) -> str:
     equal strings open byte-identical sessions (the handshake versions it accepts included,
     since a version one accepts and the other refuses ends one session and not the other)."""
     identity = profile.identity
-    return json.dumps({
-        "clientInfo": identity.client_info, "protocolVersion": identity.protocol_version,
-        "capabilities": identity.capabilities, "handshake": repr(wire_handshake(profile)),
-    }, sort_keys=True, default=str)
+    return json.dumps(
+        {
+            "clientInfo": identity.client_info,
+            "protocolVersion": identity.protocol_version,
+            "capabilities": identity.capabilities,
+            "handshake": repr(wire_handshake(profile)),
+        },
+        sort_keys=True,
+        default=str,
+    )
 
 
 def read_only(tool: Any) -> bool:
@@ -65,8 +71,12 @@ class SharingPlan:
     reason: str
 
     def to_event(self) -> Sharing:
-        return Sharing(mode=self.mode, sessions=tuple(g for g in self.groups if len(g) > 1), calls=self.calls,
-                       reason=self.reason)
+        return Sharing(
+            mode=self.mode,
+            sessions=tuple(g for g in self.groups if len(g) > 1),
+            calls=self.calls,
+            reason=self.reason,
+        )
 
 
 def plan_sharing(mode: str, profiles: list[Profile], called_tools: Iterable[Any]) -> SharingPlan:
@@ -74,17 +84,33 @@ def plan_sharing(mode: str, profiles: list[Profile], called_tools: Iterable[Any]
     alone = tuple((p.name,) for p in profiles)
     if mode == "none":
         return SharingPlan(mode, alone, False, "--share none: one session per profile")
-    writers = sorted({str(t.get("name")) if isinstance(t, dict) else "?" for t in called_tools if not read_only(t)})
+    writers = sorted(
+        {
+            str(t.get("name")) if isinstance(t, dict) else "?"
+            for t in called_tools
+            if not read_only(t)
+        }
+    )
     if writers:
-        return SharingPlan(mode, alone, False, f"nothing shared: {', '.join(writers[:5])}"
-                           f"{' ...' if len(writers) > 5 else ''} may write, so the server's state can change")
+        return SharingPlan(
+            mode,
+            alone,
+            False,
+            f"nothing shared: {', '.join(writers[:5])}"
+            f"{' ...' if len(writers) > 5 else ''} may write, so the server's state can change",
+        )
     groups: dict[str, list[str]] = {}
     for p in profiles:
         groups.setdefault(wire_identity(p), []).append(p.name)
     shared = tuple(tuple(g) for g in groups.values())
     calls = mode == "calls"
-    return SharingPlan(mode, shared, calls, "every call is read-only; profiles identical on the wire share a session"
-                       + (" and byte-identical calls" if calls else ""))
+    return SharingPlan(
+        mode,
+        shared,
+        calls,
+        "every call is read-only; profiles identical on the wire share a session"
+        + (" and byte-identical calls" if calls else ""),
+    )
 
 
 class _SharedSession:
@@ -95,7 +121,9 @@ class _SharedSession:
         self.lock = threading.Lock()
         self.members = members
         self.share_calls = share_calls
-        self.answers: dict[str, tuple[str, Answer]] = {}  # call bytes -> (profile that made it, answer)
+        self.answers: dict[
+            str, tuple[str, Answer]
+        ] = {}  # call bytes -> (profile that made it, answer)
 
     def release(self) -> None:
         with self.lock:
@@ -110,7 +138,9 @@ class ProfileConnection:
     group's (calls serialised), and another profile's answer to a byte-identical read-only call
     when calls are shared."""
 
-    def __init__(self, shared: _SharedSession, profile: str, read_only_tools: frozenset[str]) -> None:
+    def __init__(
+        self, shared: _SharedSession, profile: str, read_only_tools: frozenset[str]
+    ) -> None:
         self._shared = shared
         self.profile = profile
         self._read_only = read_only_tools
@@ -123,15 +153,20 @@ class ProfileConnection:
 
     def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer:
         shared = self._shared
-        key = json.dumps([tool, arguments, meta, omit, new_session], ensure_ascii=False, default=str) \
-            if shared.share_calls and tool in self._read_only else None
+        key = (
+            json.dumps([tool, arguments, meta, omit, new_session], ensure_ascii=False, default=str)
+            if shared.share_calls and tool in self._read_only
+            else None
+        )
         with shared.lock:
             if key is not None and key in shared.answers:
                 source, answer = shared.answers[key]
                 self._answer_from.append(source)
                 return answer
             answer = shared.conn.call(tool, arguments, meta, omit, new_session)
-            if key is not None and answer.wire_error is None:  # a failure is never handed on: the next one tries
+            if (
+                key is not None and answer.wire_error is None
+            ):  # a failure is never handed on: the next one tries
                 shared.answers[key] = (self.profile, answer)
         return answer
 
@@ -152,8 +187,16 @@ class ProfileConnection:
 class SessionPool:
     """The run's connections, one per group of ``plan``; ``close`` ends them all."""
 
-    def __init__(self, plan: SharingPlan, profiles: list[Profile], target: Target, timeouts: Timeouts,
-                 deadline: Deadline, breaker: CircuitBreaker, read_only_tools: Iterable[str]) -> None:
+    def __init__(
+        self,
+        plan: SharingPlan,
+        profiles: list[Profile],
+        target: Target,
+        timeouts: Timeouts,
+        deadline: Deadline,
+        breaker: CircuitBreaker,
+        read_only_tools: Iterable[str],
+    ) -> None:
         by_name = {p.name: p for p in profiles}
         self._read_only = frozenset(read_only_tools)
         self._groups: dict[str, _SharedSession] = {}

@@ -123,27 +123,42 @@ def take_snapshot(
         transport = target.transport(connect_timeout=timeouts.initialize)
         transport.start()  # inside the try: the finally below ends the server whatever happens
         session = Session(
-            transport, client_info=doc["client"]["clientInfo"], protocol_version=protocol_version,
-            capabilities=doc["client"]["capabilities"], timeouts=timeouts,
+            transport,
+            client_info=doc["client"]["clientInfo"],
+            protocol_version=protocol_version,
+            capabilities=doc["client"]["capabilities"],
+            timeouts=timeouts,
         )
-        params = {"protocolVersion": protocol_version, "capabilities": doc["client"]["capabilities"],
-                  "clientInfo": doc["client"]["clientInfo"]}
+        params = {
+            "protocolVersion": protocol_version,
+            "capabilities": doc["client"]["capabilities"],
+            "clientInfo": doc["client"]["clientInfo"],
+        }
         response = session.request("initialize", params, timeouts.initialize)
         refused = answer_json(protocol_version, response)
         if response.error is not None:
-            raise ProtocolError(f"initialize was refused: {response.error.code} {response.error.message}",
-                                stderr_tail=transport.stderr_tail())
+            raise ProtocolError(
+                f"initialize was refused: {response.error.code} {response.error.message}",
+                stderr_tail=transport.stderr_tail(),
+            )
         result = response.result if isinstance(response.result, dict) else {}
         init = session.adopt_handshake(response, result.get("protocolVersion"))
         doc.update(
-            protocolVersion=init.protocol_version, serverInfo=init.server_info,
-            capabilities=init.capabilities, instructions=init.instructions,
+            protocolVersion=init.protocol_version,
+            serverInfo=init.server_info,
+            capabilities=init.capabilities,
+            instructions=init.instructions,
         )
         doc["timings"]["initialize_ms"] = ms(init.elapsed)
         listing = session.list_tools(page_cap=page_cap)
         doc["pages"] = [
-            {"index": p.index, "cursor": p.cursor, "nextCursor": p.next_cursor, "count": len(p.tools),
-             "elapsed_ms": ms(p.elapsed)}
+            {
+                "index": p.index,
+                "cursor": p.cursor,
+                "nextCursor": p.next_cursor,
+                "count": len(p.tools),
+                "elapsed_ms": ms(p.elapsed),
+            }
             for p in listing.pages
         ]
         doc["tools"] = [{"page": page, "tool": tool} for page, tool in listing.tools]
@@ -198,23 +213,42 @@ def _interrupted_with(doc: dict, prober: Prober | None, started: float) -> NoRet
     raise SnapshotInterrupted(doc)
 
 
-def _record_eras(doc: dict, main: dict | None, results: Mapping[str, Any], versions: tuple[str, ...],
-                 requested: str) -> None:
+def _record_eras(
+    doc: dict,
+    main: dict | None,
+    results: Mapping[str, Any],
+    versions: tuple[str, ...],
+    requested: str,
+) -> None:
     """Fill ``eras``; a server that refused the handshake but answers 2026-07-28 is listed modern."""
     answers = [main] if main else []
     # a probe that failed on the wire comes back as {"wireError": ...}: give it the answer's shape
     blank = {"protocolVersion": None, "error": None, "wireError": None}
-    answers += [{"requested": v, **blank, **results[v]} for v in dict.fromkeys(versions) if v != requested and v in results]
+    answers += [
+        {"requested": v, **blank, **results[v]}
+        for v in dict.fromkeys(versions)
+        if v != requested and v in results
+    ]
     modern = results.get("modern") or {}
     doc["eras"] = {"handshake": {"answers": answers}, "modern": modern}
-    if doc["error"] is None or not isinstance(modern.get("tools"), list) or (main or {}).get("wireError"):
+    if (
+        doc["error"] is None
+        or not isinstance(modern.get("tools"), list)
+        or (main or {}).get("wireError")
+    ):
         return
     # The handshake was refused (a JSON-RPC error): the tools are what a modern client lists.
     doc["eras"]["handshake"]["refusal"] = doc["error"]
     doc.update(
-        era="modern", error=None, protocolVersion=modern.get("requested"), serverInfo=modern.get("serverInfo"),
-        capabilities=modern.get("capabilities"), instructions=modern.get("instructions"),
-        tools=modern["tools"], pages=modern.get("pages", []), listError=modern.get("listError"),
+        era="modern",
+        error=None,
+        protocolVersion=modern.get("requested"),
+        serverInfo=modern.get("serverInfo"),
+        capabilities=modern.get("capabilities"),
+        instructions=modern.get("instructions"),
+        tools=modern["tools"],
+        pages=modern.get("pages", []),
+        listError=modern.get("listError"),
     )
 
 
@@ -232,7 +266,11 @@ def ms(seconds: float) -> float:
 
 def write_snapshot(doc: Mapping[str, Any], path: str | Path) -> None:
     # A lone surrogate (valid JSON, "\ud800") is written as its escape, never a crash.
-    Path(path).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", errors="backslashreplace")
+    Path(path).write_text(
+        json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+        errors="backslashreplace",
+    )
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
@@ -244,28 +282,40 @@ def load_snapshot(path: str | Path) -> Snapshot:
     except OSError as exc:
         raise InputError(f"cannot read snapshot: {exc.strerror}", where=str(p)) from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected a snapshot JSON file",
-                         where=str(p)) from None
+        raise InputError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected a snapshot JSON file",
+            where=str(p),
+        ) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{p}:{exc.lineno}") from None
+        raise InputError(
+            f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{p}:{exc.lineno}"
+        ) from None
     except ValueError:  # an integer over 4,300 digits
         raise InputError(TOO_LONG_NUMBER, where=f"{p}:{long_number_line(text) or 1}") from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", where=str(p)) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise InputError(f"not an mcp-matrix snapshot: expected \"format\": \"{FORMAT}\"", where=str(p))
+        raise InputError(f'not an mcp-matrix snapshot: expected "format": "{FORMAT}"', where=str(p))
     if doc.get("version") not in READABLE_VERSIONS:
         raise InputError(
             f"snapshot version {doc.get('version')!r} is not supported; expected one of "
-            f"{', '.join(map(str, READABLE_VERSIONS))}", where=str(p))
+            f"{', '.join(map(str, READABLE_VERSIONS))}",
+            where=str(p),
+        )
     tools = doc.get("tools")
     if not isinstance(tools, list):
         raise InputError("key 'tools' must be a list of {page, tool}", where=f"{p}: tools")
     for i, entry in enumerate(tools):
-        if not isinstance(entry, dict) or not isinstance(entry.get("page"), int) or "tool" not in entry:
-            raise InputError("expected an object with an integer 'page' and a 'tool'", where=f"{p}: tools[{i}]")
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("page"), int)
+            or "tool" not in entry
+        ):
+            raise InputError(
+                "expected an object with an integer 'page' and a 'tool'", where=f"{p}: tools[{i}]"
+            )
     # every key a reader uses, typed as snapshot.schema.json says (without its as-written v2 key list)
     problem = checker("snapshot", drop=("if", "then"))(doc)
     if problem is not None:

@@ -8,14 +8,15 @@ secrets masked (header values, env values, and values of secret-looking argument
 from __future__ import annotations
 
 import json
+import queue
 import re
 import shlex
 import subprocess
 import sys
 import threading
-import queue
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import httpx
 
@@ -46,7 +47,21 @@ def register_bundled(name: str, *module_and_args: str) -> None:
 
 
 # Launchers whose basename says nothing about the server they start.
-_LAUNCHERS = {"npx", "uvx", "pipx", "node", "deno", "bun", "bunx", "python", "python3", "uv", "docker", "env", "run"}
+_LAUNCHERS = {
+    "npx",
+    "uvx",
+    "pipx",
+    "node",
+    "deno",
+    "bun",
+    "bunx",
+    "python",
+    "python3",
+    "uv",
+    "docker",
+    "env",
+    "run",
+}
 
 
 @dataclass(frozen=True)
@@ -116,20 +131,24 @@ class Target:
     inherit_env: bool = False
     server: str = ""  # bundled name, possibly with extra args ("memory --schema anyof")
     server_transport: str = "stdio"
-    name: str = ""  # the name the user's client config gives this server (prefixes like mcp__NAME__tool)
+    name: str = (
+        ""  # the name the user's client config gives this server (prefixes like mcp__NAME__tool)
+    )
 
     @classmethod
-    def stdio(cls, command: str | list[str], **kw) -> "Target":
+    def stdio(cls, command: str | list[str], **kw) -> Target:
         try:
             argv = shlex.split(command) if isinstance(command, str) else list(command)
         except ValueError as exc:  # an unbalanced quote
-            raise InputError(f"cannot split the command {command!r}: {exc}", where="--stdio") from None
+            raise InputError(
+                f"cannot split the command {command!r}: {exc}", where="--stdio"
+            ) from None
         if not argv or not argv[0].strip():
             raise InputError("--stdio needs a command (it was empty)", where="--stdio")
         return cls("stdio", command=tuple(argv), **kw)
 
     @classmethod
-    def http(cls, url: str, **kw) -> "Target":
+    def http(cls, url: str, **kw) -> Target:
         if not re.match(r"^https?://", url):
             raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--http")
         try:
@@ -152,14 +171,14 @@ class Target:
         return cls("http", url=url, **kw)
 
     @classmethod
-    def sse(cls, url: str, **kw) -> "Target":
+    def sse(cls, url: str, **kw) -> Target:
         """A server on the legacy HTTP+SSE transport (2024-11-05): ``url`` is its GET stream."""
         if not re.match(r"^https?://", url):
             raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--sse")
         return cls("sse", url=url, **kw)
 
     @classmethod
-    def bundled(cls, spec: str, transport: str = "stdio", **kw) -> "Target":
+    def bundled(cls, spec: str, transport: str = "stdio", **kw) -> Target:
         try:
             argv = shlex.split(spec)
         except ValueError as exc:
@@ -199,15 +218,21 @@ class Target:
         """The transport to this target, not yet started: a caller that must end the server
         whatever happens (Ctrl-C included) holds it before ``start()`` runs the server."""
         if self.kind == "stdio":
-            t: Transport = StdioTransport(self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env)
+            t: Transport = StdioTransport(
+                self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env
+            )
         elif self.kind == "http":
             t = HttpTransport(self.url, headers=self.headers)
         elif self.kind == "sse":
             t = SseTransport(self.url, headers=self.headers, connect_timeout=connect_timeout)
         elif self.server_transport == "http":
-            t = BundledHttpServer(self.server_argv() + ["--transport", "http", "--port", "0"], connect_timeout)
+            t = BundledHttpServer(
+                self.server_argv() + ["--transport", "http", "--port", "0"], connect_timeout
+            )
         elif self.server_transport == "sse":
-            t = BundledSseServer(self.server_argv() + ["--transport", "sse", "--port", "0"], connect_timeout)
+            t = BundledSseServer(
+                self.server_argv() + ["--transport", "sse", "--port", "0"], connect_timeout
+            )
         else:
             t = StdioTransport(self.server_argv(), env=self.env, inherit_env=True)
         return t
@@ -236,14 +261,18 @@ class Target:
     def secrets(self) -> list[str]:
         """Every secret value this target carries, so writers can scrub them from any text."""
         values = [v for v in self.headers.values()] + [v for v in self.env.values()]
-        values += [v.split(None, 1)[1] for v in self.headers.values() if len(v.split(None, 1)) == 2]  # Bearer X
+        values += [
+            v.split(None, 1)[1] for v in self.headers.values() if len(v.split(None, 1)) == 2
+        ]  # Bearer X
         argv = self.command or (tuple(shlex.split(self.server)) if self.server else ())
         for arg, masked in zip(argv, mask_argv(argv)):
             if arg != masked:
                 values.append(arg.split("=", 1)[-1])
         if self.url:  # a password or a token in the URL, as mask_url hides them
             values += re.findall(r"//[^/@:]+:([^/@]+)@", self.url)
-            values += re.findall(r"(?i)[?&][^=&]*(?:token|key|secret|auth)[^=&]*=([^&#]+)", self.url)
+            values += re.findall(
+                r"(?i)[?&][^=&]*(?:token|key|secret|auth)[^=&]*=([^&#]+)", self.url
+            )
         # Longest first, so a secret that contains another is masked whole.
         return sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True)
 
@@ -259,7 +288,12 @@ def scrub_json(text: str, secrets: Sequence[str]) -> str:
     decoded, scrubbed and encoded again, so a secret next to an escape is not cut in half.
     Give longer secrets first (a secret inside another is then masked with it).
     """
-    forms = [f for s in secrets if s for f in {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1]}]
+    forms = [
+        f
+        for s in secrets
+        if s
+        for f in {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1]}
+    ]
     if not any(f in text for f in forms):
         return text  # the usual case: no secret anywhere, no need to look at each string
 
@@ -294,7 +328,9 @@ def mask_argv(argv) -> list[str]:
 
 def mask_url(url: str) -> str:
     url = re.sub(r"//([^/@:]+):([^/@]+)@", rf"//\1:{MASK}@", url)
-    return re.sub(r"([?&][^=&]*(?:token|key|secret|auth)[^=&]*=)[^&]+", rf"\1{MASK}", url, flags=re.I)
+    return re.sub(
+        r"([?&][^=&]*(?:token|key|secret|auth)[^=&]*=)[^&]+", rf"\1{MASK}", url, flags=re.IGNORECASE
+    )
 
 
 def _start_listening(argv: list[str], connect_timeout: float, holder: Any) -> str:
@@ -303,7 +339,10 @@ def _start_listening(argv: list[str], connect_timeout: float, holder: Any) -> st
     The process is kept on ``holder._proc`` before Ctrl-C can end this, so ``close`` ends it."""
     with interrupt_held():  # the handle is kept before Ctrl-C can end start()
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             start_new_session=True,
         )
         holder._proc = proc
@@ -321,12 +360,16 @@ def _start_listening(argv: list[str], connect_timeout: float, holder: Any) -> st
         while True:
             line = lines.get(timeout=connect_timeout)
             if not line:
-                raise ServerExited(f"the bundled server exited before listening (code {proc.wait()})")
+                raise ServerExited(
+                    f"the bundled server exited before listening (code {proc.wait()})"
+                )
             if line.startswith(LISTENING):
-                return line[len(LISTENING):].strip()
+                return line[len(LISTENING) :].strip()
     except queue.Empty:
         holder.close()
-        raise WireTimeout(f"the bundled server did not listen within {connect_timeout:.0f}s") from None
+        raise WireTimeout(
+            f"the bundled server did not listen within {connect_timeout:.0f}s"
+        ) from None
 
 
 def _end_process(holder: Any) -> None:

@@ -173,7 +173,9 @@ def parse_yaml(
     errors: list[InputError] = []
     if "\x00" in text:  # YAML refuses it anywhere; say where, not at which character offset
         line = text.count("\n", 0, text.index("\x00")) + 1
-        return src, [InputError(f"holds a NUL character; {_a(noun)} is text", where=f"{path}:{line}")]
+        return src, [
+            InputError(f"holds a NUL character; {_a(noun)} is text", where=f"{path}:{line}")
+        ]
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -181,12 +183,21 @@ def parse_yaml(
             size = _expanded_size(node, {})
             if size > MAX_VALUES:
                 where = f"{path}:1"
-                return src, [InputError(f"holds {size} values with its YAML aliases expanded; "
-                                        f"{_a(noun)} may hold at most {MAX_VALUES}", where=where)]
+                return src, [
+                    InputError(
+                        f"holds {size} values with its YAML aliases expanded; "
+                        f"{_a(noun)} may hold at most {MAX_VALUES}",
+                        where=where,
+                    )
+                ]
             _record_lines(node, (), src, errors, set(), noun)
             src.data = loader.construct_document(node)
     except RecursionError:
-        return src, [InputError(f"nested too deeply to read; {_a(noun)} is a shallow tree", where=f"{path}:1")]
+        return src, [
+            InputError(
+                f"nested too deeply to read; {_a(noun)} is a shallow tree", where=f"{path}:1"
+            )
+        ]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else 1

@@ -49,16 +49,26 @@ class _EraGate:
                 raise MCPError(
                     code=UNSUPPORTED_PROTOCOL_VERSION,
                     message="this server speaks only the 2026-07-28 protocol; the initialize handshake is not accepted",
-                    data={"supported": list(MODERN_PROTOCOL_VERSIONS),
-                          "requested": requested if isinstance(requested, str) else ""},
+                    data={
+                        "supported": list(MODERN_PROTOCOL_VERSIONS),
+                        "requested": requested if isinstance(requested, str) else "",
+                    },
                 )
-            if self.protocol == "legacy-only" and ctx.method != "initialize" and (
-                ctx.method == "server/discover" or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            if (
+                self.protocol == "legacy-only"
+                and ctx.method != "initialize"
+                and (
+                    ctx.method == "server/discover"
+                    or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+                )
             ):
                 if ctx.method == "server/discover":
                     raise MCPError(code=METHOD_NOT_FOUND, message="Method not found")
-                raise MCPError(code=INVALID_REQUEST, message="Invalid request: send initialize first "
-                               f"(this server speaks {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})")
+                raise MCPError(
+                    code=INVALID_REQUEST,
+                    message="Invalid request: send initialize first "
+                    f"(this server speaks {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)})",
+                )
         return await call_next(ctx)
 
 
@@ -77,7 +87,9 @@ async def serve_stdio(server: Server[Any], protocol: str = "both") -> None:
         await serve_streams(server, read_stream, write_stream, protocol)
 
 
-async def serve_streams(server: Server[Any], read_stream: Any, write_stream: Any, protocol: str = "both") -> None:
+async def serve_streams(
+    server: Server[Any], read_stream: Any, write_stream: Any, protocol: str = "both"
+) -> None:
     """One connection: the SDK's dual-era loop, or its handshake-only loop for ``legacy-only``
     (a handshake-era server never locks a connection to 2026-07-28, so ``initialize`` after a
     refused ``server/discover`` still works, as the spec's stdio fallback expects)."""
@@ -85,8 +97,13 @@ async def serve_streams(server: Server[Any], read_stream: Any, write_stream: Any
         await server.run(read_stream, write_stream, server.create_initialization_options())
         return
     async with server.lifespan(server) as state:
-        await serve_loop(server, read_stream, write_stream, lifespan_state=state,
-                         init_options=server.create_initialization_options())
+        await serve_loop(
+            server,
+            read_stream,
+            write_stream,
+            lifespan_state=state,
+            init_options=server.create_initialization_options(),
+        )
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -142,7 +159,11 @@ async def serve_http(
 
 
 async def serve_sse(
-    server: Server[Any], host: str = "127.0.0.1", port: int = 0, out: TextIO = sys.stdout, protocol: str = "both"
+    server: Server[Any],
+    host: str = "127.0.0.1",
+    port: int = 0,
+    out: TextIO = sys.stdout,
+    protocol: str = "both",
 ) -> None:
     """Serve the legacy HTTP+SSE transport (2024-11-05): GET ``/sse``, POST ``/messages/``."""
     sock = bind_socket(host, port)
@@ -153,8 +174,12 @@ async def serve_sse(
             await serve_streams(server, read, write, protocol)
         return Response()
 
-    app = Starlette(routes=[Route(SSE_PATH, endpoint=handle_sse, methods=["GET"]),
-                            Mount("/messages/", app=sse.handle_post_message)])
+    app = Starlette(
+        routes=[
+            Route(SSE_PATH, endpoint=handle_sse, methods=["GET"]),
+            Mount("/messages/", app=sse.handle_post_message),
+        ]
+    )
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     url = listening_url(sock).removesuffix(HTTP_PATH) + SSE_PATH
     uv = _AnnouncingServer(config, f"{LISTENING_PREFIX} {url}", out)

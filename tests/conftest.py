@@ -20,7 +20,9 @@ _BOUNDS = ("--timeout-initialize", "40", "--timeout-list", "30", "--timeout-call
 LOADED_MACHINE_BOUNDS = {"run": _BOUNDS, "check": _BOUNDS, "snapshot": _BOUNDS, "discover": _BOUNDS}
 
 
-def run_cli(*args: str, timeout: float = 120, input: str | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, timeout: float = 120, input: str | None = None
+) -> subprocess.CompletedProcess:
     """Run the real CLI in a subprocess (as a user would), bounded.
 
     It runs from a neutral directory so ``python -m matrix`` imports the *installed* package,
@@ -33,7 +35,11 @@ def run_cli(*args: str, timeout: float = 120, input: str | None = None) -> subpr
         args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
     return subprocess.run(
         [sys.executable, "-m", "matrix", *args],
-        capture_output=True, text=True, timeout=timeout, input=input, cwd=NEUTRAL_CWD,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input,
+        cwd=NEUTRAL_CWD,
     )
 
 
@@ -66,8 +72,7 @@ def read_json(path: Path):
 # Regressions found when six parallel branches were integrated on 2026-12-01 and not yet fixed:
 # each is listed in the closing note with its cause. Marked here, in one place, so they stay
 # visible in every run ("XFAIL"/"XPASS") and are removed as each is fixed.
-KNOWN_REGRESSIONS = {
-}
+KNOWN_REGRESSIONS = {}
 
 
 def pytest_collection_modifyitems(config, items):

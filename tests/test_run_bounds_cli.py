@@ -10,7 +10,8 @@ THREE = ("claude-code", "cursor", "zed")
 def _explained(run, clients) -> dict[tuple[str, str, str], str]:
     """Every (profile, tool, case) the run planned, with its verdict or why it was not called."""
     planned = {(e["tool"], e["case"]) for e in run.of("call")} | {
-        (e["tool"], e["case"]) for e in run.of("skipped") if e.get("profile")}
+        (e["tool"], e["case"]) for e in run.of("skipped") if e.get("profile")
+    }
     out = {}
     for e in run.of("call"):
         out[(e["profile"], e["tool"], e["case"])] = e["verdict"]
@@ -23,12 +24,21 @@ def _explained(run, clients) -> dict[tuple[str, str, str], str]:
 
 
 def test_after_calls_time_out_the_circuit_breaker_reports_the_rest_instead_of_waiting(tmp_path):
-    run = matrix_run(tmp_path, "--server", "faulty --mode hang-on-call", clients=THREE, extra=("--jobs", "1"),
-                     timeout=240)
+    run = matrix_run(
+        tmp_path,
+        "--server",
+        "faulty --mode hang-on-call",
+        clients=THREE,
+        extra=("--jobs", "1"),
+        timeout=240,
+    )
     assert_no_crash(run)
     assert run.returncode == 1, run.stderr[-2000:]  # the calls that were made are broken
     cells = _explained(run, THREE)
-    assert {t for _, t, _ in cells} == {"echo", "slow_echo"}  # the read-only tools; the others are never called
+    assert {t for _, t, _ in cells} == {
+        "echo",
+        "slow_echo",
+    }  # the read-only tools; the others are never called
     broken = [e for e in run.of("call") if e["verdict"] == "broken"]
     assert broken and all("the timeout is ours" in e["reason"] for e in broken)
     # One profile at a time: the first waits on each tool, the others are told why they did not.
@@ -40,19 +50,37 @@ def test_after_calls_time_out_the_circuit_breaker_reports_the_rest_instead_of_wa
 def test_a_run_deadline_ends_a_run_against_a_server_that_never_answers_calls(tmp_path):
     # Each call could wait 600 s and the breaker is off: only the deadline can end this run
     # inside the test's bound (240 s).
-    run = matrix_run(tmp_path, "--server", "faulty --mode hang-on-call", clients=THREE,
-                     extra=("--timeout-call", "600", "--no-circuit-breaker", "--timeout-run", "20"), timeout=240)
+    run = matrix_run(
+        tmp_path,
+        "--server",
+        "faulty --mode hang-on-call",
+        clients=THREE,
+        extra=("--timeout-call", "600", "--no-circuit-breaker", "--timeout-run", "20"),
+        timeout=240,
+    )
     assert_no_crash(run)
-    assert run.returncode == 3, run.stderr[-2000:]  # not fully measured, and no finding over the threshold
+    assert run.returncode == 3, run.stderr[
+        -2000:
+    ]  # not fully measured, and no finding over the threshold
     assert run.finished["deadline_passed"] is True and run.finished["interrupted"] is False
     cells = _explained(run, THREE)
     assert cells and all("--timeout-run 20 s" in why for why in cells.values())
 
 
 def test_a_handshake_that_hangs_is_tried_twice_and_the_report_says_the_bound_is_ours(tmp_path):
-    run = matrix_run(tmp_path, "--server", "faulty --mode hang", clients=THREE,
-                     extra=("--timeout-initialize", "2"), timeout=120)
+    run = matrix_run(
+        tmp_path,
+        "--server",
+        "faulty --mode hang",
+        clients=THREE,
+        extra=("--timeout-initialize", "2"),
+        timeout=120,
+    )
     assert_no_crash(run)
     assert run.returncode == 3
     message = run.finished["error"]["message"]
-    assert "within 4.0s" in message and "the first waited 2 s" in message and "the timeout is ours" in message
+    assert (
+        "within 4.0s" in message
+        and "the first waited 2 s" in message
+        and "the timeout is ours" in message
+    )

@@ -56,7 +56,17 @@ CLIENTS = (*KEPT, *PER_CALL, ALONE)
 
 def run(tmp_path: Path, name: str, share: str, *extra: str, clients=CLIENTS) -> list[dict]:
     results = tmp_path / f"{name}.jsonl"
-    args = ["run", "--share", share, "--results", str(results), "--quiet", "--fail-on", "none", *extra]
+    args = [
+        "run",
+        "--share",
+        share,
+        "--results",
+        str(results),
+        "--quiet",
+        "--fail-on",
+        "none",
+        *extra,
+    ]
     for client in clients:
         args += ["--client", client]
     r = run_cli(*args, timeout=400)
@@ -66,8 +76,13 @@ def run(tmp_path: Path, name: str, share: str, *extra: str, clients=CLIENTS) -> 
 
 def cells(events: list[dict]) -> dict[tuple, dict]:
     """Every discovery and call cell, without the note saying whose answer it got."""
-    return {(e["event"], e["profile"], e["tool"], e.get("case")): {k: v for k, v in e.items() if k != "answer_from"}
-            for e in events if e["event"] in ("discovery", "call")}
+    return {
+        (e["event"], e["profile"], e["tool"], e.get("case")): {
+            k: v for k, v in e.items() if k != "answer_from"
+        }
+        for e in events
+        if e["event"] in ("discovery", "call")
+    }
 
 
 def verdicts(events: list[dict]) -> dict[tuple, tuple]:
@@ -83,18 +98,29 @@ def sharing(events: list[dict]) -> dict:
 def test_sharing_sessions_and_calls_keeps_every_cell_of_a_read_only_run(tmp_path, transport):
     cases = tmp_path / "cases.yaml"
     cases.write_text(READ_ONLY_CASES)
-    target = ("--server", "memory --schema anyof", "--server-transport", transport, "--cases", str(cases))
+    target = (
+        "--server",
+        "memory --schema anyof",
+        "--server-transport",
+        transport,
+        "--cases",
+        str(cases),
+    )
     alone = run(tmp_path, "none", "none", *target)
     shared = run(tmp_path, "calls", "calls", *target)
 
     assert cells(shared) == cells(alone)
-    assert len([e for e in alone if e["event"] == "call"]) == 4 * len(CLIENTS)  # 3 cases + memory_stats, each
+    assert len([e for e in alone if e["event"] == "call"]) == 4 * len(
+        CLIENTS
+    )  # 3 cases + memory_stats, each
     plan = sharing(shared)
     assert plan["calls"] is True
     assert sorted(map(sorted, plan["sessions"])) == sorted([sorted(KEPT), sorted(PER_CALL)])
     given = {(e["profile"], e["case"]): e["answer_from"] for e in shared if "answer_from" in e}
     # Each call of a pair went once, the other profile got its answer; the profile of its own got none.
-    assert len(given) == 8 and ALONE not in {p for key in given.items() for p in (key[0][0], key[1])}
+    assert len(given) == 8 and ALONE not in {
+        p for key in given.items() for p in (key[0][0], key[1])
+    }
     assert sharing(alone)["sessions"] == [] and sharing(alone)["calls"] is False
     assert not any("answer_from" in e for e in alone)
 
@@ -121,12 +147,22 @@ def test_a_tool_that_may_write_is_sent_by_every_profile_even_when_calls_are_shar
     profiles = [by_name[KEPT[0]], by_name[KEPT[1]]]
     assert wire_identity(profiles[0]) == wire_identity(profiles[1])
     plan = SharingPlan("calls", (KEPT,), True, "forced for the test")
-    pool = SessionPool(plan, profiles, target, Timeouts(initialize=60, call=60), Deadline(None),
-                       CircuitBreaker(False), read_only_tools=["echo"])
+    pool = SessionPool(
+        plan,
+        profiles,
+        target,
+        Timeouts(initialize=60, call=60),
+        Deadline(None),
+        CircuitBreaker(False),
+        read_only_tools=["echo"],
+    )
     try:
         conns = [pool.connection(p) for p in profiles]
         for conn in conns:
-            for tool, args in (("echo", {"text": "hi"}), ("write_note", {"title": "t", "body": "b"})):
+            for tool, args in (
+                ("echo", {"text": "hi"}),
+                ("write_note", {"title": "t", "body": "b"}),
+            ):
                 answer = conn.call(tool, args, None, False, False)
                 assert answer.wire_error is None and answer.error is None, answer
         assert conns[0].take_answer_from() == [] and conns[1].take_answer_from() == [KEPT[0]]
@@ -141,11 +177,20 @@ def test_profiles_that_differ_in_anything_they_send_never_share_a_session():
     groups = plan_sharing("sessions", profiles, []).groups
     by_name = {p.name: p for p in profiles}
     for group in groups:
-        sent = {(json.dumps(dict(by_name[n].identity.client_info), sort_keys=True), by_name[n].identity.protocol_version,
-                 json.dumps(dict(by_name[n].identity.capabilities), sort_keys=True), wire_handshake(by_name[n])) for n in group}
+        sent = {
+            (
+                json.dumps(dict(by_name[n].identity.client_info), sort_keys=True),
+                by_name[n].identity.protocol_version,
+                json.dumps(dict(by_name[n].identity.capabilities), sort_keys=True),
+                wire_handshake(by_name[n]),
+            )
+            for n in group
+        }
         assert len(sent) == 1, group
     # the same clientInfo and version, but another handshake or other accepted versions: apart
-    python_sdk = [p for p in profiles if dict(p.identity.client_info) == {"name": "mcp", "version": "0.1.0"}]
+    python_sdk = [
+        p for p in profiles if dict(p.identity.client_info) == {"name": "mcp", "version": "0.1.0"}
+    ]
     assert len({wire_identity(p) for p in python_sdk}) > 1 and len(groups) < len(profiles)
     # a run that may write shares nothing, whatever the mode
     write = {"name": "w", "annotations": {"readOnlyHint": False}}

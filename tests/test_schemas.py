@@ -29,8 +29,11 @@ from tests.conftest import REPO, run_cli
 from tests.report import events as fixtures
 
 BY_NAME = {s.name: s for s in SCHEMAS}
-REGISTRY = Registry().with_resources(  # replay-events.schema.json refers to replay.schema.json by its $id
-    (load_schema(s.name)["$id"], Resource.from_contents(load_schema(s.name))) for s in SCHEMAS)
+REGISTRY = (
+    Registry().with_resources(  # replay-events.schema.json refers to replay.schema.json by its $id
+        (load_schema(s.name)["$id"], Resource.from_contents(load_schema(s.name))) for s in SCHEMAS
+    )
+)
 CORPORA = REPO / "servers" / "billing" / "corpora"
 
 
@@ -44,7 +47,11 @@ def errors(name: str, document) -> list[str]:
 
 
 def test_every_schema_in_the_package_is_listed_and_every_listed_one_ships():
-    shipped = {p.name for p in resources.files("matrix.schemas").iterdir() if p.name.endswith(".schema.json")}
+    shipped = {
+        p.name
+        for p in resources.files("matrix.schemas").iterdir()
+        if p.name.endswith(".schema.json")
+    }
     assert shipped == {s.file for s in SCHEMAS}
 
 
@@ -60,26 +67,40 @@ def test_a_schema_is_valid_draft_2020_12_with_an_id_and_a_title(name):
 def test_a_schema_file_names_each_key_once(name):
     def pairs(items):
         keys = [k for k, _ in items]
-        assert len(keys) == len(set(keys)), f"{name}: a key written twice: {sorted(k for k in keys if keys.count(k) > 1)}"
+        assert len(keys) == len(set(keys)), (
+            f"{name}: a key written twice: {sorted(k for k in keys if keys.count(k) > 1)}"
+        )
         return dict(items)
 
-    json.loads(resources.files("matrix.schemas").joinpath(BY_NAME[name].file).read_text("utf-8"), object_pairs_hook=pairs)
+    json.loads(
+        resources.files("matrix.schemas").joinpath(BY_NAME[name].file).read_text("utf-8"),
+        object_pairs_hook=pairs,
+    )
 
 
-@pytest.mark.parametrize("name, fmt, versions", [
-    ("results", "mcp-matrix.results", (1, 2)),
-    ("snapshot", SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS),
-    ("discovery", discovery_doc.FORMAT, discovery_doc.READABLE),
-    ("report", json_report.FORMAT, (json_report.VERSION,)),
-    ("diff", DIFF_FORMAT, (1,)),
-    ("replay", REPLAY_FORMAT, (1,)),
-])
+@pytest.mark.parametrize(
+    "name, fmt, versions",
+    [
+        ("results", "mcp-matrix.results", (1, 2)),
+        ("snapshot", SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS),
+        ("discovery", discovery_doc.FORMAT, discovery_doc.READABLE),
+        ("report", json_report.FORMAT, (json_report.VERSION,)),
+        ("diff", DIFF_FORMAT, (1,)),
+        ("replay", REPLAY_FORMAT, (1,)),
+    ],
+)
 def test_a_document_schema_names_the_format_and_every_version_the_reader_takes(name, fmt, versions):
     schema = load_schema(name)
-    props = schema["$defs"]["run-started"]["properties"] if name == "results" else schema["properties"]
+    props = (
+        schema["$defs"]["run-started"]["properties"] if name == "results" else schema["properties"]
+    )
     assert props["format"]["const"] == fmt == BY_NAME[name].format
     version = props["version"]
-    assert set(version.get("enum", [version.get("const")])) == set(versions) == set(BY_NAME[name].versions)
+    assert (
+        set(version.get("enum", [version.get("const")]))
+        == set(versions)
+        == set(BY_NAME[name].versions)
+    )
 
 
 def test_the_policy_schema_allows_exactly_the_verdicts_of_the_vocabulary():
@@ -98,18 +119,24 @@ def test_the_schemas_are_listed_in_the_docs_with_their_versions():
 # -- the fixtures under tests/ -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("build", [fixtures.full_run, fixtures.interrupted_run, fixtures.merged_runs])
+@pytest.mark.parametrize(
+    "build", [fixtures.full_run, fixtures.interrupted_run, fixtures.merged_runs]
+)
 def test_every_hand_built_results_event_follows_the_results_schema(build):
     for event in build():
         assert errors("results", event) == [], event.get("event")
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "tests" / "report" / "snapshots").glob("*.json")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "tests" / "report" / "snapshots").glob("*.json")), ids=lambda p: p.name
+)
 def test_every_stored_json_report_follows_the_report_schema(path):
     assert errors("report", json.loads(path.read_text(encoding="utf-8"))) == []
 
 
-@pytest.mark.parametrize("path", sorted(REPO.glob("servers/*/cases.yaml")), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize(
+    "path", sorted(REPO.glob("servers/*/cases.yaml")), ids=lambda p: p.parent.name
+)
 def test_every_bundled_cases_file_follows_the_cases_schema(path):
     assert errors("cases", yaml.safe_load(path.read_text(encoding="utf-8"))) == []
 
@@ -117,17 +144,29 @@ def test_every_bundled_cases_file_follows_the_cases_schema(path):
 # -- readers check input against the same schemas ---------------------------------------------
 
 
-SNAPSHOT = {"format": "mcp-matrix.snapshot", "version": 2, "target": {"kind": "server", "server": "memory"},
-            "eras": {"handshake": {"answers": [{"wireError": {"kind": "timeout", "message": "no answer"}}]}, "modern": {}},
-            "tools": [{"page": 0, "tool": {"name": "find"}}]}
+SNAPSHOT = {
+    "format": "mcp-matrix.snapshot",
+    "version": 2,
+    "target": {"kind": "server", "server": "memory"},
+    "eras": {
+        "handshake": {"answers": [{"wireError": {"kind": "timeout", "message": "no answer"}}]},
+        "modern": {},
+    },
+    "tools": [{"page": 0, "tool": {"name": "find"}}],
+}
 
 
-@pytest.mark.parametrize("key, value, says", [
-    ("target", "stdio", "key 'target': 'stdio' is not of type 'object', 'null'"),
-    ("eras", {"handshake": 1}, "key 'eras.handshake': 1 is not of type 'object'"),
-    ("pages", None, "key 'pages': None is not of type 'array'"),
-])
-def test_a_snapshot_with_a_mistyped_key_is_an_input_error_naming_the_key(tmp_path, key, value, says):
+@pytest.mark.parametrize(
+    "key, value, says",
+    [
+        ("target", "stdio", "key 'target': 'stdio' is not of type 'object', 'null'"),
+        ("eras", {"handshake": 1}, "key 'eras.handshake': 1 is not of type 'object'"),
+        ("pages", None, "key 'pages': None is not of type 'array'"),
+    ],
+)
+def test_a_snapshot_with_a_mistyped_key_is_an_input_error_naming_the_key(
+    tmp_path, key, value, says
+):
     path = tmp_path / "s.json"
     path.write_text(json.dumps({**SNAPSHOT, key: value}), encoding="utf-8")
     with pytest.raises(InputError) as info:
@@ -137,7 +176,9 @@ def test_a_snapshot_with_a_mistyped_key_is_an_input_error_naming_the_key(tmp_pat
 
 def test_a_snapshot_written_before_probe_answers_named_their_version_still_loads(tmp_path):
     path = tmp_path / "s.json"
-    path.write_text(json.dumps(SNAPSHOT), encoding="utf-8")  # a probe answer with only wireError, as before the fix
+    path.write_text(
+        json.dumps(SNAPSHOT), encoding="utf-8"
+    )  # a probe answer with only wireError, as before the fix
     assert [t["name"] for _, t in load_snapshot(path).tools] == ["find"]
 
 
@@ -148,19 +189,50 @@ def test_a_snapshot_written_before_probe_answers_named_their_version_still_loads
 def written(tmp_path_factory) -> Path:
     """One live run (billing v3, two clients) and one live snapshot (billing v1); the rest offline."""
     d = tmp_path_factory.mktemp("written")
-    r = run_cli("run", "--server", "billing --version 3", "--client", "cursor", "--client", "claude-code",
-                "--results", str(d / "r.jsonl"), "--report", f"json:{d / 'report.json'}", timeout=300)
+    r = run_cli(
+        "run",
+        "--server",
+        "billing --version 3",
+        "--client",
+        "cursor",
+        "--client",
+        "claude-code",
+        "--results",
+        str(d / "r.jsonl"),
+        "--report",
+        f"json:{d / 'report.json'}",
+        timeout=300,
+    )
     assert r.returncode in (0, 1), r.stderr
-    r = run_cli("snapshot", "--server", "billing --version 1", "-o", str(d / "v1.json"), timeout=300)
+    r = run_cli(
+        "snapshot", "--server", "billing --version 1", "-o", str(d / "v1.json"), timeout=300
+    )
     assert r.returncode == 0, r.stderr
-    snapshot = next(json.loads(line)["snapshot"] for line in (d / "r.jsonl").read_text(encoding="utf-8").splitlines()
-                    if json.loads(line)["event"] == "snapshot")
+    snapshot = next(
+        json.loads(line)["snapshot"]
+        for line in (d / "r.jsonl").read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["event"] == "snapshot"
+    )
     (d / "v3.json").write_text(json.dumps(snapshot), encoding="utf-8")
-    for name, args in (("discover.json", ("discover", str(d / "v1.json"), "--json")),
-                       ("diff.json", ("diff", str(d / "v1.json"), str(d / "v3.json"), "--format", "json")),
-                       ("replay.json", ("replay", str(CORPORA / "retry.jsonl"), str(CORPORA / "transcript.jsonl"),
-                                        "--snapshot", str(d / "v3.json"), "--baseline", str(d / "v1.json"), "--json",
-                                        "--results", str(d / "replay.jsonl")))):
+    for name, args in (
+        ("discover.json", ("discover", str(d / "v1.json"), "--json")),
+        ("diff.json", ("diff", str(d / "v1.json"), str(d / "v3.json"), "--format", "json")),
+        (
+            "replay.json",
+            (
+                "replay",
+                str(CORPORA / "retry.jsonl"),
+                str(CORPORA / "transcript.jsonl"),
+                "--snapshot",
+                str(d / "v3.json"),
+                "--baseline",
+                str(d / "v1.json"),
+                "--json",
+                "--results",
+                str(d / "replay.jsonl"),
+            ),
+        ),
+    ):
         r = run_cli(*args, timeout=300)
         assert r.returncode in (0, 1), (name, r.stderr)
         (d / name).write_text(r.stdout, encoding="utf-8")
@@ -172,19 +244,45 @@ def written(tmp_path_factory) -> Path:
 @pytest.mark.parametrize("name", ["r.jsonl", "merged.jsonl"])
 def test_every_line_a_run_or_merge_writes_follows_the_results_schema(written, name):
     lines = [json.loads(line) for line in (written / name).read_text(encoding="utf-8").splitlines()]
-    assert {e["event"] for e in lines} >= {"run-started", "snapshot", "discovery", "call", "run-finished"}
-    assert [(i, e["event"], errors("results", e)) for i, e in enumerate(lines, 1) if errors("results", e)] == []
+    assert {e["event"] for e in lines} >= {
+        "run-started",
+        "snapshot",
+        "discovery",
+        "call",
+        "run-finished",
+    }
+    assert [
+        (i, e["event"], errors("results", e))
+        for i, e in enumerate(lines, 1)
+        if errors("results", e)
+    ] == []
 
 
 def test_every_line_replay_writes_follows_the_replay_events_schema(written):
-    lines = [json.loads(line) for line in (written / "replay.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line)
+        for line in (written / "replay.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [lines[0]["event"], lines[-1]["event"]] == ["replay-started", "replay-finished"]
     assert {e["event"] for e in lines[1:-1]} == {"replay-call"}
-    assert [(i, errors("replay-events", e)) for i, e in enumerate(lines, 1) if errors("replay-events", e)] == []
+    assert [
+        (i, errors("replay-events", e))
+        for i, e in enumerate(lines, 1)
+        if errors("replay-events", e)
+    ] == []
 
 
-@pytest.mark.parametrize("name, schema", [("v1.json", "snapshot"), ("v3.json", "snapshot"), ("report.json", "report"),
-                                          ("discover.json", "discovery"), ("diff.json", "diff"), ("replay.json", "replay")])
+@pytest.mark.parametrize(
+    "name, schema",
+    [
+        ("v1.json", "snapshot"),
+        ("v3.json", "snapshot"),
+        ("report.json", "report"),
+        ("discover.json", "discovery"),
+        ("diff.json", "diff"),
+        ("replay.json", "replay"),
+    ],
+)
 def test_a_document_the_cli_writes_follows_its_schema(written, name, schema):
     assert errors(schema, json.loads((written / name).read_text(encoding="utf-8"))) == []
 

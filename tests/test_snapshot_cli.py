@@ -20,14 +20,26 @@ def test_a_snapshot_of_the_flat_memory_server_shows_the_amended_schema(cli, tmp_
     assert reflect["type"] == "object" and reflect["required"] == ["action"]
     assert reflect["additionalProperties"] is False
     assert not {"anyOf", "oneOf", "allOf"} & set(reflect)
-    assert {"action", "agent_id", "agent", "text", "target", "confidence"} <= set(reflect["properties"])
+    assert {"action", "agent_id", "agent", "text", "target", "confidence"} <= set(
+        reflect["properties"]
+    )
 
 
 def test_a_snapshot_of_the_anyof_variant_shows_the_root_combinator(cli, tmp_path, transport):
     out = tmp_path / "snap.json"
-    r = cli("snapshot", "--server", "memory --schema anyof", "--server-transport", transport, "-o", str(out))
+    r = cli(
+        "snapshot",
+        "--server",
+        "memory --schema anyof",
+        "--server-transport",
+        transport,
+        "-o",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
-    reflect = {e["tool"]["name"]: e["tool"] for e in read_json(out)["tools"]}["memory_reflect"]["inputSchema"]
+    reflect = {e["tool"]["name"]: e["tool"] for e in read_json(out)["tools"]}["memory_reflect"][
+        "inputSchema"
+    ]
     assert reflect["anyOf"] == [{"required": ["agent_id"]}, {"required": ["agent"]}]
 
 
@@ -69,15 +81,30 @@ def test_snapshot_json_goes_to_stdout_alone_when_no_file_is_given(cli):
 
 def test_header_and_env_secrets_never_appear_in_the_snapshot(cli, tmp_path):
     out = tmp_path / "snap.json"
-    r = cli("snapshot", "--stdio", f"{installed_tool('mcp-server-time')} --local-timezone UTC", "--env", "API_TOKEN=s3cr3t-value",
-            "-o", str(out))
+    r = cli(
+        "snapshot",
+        "--stdio",
+        f"{installed_tool('mcp-server-time')} --local-timezone UTC",
+        "--env",
+        "API_TOKEN=s3cr3t-value",
+        "-o",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "s3cr3t-value" not in out.read_text() and "s3cr3t-value" not in r.stderr
 
 
 def test_a_server_that_crashes_during_initialize_gives_exit_3_and_keeps_its_stderr(cli, tmp_path):
     out = tmp_path / "snap.json"
-    r = cli("snapshot", "--server", "faulty --mode crash-on-initialize", "-o", str(out), "--timeout-initialize", "5")
+    r = cli(
+        "snapshot",
+        "--server",
+        "faulty --mode crash-on-initialize",
+        "-o",
+        str(out),
+        "--timeout-initialize",
+        "5",
+    )
     assert r.returncode == 3
     doc = read_json(out)
     assert doc["error"]["kind"] == "server-exited"
@@ -87,7 +114,16 @@ def test_a_server_that_crashes_during_initialize_gives_exit_3_and_keeps_its_stde
 
 def test_a_hanging_server_ends_in_a_timeout_finding_not_a_hang(cli, tmp_path):
     out = tmp_path / "snap.json"
-    r = cli("snapshot", "--server", "faulty --mode hang", "-o", str(out), "--timeout-initialize", "2", timeout=30)
+    r = cli(
+        "snapshot",
+        "--server",
+        "faulty --mode hang",
+        "-o",
+        str(out),
+        "--timeout-initialize",
+        "2",
+        timeout=30,
+    )
     assert r.returncode == 3
     assert read_json(out)["error"]["kind"] == "timeout"
 

@@ -9,15 +9,33 @@ from matrix.profiles.loader import load_profiles
 from matrix.simulate.caching import stale_window
 from matrix.snapshot import Snapshot
 
-TOOL_V1 = {"name": "put", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}}
-TOOL_V2 = {"name": "put", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"},
-                                                                           "b": {"type": "string"}}}}
+TOOL_V1 = {
+    "name": "put",
+    "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}},
+}
+TOOL_V2 = {
+    "name": "put",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+    },
+}
 
 
 def snap(tool, ttl=None, listen=None) -> Snapshot:
-    modern = {"answered": True, "supportedVersions": ["2026-07-28"], "toolsTtlMs": ttl, "listen": listen}
-    return Snapshot({"tools": [{"page": 0, "tool": tool}], "eras": {"handshake": {"answers": []}, "modern": modern},
-                     "target": {"name": "s"}})
+    modern = {
+        "answered": True,
+        "supportedVersions": ["2026-07-28"],
+        "toolsTtlMs": ttl,
+        "listen": listen,
+    }
+    return Snapshot(
+        {
+            "tools": [{"page": 0, "tool": tool}],
+            "eras": {"handshake": {"answers": []}, "modern": modern},
+            "target": {"name": "s"},
+        }
+    )
 
 
 def honouring(name: str, **kw):
@@ -33,7 +51,9 @@ def test_a_client_that_honours_ttl_0_holds_no_stale_schema_and_drops_out_of_the_
 
 
 def test_a_positive_ttl_bounds_the_stale_window_of_a_client_that_honours_it():
-    window = stale_window(honouring("stale-cache", honours_ttl=True), snap(TOOL_V1, 60000), snap(TOOL_V2, 60000))
+    window = stale_window(
+        honouring("stale-cache", honours_ttl=True), snap(TOOL_V1, 60000), snap(TOOL_V2, 60000)
+    )
     assert window.stale and "up to 60 s" in window.text
 
 
@@ -41,7 +61,10 @@ def test_a_client_that_ignores_ttl_keeps_a_stale_schema_for_the_session_and_diff
     cached = load_profiles()["stale-cache"]
     result = diff_snapshots(snap(TOOL_V1, 0), snap(TOOL_V2, 0), [cached])
     assert result.caching == ("stale-cache",)
-    assert "whole session" in result.stale_for["stale-cache"] and "ignores the server's ttlMs" in result.stale_for["stale-cache"]
+    assert (
+        "whole session" in result.stale_for["stale-cache"]
+        and "ignores the server's ttlMs" in result.stale_for["stale-cache"]
+    )
 
 
 def test_a_client_that_listens_for_list_changes_refetches_when_the_server_acknowledges_them():

@@ -26,22 +26,33 @@ def everything() -> Path:
     npm = shutil.which("npm")
     assert npm, "npm is needed to install the third-party server from the npm registry"
     CACHE.mkdir(parents=True, exist_ok=True)
-    entry = CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    entry = (
+        CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    )
     with open(CACHE.parent / "server-everything-2026.8.31.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not entry.exists():
-            subprocess.run([npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
-                           check=True, capture_output=True, timeout=600)
+            subprocess.run(
+                [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
     return entry
 
 
-def test_a_handshake_only_npm_server_answers_initialize_and_refuses_server_discover(cli, tmp_path, everything):
+def test_a_handshake_only_npm_server_answers_initialize_and_refuses_server_discover(
+    cli, tmp_path, everything
+):
     out = tmp_path / "e.json"
     r = cli("snapshot", "--stdio", f"node {everything} stdio", "-o", str(out))
     assert r.returncode == 0, r.stderr
     doc = read_json(out)
     assert doc["era"] == "handshake" and doc["protocolVersion"] == "2025-11-25" and doc["tools"]
-    assert doc["eras"]["modern"]["answered"] is False and doc["eras"]["modern"]["error"]["code"] == -32601
+    assert (
+        doc["eras"]["modern"]["answered"] is False
+        and doc["eras"]["modern"]["error"]["code"] == -32601
+    )
 
 
 def _free_port() -> int:
@@ -52,8 +63,13 @@ def _free_port() -> int:
 
 def test_a_legacy_sse_npm_server_is_snapshotted_over_sse(cli, tmp_path, everything):
     port = _free_port()
-    proc = subprocess.Popen(["node", str(everything), "sse"], env={**os.environ, "PORT": str(port)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        ["node", str(everything), "sse"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # bounded wait for the port to accept
@@ -66,7 +82,9 @@ def test_a_legacy_sse_npm_server_is_snapshotted_over_sse(cli, tmp_path, everythi
         r = cli("snapshot", "--sse", f"http://127.0.0.1:{port}/sse", "-o", str(out))
         assert r.returncode == 0, r.stderr
         doc = read_json(out)
-        assert doc["target"]["kind"] == "sse" and doc["era"] == "handshake" and len(doc["tools"]) >= 10
+        assert (
+            doc["target"]["kind"] == "sse" and doc["era"] == "handshake" and len(doc["tools"]) >= 10
+        )
         assert doc["error"] is None
     finally:
         proc.terminate()

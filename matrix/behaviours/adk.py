@@ -22,7 +22,9 @@ END = "<<<END_UNTRUSTED_TOOL_DESCRIPTION>>>"
 ELIDED = "<<<ELIDED_MARKER>>>"
 _MARKERS = (BEGIN, END, "<<<BEGIN_SYSTEM_INSTRUCTION>>>", "<<<END_SYSTEM_INSTRUCTION>>>")
 VALUE_POSITIONS = frozenset({"default", "enum", "examples", "example", "const"})
-SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 
 
 def elide(text: str) -> str:
@@ -52,7 +54,9 @@ def fence_schema(node: Any, in_value: bool = False, depth: int = 0) -> Any:
     for key, value in node.items():
         k = elide(key) if isinstance(key, str) else key
         if not in_value and key == "description":
-            out[k] = fence(value) if isinstance(value, str) else fence_schema(value, False, depth + 1)
+            out[k] = (
+                fence(value) if isinstance(value, str) else fence_schema(value, False, depth + 1)
+            )
         elif not in_value and key in VALUE_POSITIONS:
             out[k] = fence_schema(value, True, depth + 1)
         elif not in_value and key in SCHEMA_MAPS and isinstance(value, dict):

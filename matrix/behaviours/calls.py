@@ -70,7 +70,9 @@ def cache_tools(live: ClientView, baseline: ClientView | None, list_changed: str
         },
     },
 )
-def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07", against: str = "held") -> CallPlan:
+def client_validate(
+    plan: CallPlan, ctx: CallContext, dialect: str = "draft-07", against: str = "held"
+) -> CallPlan:
     """The client validates arguments against its own (held, rewritten) schema and refuses to send invalid ones.
 
     Gemini CLI: ``SchemaValidator.validate`` with Ajv before ``tools/call``; a schema that
@@ -82,22 +84,38 @@ def client_validate(plan: CallPlan, ctx: CallContext, dialect: str = "draft-07",
     checked = validate(schema, plan.arguments, dialect)
     errors = list(checked.errors)
     if checked.unchecked:  # a pattern too costly to run: neither passed nor refused, and said so
-        plan = replace(plan, notes=plan.notes + tuple(
-            Finding(code="pattern-too-costly", message=text, pointer="/arguments", blast_radius="call")
-            for text in checked.unchecked
-        ))
+        plan = replace(
+            plan,
+            notes=plan.notes
+            + tuple(
+                Finding(
+                    code="pattern-too-costly",
+                    message=text,
+                    pointer="/arguments",
+                    blast_radius="call",
+                )
+                for text in checked.unchecked
+            ),
+        )
     if checked.long_enums:  # an enum over the cap (docs/security.md): not checked, and said so
-        plan = replace(plan, notes=plan.notes + tuple(
-            Finding(code="enum-over-cap", message=text, pointer="/arguments", blast_radius="call")
-            for text in checked.long_enums
-        ))
+        plan = replace(
+            plan,
+            notes=plan.notes
+            + tuple(
+                Finding(
+                    code="enum-over-cap", message=text, pointer="/arguments", blast_radius="call"
+                )
+                for text in checked.long_enums
+            ),
+        )
     if not errors:
         return plan
     return plan.changed(
         "client-validate",
         refused=Finding(
             code="client-refused",
-            message="the client's own validation refused the call before sending: " + "; ".join(e.text for e in errors[:3]),
+            message="the client's own validation refused the call before sending: "
+            + "; ".join(e.text for e in errors[:3]),
             pointer=errors and "/arguments" or "",
             blast_radius="call",
         ),
@@ -137,7 +155,9 @@ def strip_unknown_arguments(plan: CallPlan, ctx: CallContext) -> CallPlan:
         },
     },
 )
-def stringify_arguments(plan: CallPlan, ctx: CallContext, types: list | None = None, depth: str = "top") -> CallPlan:
+def stringify_arguments(
+    plan: CallPlan, ctx: CallContext, types: list | None = None, depth: str = "top"
+) -> CallPlan:
     """Values of the given types are sent as JSON strings (``"[1,2]"`` for ``[1,2]``).
 
     Claude Code / Claude Desktop: arrays and objects sometimes arrive JSON-encoded
@@ -192,14 +212,21 @@ def drop_nulls(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Top-level arguments whose value is null are not sent (assumed; see profile evidence)."""
     if not isinstance(plan.arguments, dict) or None not in plan.arguments.values():
         return plan
-    return plan.changed("drop-nulls", arguments={k: v for k, v in plan.arguments.items() if v is not None})
+    return plan.changed(
+        "drop-nulls", arguments={k: v for k, v in plan.arguments.items() if v is not None}
+    )
 
 
 @behaviour(
     "default-arguments",
     "call",
-    params={"when": {"enum": ["missing", "not-object"], "default": "missing",
-                     "description": "missing: only when there are no arguments; not-object: also replace non-objects"}},
+    params={
+        "when": {
+            "enum": ["missing", "not-object"],
+            "default": "missing",
+            "description": "missing: only when there are no arguments; not-object: also replace non-objects",
+        }
+    },
 )
 def default_arguments(plan: CallPlan, ctx: CallContext, when: str = "missing") -> CallPlan:
     """``arguments`` defaults to ``{}`` (Cline ``toolArguments ?? {}``, client-quirks.md §14)."""
@@ -212,7 +239,13 @@ def default_arguments(plan: CallPlan, ctx: CallContext, when: str = "missing") -
 @behaviour(
     "add-meta",
     "call",
-    params={"progress_token": {"type": "boolean", "default": True, "description": "add _meta.progressToken (a UUID)"}},
+    params={
+        "progress_token": {
+            "type": "boolean",
+            "default": True,
+            "description": "add _meta.progressToken (a UUID)",
+        }
+    },
 )
 def add_meta(plan: CallPlan, ctx: CallContext, progress_token: bool = True) -> CallPlan:
     """Every call carries ``_meta`` with a progress token (Gemini CLI, client-quirks.md §7)."""

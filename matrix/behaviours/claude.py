@@ -23,7 +23,13 @@ POLICIES = ["drop-tool", "server-dropped", "session-broken"]
 
 @schema_rewrite(
     "forbid-tuple-items",
-    params={"policy": {"enum": POLICIES, "default": "drop-tool", "description": "What a tuple items list does."}},
+    params={
+        "policy": {
+            "enum": POLICIES,
+            "default": "drop-tool",
+            "description": "What a tuple items list does.",
+        }
+    },
 )
 def forbid_tuple_items(schema: Any, policy: str = "drop-tool") -> Outcome:
     """A tool whose schema has ``items`` as a list is refused (Claude Code 2.1.332, observed).
@@ -32,9 +38,12 @@ def forbid_tuple_items(schema: Any, policy: str = "drop-tool") -> Outcome:
     """
     for node in W.visit(schema, W.WALKS["all"]):
         if isinstance(node.value, dict) and isinstance(node.value.get("items"), list):
-            return refuse(policy, "tuple-items-refused",
-                          f"inputSchema gives items as a list at {node.pointer or '/'}; {consequence(policy)}",
-                          node.pointer + "/items")
+            return refuse(
+                policy,
+                "tuple-items-refused",
+                f"inputSchema gives items as a list at {node.pointer or '/'}; {consequence(policy)}",
+                node.pointer + "/items",
+            )
     return Outcome()
 
 

@@ -48,8 +48,17 @@ REF_KEYS = ("$ref", "$defs", "definitions")
 def _walks(combinators: tuple[str, ...]) -> tuple[W.Walk, W.Walk]:
     if combinators == ("anyOf",):
         return SANITIZE_WALK, STRUCT_WALK
-    return (W.Walk(maps=("properties",), lists=("prefixItems", *combinators), singles=("additionalProperties",), items=True),
-            W.Walk(maps=("properties",), lists=combinators, singles=("additionalProperties",), items=True))
+    return (
+        W.Walk(
+            maps=("properties",),
+            lists=("prefixItems", *combinators),
+            singles=("additionalProperties",),
+            items=True,
+        ),
+        W.Walk(
+            maps=("properties",), lists=combinators, singles=("additionalProperties",), items=True
+        ),
+    )
 
 
 def cyclic_fallback(target: Any, node: dict) -> dict:
@@ -135,7 +144,10 @@ def _settled(v: dict, resolve_refs: bool = True) -> bool:
 
 
 def sanitize(
-    schema: Any, resolve_refs: bool = True, unwrap_single: bool = True, combinators: tuple[str, ...] = ("anyOf",)
+    schema: Any,
+    resolve_refs: bool = True,
+    unwrap_single: bool = True,
+    combinators: tuple[str, ...] = ("anyOf",),
 ) -> tuple[W.Result, list[tuple[W.Node, str]]]:
     """E.2 ``sanitize`` over the whole schema (root already has ``properties``).
 
@@ -223,7 +235,9 @@ def sanitize(
     return W.rewrite(schema, fn, _walks(combinators)[0], carry=()), narrowed
 
 
-def to_struct(schema: Any, keep: frozenset = _STRUCT_SET, combinators: tuple[str, ...] = ("anyOf",)) -> tuple[W.Result, list[str]]:
+def to_struct(
+    schema: Any, keep: frozenset = _STRUCT_SET, combinators: tuple[str, ...] = ("anyOf",)
+) -> tuple[W.Result, list[str]]:
     """Deserialise into Codex's JsonSchema struct: only the ``keep`` keys survive, recursively."""
     errors: list[str] = []
 
@@ -279,16 +293,29 @@ def _narrowed(node: W.Node, what: str):
     "codex-sanitize",
     report_losses=False,
     params={
-        "resolve_refs": {"type": "boolean", "default": True,
-                         "description": "inline local $refs (E.2); false keeps $ref and $defs as sent (0.171, observed)"},
-        "unwrap_single": {"type": "boolean", "default": True,
-                          "description": "unwrap one-variant oneOf/anyOf/allOf (E.2); false keeps them (0.171)"},
-        "combinators": {"type": "array", "items": {"enum": ["anyOf", "oneOf", "allOf"]}, "default": ["anyOf"],
-                        "description": "combinators the struct keeps and sanitize walks (E.2: anyOf; 0.171: all three)"},
+        "resolve_refs": {
+            "type": "boolean",
+            "default": True,
+            "description": "inline local $refs (E.2); false keeps $ref and $defs as sent (0.171, observed)",
+        },
+        "unwrap_single": {
+            "type": "boolean",
+            "default": True,
+            "description": "unwrap one-variant oneOf/anyOf/allOf (E.2); false keeps them (0.171)",
+        },
+        "combinators": {
+            "type": "array",
+            "items": {"enum": ["anyOf", "oneOf", "allOf"]},
+            "default": ["anyOf"],
+            "description": "combinators the struct keeps and sanitize walks (E.2: anyOf; 0.171: all three)",
+        },
     },
 )
 def codex_sanitize(
-    schema: Any, resolve_refs: bool = True, unwrap_single: bool = True, combinators: list = ["anyOf"]  # noqa: B006
+    schema: Any,
+    resolve_refs: bool = True,
+    unwrap_single: bool = True,
+    combinators: list = ["anyOf"],  # noqa: B006
 ) -> Outcome:
     """Codex's sanitise + struct pipeline (E.2): the model sees eight keywords, inferred types.
 

@@ -16,7 +16,9 @@ from matrix.model import Finding, ListState, evolve
 
 COMBINATORS = ("anyOf", "oneOf", "allOf")
 _WORDS = {"anyOf": "at least one of", "oneOf": "exactly one of"}
-ALLOF_SENTENCE = "Input constraint: all listed parameters apply together (flattened from a JSON Schema allOf)."
+ALLOF_SENTENCE = (
+    "Input constraint: all listed parameters apply together (flattened from a JSON Schema allOf)."
+)
 
 
 def _group(variant: Any) -> str:
@@ -46,8 +48,11 @@ def flatten_root(schema: dict, keywords: tuple[str, ...]) -> tuple[dict, list[st
         if kw == "allOf":
             sentences.append(ALLOF_SENTENCE)
         else:
-            sentences.append(f"Input constraint: Provide parameters for {_WORDS[kw]}: "
-                             + " or ".join(_group(v) for v in variants) + ".")
+            sentences.append(
+                f"Input constraint: Provide parameters for {_WORDS[kw]}: "
+                + " or ".join(_group(v) for v in variants)
+                + "."
+            )
     out["properties"] = props
     out["required"] = required
     out.setdefault("additionalProperties", True)
@@ -57,10 +62,18 @@ def flatten_root(schema: dict, keywords: tuple[str, ...]) -> tuple[dict, list[st
 @behaviour(
     "describe-root-combinators",
     "discovery",
-    params={"keywords": {"type": "array", "items": {"enum": list(COMBINATORS)}, "default": list(COMBINATORS),
-                         "description": "the root combinators restated in the description"}},
+    params={
+        "keywords": {
+            "type": "array",
+            "items": {"enum": list(COMBINATORS)},
+            "default": list(COMBINATORS),
+            "description": "the root combinators restated in the description",
+        }
+    },
 )
-def describe_root_combinators(state: ListState, keywords: list = list(COMBINATORS)) -> ListState:
+def describe_root_combinators(
+    state: ListState, keywords: tuple[str, ...] = COMBINATORS
+) -> ListState:
     """A root anyOf/oneOf/allOf becomes one flat object plus an "Input constraint" sentence (Claude Code 2.1.332).
 
     Observed (clients/calibrations/claude-code/2.1.332.json); client-quirks.md §1 has
@@ -97,11 +110,18 @@ def describe_root_combinators(state: ListState, keywords: list = list(COMBINATOR
     "truncate-tool-description",
     "discovery",
     params={
-        "max_length": {"type": "integer", "minimum": 1, "default": 2048, "description": "characters kept"},
+        "max_length": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 2048,
+            "description": "characters kept",
+        },
         "suffix": {"type": "string", "default": "", "description": "appended after a cut"},
     },
 )
-def truncate_tool_description(state: ListState, max_length: int = 2048, suffix: str = "") -> ListState:
+def truncate_tool_description(
+    state: ListState, max_length: int = 2048, suffix: str = ""
+) -> ListState:
     """A tool description longer than ``max_length`` is cut and ``suffix`` appended (Claude Code 2.1.278: 2048, "… [truncated]").
 
     Observed (clients/calibrations/claude-code-278/2.1.278.json; not in client-quirks.md §1); 2.1.332 no longer cuts.
@@ -113,9 +133,13 @@ def truncate_tool_description(state: ListState, max_length: int = 2048, suffix: 
         if t.hidden or not isinstance(desc, str) or len(desc) <= max_length:
             tools.append(t)
             continue
-        finding = Finding("description-truncated",
-                          f"the tool description ({len(desc)} characters) is cut to {max_length}: the model "
-                          "never reads the rest", "/description", lost=True)
+        finding = Finding(
+            "description-truncated",
+            f"the tool description ({len(desc)} characters) is cut to {max_length}: the model "
+            "never reads the rest",
+            "/description",
+            lost=True,
+        )
         tools.append(t.with_finding(finding, description=desc[:max_length] + suffix))
         changed = True
     return evolve(state, tools=tuple(tools)) if changed else state

@@ -14,7 +14,38 @@ Importing this module registers them all.
 
 from __future__ import annotations
 
-from matrix.behaviours import claude, codex, descriptions, dialects, google, injected, keywords, lists, names, schemas
-from matrix.behaviours import adk, langchain_genai, openai_agents, pydantic_schema, python_sdk
+from matrix.behaviours import (
+    adk,
+    claude,
+    codex,
+    descriptions,
+    dialects,
+    google,
+    injected,
+    keywords,
+    langchain_genai,
+    lists,
+    names,
+    openai_agents,
+    pydantic_schema,
+    python_sdk,
+    schemas,
+)
 
-MODULES = (lists, names, schemas, keywords, codex, dialects, google, descriptions, claude, injected, python_sdk, openai_agents, adk, pydantic_schema, langchain_genai)
+MODULES = (
+    lists,
+    names,
+    schemas,
+    keywords,
+    codex,
+    dialects,
+    google,
+    descriptions,
+    claude,
+    injected,
+    python_sdk,
+    openai_agents,
+    adk,
+    pydantic_schema,
+    langchain_genai,
+)

@@ -23,11 +23,21 @@ WAIT_FOR_PREVIOUS = {
     "add-property",
     "discovery",
     params={
-        "name": {"type": "string", "default": "wait_for_previous", "description": "the property the client adds"},
-        "schema": {"type": "object", "default": WAIT_FOR_PREVIOUS, "description": "its schema, as the model sees it"},
+        "name": {
+            "type": "string",
+            "default": "wait_for_previous",
+            "description": "the property the client adds",
+        },
+        "schema": {
+            "type": "object",
+            "default": WAIT_FOR_PREVIOUS,
+            "description": "its schema, as the model sees it",
+        },
     },
 )
-def add_property(state: ListState, name: str = "wait_for_previous", schema: Any = WAIT_FOR_PREVIOUS) -> ListState:
+def add_property(
+    state: ListState, name: str = "wait_for_previous", schema: Any = WAIT_FOR_PREVIOUS
+) -> ListState:
     """The client adds its own property to every object root (Gemini CLI 0.61.0 ``wait_for_previous``).
 
     Observed; not in client-quirks.md §7, which predates it. A server property of that name is
@@ -43,8 +53,12 @@ def add_property(state: ListState, name: str = "wait_for_previous", schema: Any 
         props = root.get("properties") if isinstance(root.get("properties"), dict) else {}
         new = {**root, "properties": {**props, name: schema}}
         if name in props:
-            finding = Finding("property-shadowed", f"the client's own {name!r} replaces the server's property of that name",
-                              f"/inputSchema/properties/{name}", lost=True)
+            finding = Finding(
+                "property-shadowed",
+                f"the client's own {name!r} replaces the server's property of that name",
+                f"/inputSchema/properties/{name}",
+                lost=True,
+            )
             tools.append(t.with_finding(finding, schema=new))
         else:
             tools.append(evolve(t, schema=new))
@@ -64,8 +78,13 @@ def omit_empty_parameters(state: ListState) -> ListState:
     changed = False
     for t in state.tools:
         s = t.schema
-        if (not t.hidden and isinstance(s, dict) and s.get("properties") == {}
-                and set(s) <= {"type", "properties"} and s.get("type") == "object"):
+        if (
+            not t.hidden
+            and isinstance(s, dict)
+            and s.get("properties") == {}
+            and set(s) <= {"type", "properties"}
+            and s.get("type") == "object"
+        ):
             tools.append(evolve(t, schema=None))
             changed = True
         else:

@@ -39,12 +39,32 @@ _ON_ERROR = {
     "request of the session fails (session-broken), or the tool is left out.",
 }
 # _ALLOWED_SCHEMA_FIELDS of _function_utils.py@4.4.3 (what _format_json_schema_to_gapic keeps).
-ALLOWED = frozenset({
-    "type", "type_", "description", "enum", "format", "items", "properties", "required", "nullable",
-    "anyOf", "default", "minimum", "maximum", "minLength", "maxLength", "pattern", "minItems",
-    "maxItems", "title",
-})
-GEMINI_TYPES = frozenset({"TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"})
+ALLOWED = frozenset(
+    {
+        "type",
+        "type_",
+        "description",
+        "enum",
+        "format",
+        "items",
+        "properties",
+        "required",
+        "nullable",
+        "anyOf",
+        "default",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minItems",
+        "maxItems",
+        "title",
+    }
+)
+GEMINI_TYPES = frozenset(
+    {"TYPE_UNSPECIFIED", "STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"}
+)
 # The conversion recurses about four Python frames per level: measured on 4.4.3, a chain of
 # 200 nested objects converts and one of 250 raises RecursionError. Past this, the model says it raises.
 MAX_DEPTH = 200
@@ -191,14 +211,18 @@ def _has(value: Any, key: str) -> bool:
 def _items(schema: Any) -> dict:
     """``_get_items_from_schema``: a tuple list becomes item0.. entries (then STRING)."""
     if isinstance(schema, list):
-        return {f"item{i}": _properties(v) if isinstance(v, dict) else {} for i, v in enumerate(schema)}
+        return {
+            f"item{i}": _properties(v) if isinstance(v, dict) else {} for i, v in enumerate(schema)
+        }
     if isinstance(schema, str):
         return {"type": _type_of({"type": schema}) or "STRING"} if schema else {"type": "STRING"}
     if not isinstance(schema, dict):
         return {}
     items: dict = {"type": _type_of(schema) or "STRING"}
     if items["type"] == "OBJECT" and "properties" in schema:
-        items["properties"] = _properties(schema["properties"]) if isinstance(schema["properties"], dict) else {}
+        items["properties"] = (
+            _properties(schema["properties"]) if isinstance(schema["properties"], dict) else {}
+        )
     if items["type"] == "ARRAY" and "items" in schema:
         items["items"] = _format(schema["items"])
     if "title" in schema or "description" in schema:
@@ -213,8 +237,12 @@ def _items(schema: Any) -> dict:
 
 
 def _strings(value: Any, field: str) -> None:
-    if value is not None and not (isinstance(value, list) and all(isinstance(x, str) for x in value)):
-        raise _Raises(f"{field} must be a list of strings (pydantic ValidationError in types.Schema)")
+    if value is not None and not (
+        isinstance(value, list) and all(isinstance(x, str) for x in value)
+    ):
+        raise _Raises(
+            f"{field} must be a list of strings (pydantic ValidationError in types.Schema)"
+        )
 
 
 def _build(schema: Any, is_property: bool = False, variant: bool = False) -> dict | None:
@@ -230,7 +258,9 @@ def _build(schema: Any, is_property: bool = False, variant: bool = False) -> dic
     if "title" in f and (not is_property or variant):
         out["title"] = f["title"]
     if "properties" in f:
-        out["properties"] = {name: _build(p, is_property=True) for name, p in f["properties"].items()}
+        out["properties"] = {
+            name: _build(p, is_property=True) for name, p in f["properties"].items()
+        }
     if f.get("required") is not None:
         out["required"] = f["required"]
     elif not is_property:
@@ -270,7 +300,9 @@ def depth(schema: Any) -> int:
         deepest = max(deepest, level)
         if level > MAX_DEPTH:
             return level
-        children = list(node["properties"].values()) if isinstance(node.get("properties"), dict) else []
+        children = (
+            list(node["properties"].values()) if isinstance(node.get("properties"), dict) else []
+        )
         children += node["items"] if isinstance(node.get("items"), list) else [node.get("items")]
         for key in ("anyOf", "allOf"):
             children += node[key] if isinstance(node.get(key), list) else []
@@ -293,11 +325,15 @@ def as_json_schema(value: Any) -> Any:
         elif key == "properties" and isinstance(v, dict):
             out[key] = {name: as_json_schema(p) for name, p in v.items()}
         else:
-            out["anyOf" if key == "any_of" else key] = as_json_schema(v) if key in ("items", "any_of") else v
+            out["anyOf" if key == "any_of" else key] = (
+                as_json_schema(v) if key in ("items", "any_of") else v
+            )
     if out.get("nullable") is True and "type" in out:
         variant = {k: v for k, v in out.items() if k not in ("nullable", "description")}
-        out = {**({"description": out["description"]} if "description" in out else {}),
-               "anyOf": [variant, {"type": "null"}]}
+        out = {
+            **({"description": out["description"]} if "description" in out else {}),
+            "anyOf": [variant, {"type": "null"}],
+        }
     return out
 
 
@@ -321,15 +357,34 @@ def langchain_genai_schema(schema: Any, on_error: str = "session-broken") -> Out
     try:
         out = convert(schema)
     except _Raises as exc:
-        return refuse(on_error, "converter-error", f"langchain-google-genai's schema conversion raises ({exc})")
+        return refuse(
+            on_error,
+            "converter-error",
+            f"langchain-google-genai's schema conversion raises ({exc})",
+        )
     if out is None:
         findings = diff_findings(schema, None, "langchain-genai-schema", skip_root=True)
         had = sorted(schema.get("properties") or {}) if isinstance(schema, dict) else []
         if not had:
-            return Outcome(schema=None, findings=findings + (
-                note("no-parameters", "the function declaration is sent without parameters"),))
-        return Outcome(schema=None, findings=findings + (note(
-            "parameters-dropped", "the root allOf replaces the parameters by its first variant, which has no "
-            f"properties: the function declaration is sent without parameters and the model sees none of "
-            f"{', '.join(had)}", "/properties", True),))
-    return Outcome(schema=out, findings=diff_findings(schema, as_json_schema(out), "langchain-genai-schema"))
+            return Outcome(
+                schema=None,
+                findings=findings
+                + (note("no-parameters", "the function declaration is sent without parameters"),),
+            )
+        return Outcome(
+            schema=None,
+            findings=findings
+            + (
+                note(
+                    "parameters-dropped",
+                    "the root allOf replaces the parameters by its first variant, which has no "
+                    f"properties: the function declaration is sent without parameters and the model sees none of "
+                    f"{', '.join(had)}",
+                    "/properties",
+                    True,
+                ),
+            ),
+        )
+    return Outcome(
+        schema=out, findings=diff_findings(schema, as_json_schema(out), "langchain-genai-schema")
+    )

@@ -211,7 +211,9 @@ def tool_name(state: ListState, **params: Any) -> ListState:
         result = _NAMES.get(memo_key)
         if result is None:
             result = _name_one(state, raw_tool, tool.name, uid, p)
-            if len(result) == 2:  # (name, findings); a refusal is a 4-tuple (a tool may be named "refuse")
+            if (
+                len(result) == 2
+            ):  # (name, findings); a refusal is a 4-tuple (a tool may be named "refuse")
                 result = (result[0], tuple(result[1]))  # shared: copied before a note is added
             _NAMES[memo_key] = result
         if len(result) == 4:

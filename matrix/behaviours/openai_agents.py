@@ -26,9 +26,21 @@ MAX_DEPTH = 100
 # Keywords beside a ``$ref`` that constrain nothing (strict_schema.py 0.24.0).
 QUIET_SIBLINGS = frozenset(
     {
-        "$anchor", "$comment", "$defs", "$schema", "contentEncoding", "contentMediaType",
-        "contentSchema", "default", "definitions", "deprecated", "description", "examples",
-        "readOnly", "title", "writeOnly",
+        "$anchor",
+        "$comment",
+        "$defs",
+        "$schema",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "default",
+        "definitions",
+        "deprecated",
+        "description",
+        "examples",
+        "readOnly",
+        "title",
+        "writeOnly",
     }
 )
 
@@ -44,7 +56,9 @@ def nested_deeper_than(schema: Any, limit: int = MAX_DEPTH) -> bool:
         value, depth = stack.pop()
         if depth > limit:
             return True
-        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        children = (
+            value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        )
         stack += [(c, depth + 1) for c in children if isinstance(c, (dict, list))]
     return False
 
@@ -91,8 +105,10 @@ def _merge_all_of(entry: dict, parent: dict) -> dict:
     for key, value in parent.items():
         if key not in merged or key in QUIET_SIBLINGS:
             merged[key] = value
-        elif merged[key] == value or (key == "properties" and value == {}) or (
-            key == "required" and value == []
+        elif (
+            merged[key] == value
+            or (key == "properties" and value == {})
+            or (key == "required" and value == [])
         ):
             continue
         else:
@@ -154,7 +170,11 @@ def _walk(
     all_of = node.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1:
         entry = all_of[0]
-        if isinstance(entry, dict) and "$ref" in entry and not (set(entry) - {"$ref"} - QUIET_SIBLINGS):
+        if (
+            isinstance(entry, dict)
+            and "$ref" in entry
+            and not (set(entry) - {"$ref"} - QUIET_SIBLINGS)
+        ):
             if nested:
                 raise NotStrict(f"$ref at {at}/allOf/0 inside a nested $id resource")
             strict_entry = _ref_chain(root, entry)
@@ -233,4 +253,6 @@ def openai_agents_strict(schema: Any) -> Outcome:
         )
         for ptr, names in forced
     )
-    return Outcome(schema=out, findings=made_required + diff_findings(schema, out, "openai-agents-strict"))
+    return Outcome(
+        schema=out, findings=made_required + diff_findings(schema, out, "openai-agents-strict")
+    )

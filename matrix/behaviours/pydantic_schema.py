@@ -40,7 +40,9 @@ def _handle(node: Any, depth: int) -> Any:
         if isinstance(node.get("additionalProperties"), dict):
             node["additionalProperties"] = _handle(node["additionalProperties"], depth + 1)
         if isinstance(node.get("patternProperties"), dict):
-            node["patternProperties"] = {k: _handle(v, depth + 1) for k, v in node["patternProperties"].items()}
+            node["patternProperties"] = {
+                k: _handle(v, depth + 1) for k, v in node["patternProperties"].items()
+            }
     elif typ == "array":
         if isinstance(node.get("prefixItems"), list):
             node["prefixItems"] = [_handle(x, depth + 1) for x in node["prefixItems"]]

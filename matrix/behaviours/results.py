@@ -17,9 +17,17 @@ from matrix.model import CallContext, Finding
 @behaviour(
     "require-structured-content",
     "result",
-    params={"validate": {"type": "boolean", "default": True, "description": "also validate structuredContent against outputSchema"}},
+    params={
+        "validate": {
+            "type": "boolean",
+            "default": True,
+            "description": "also validate structuredContent against outputSchema",
+        }
+    },
 )
-def require_structured_content(result: Any, ctx: CallContext, validate: bool = True) -> Finding | None:
+def require_structured_content(
+    result: Any, ctx: CallContext, validate: bool = True
+) -> Finding | None:
     """A tool with an ``outputSchema`` must return valid ``structuredContent`` unless ``isError``.
 
     TypeScript SDK ``Client.callTool`` throws "has an output schema but did not return
@@ -40,11 +48,16 @@ def require_structured_content(result: Any, ctx: CallContext, validate: bool = T
             blast_radius="call",
         )
     if validate:
-        errors = validation_errors(out, result["structuredContent"], "2020-12" if isinstance(out, dict) and "$defs" in out else "draft-07")
+        errors = validation_errors(
+            out,
+            result["structuredContent"],
+            "2020-12" if isinstance(out, dict) and "$defs" in out else "draft-07",
+        )
         if errors:
             return Finding(
                 code="invalid-structured-content",
-                message="structuredContent does not match the tool's outputSchema; the client throws: " + errors[0].text,
+                message="structuredContent does not match the tool's outputSchema; the client throws: "
+                + errors[0].text,
                 pointer="/result/structuredContent",
                 blast_radius="call",
             )
@@ -54,8 +67,14 @@ def require_structured_content(result: Any, ctx: CallContext, validate: bool = T
 @behaviour(
     "result-size-cap",
     "result",
-    params={"max_chars": {"type": "integer", "minimum": 1, "default": 100000,
-                          "description": "results whose text content exceeds this are refused by the client"}},
+    params={
+        "max_chars": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 100000,
+            "description": "results whose text content exceeds this are refused by the client",
+        }
+    },
     required=("max_chars",),
 )
 def result_size_cap(result: Any, ctx: CallContext, max_chars: int = 100000) -> Finding | None:

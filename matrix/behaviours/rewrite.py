@@ -11,8 +11,9 @@ longer sees, as JSON pointers, without each behaviour writing its own bookkeepin
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from matrix.behaviours.registry import behaviour, freeze
 from matrix.behaviours.walk import MAX_NODES

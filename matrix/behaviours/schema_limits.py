@@ -18,14 +18,18 @@ from matrix.behaviours.rewrite import mentions
 from matrix.evidence import Evidence
 from matrix.model import Finding
 
-MAX_ENUM_VALUES = 10_000  # per enum; real tool schemas list tens, OpenAI strict mode allows 1,000 in all
+MAX_ENUM_VALUES = (
+    10_000  # per enum; real tool schemas list tens, OpenAI strict mode allows 1,000 in all
+)
 _WALK_NODES = 200_000  # containers looked at per schema; past that the rest is not searched
 
-EVIDENCE = (Evidence(
-    "assumed",
-    "docs/security.md",
-    "no client source or calibration covers an enum this long; the model request size is an estimate",
-),)
+EVIDENCE = (
+    Evidence(
+        "assumed",
+        "docs/security.md",
+        "no client source or calibration covers an enum this long; the model request size is an estimate",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,11 @@ def long_enums(schema: Any, cap: int = MAX_ENUM_VALUES, limit: int = 20) -> list
                 if key != "enum" and isinstance(child, (dict, list)):
                     stack.append((child, f"{at}/{str(key).replace('~', '~0').replace('/', '~1')}"))
         elif isinstance(node, list):
-            stack.extend((child, f"{at}/{i}") for i, child in enumerate(node) if isinstance(child, (dict, list)))
+            stack.extend(
+                (child, f"{at}/{i}")
+                for i, child in enumerate(node)
+                if isinstance(child, (dict, list))
+            )
     return out
 
 
@@ -74,7 +82,9 @@ def without_long_enums(schema: Any, cap: int = MAX_ENUM_VALUES) -> tuple[Any, tu
     found = long_enums(schema, cap)
     if not found:
         return schema, ()
-    copy = json.loads(json.dumps(schema))  # the schema came from JSON; only these rare ones are copied
+    copy = json.loads(
+        json.dumps(schema)
+    )  # the schema came from JSON; only these rare ones are copied
     for item in found:
         node = copy
         for token in item.pointer.split("/")[1:-1]:
@@ -83,7 +93,8 @@ def without_long_enums(schema: Any, cap: int = MAX_ENUM_VALUES) -> tuple[Any, tu
         node.pop("enum", None)
     notes = tuple(
         f"the enum at {item.pointer} has {item.values:,} values, over the {cap:,} cap "
-        "(docs/security.md); it was not checked" for item in found
+        "(docs/security.md); it was not checked"
+        for item in found
     )
     return copy, notes
 
@@ -104,18 +115,20 @@ def enum_findings(tool: Any) -> tuple[Finding, ...]:
             continue
         first = found[0]
         more = f" and {len(found) - 1} more such enum(s)" if len(found) > 1 else ""
-        out.append(Finding(
-            code="enum-over-cap",
-            message=(
-                f"{key} has an enum of {first.values:,} values at {first.pointer}{more}, over "
-                f"mcp-matrix's {MAX_ENUM_VALUES:,}-value cap (docs/security.md), so it is not checked "
-                f"here; a real client sends all of it ({first.json_bytes / 1e6:.1f} MB of JSON, "
-                f"roughly {first.json_bytes // 4:,} tokens) to the model with every request, "
-                "likely more than the model's context window (assumed)"
-            ),
-            pointer=f"/{key}{first.pointer}",
-            lost=False,
-            behaviour="enum-cap",
-            evidence=EVIDENCE,
-        ))
+        out.append(
+            Finding(
+                code="enum-over-cap",
+                message=(
+                    f"{key} has an enum of {first.values:,} values at {first.pointer}{more}, over "
+                    f"mcp-matrix's {MAX_ENUM_VALUES:,}-value cap (docs/security.md), so it is not checked "
+                    f"here; a real client sends all of it ({first.json_bytes / 1e6:.1f} MB of JSON, "
+                    f"roughly {first.json_bytes // 4:,} tokens) to the model with every request, "
+                    "likely more than the model's context window (assumed)"
+                ),
+                pointer=f"/{key}{first.pointer}",
+                lost=False,
+                behaviour="enum-cap",
+                evidence=EVIDENCE,
+            )
+        )
     return tuple(out)

@@ -94,11 +94,13 @@ def external_ref_findings(tool: Any) -> tuple[Finding, ...]:
         if refs:
             shown = ", ".join(f"{ref[:200]!r} at {pointer}" for pointer, ref in refs[:3])
             more = f" and {len(refs) - 3} more" if len(refs) > 3 else ""
-            out.append(Finding(
-                code="external-ref",
-                message=f"{key} refers outside the document ({shown}{more}); mcp-matrix never "
-                        "fetches or reads such a reference, so it stays unresolved here",
-                pointer=f"/{key}{refs[0][0]}",
-                lost=False,
-            ))
+            out.append(
+                Finding(
+                    code="external-ref",
+                    message=f"{key} refers outside the document ({shown}{more}); mcp-matrix never "
+                    "fetches or reads such a reference, so it stays unresolved here",
+                    pointer=f"/{key}{refs[0][0]}",
+                    lost=False,
+                )
+            )
     return tuple(out)

@@ -186,7 +186,9 @@ def _fast_metaschema_valid(schema: Any, formats: bool) -> bool:
 
         meta = dict(Draft7Validator.META_SCHEMA)
         meta.pop("$id", None)
-        _FAST_META[formats] = fastjsonschema.compile(meta, use_formats=formats, use_default=False)  # never write defaults into the schema
+        _FAST_META[formats] = fastjsonschema.compile(
+            meta, use_formats=formats, use_default=False
+        )  # never write defaults into the schema
     try:
         _FAST_META[formats](schema)
         return True
@@ -197,16 +199,34 @@ def _fast_metaschema_valid(schema: Any, formats: bool) -> bool:
 # The draft-07 metaschema, keyword by keyword, for ``_surely_valid``.
 _SIMPLE_TYPES = frozenset(("array", "boolean", "integer", "null", "number", "object", "string"))
 _META_STRINGS = frozenset(
-    ("$id", "$schema", "$ref", "$comment", "title", "description", "pattern", "format",
-     "contentMediaType", "contentEncoding")
+    (
+        "$id",
+        "$schema",
+        "$ref",
+        "$comment",
+        "title",
+        "description",
+        "pattern",
+        "format",
+        "contentMediaType",
+        "contentEncoding",
+    )
 )
 _META_NUMBERS = frozenset(("maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"))
 _META_COUNTS = frozenset(
     ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties")
 )
 _META_SCHEMAS = frozenset(
-    ("additionalItems", "contains", "additionalProperties", "propertyNames", "if", "then",
-     "else", "not")
+    (
+        "additionalItems",
+        "contains",
+        "additionalProperties",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "not",
+    )
 )
 _META_MAPS = frozenset(("definitions", "properties", "patternProperties"))
 _META_ARRAYS = frozenset(("allOf", "anyOf", "oneOf"))
@@ -229,11 +249,7 @@ def _number(x: Any) -> bool:
 
 def _string_set(x: Any) -> bool:
     """A draft-07 ``stringArray``: a list of distinct strings."""
-    return (
-        isinstance(x, list)
-        and all(isinstance(v, str) for v in x)
-        and len(set(x)) == len(x)
-    )
+    return isinstance(x, list) and all(isinstance(v, str) for v in x) and len(set(x)) == len(x)
 
 
 def _surely_valid(schema: Any, formats: Any) -> bool:
@@ -342,7 +358,9 @@ def _shallow(schema: Any) -> bool:
     most ``_DEPTH_GUARD`` of them cannot nest deeper.
     """
     text = fingerprint(schema)
-    return not text.startswith("<unserialisable") and text.count("{") + text.count("[") <= _DEPTH_GUARD
+    return (
+        not text.startswith("<unserialisable") and text.count("{") + text.count("[") <= _DEPTH_GUARD
+    )
 
 
 def _checker(formats: list) -> FormatChecker | None:
@@ -432,10 +450,10 @@ def _is_array(value: Any, match: str) -> bool:
         ),
         "where": WHERE_PARAM,
     },
-    skip=lambda schema, on_missing="session-broken", match="exact", where="all": not contains(
-        schema, '"array"'
-    )
-    or not W.some_dict(schema, lambda v: _is_array(v.get("type"), match) and "items" not in v),
+    skip=lambda schema, on_missing="session-broken", match="exact", where="all": (
+        not contains(schema, '"array"')
+        or not W.some_dict(schema, lambda v: _is_array(v.get("type"), match) and "items" not in v)
+    ),
 )
 def array_items_required(
     schema: Any, on_missing: str = "session-broken", match: str = "exact", where: str = "all"
@@ -530,7 +548,14 @@ _CYCLE_VALUE = {
             "any-pointer",
         ),
         "on_cycle": param(
-            ["keep", "circular-description", "typed-stand-in", "empty", "drop-tool", "session-broken"],
+            [
+                "keep",
+                "circular-description",
+                "typed-stand-in",
+                "empty",
+                "drop-tool",
+                "session-broken",
+            ],
             "A reference already being expanded: left as $ref, replaced by "
             "{type: object, description: 'Circular ref to X'} (ADK E.9), by a stand-in "
             "typed like the target (Codex cyclic_fallback E.2), by {} (langchain-core), or refused.",

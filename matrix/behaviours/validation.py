@@ -82,7 +82,11 @@ def _small(value: Any) -> Any:
     if isinstance(value, str):
         return value if len(value) <= 200 else value[:200] + "…"
     text = repr(value)
-    return value if len(text) <= 200 and _plain(value) else {"type": type(value).__name__, "size": len(value)}
+    return (
+        value
+        if len(text) <= 200 and _plain(value)
+        else {"type": type(value).__name__, "size": len(value)}
+    )
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
@@ -103,8 +107,21 @@ def _names(validator: str, value: Any, instance: Any, schema: Any) -> tuple[str,
         return tuple(str(n) for n in value if n not in instance)
     if validator == "additionalProperties" and isinstance(schema, dict):
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        pats = list(schema.get("patternProperties") or {}) if isinstance(schema.get("patternProperties"), dict) else []
-        return tuple(sorted((str(k) for k in instance if k not in props and not any(_matches(p, k) for p in pats)), key=str))
+        pats = (
+            list(schema.get("patternProperties") or {})
+            if isinstance(schema.get("patternProperties"), dict)
+            else []
+        )
+        return tuple(
+            sorted(
+                (
+                    str(k)
+                    for k in instance
+                    if k not in props and not any(_matches(p, k) for p in pats)
+                ),
+                key=str,
+            )
+        )
     return ()
 
 
@@ -149,7 +166,9 @@ _COMPILED: dict[tuple[str, str], Callable[[Any], Validation] | None] = {}
 # Patterns over budget in the validation running in this thread: once one pattern ran out of
 # budget it is not run again, and after TIMEOUTS_PER_VALIDATION none is (a bound per call).
 TIMEOUTS_PER_VALIDATION = 5
-_UNCHECKED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("unchecked", default=None)
+_UNCHECKED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "unchecked", default=None
+)
 
 
 def _matches(pattern: str, text: str) -> bool:
@@ -184,10 +203,7 @@ def _additional_properties(validator, ap, instance, schema):
         return
     properties = schema.get("properties", {})
     pats = list(schema.get("patternProperties", {}))
-    extras = [
-        k for k in instance
-        if k not in properties and not any(_matches(p, k) for p in pats)
-    ]
+    extras = [k for k in instance if k not in properties and not any(_matches(p, k) for p in pats)]
     if validator.is_type(ap, "object"):
         for extra in extras:
             yield from validator.descend(instance[extra], ap, path=extra)
@@ -196,8 +212,11 @@ def _additional_properties(validator, ap, instance, schema):
         yield ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
 
 
-_BOUNDED = {"pattern": _pattern, "patternProperties": _pattern_properties,
-            "additionalProperties": _additional_properties}
+_BOUNDED = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
 _DRAFT7 = validators.extend(jsonschema.Draft7Validator, _BOUNDED)
 _DRAFT2020 = validators.extend(jsonschema.Draft202012Validator, _BOUNDED)
 
@@ -225,7 +244,11 @@ def _compile(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
 
 def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
     if dialect == "auto":
-        dialect = "2020-12" if isinstance(schema, dict) and schema.get("$schema") == DRAFT_2020 else "draft-07"
+        dialect = (
+            "2020-12"
+            if isinstance(schema, dict) and schema.get("$schema") == DRAFT_2020
+            else "draft-07"
+        )
     if not isinstance(schema, (dict, bool)):
         return None
     if dialect != "draft-07":
@@ -234,8 +257,12 @@ def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] |
         return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)
     try:
         fn = fastjsonschema.compile(
-            {k: v for k, v in schema.items() if k != "$schema"} if isinstance(schema, dict) else schema,
-            handlers=refusing_handlers(), use_default=False, use_formats=False,
+            {k: v for k, v in schema.items() if k != "$schema"}
+            if isinstance(schema, dict)
+            else schema,
+            handlers=refusing_handlers(),
+            use_default=False,
+            use_formats=False,
         )
     except Exception:  # noqa: BLE001 -- fastjsonschema raises many kinds on odd schemas: treat as "does not compile"
         return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)

@@ -40,8 +40,15 @@ class Cell:
     why: str = ""  # the behaviours or outcome behind the prediction
 
     def to_json(self) -> dict:
-        return {"probe_set": self.probe_set, "tool": self.tool, "aspect": self.aspect, "predicted": self.predicted,
-                "observed": self.observed, "agree": self.agree, "why": self.why}
+        return {
+            "probe_set": self.probe_set,
+            "tool": self.tool,
+            "aspect": self.aspect,
+            "predicted": self.predicted,
+            "observed": self.observed,
+            "agree": self.agree,
+            "why": self.why,
+        }
 
 
 def same(a: Any, b: Any) -> bool:
@@ -52,29 +59,47 @@ def same(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b and (type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))))
+    return a == b and (
+        type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float)))
+    )
 
 
 def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
     """What ``profile`` says the client does with ``probe``: per tool, then per call."""
-    pages = [(0 if not probe.page_size else i // probe.page_size, t) for i, t in enumerate(probe.tools)]
+    pages = [
+        (0 if not probe.page_size else i // probe.page_size, t) for i, t in enumerate(probe.tools)
+    ]
     final = run_discovery(profile, initial_state(pages, server_name))
     dropped = final.outcome == "server-dropped"
     tools: dict[str, dict] = {}
     for state in final.tools:
         why = ", ".join(dict.fromkeys(f.behaviour for f in state.findings if f.behaviour))
         if dropped:
-            why = ", ".join(dict.fromkeys(f.behaviour for f in final.findings if f.behaviour)) or final.outcome
+            why = (
+                ", ".join(dict.fromkeys(f.behaviour for f in final.findings if f.behaviour))
+                or final.outcome
+            )
         present = not dropped and not state.hidden
-        tools[state.server_name] = {"present": present, "name": state.name if present else None,
-                                    "schema": state.schema if present else None,
-                                    "description": state.description if present else None,
-                                    "why": why, "outcome": final.outcome, "state": state}
+        tools[state.server_name] = {
+            "present": present,
+            "name": state.name if present else None,
+            "schema": state.schema if present else None,
+            "description": state.description if present else None,
+            "why": why,
+            "outcome": final.outcome,
+            "state": state,
+        }
     calls = []
     for call in probe.calls:
         tool = tools.get(call.tool)
         if tool is None or not tool["present"]:
-            calls.append({"tool": call.tool, "variants": [NOT_SENT], "why": tool["why"] if tool else "no such tool"})
+            calls.append(
+                {
+                    "tool": call.tool,
+                    "variants": [NOT_SENT],
+                    "why": tool["why"] if tool else "no such tool",
+                }
+            )
             continue
         state = tool["state"]
         ctx = CallContext(tool=call.tool, held_schema=state.schema, held_tool=state.original)
@@ -83,12 +108,18 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             wire = NOT_SENT if v.plan.refused is not None else v.plan.arguments
             if not any(same(wire, seen) for seen in variants):
                 variants.append(wire)
-            whys += list(v.plan.applied) + ([v.plan.refused.behaviour or v.plan.refused.code] if v.plan.refused else [])
-        calls.append({"tool": call.tool, "variants": variants, "why": ", ".join(dict.fromkeys(whys))})
+            whys += list(v.plan.applied) + (
+                [v.plan.refused.behaviour or v.plan.refused.code] if v.plan.refused else []
+            )
+        calls.append(
+            {"tool": call.tool, "variants": variants, "why": ", ".join(dict.fromkeys(whys))}
+        )
     return {"tools": tools, "calls": calls, "outcome": final.outcome}
 
 
-def drift(profile: Profile, probe: ProbeSet, observation: dict, server_name: str = "probe") -> list[Cell]:
+def drift(
+    profile: Profile, probe: ProbeSet, observation: dict, server_name: str = "probe"
+) -> list[Cell]:
     """Every cell of one probe set: predicted by ``profile``, observed in ``observation``."""
     pred = predict(profile, probe, server_name)
     cells: list[Cell] = []
@@ -96,16 +127,40 @@ def drift(profile: Profile, probe: ProbeSet, observation: dict, server_name: str
         name = raw["name"]
         p = pred["tools"].get(name, {"present": False, "why": "not listed"})
         o = observation["tools"].get(name, {"present": False})
-        cells.append(Cell(probe.id, name, "visible", p["present"], o["present"], p["present"] == o["present"], p["why"]))
+        cells.append(
+            Cell(
+                probe.id,
+                name,
+                "visible",
+                p["present"],
+                o["present"],
+                p["present"] == o["present"],
+                p["why"],
+            )
+        )
         if p["present"] and o["present"] and p.get("outcome") != "session-broken":
             for aspect in ("name", "schema", "description"):
-                cells.append(Cell(probe.id, name, aspect, p[aspect], o[aspect], same(p[aspect], o[aspect]), p["why"]))
+                cells.append(
+                    Cell(
+                        probe.id,
+                        name,
+                        aspect,
+                        p[aspect],
+                        o[aspect],
+                        same(p[aspect], o[aspect]),
+                        p["why"],
+                    )
+                )
     observed_calls = list(observation["calls"])
     for pc in pred["calls"]:
         oc = next((c for c in observed_calls if c["tool"] == pc["tool"]), None)
         if oc is not None:
             observed_calls.remove(oc)
-        seen = (oc["arguments"] if oc.get("has_arguments", True) else None) if oc and oc["sent"] else NOT_SENT
+        seen = (
+            (oc["arguments"] if oc.get("has_arguments", True) else None)
+            if oc and oc["sent"]
+            else NOT_SENT
+        )
         agree = any(same(v, seen) for v in pc["variants"])
         shown = pc["variants"][0] if len(pc["variants"]) == 1 else {"any of": pc["variants"]}
         cells.append(Cell(probe.id, pc["tool"], "arguments", shown, seen, agree, pc["why"]))

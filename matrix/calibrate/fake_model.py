@@ -32,7 +32,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FINAL_TEXT = "Calibration finished."
-SECRET_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie", "proxy-authorization")
+SECRET_HEADERS = (
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "api-key",
+    "cookie",
+    "proxy-authorization",
+)
 MAX_BODY = 64 * 1024 * 1024
 
 
@@ -129,20 +136,49 @@ def model_tools(api: str, body: Any) -> list[ModelTool]:
         if not isinstance(t, dict):
             continue
         if api == "anthropic":
-            if isinstance(t.get("name"), str) and ("input_schema" in t or t.get("type") in (None, "custom")):
-                out.append(ModelTool(t["name"], t.get("description"), t.get("input_schema"), call_name=t["name"], raw=t))
+            if isinstance(t.get("name"), str) and (
+                "input_schema" in t or t.get("type") in (None, "custom")
+            ):
+                out.append(
+                    ModelTool(
+                        t["name"],
+                        t.get("description"),
+                        t.get("input_schema"),
+                        call_name=t["name"],
+                        raw=t,
+                    )
+                )
         elif api == "openai-chat":
             fn = t.get("function") if t.get("type") == "function" else None
             if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-                out.append(ModelTool(fn["name"], fn.get("description"), fn.get("parameters"), call_name=fn["name"], raw=t))
+                out.append(
+                    ModelTool(
+                        fn["name"],
+                        fn.get("description"),
+                        fn.get("parameters"),
+                        call_name=fn["name"],
+                        raw=t,
+                    )
+                )
         elif api == "openai-responses":
             out.extend(_responses_tools(t))
         elif api == "gemini":
             for key in ("functionDeclarations", "function_declarations"):
                 for fd in t.get(key) or []:
                     if isinstance(fd, dict) and isinstance(fd.get("name"), str):
-                        params = fd.get("parametersJsonSchema", fd.get("parameters_json_schema", fd.get("parameters")))
-                        out.append(ModelTool(fd["name"], fd.get("description"), params, call_name=fd["name"], raw=fd))
+                        params = fd.get(
+                            "parametersJsonSchema",
+                            fd.get("parameters_json_schema", fd.get("parameters")),
+                        )
+                        out.append(
+                            ModelTool(
+                                fd["name"],
+                                fd.get("description"),
+                                params,
+                                call_name=fd["name"],
+                                raw=fd,
+                            )
+                        )
     return out
 
 
@@ -181,7 +217,15 @@ def _searched_tools(body: dict) -> list[ModelTool]:
             except ValueError:
                 continue
             if isinstance(doc, dict) and isinstance(doc.get("name"), str):
-                out.append(ModelTool(doc["name"], doc.get("description"), doc.get("parameters"), call_name=doc["name"], raw=doc))
+                out.append(
+                    ModelTool(
+                        doc["name"],
+                        doc.get("description"),
+                        doc.get("parameters"),
+                        call_name=doc["name"],
+                        raw=doc,
+                    )
+                )
     return out
 
 
@@ -199,8 +243,14 @@ def _responses_tools(t: dict, namespace: str | None = None) -> list[ModelTool]:
     kind = t.get("type")
     if kind == "function" and isinstance(t.get("name"), str):
         # A namespaced tool is written namespace__name (the Responses API keeps the two apart).
-        full = (namespace + ("" if namespace.endswith("_") else "__") + t["name"]) if namespace else t["name"]
-        return [ModelTool(full, t.get("description"), t.get("parameters"), namespace, t["name"], raw=t)]
+        full = (
+            (namespace + ("" if namespace.endswith("_") else "__") + t["name"])
+            if namespace
+            else t["name"]
+        )
+        return [
+            ModelTool(full, t.get("description"), t.get("parameters"), namespace, t["name"], raw=t)
+        ]
     if kind == "namespace" and isinstance(t.get("name"), str):
         out = []
         for inner in t.get("tools") or []:
@@ -217,16 +267,24 @@ def has_tool_result(api: str, body: Any) -> bool:
     if api == "anthropic":  # a tool search's own result is not an answer to a probe call
         return any(not str(r.get("tool_use_id", "")).startswith(SEARCH_ID) for r in _results(body))
     elif api == "openai-chat":
-        return any(isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or [])
+        return any(
+            isinstance(m, dict) and m.get("role") == "tool" for m in body.get("messages") or []
+        )
     elif api == "openai-responses":
         items = body.get("input")
         if isinstance(items, list):
-            return any(isinstance(i, dict) and str(i.get("type", "")).endswith("_call_output") for i in items)
+            return any(
+                isinstance(i, dict) and str(i.get("type", "")).endswith("_call_output")
+                for i in items
+            )
         return bool(body.get("previous_response_id"))
     elif api == "gemini":
         for c in body.get("contents") or []:
             parts = c.get("parts") if isinstance(c, dict) else None
-            if isinstance(parts, list) and any(isinstance(p, dict) and ("functionResponse" in p or "function_response" in p) for p in parts):
+            if isinstance(parts, list) and any(
+                isinstance(p, dict) and ("functionResponse" in p or "function_response" in p)
+                for p in parts
+            ):
                 return True
     return False
 
@@ -242,19 +300,23 @@ def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None
         candidates = [t for t in tools if pattern.search(t.call_name) or pattern.search(t.name)]
         if candidates:
             return min(candidates, key=lambda t: len(t.call_name))
-    for t in tools:  # an over-long name shortened with an ellipsis (Gemini CLI: first 30 + "..." + last 30)
+    for t in (
+        tools
+    ):  # an over-long name shortened with an ellipsis (Gemini CLI: first 30 + "..." + last 30)
         head, sep, tail = t.call_name.partition("...")
         if sep and len(tail) >= 8 and server_tool.endswith(tail) and server_tool[:8] in head:
             return t
     # a name cut at a length limit ("probe-" + the first 58 characters): the tail after a
     # separator is a long enough start of the server's name, and only one tool has it
-    cut = [t for t in tools if _cut_from(t.call_name, server_tool) or _cut_from(t.name, server_tool)]
+    cut = [
+        t for t in tools if _cut_from(t.call_name, server_tool) or _cut_from(t.name, server_tool)
+    ]
     return cut[0] if len(cut) == 1 else None
 
 
 def _cut_from(name: str, server_tool: str, least: int = 24) -> bool:
     for m in re.finditer(r"(^|[_.:/-])", name):
-        tail = name[m.end():]
+        tail = name[m.end() :]
         if len(tail) >= least and len(tail) < len(server_tool) and server_tool.startswith(tail):
             return True
     return False
@@ -266,10 +328,17 @@ def _cut_from(name: str, server_tool: str, least: int = 24) -> bool:
 class FakeModel:
     """The endpoint: ``with FakeModel(calls) as model: ... model.url ... model.requests``."""
 
-    def __init__(self, calls: Sequence[ScriptedCall] = (), final_text: str = FINAL_TEXT, model: str = "fake-model",
-                 tools: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        calls: Sequence[ScriptedCall] = (),
+        final_text: str = FINAL_TEXT,
+        model: str = "fake-model",
+        tools: Sequence[str] = (),
+    ) -> None:
         self.calls = tuple(calls)
-        self.tools = tuple(tools) or tuple(c.tool for c in self.calls)  # server tools to load when deferred
+        self.tools = tuple(tools) or tuple(
+            c.tool for c in self.calls
+        )  # server tools to load when deferred
         self.final_text = final_text
         self.model = model
         self.requests: list[RecordedRequest] = []
@@ -277,7 +346,9 @@ class FakeModel:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="fake-model", daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -327,14 +398,27 @@ class FakeModel:
             if tool is not None:
                 out.append((call, tool))
         search = match_tool(tools, "ToolSearch")
-        searched = isinstance(body, dict) and any(str(r.get("tool_use_id", "")).startswith(SEARCH_ID) for r in _results(body))
+        searched = isinstance(body, dict) and any(
+            str(r.get("tool_use_id", "")).startswith(SEARCH_ID) for r in _results(body)
+        )
         if api == "anthropic" and search is not None and not searched:
             # deferred tools (Claude Code's default): load every deferred probe tool first
-            names = [n for n in deferred_names(body)
-                     if any(match_tool([ModelTool(n, None, None, call_name=n)], t) for t in self.tools)]
+            names = [
+                n
+                for n in deferred_names(body)
+                if any(match_tool([ModelTool(n, None, None, call_name=n)], t) for t in self.tools)
+            ]
             if names and len(names) > len(out):
-                return [(ScriptedCall("ToolSearch", {"query": "select:" + ",".join(names), "max_results": len(names)},
-                                      id=SEARCH_ID), search)]
+                return [
+                    (
+                        ScriptedCall(
+                            "ToolSearch",
+                            {"query": "select:" + ",".join(names), "max_results": len(names)},
+                            id=SEARCH_ID,
+                        ),
+                        search,
+                    )
+                ]
         return out
 
 
@@ -363,21 +447,56 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
-        self.fake.record(RecordedRequest("GET", self.path, "listing", False, mask_headers(self.headers.items()), None, "listing"))
+        self.fake.record(
+            RecordedRequest(
+                "GET",
+                self.path,
+                "listing",
+                False,
+                mask_headers(self.headers.items()),
+                None,
+                "listing",
+            )
+        )
         model = self.fake.model
         if path.endswith("/models"):
-            self._json(200, {
-                "object": "list",
-                "data": [{"id": model, "object": "model", "created": 0, "owned_by": "mcp-matrix",
-                          "type": "model", "display_name": model}],
-                "models": [{"name": f"models/{model}", "displayName": model,
-                            "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]}],
-                "has_more": False, "first_id": model, "last_id": model,
-            })
+            self._json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": model,
+                            "object": "model",
+                            "created": 0,
+                            "owned_by": "mcp-matrix",
+                            "type": "model",
+                            "display_name": model,
+                        }
+                    ],
+                    "models": [
+                        {
+                            "name": f"models/{model}",
+                            "displayName": model,
+                            "supportedGenerationMethods": [
+                                "generateContent",
+                                "streamGenerateContent",
+                            ],
+                        }
+                    ],
+                    "has_more": False,
+                    "first_id": model,
+                    "last_id": model,
+                },
+            )
         elif "/models/" in path:
-            self._json(200, {"id": model, "object": "model", "name": f"models/{model}", "type": "model"})
+            self._json(
+                200, {"id": model, "object": "model", "name": f"models/{model}", "type": "model"}
+            )
         else:
-            self._json(404, {"error": {"message": f"no such endpoint: GET {path}", "type": "not_found"}})
+            self._json(
+                404, {"error": {"message": f"no such endpoint: GET {path}", "type": "not_found"}}
+            )
 
     def do_HEAD(self) -> None:
         self.send_response(200)
@@ -398,22 +517,39 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         api = api_of(self.path)
         stream = _wants_stream(api, self.path, body)
-        rec = RecordedRequest("POST", self.path, api or "unknown", stream, mask_headers(self.headers.items()), body)
+        rec = RecordedRequest(
+            "POST", self.path, api or "unknown", stream, mask_headers(self.headers.items()), body
+        )
         self.fake.record(rec)
         if api is None:
             if self.path.split("?", 1)[0].rstrip("/").endswith("count_tokens"):
                 self._json(200, {"input_tokens": 10})
                 return
-            self._json(404, {"error": {"message": f"no such endpoint: POST {self.path}", "type": "not_found"}})
+            self._json(
+                404,
+                {"error": {"message": f"no such endpoint: POST {self.path}", "type": "not_found"}},
+            )
             return
         planned = self.fake.plan(api, body)
         rec.answer = "tool-calls" if planned else "text"
         calls = [(c, t, _call_id(i)) for i, (c, t) in enumerate(planned)]
-        rec.calls = [{"tool": c.tool, "model_name": t.name, "id": cid, "arguments": c.arguments} for c, t, cid in calls]
-        model = body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else self.fake.model
+        rec.calls = [
+            {"tool": c.tool, "model_name": t.name, "id": cid, "arguments": c.arguments}
+            for c, t, cid in calls
+        ]
+        model = (
+            body.get("model")
+            if isinstance(body, dict) and isinstance(body.get("model"), str)
+            else self.fake.model
+        )
         if api == "gemini":
             model = self.path.split("/models/", 1)[-1].split(":", 1)[0] or model
-        writer = {"anthropic": _anthropic, "openai-chat": _chat, "openai-responses": _responses, "gemini": _gemini}[api]
+        writer = {
+            "anthropic": _anthropic,
+            "openai-chat": _chat,
+            "openai-responses": _responses,
+            "gemini": _gemini,
+        }[api]
         writer(self, stream, model, calls, self.fake.final_text)
 
     def _read_chunked(self) -> bytes:
@@ -440,7 +576,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def event(self, data: Any, name: str | None = None) -> None:
-        text = (f"event: {name}\n" if name else "") + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+        text = (
+            f"event: {name}\n" if name else ""
+        ) + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
         self.wfile.write(text.encode())
         self.wfile.flush()
 
@@ -461,58 +599,146 @@ def _wants_stream(api: str | None, path: str, body: Any) -> bool:
 
 # -- the four wire formats ------------------------------------------------------------------------
 
-USAGE_ANTHROPIC = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+USAGE_ANTHROPIC = {
+    "input_tokens": 10,
+    "output_tokens": 5,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
 
 
 def _anthropic(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
     msg_id = f"msg_{uuid.uuid4().hex[:20]}"
-    blocks = [{"type": "tool_use", "id": (c.id + cid[5:]) if c.id == SEARCH_ID else cid.replace("call_", "toolu_"),
-               "name": t.call_name, "input": c.arguments} for c, t, cid in calls]
+    blocks = [
+        {
+            "type": "tool_use",
+            "id": (c.id + cid[5:]) if c.id == SEARCH_ID else cid.replace("call_", "toolu_"),
+            "name": t.call_name,
+            "input": c.arguments,
+        }
+        for c, t, cid in calls
+    ]
     if not blocks:
         blocks = [{"type": "text", "text": final}]
     stop = "tool_use" if calls else "end_turn"
-    message = {"id": msg_id, "type": "message", "role": "assistant", "model": model, "content": blocks,
-               "stop_reason": stop, "stop_sequence": None, "usage": USAGE_ANTHROPIC}
+    message = {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": USAGE_ANTHROPIC,
+    }
     if not stream:
         h._json(200, message)
         return
     h.start_sse()
-    h.event({"type": "message_start", "message": {**message, "content": [], "stop_reason": None,
-                                                  "usage": {**USAGE_ANTHROPIC, "output_tokens": 1}}}, "message_start")
+    h.event(
+        {
+            "type": "message_start",
+            "message": {
+                **message,
+                "content": [],
+                "stop_reason": None,
+                "usage": {**USAGE_ANTHROPIC, "output_tokens": 1},
+            },
+        },
+        "message_start",
+    )
     for i, b in enumerate(blocks):
         if b["type"] == "text":
-            h.event({"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}, "content_block_start")
-            h.event({"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": b["text"]}}, "content_block_delta")
+            h.event(
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                "content_block_start",
+            )
+            h.event(
+                {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "text_delta", "text": b["text"]},
+                },
+                "content_block_delta",
+            )
         else:
-            h.event({"type": "content_block_start", "index": i,
-                     "content_block": {"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}}, "content_block_start")
-            h.event({"type": "content_block_delta", "index": i,
-                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}}, "content_block_delta")
+            h.event(
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": b["id"],
+                        "name": b["name"],
+                        "input": {},
+                    },
+                },
+                "content_block_start",
+            )
+            h.event(
+                {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])},
+                },
+                "content_block_delta",
+            )
         h.event({"type": "content_block_stop", "index": i}, "content_block_stop")
-    h.event({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-             "usage": {"output_tokens": 5}}, "message_delta")
+    h.event(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
+        "message_delta",
+    )
     h.event({"type": "message_stop"}, "message_stop")
 
 
 def _chat(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
     cid0 = f"chatcmpl-{uuid.uuid4().hex[:20]}"
     created = int(time.time())
-    tool_calls = [{"id": cid, "type": "function", "function": {"name": t.call_name, "arguments": json.dumps(c.arguments)}}
-                  for c, t, cid in calls]
+    tool_calls = [
+        {
+            "id": cid,
+            "type": "function",
+            "function": {"name": t.call_name, "arguments": json.dumps(c.arguments)},
+        }
+        for c, t, cid in calls
+    ]
     finish = "tool_calls" if calls else "stop"
     usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     if not stream:
         message: dict = {"role": "assistant", "content": None if calls else final}
         if tool_calls:
             message["tool_calls"] = tool_calls
-        h._json(200, {"id": cid0, "object": "chat.completion", "created": created, "model": model,
-                      "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+        h._json(
+            200,
+            {
+                "id": cid0,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            },
+        )
         return
     h.start_sse()
 
     def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> dict:
-        return {"id": cid0, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+        return {
+            "id": cid0,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            **extra,
+        }
 
     h.event(chunk({"role": "assistant", "content": ""}))
     if calls:
@@ -521,7 +747,16 @@ def _chat(h: _Handler, stream: bool, model: str, calls: list, final: str) -> Non
     else:
         h.event(chunk({"content": final}))
     h.event(chunk({}, finish))
-    h.event({"id": cid0, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": usage})
+    h.event(
+        {
+            "id": cid0,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": usage,
+        }
+    )
     h.event("[DONE]")
 
 
@@ -529,48 +764,131 @@ def _responses(h: _Handler, stream: bool, model: str, calls: list, final: str) -
     rid = f"resp_{uuid.uuid4().hex[:20]}"
     output = []
     for c, t, cid in calls:
-        item = {"type": "function_call", "id": f"fc_{cid}", "call_id": cid, "name": t.call_name,
-                "arguments": json.dumps(c.arguments), "status": "completed"}
+        item = {
+            "type": "function_call",
+            "id": f"fc_{cid}",
+            "call_id": cid,
+            "name": t.call_name,
+            "arguments": json.dumps(c.arguments),
+            "status": "completed",
+        }
         if t.namespace:
             item["namespace"] = t.namespace
         output.append(item)
     if not calls:
-        output.append({"type": "message", "id": f"msg_{uuid.uuid4().hex[:12]}", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": final, "annotations": []}]})
-    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
-             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
-    response = {"id": rid, "object": "response", "created_at": int(time.time()), "status": "completed", "model": model,
-                "output": output, "usage": usage, "error": None, "incomplete_details": None}
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{uuid.uuid4().hex[:12]}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": final, "annotations": []}],
+            }
+        )
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 15,
+    }
+    response = {
+        "id": rid,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": model,
+        "output": output,
+        "usage": usage,
+        "error": None,
+        "incomplete_details": None,
+    }
     if not stream:
         h._json(200, response)
         return
     h.start_sse()
     seq = iter(range(10_000))
-    h.event({"type": "response.created", "sequence_number": next(seq),
-             "response": {**response, "status": "in_progress", "output": []}}, "response.created")
+    h.event(
+        {
+            "type": "response.created",
+            "sequence_number": next(seq),
+            "response": {**response, "status": "in_progress", "output": []},
+        },
+        "response.created",
+    )
     for i, item in enumerate(output):
-        h.event({"type": "response.output_item.added", "sequence_number": next(seq), "output_index": i,
-                 "item": {**item, "status": "in_progress"}}, "response.output_item.added")
+        h.event(
+            {
+                "type": "response.output_item.added",
+                "sequence_number": next(seq),
+                "output_index": i,
+                "item": {**item, "status": "in_progress"},
+            },
+            "response.output_item.added",
+        )
         if item["type"] == "function_call":
-            h.event({"type": "response.function_call_arguments.delta", "sequence_number": next(seq), "output_index": i,
-                     "item_id": item["id"], "delta": item["arguments"]}, "response.function_call_arguments.delta")
-            h.event({"type": "response.function_call_arguments.done", "sequence_number": next(seq), "output_index": i,
-                     "item_id": item["id"], "arguments": item["arguments"]}, "response.function_call_arguments.done")
+            h.event(
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "sequence_number": next(seq),
+                    "output_index": i,
+                    "item_id": item["id"],
+                    "delta": item["arguments"],
+                },
+                "response.function_call_arguments.delta",
+            )
+            h.event(
+                {
+                    "type": "response.function_call_arguments.done",
+                    "sequence_number": next(seq),
+                    "output_index": i,
+                    "item_id": item["id"],
+                    "arguments": item["arguments"],
+                },
+                "response.function_call_arguments.done",
+            )
         else:
-            h.event({"type": "response.output_text.delta", "sequence_number": next(seq), "output_index": i,
-                     "item_id": item["id"], "content_index": 0, "delta": final}, "response.output_text.delta")
-        h.event({"type": "response.output_item.done", "sequence_number": next(seq), "output_index": i, "item": item},
-                "response.output_item.done")
-    h.event({"type": "response.completed", "sequence_number": next(seq), "response": response}, "response.completed")
+            h.event(
+                {
+                    "type": "response.output_text.delta",
+                    "sequence_number": next(seq),
+                    "output_index": i,
+                    "item_id": item["id"],
+                    "content_index": 0,
+                    "delta": final,
+                },
+                "response.output_text.delta",
+            )
+        h.event(
+            {
+                "type": "response.output_item.done",
+                "sequence_number": next(seq),
+                "output_index": i,
+                "item": item,
+            },
+            "response.output_item.done",
+        )
+    h.event(
+        {"type": "response.completed", "sequence_number": next(seq), "response": response},
+        "response.completed",
+    )
 
 
 def _gemini(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
-    parts = [{"functionCall": {"name": t.call_name, "args": c.arguments, "id": cid}} for c, t, cid in calls]
+    parts = [
+        {"functionCall": {"name": t.call_name, "args": c.arguments, "id": cid}}
+        for c, t, cid in calls
+    ]
     if not parts:
         parts = [{"text": final}]
-    doc = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-           "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-           "modelVersion": model, "responseId": uuid.uuid4().hex[:16]}
+    doc = {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": model,
+        "responseId": uuid.uuid4().hex[:16],
+    }
     if not stream:
         h._json(200, doc)
         return

@@ -32,8 +32,20 @@ from matrix.yamlfile import load_yaml_checked
 
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "gemini")
 PLACEHOLDERS = (
-    "model_url", "home", "workdir", "install", "python", "server_name", "server_command_json",
-    "server_command", "server_args_json", "server_url", "prompt", "client", "repo", "tap_log",
+    "model_url",
+    "home",
+    "workdir",
+    "install",
+    "python",
+    "server_name",
+    "server_command_json",
+    "server_command",
+    "server_args_json",
+    "server_url",
+    "prompt",
+    "client",
+    "repo",
+    "tap_log",
 )
 DEFAULT_PROMPT = "Call each of the available probe tools once, with the arguments you are given."
 INSTALL_TIMEOUT = 900.0
@@ -135,13 +147,24 @@ def load_recipe(name_or_path: str) -> Recipe:
     data = load_yaml_checked(path, RECIPE_SCHEMA, noun="harness recipe")
     install = data["install"]
     return Recipe(
-        profile=data["profile"], client=data["client"], kind=data["kind"], version=str(data["version"]),
-        provider=data["provider"], run=tuple(data["run"]), npm=tuple(install.get("npm", ())),
-        pip=tuple(install.get("pip", ())), binary=data.get("binary", ""),
-        version_command=tuple(data.get("version_command", ())), files=dict(data.get("files", {})),
-        env=dict(data.get("env", {})), timeout=float(data.get("timeout", 180)),
-        transport=data.get("transport", "stdio"), server_name=data.get("server_name", "probe"),
-        prompt=data.get("prompt", DEFAULT_PROMPT), notes=data.get("notes", ""), source=str(path),
+        profile=data["profile"],
+        client=data["client"],
+        kind=data["kind"],
+        version=str(data["version"]),
+        provider=data["provider"],
+        run=tuple(data["run"]),
+        npm=tuple(install.get("npm", ())),
+        pip=tuple(install.get("pip", ())),
+        binary=data.get("binary", ""),
+        version_command=tuple(data.get("version_command", ())),
+        files=dict(data.get("files", {})),
+        env=dict(data.get("env", {})),
+        timeout=float(data.get("timeout", 180)),
+        transport=data.get("transport", "stdio"),
+        server_name=data.get("server_name", "probe"),
+        prompt=data.get("prompt", DEFAULT_PROMPT),
+        notes=data.get("notes", ""),
+        source=str(path),
         cache=install.get("cache", ""),
     )
 
@@ -160,7 +183,10 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("MCP_MATRIX_CACHE", Path.home() / ".cache" / "mcp-matrix")) / "calibrate"
+    return (
+        Path(os.environ.get("MCP_MATRIX_CACHE", Path.home() / ".cache" / "mcp-matrix"))
+        / "calibrate"
+    )
 
 
 class InstallError(MeasureError):
@@ -182,13 +208,24 @@ def install(recipe: Recipe, root: Path | None = None, log=None) -> Path:
         if recipe.npm:
             if not (folder / "package.json").exists():
                 (folder / "package.json").write_text('{"private": true}\n')
-            _install_step(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *recipe.npm],
-                          folder, recipe, "npm")
+            _install_step(
+                ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", *recipe.npm],
+                folder,
+                recipe,
+                "npm",
+            )
         if recipe.pip:
             venv = folder / "venv"
             if not (venv / "bin" / "python").exists():
                 _install_step([sys.executable, "-m", "venv", str(venv)], folder, recipe, "venv")
-            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            pip = [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+            ]
             _install_step(pip + [_expand_repo(p) for p in recipe.pip], folder, recipe, "pip")
         marker.write_text(spec + "\n")
     return folder
@@ -209,9 +246,13 @@ def _expand_repo(item: str) -> str:
 
 def _install_step(argv: list[str], cwd: Path, recipe: Recipe, what: str) -> None:
     try:
-        done = subprocess.run(argv, check=False, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+        done = subprocess.run(
+            argv, check=False, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT
+        )
     except FileNotFoundError:
-        raise InstallError(f"cannot install {recipe.client} {recipe.version}: {argv[0]!r} is not on PATH") from None
+        raise InstallError(
+            f"cannot install {recipe.client} {recipe.version}: {argv[0]!r} is not on PATH"
+        ) from None
     except subprocess.TimeoutExpired:
         raise InstallError(
             f"installing {recipe.client} {recipe.version} with {what} took over {INSTALL_TIMEOUT:.0f} s "
@@ -260,13 +301,27 @@ class HarnessRun:
 def minimal_env(home: Path, extra: Mapping[str, str]) -> dict[str, str]:
     """The environment a run gets: enough to start node/python, nothing of the user's."""
     node_dir = str(Path(shutil.which("node") or "/usr/bin/node").parent)
-    path = os.pathsep.join(dict.fromkeys([str(Path(sys.executable).parent), node_dir, "/usr/local/bin", "/usr/bin", "/bin"]))
+    path = os.pathsep.join(
+        dict.fromkeys(
+            [str(Path(sys.executable).parent), node_dir, "/usr/local/bin", "/usr/bin", "/bin"]
+        )
+    )
     env = {
-        "PATH": path, "HOME": str(home), "USERPROFILE": str(home), "TMPDIR": str(home / "tmp"),
-        "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1", "NO_UPDATE_NOTIFIER": "1",
-        "NPM_CONFIG_UPDATE_NOTIFIER": "false", "DO_NOT_TRACK": "1", "PYTHONUNBUFFERED": "1",
+        "PATH": path,
+        "HOME": str(home),
+        "USERPROFILE": str(home),
+        "TMPDIR": str(home / "tmp"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "NO_UPDATE_NOTIFIER": "1",
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        "DO_NOT_TRACK": "1",
+        "PYTHONUNBUFFERED": "1",
     }
     env.update(extra)
     return env
@@ -275,8 +330,16 @@ def minimal_env(home: Path, extra: Mapping[str, str]) -> dict[str, str]:
 def client_version(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> str:
     """What ``CLIENT --version`` prints (first version-looking word), or ''."""
     try:
-        done = subprocess.run(list(argv), check=False, capture_output=True, text=True, timeout=60, env=dict(env), cwd=cwd,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            list(argv),
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     m = re.search(r"\d+\.\d+\.\d+[\w.+-]*", done.stdout + " " + done.stderr)
@@ -336,17 +399,32 @@ def run_recipe(
     model = FakeModel(calls, tools=tool_names).start()
     try:
         values = {
-            "model_url": model.url, "home": str(home), "workdir": str(workdir), "install": str(folder),
-            "python": str(folder / "venv" / "bin" / "python"), "server_name": recipe.server_name,
-            "prompt": recipe.prompt, "repo": str(REPO), "tap_log": str(tap_log),
+            "model_url": model.url,
+            "home": str(home),
+            "workdir": str(workdir),
+            "install": str(folder),
+            "python": str(folder / "venv" / "bin" / "python"),
+            "server_name": recipe.server_name,
+            "prompt": recipe.prompt,
+            "repo": str(REPO),
+            "tap_log": str(tap_log),
         }
         if server.url:
             http_tap = taps.HttpTap(server.url, tap_log).start()
-            values.update(server_url=http_tap.url, server_command_json="[]", server_command="", server_args_json="[]")
+            values.update(
+                server_url=http_tap.url,
+                server_command_json="[]",
+                server_command="",
+                server_args_json="[]",
+            )
         else:
             argv = taps.stdio_command(tap_log, list(server.argv))
-            values.update(server_url="", server_command_json=json.dumps(argv), server_command=argv[0],
-                          server_args_json=json.dumps(argv[1:]))
+            values.update(
+                server_url="",
+                server_command_json=json.dumps(argv),
+                server_command=argv[0],
+                server_args_json=json.dumps(argv[1:]),
+            )
         binary = fill(recipe.binary, values) if recipe.binary else ""
         values["client"] = " ".join(client_command) if client_command else binary
         run_argv = [fill(a, values) for a in recipe.run]
@@ -362,17 +440,28 @@ def run_recipe(
             env["PYTHONPATH"] = driver_pythonpath(tmp)
         version = recipe.version
         if client_command:
-            vcmd = list(client_command) + [fill(a, values) for a in (recipe.version_command[1:] or ("--version",))]
+            vcmd = list(client_command) + [
+                fill(a, values) for a in (recipe.version_command[1:] or ("--version",))
+            ]
             version = client_version(vcmd, env, str(workdir)) or "unknown"
         out_path, err_path = tmp / "stdout", tmp / "stderr"
         limit = timeout or recipe.timeout
         start = time.monotonic()
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
-                proc = subprocess.Popen(run_argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=err, start_new_session=True)
+                proc = subprocess.Popen(
+                    run_argv,
+                    cwd=workdir,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
             except OSError as exc:
-                raise MeasureError(f"cannot start {recipe.client}: {run_argv[0]!r}: {exc.strerror or exc}") from None
+                raise MeasureError(
+                    f"cannot start {recipe.client}: {run_argv[0]!r}: {exc.strerror or exc}"
+                ) from None
             timed_out = False
             try:
                 proc.wait(timeout=limit)
@@ -382,9 +471,17 @@ def run_recipe(
                 kill_group(proc)
         seconds = time.monotonic() - start
         return HarnessRun(
-            recipe=recipe, client_version=version, argv=run_argv, returncode=None if timed_out else proc.returncode,
-            timed_out=timed_out, seconds=round(seconds, 2), stdout=_tail(out_path), stderr=_tail(err_path),
-            requests=model.requests_json(), tap=taps.read_log(tap_log), workdir=str(tmp),
+            recipe=recipe,
+            client_version=version,
+            argv=run_argv,
+            returncode=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            seconds=round(seconds, 2),
+            stdout=_tail(out_path),
+            stderr=_tail(err_path),
+            requests=model.requests_json(),
+            tap=taps.read_log(tap_log),
+            workdir=str(tmp),
         )
     finally:
         model.close()
@@ -425,8 +522,13 @@ def driver_pythonpath(tmp: Path) -> str:
 
 def start_http_server(argv: Sequence[str], timeout: float = 30.0) -> tuple[subprocess.Popen, str]:
     """Start a server that prints ``MCP_MATRIX_LISTENING <url>``; return it and its URL."""
-    proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        list(argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + timeout
     assert proc.stdout is not None
     import selectors
@@ -442,7 +544,9 @@ def start_http_server(argv: Sequence[str], timeout: float = 30.0) -> tuple[subpr
         if line.startswith("MCP_MATRIX_LISTENING "):
             return proc, line.split(None, 1)[1].strip()
     kill_group(proc)
-    raise MeasureError(f"the HTTP server {argv[0]!r} did not announce its URL within {timeout:.0f} s")
+    raise MeasureError(
+        f"the HTTP server {argv[0]!r} did not announce its URL within {timeout:.0f} s"
+    )
 
 
 def parse_driver_line(stdout: str) -> dict[str, Any] | None:

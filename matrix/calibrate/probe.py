@@ -18,16 +18,27 @@ from typing import Any
 from matrix.calibrate.fake_model import ScriptedCall
 
 READ_ONLY = {"readOnlyHint": True}
-LONG_DESCRIPTION = "Reads one probe value. " + "This sentence pads the description. " * 60  # ~2.2k chars
+LONG_DESCRIPTION = (
+    "Reads one probe value. " + "This sentence pads the description. " * 60
+)  # ~2.2k chars
 LONG_NAME = "probe_" + "very_long_tool_name_" * 3 + "end"  # 69 characters
 
 
 def _tool(name: str, schema: Any, description: str = "Probe tool.", **extra: Any) -> dict:
-    return {"name": name, "description": description, "inputSchema": schema, "annotations": READ_ONLY, **extra}
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": schema,
+        "annotations": READ_ONLY,
+        **extra,
+    }
 
 
-CONTROL = _tool("control", {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
-                "Control tool: a plain schema every client shows as it is.")
+CONTROL = _tool(
+    "control",
+    {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    "Control tool: a plain schema every client shows as it is.",
+)
 CONTROL_CALL = ScriptedCall("control", {"q": "hello"})
 
 
@@ -43,13 +54,22 @@ class ProbeSet:
 
     def snapshot_doc(self) -> dict:
         """The set as a snapshot document (``matrix.snapshot``), for the discovery simulation."""
-        pages = [list(self.tools)] if not self.page_size else [
-            list(self.tools[i:i + self.page_size]) for i in range(0, len(self.tools), self.page_size)]
+        pages = (
+            [list(self.tools)]
+            if not self.page_size
+            else [
+                list(self.tools[i : i + self.page_size])
+                for i in range(0, len(self.tools), self.page_size)
+            ]
+        )
         return {
             "format": "mcp-matrix-snapshot",
             "target": {"kind": "probe", "probe_set": self.id},
-            "initialize": {"protocolVersion": "2025-11-25", "serverInfo": {"name": "mcp-matrix-probe", "version": "1"},
-                           "capabilities": {"tools": {"listChanged": False}}},
+            "initialize": {
+                "protocolVersion": "2025-11-25",
+                "serverInfo": {"name": "mcp-matrix-probe", "version": "1"},
+                "capabilities": {"tools": {"listChanged": False}},
+            },
             "pages": [{"tools": p} for p in pages],
         }
 
@@ -57,8 +77,16 @@ class ProbeSet:
 ARGS_SCHEMA = {
     "type": "object",
     "properties": {
-        "items": {"type": "array", "items": {"type": "integer"}, "description": "A list of integers."},
-        "options": {"type": "object", "properties": {"mode": {"type": "string"}}, "description": "An object."},
+        "items": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "A list of integers.",
+        },
+        "options": {
+            "type": "object",
+            "properties": {"mode": {"type": "string"}},
+            "description": "An object.",
+        },
         "flag": {"type": "boolean"},
         "note": {"type": "string", "description": "Optional note; the call sends null."},
         "ratio": {"type": "number"},
@@ -66,36 +94,108 @@ ARGS_SCHEMA = {
     },
     "required": ["items"],
 }
-ARGS_CALL = {"items": [1, 2, 3], "options": {"mode": "fast"}, "flag": True, "note": None, "ratio": 1.0, "count": 3,
-             "unknown_key": "kept?"}
+ARGS_CALL = {
+    "items": [1, 2, 3],
+    "options": {"mode": "fast"},
+    "flag": True,
+    "note": None,
+    "ratio": 1.0,
+    "count": 3,
+    "unknown_key": "kept?",
+}
 
 CORE_TOOLS = (
     CONTROL,
     _tool("args", ARGS_SCHEMA, "Takes every JSON type; the call adds a null and an unknown key."),
-    _tool("stringified", {"type": "object", "properties": {
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "meta": {"type": "object", "properties": {"k": {"type": "string"}}}},
-        "required": ["tags"]}, "The call sends the array and the object as JSON strings."),
+    _tool(
+        "stringified",
+        {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "meta": {"type": "object", "properties": {"k": {"type": "string"}}},
+            },
+            "required": ["tags"],
+        },
+        "The call sends the array and the object as JSON strings.",
+    ),
     _tool("nullable", {"type": "object", "properties": {"maybe": {"type": ["string", "null"]}}}),
     _tool("no_items", {"type": "object", "properties": {"list": {"type": "array"}}}),
-    _tool("refs", {"type": "object", "properties": {"point": {"$ref": "#/$defs/Point"}},
-                   "$defs": {"Point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}}}),
-    _tool("keywords", {
-        "$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "title": "KeywordsInput",
-        "additionalProperties": False,
-        "properties": {
-            "email": {"type": "string", "format": "email", "minLength": 3, "maxLength": 80, "pattern": "^.+@.+$"},
-            "size": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5, "examples": [3]},
-            "kind": {"type": "string", "enum": ["a", "b"], "const": "a"},
-        }}),
-    _tool("tuple", {"type": "object", "properties": {"pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}}}),
-    _tool("long_description", {"type": "object", "properties": {"q": {"type": "string", "description": "x" * 1500}}},
-          LONG_DESCRIPTION),
-    _tool("required_missing", {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "ghost"]}),
+    _tool(
+        "refs",
+        {
+            "type": "object",
+            "properties": {"point": {"$ref": "#/$defs/Point"}},
+            "$defs": {
+                "Point": {
+                    "type": "object",
+                    "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                }
+            },
+        },
+    ),
+    _tool(
+        "keywords",
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "title": "KeywordsInput",
+            "additionalProperties": False,
+            "properties": {
+                "email": {
+                    "type": "string",
+                    "format": "email",
+                    "minLength": 3,
+                    "maxLength": 80,
+                    "pattern": "^.+@.+$",
+                },
+                "size": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 10,
+                    "default": 5,
+                    "examples": [3],
+                },
+                "kind": {"type": "string", "enum": ["a", "b"], "const": "a"},
+            },
+        },
+    ),
+    _tool(
+        "tuple",
+        {
+            "type": "object",
+            "properties": {
+                "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}
+            },
+        },
+    ),
+    _tool(
+        "long_description",
+        {"type": "object", "properties": {"q": {"type": "string", "description": "x" * 1500}}},
+        LONG_DESCRIPTION,
+    ),
+    _tool(
+        "required_missing",
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "ghost"]},
+    ),
     _tool("no_properties", {"type": "object"}, "No properties key at all."),
-    _tool("nested_anyof", {"type": "object", "properties": {"v": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                                                            "w": {"oneOf": [{"type": "string"}, {"type": "boolean"}]}}}),
-    _tool("additional", {"type": "object", "properties": {"o": {"type": "object", "additionalProperties": {"type": "string"}}}}),
+    _tool(
+        "nested_anyof",
+        {
+            "type": "object",
+            "properties": {
+                "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "w": {"oneOf": [{"type": "string"}, {"type": "boolean"}]},
+            },
+        },
+    ),
+    _tool(
+        "additional",
+        {
+            "type": "object",
+            "properties": {"o": {"type": "object", "additionalProperties": {"type": "string"}}},
+        },
+    ),
 )
 CORE_CALLS = (
     CONTROL_CALL,
@@ -109,71 +209,197 @@ CORE_CALLS = (
 )
 
 
-def _hazard(id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0) -> ProbeSet:
+def _hazard(
+    id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0
+) -> ProbeSet:
     calls = (CONTROL_CALL,) + ((call,) if call else ())
     return ProbeSet(id, summary, (CONTROL, tool), calls, page_size)
 
 
-PROBE_SETS: dict[str, ProbeSet] = {s.id: s for s in (
-    ProbeSet("core", "per-tool schema rewrites and per-argument call behaviours", CORE_TOOLS, CORE_CALLS),
-    ProbeSet("root-anyof", "root anyOf/oneOf/allOf (Anthropic API 400, Claude Code drop or rewrite)",
-             (CONTROL,
-              _tool("root_anyof", {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
-                                   "anyOf": [{"required": ["id"]}, {"required": ["name"]}]}, "Find by id or name."),
-              _tool("root_oneof", {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
-                                   "required": ["a"], "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
-              _tool("root_allof", {"type": "object", "properties": {"a": {"type": "string"}},
-                                   "allOf": [{"required": ["a"]}]}),
-              _tool("root_anyof_shapes", {"type": "object", "anyOf": [
-                  {"properties": {"a": {"type": "string"}}, "required": ["a"]},
-                  {"properties": {"b": {"type": "integer"}}, "required": ["b"]}]})),
-             (CONTROL_CALL, ScriptedCall("root_anyof", {"id": "42"}), ScriptedCall("root_oneof", {"a": "x"}),
-              ScriptedCall("root_allof", {"a": "x"}), ScriptedCall("root_anyof_shapes", {"b": 2}))),
-    _hazard("root-not-object", "a root that is not type object (TS SDK gate)",
-            _tool("root_string", {"type": "string"})),
-    _hazard("no-type", "an inputSchema without type (Python SDK gate)",
-            _tool("no_type", {"properties": {"q": {"type": "string"}}}), ScriptedCall("no_type", {"q": "x"})),
-    _hazard("output-schema", "an outputSchema that is not an object",
-            _tool("array_output", {"type": "object", "properties": {}}, outputSchema={"type": "array"})),
-    _hazard("long-name", "a 69-character tool name (64-character API limits, hashing, ellipsis)",
-            _tool(LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}}), ScriptedCall(LONG_NAME, {"q": "x"})),
-    _hazard("dotted-name", "a name with a dot (API name patterns)",
+PROBE_SETS: dict[str, ProbeSet] = {
+    s.id: s
+    for s in (
+        ProbeSet(
+            "core",
+            "per-tool schema rewrites and per-argument call behaviours",
+            CORE_TOOLS,
+            CORE_CALLS,
+        ),
+        ProbeSet(
+            "root-anyof",
+            "root anyOf/oneOf/allOf (Anthropic API 400, Claude Code drop or rewrite)",
+            (
+                CONTROL,
+                _tool(
+                    "root_anyof",
+                    {
+                        "type": "object",
+                        "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                        "anyOf": [{"required": ["id"]}, {"required": ["name"]}],
+                    },
+                    "Find by id or name.",
+                ),
+                _tool(
+                    "root_oneof",
+                    {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                        "required": ["a"],
+                        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+                    },
+                ),
+                _tool(
+                    "root_allof",
+                    {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}},
+                        "allOf": [{"required": ["a"]}],
+                    },
+                ),
+                _tool(
+                    "root_anyof_shapes",
+                    {
+                        "type": "object",
+                        "anyOf": [
+                            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+                            {"properties": {"b": {"type": "integer"}}, "required": ["b"]},
+                        ],
+                    },
+                ),
+            ),
+            (
+                CONTROL_CALL,
+                ScriptedCall("root_anyof", {"id": "42"}),
+                ScriptedCall("root_oneof", {"a": "x"}),
+                ScriptedCall("root_allof", {"a": "x"}),
+                ScriptedCall("root_anyof_shapes", {"b": 2}),
+            ),
+        ),
+        _hazard(
+            "root-not-object",
+            "a root that is not type object (TS SDK gate)",
+            _tool("root_string", {"type": "string"}),
+        ),
+        _hazard(
+            "no-type",
+            "an inputSchema without type (Python SDK gate)",
+            _tool("no_type", {"properties": {"q": {"type": "string"}}}),
+            ScriptedCall("no_type", {"q": "x"}),
+        ),
+        _hazard(
+            "output-schema",
+            "an outputSchema that is not an object",
+            _tool(
+                "array_output", {"type": "object", "properties": {}}, outputSchema={"type": "array"}
+            ),
+        ),
+        _hazard(
+            "long-name",
+            "a 69-character tool name (64-character API limits, hashing, ellipsis)",
+            _tool(LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}}),
+            ScriptedCall(LONG_NAME, {"q": "x"}),
+        ),
+        _hazard(
+            "dotted-name",
+            "a name with a dot (API name patterns)",
             _tool("probe.dotted", {"type": "object", "properties": {"q": {"type": "string"}}}),
-            ScriptedCall("probe.dotted", {"q": "x"})),
-    _hazard("ref-cycle", "a recursive $ref (inliners, depth limits)",
-            _tool("ref_cycle", {"type": "object", "properties": {"node": {"$ref": "#/$defs/Node"}},
-                                "$defs": {"Node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Node"}}}}}),
-            ScriptedCall("ref_cycle", {"node": {"child": {}}})),
-    ProbeSet("paged", "three tools on three tools/list pages (clients that read only the first)",
-             (CONTROL, _tool("page_two", {"type": "object", "properties": {}}), _tool("page_three", {"type": "object", "properties": {}})),
-             (CONTROL_CALL,), page_size=1),
-    ProbeSet("many", "130 tools (tool-count caps)",
-             (CONTROL,) + tuple(_tool(f"many_{i:03d}", {"type": "object", "properties": {}}) for i in range(129)),
-             (CONTROL_CALL,)),
-)}
+            ScriptedCall("probe.dotted", {"q": "x"}),
+        ),
+        _hazard(
+            "ref-cycle",
+            "a recursive $ref (inliners, depth limits)",
+            _tool(
+                "ref_cycle",
+                {
+                    "type": "object",
+                    "properties": {"node": {"$ref": "#/$defs/Node"}},
+                    "$defs": {
+                        "Node": {
+                            "type": "object",
+                            "properties": {"child": {"$ref": "#/$defs/Node"}},
+                        }
+                    },
+                },
+            ),
+            ScriptedCall("ref_cycle", {"node": {"child": {}}}),
+        ),
+        ProbeSet(
+            "paged",
+            "three tools on three tools/list pages (clients that read only the first)",
+            (
+                CONTROL,
+                _tool("page_two", {"type": "object", "properties": {}}),
+                _tool("page_three", {"type": "object", "properties": {}}),
+            ),
+            (CONTROL_CALL,),
+            page_size=1,
+        ),
+        ProbeSet(
+            "many",
+            "130 tools (tool-count caps)",
+            (CONTROL,)
+            + tuple(
+                _tool(f"many_{i:03d}", {"type": "object", "properties": {}}) for i in range(129)
+            ),
+            (CONTROL_CALL,),
+        ),
+    )
+}
 
 # Which probe set makes each registry behaviour visible (a test keeps this complete).
 PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
-    "pagination": ("paged",), "max-tools": ("many",), "combined-name-limit": ("long-name",),
-    "root-combinators": ("root-anyof",), "ts-sdk-gate": ("root-not-object", "output-schema"),
-    "lenient-sdk-gate": ("root-not-object", "output-schema"), "tool-name": ("long-name", "dotted-name", "core"),
-    "server-name": ("core",), "ref-cycles": ("ref-cycle",), "resolve-refs": ("core", "ref-cycle"),
-    "strip-defs": ("core",), "metaschema-validate": ("core",), "coerce-object-root": ("root-not-object",),
-    "insert-properties": ("core", "no-type"), "array-items-required": ("core",), "nullable-type-arrays": ("core",),
-    "tuple-items-to-anyof": ("core",), "truncate-descriptions": ("core",), "prune-required": ("core",),
-    "strip-keywords": ("core",), "keep-keywords": ("core",), "forbid-keywords": ("core",),
-    "force-additional-properties-false": ("core",), "codex-sanitize": ("core",), "openai-strict": ("core",),
-    "adk-gemini-schema": ("core",), "litellm-vertex": ("core",), "vercel-google-openapi": ("core",),
-    "cline-native-flatten": ("core",), "roo-normalize": ("core",), "zed-adapt": ("core",),
-    "pass-through": ("core",), "cache-tools": (), "stringify-arguments": ("core",),
-    "strip-unknown-arguments": ("core",), "drop-nulls": ("core",), "client-validate": ("core",),
-    "default-arguments": ("core",), "add-meta": ("core",), "new-session-per-call": ("core",),
-    "require-structured-content": ("output-schema",), "result-size-cap": (),
-    "describe-root-combinators": ("root-anyof",), "truncate-tool-description": ("core",),
-    "forbid-tuple-items": ("core",), "parse-stringified-arguments": ("core",), "add-property": ("core",),
+    "pagination": ("paged",),
+    "max-tools": ("many",),
+    "combined-name-limit": ("long-name",),
+    "root-combinators": ("root-anyof",),
+    "ts-sdk-gate": ("root-not-object", "output-schema"),
+    "lenient-sdk-gate": ("root-not-object", "output-schema"),
+    "tool-name": ("long-name", "dotted-name", "core"),
+    "server-name": ("core",),
+    "ref-cycles": ("ref-cycle",),
+    "resolve-refs": ("core", "ref-cycle"),
+    "strip-defs": ("core",),
+    "metaschema-validate": ("core",),
+    "coerce-object-root": ("root-not-object",),
+    "insert-properties": ("core", "no-type"),
+    "array-items-required": ("core",),
+    "nullable-type-arrays": ("core",),
+    "tuple-items-to-anyof": ("core",),
+    "truncate-descriptions": ("core",),
+    "prune-required": ("core",),
+    "strip-keywords": ("core",),
+    "keep-keywords": ("core",),
+    "forbid-keywords": ("core",),
+    "force-additional-properties-false": ("core",),
+    "codex-sanitize": ("core",),
+    "openai-strict": ("core",),
+    "adk-gemini-schema": ("core",),
+    "litellm-vertex": ("core",),
+    "vercel-google-openapi": ("core",),
+    "cline-native-flatten": ("core",),
+    "roo-normalize": ("core",),
+    "zed-adapt": ("core",),
+    "pass-through": ("core",),
+    "cache-tools": (),
+    "stringify-arguments": ("core",),
+    "strip-unknown-arguments": ("core",),
+    "drop-nulls": ("core",),
+    "client-validate": ("core",),
+    "default-arguments": ("core",),
+    "add-meta": ("core",),
+    "new-session-per-call": ("core",),
+    "require-structured-content": ("output-schema",),
+    "result-size-cap": (),
+    "describe-root-combinators": ("root-anyof",),
+    "truncate-tool-description": ("core",),
+    "forbid-tuple-items": ("core",),
+    "parse-stringified-arguments": ("core",),
+    "add-property": ("core",),
     "omit-empty-parameters": ("paged", "many"),
-    "python-sdk-gate": ("root-not-object", "no-type", "output-schema"), "openai-agents-strict": ("core",),
-    "adk-fence-descriptions": ("core",), "pydantic-ai-openai-schema": ("core",),
+    "python-sdk-gate": ("root-not-object", "no-type", "output-schema"),
+    "openai-agents-strict": ("core",),
+    "adk-fence-descriptions": ("core",),
+    "pydantic-ai-openai-schema": ("core",),
     "langchain-genai-schema": ("core", "root-anyof", "many"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
@@ -188,7 +414,11 @@ def digest(probe: ProbeSet) -> str:
     import hashlib
     import json
 
-    doc = {"tools": list(probe.tools), "calls": [[c.tool, c.arguments] for c in probe.calls], "page": probe.page_size}
+    doc = {
+        "tools": list(probe.tools),
+        "calls": [[c.tool, c.arguments] for c in probe.calls],
+        "page": probe.page_size,
+    }
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -198,5 +428,8 @@ def get_set(set_id: str) -> ProbeSet:
     try:
         return PROBE_SETS[set_id]
     except KeyError:
-        raise InputError(f"unknown probe set {set_id!r}{did_you_mean(set_id, PROBE_SETS)}; "
-                         f"known: {', '.join(PROBE_SETS)}", where="--probe") from None
+        raise InputError(
+            f"unknown probe set {set_id!r}{did_you_mean(set_id, PROBE_SETS)}; "
+            f"known: {', '.join(PROBE_SETS)}",
+            where="--probe",
+        ) from None

@@ -72,16 +72,31 @@ def tap_summary(entries: list[dict]) -> dict:
 def observe(run: HarnessRun, probe: ProbeSet) -> dict:
     """Observations for one probe set from one run: tools as the model saw them, calls as the server got them."""
     api, tools = offered(run.requests)
-    listed = any(d == S2C and isinstance(m.get("result"), dict) and "tools" in m["result"] for d, m in messages(run.tap))
+    listed = any(
+        d == S2C and isinstance(m.get("result"), dict) and "tools" in m["result"]
+        for d, m in messages(run.tap)
+    )
     obs_tools: dict[str, dict] = {}
     for raw in probe.tools:
         name = raw["name"]
         hit = match_tool(tools, name)
-        obs_tools[name] = ({"present": True, "name": hit.name, "schema": hit.parameters, "description": hit.description}
-                           if hit else {"present": False})
+        obs_tools[name] = (
+            {
+                "present": True,
+                "name": hit.name,
+                "schema": hit.parameters,
+                "description": hit.description,
+            }
+            if hit
+            else {"present": False}
+        )
     sent: dict[str, list] = {}
     for direction, m in messages(run.tap):
-        if direction == C2S and m.get("method") == "tools/call" and isinstance(m.get("params"), dict):
+        if (
+            direction == C2S
+            and m.get("method") == "tools/call"
+            and isinstance(m.get("params"), dict)
+        ):
             p = m["params"]
             sent.setdefault(p.get("name"), []).append(p)
     calls = []
@@ -89,8 +104,16 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
         got = sent.get(c.tool) or []
         if got:
             p = got.pop(0)
-            calls.append({"tool": c.tool, "intended": c.arguments, "sent": True, "arguments": p.get("arguments"),
-                          "has_arguments": "arguments" in p, "meta": p.get("_meta")})
+            calls.append(
+                {
+                    "tool": c.tool,
+                    "intended": c.arguments,
+                    "sent": True,
+                    "arguments": p.get("arguments"),
+                    "has_arguments": "arguments" in p,
+                    "meta": p.get("_meta"),
+                }
+            )
         else:
             calls.append({"tool": c.tool, "intended": c.arguments, "sent": False})
     if not run.requests or not any(r.get("method") == "POST" for r in run.requests):
@@ -100,7 +123,13 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
     else:
         outcome = "ok"
     driver = parse_driver_line(run.stdout) if run.recipe.kind == "library" else None
-    if outcome == "no-model-request" and listed and driver and not driver.get("ok") and not driver.get("tools_seen"):
+    if (
+        outcome == "no-model-request"
+        and listed
+        and driver
+        and not driver.get("ok")
+        and not driver.get("tools_seen")
+    ):
         # a library that raised on the list it got (e.g. the Python SDK's gate): no tool reached
         # the model, which is an observation (every tool absent), not a run that failed to measure
         outcome = "list-failed"
@@ -112,7 +141,9 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
         "calls": calls,
         "driver": driver,
         "run": {"returncode": run.returncode, "timed_out": run.timed_out, "seconds": run.seconds},
-        "client_output_tail": _clean_tail(run.stderr if run.returncode else "") if outcome != "ok" else "",
+        "client_output_tail": _clean_tail(run.stderr if run.returncode else "")
+        if outcome != "ok"
+        else "",
         "tap": tap_summary(run.tap),
     }
 
@@ -121,7 +152,14 @@ def _clean_tail(text: str, limit: int = 1500) -> str:
     return text[-limit:]
 
 
-def new_record(profile: str, client: str, version: str, recipe: str, probe_sets: dict[str, dict], command: str = "") -> dict:
+def new_record(
+    profile: str,
+    client: str,
+    version: str,
+    recipe: str,
+    probe_sets: dict[str, dict],
+    command: str = "",
+) -> dict:
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -148,7 +186,9 @@ def record_path(profile: str, version: str) -> Path:
 def write_record(record: dict, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps(record, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8"
+    )
 
 
 def load_record(path: str | Path) -> dict:
@@ -162,8 +202,10 @@ def load_record(path: str | Path) -> dict:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f"not a calibration record (format is not {FORMAT!r})", where=str(path))
     if doc.get("version") != VERSION:
-        raise InputError(f"calibration record version {doc.get('version')!r}; this mcp-matrix reads {VERSION}",
-                         where=str(path))
+        raise InputError(
+            f"calibration record version {doc.get('version')!r}; this mcp-matrix reads {VERSION}",
+            where=str(path),
+        )
     return doc
 
 
@@ -189,5 +231,8 @@ def _version_key(v: str) -> tuple:
 
 def observed_evidence(record: dict, path: str, note: str) -> dict[str, Any]:
     """An ``observed`` evidence entry for a profile, citing this record."""
-    return {"level": "observed", "source": path,
-            "note": f"{record['client']} {record['client_version']}, {record['date']}: {note}"}
+    return {
+        "level": "observed",
+        "source": path,
+        "note": f"{record['client']} {record['client_version']}, {record['date']}: {note}",
+    }

@@ -14,8 +14,13 @@ def calibration_status(profile: Profile) -> dict | None:
         return None
     path, doc = found
     agree, total = agreement(record_drift(profile, doc, probe.PROBE_SETS))
-    return {"version": doc.get("client_version"), "date": doc.get("date"), "agree": agree, "cells": total,
-            "record": f"{path.parent.name}/{path.name}"}
+    return {
+        "version": doc.get("client_version"),
+        "date": doc.get("date"),
+        "agree": agree,
+        "cells": total,
+        "record": f"{path.parent.name}/{path.name}",
+    }
 
 
 def status_text(status: dict | None) -> str:

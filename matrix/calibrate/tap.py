@@ -32,7 +32,14 @@ from typing import IO, Any
 import httpx
 
 C2S, S2C = "c2s", "s2c"
-HOP_HEADERS = {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "accept-encoding"}
+HOP_HEADERS = {
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "accept-encoding",
+}
 
 
 class TapLog:
@@ -121,8 +128,12 @@ def run_stdio(log_path: str, argv: list[str]) -> int:
         log.close()
         sys.stderr.write(f"mcp-matrix tap: could not start {argv[0]!r}: {exc}\n")
         return 127
-    up = threading.Thread(target=_pump, args=(sys.stdin.buffer, child.stdin, log, C2S, True), daemon=True)
-    down = threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer, log, S2C, False), daemon=True)
+    up = threading.Thread(
+        target=_pump, args=(sys.stdin.buffer, child.stdin, log, C2S, True), daemon=True
+    )
+    down = threading.Thread(
+        target=_pump, args=(child.stdout, sys.stdout.buffer, log, S2C, False), daemon=True
+    )
     up.start()
     down.start()
     code = child.wait()
@@ -146,7 +157,9 @@ class HttpTap:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _TapHandler)
         self._server.daemon_threads = True
         self._server.tap = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="http-tap", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="http-tap", daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -230,7 +243,9 @@ class _TapHandler(BaseHTTPRequestHandler):
                     buf += chunk.decode("utf-8", "replace")
                     while "\n\n" in buf:
                         event, buf = buf.split("\n\n", 1)
-                        data = "\n".join(ln[5:].lstrip() for ln in event.splitlines() if ln.startswith("data:"))
+                        data = "\n".join(
+                            ln[5:].lstrip() for ln in event.splitlines() if ln.startswith("data:")
+                        )
                         tap.log.message(S2C, data, status=resp.status_code)
                 self._chunk(b"")
             except (OSError, httpx.HTTPError):
@@ -257,9 +272,13 @@ def stdio_command(log_path: str | Path, argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m matrix.calibrate.tap", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m matrix.calibrate.tap", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--log", required=True, help="JSON-lines log to append to")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS: the stdio server to start")
+    p.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- CMD ARGS: the stdio server to start"
+    )
     args = p.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:

@@ -31,17 +31,40 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Apply a release policy to a results file (or to a fresh run of a target) and print "
         "each checklist item as passed or failed with its evidence. Exit 1 when any item fails.",
     )
-    p.add_argument("results", nargs="?", metavar="RESULTS", help="a results file from `run --results`")
+    p.add_argument(
+        "results", nargs="?", metavar="RESULTS", help="a results file from `run --results`"
+    )
     add_target_options(p, positional=False)
-    p.add_argument("--policy", metavar="FILE", help="policy YAML, or a pyproject.toml with [tool.mcp-matrix]")
-    p.add_argument("--client", action="append", default=[], metavar="NAME", help="for a fresh run: only these profiles")
+    p.add_argument(
+        "--policy", metavar="FILE", help="policy YAML, or a pyproject.toml with [tool.mcp-matrix]"
+    )
+    p.add_argument(
+        "--client",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="for a fresh run: only these profiles",
+    )
     p.add_argument("--cases", metavar="FILE", help="for a fresh run: cases YAML")
-    p.add_argument("--baseline", metavar="SNAPSHOT", help="the baseline snapshot: what a fresh run's caching clients "
-                   "hold, and what the evolution items compare with (default: the policy's baseline)")
+    p.add_argument(
+        "--baseline",
+        metavar="SNAPSHOT",
+        help="the baseline snapshot: what a fresh run's caching clients "
+        "hold, and what the evolution items compare with (default: the policy's baseline)",
+    )
     p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR")
-    p.add_argument("-o", "--output", metavar="FILE", help="also write the checklist as Markdown (for a release PR)")
-    p.add_argument("--now", metavar="DATE", help="the date alias retirement is judged at (ISO 8601, e.g. 2026-11-04; "
-                   "default: now, UTC)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the checklist as Markdown (for a release PR)",
+    )
+    p.add_argument(
+        "--now",
+        metavar="DATE",
+        help="the date alias retirement is judged at (ISO 8601, e.g. 2026-11-04; "
+        "default: now, UTC)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -86,13 +109,31 @@ def fresh_run(args: argparse.Namespace, policy) -> list[dict]:
     from matrix.run import RunConfig, run_matrix
     from matrix.snapshot import load_snapshot
 
-    profiles = [p for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client) if not p.abstract]
+    profiles = [
+        p
+        for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
+        if not p.abstract
+    ]
     target = target_from(args, default_server=DEFAULT_SERVER)
-    cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
-    baseline = args.baseline or (policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None)
+    cases_path = (
+        Path(args.cases)
+        if args.cases
+        else (bundled_cases(target.server) if target.kind == "server" else None)
+    )
+    baseline = args.baseline or (
+        policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None
+    )
     writer = ResultsWriter(None, secrets=target.secrets())
-    run_matrix(RunConfig(target=target, profiles=profiles, cases=load_cases(cases_path) if cases_path else [],
-                         baseline=load_snapshot(baseline) if baseline else None, timeouts=timeouts_from(args)), writer)
+    run_matrix(
+        RunConfig(
+            target=target,
+            profiles=profiles,
+            cases=load_cases(cases_path) if cases_path else [],
+            baseline=load_snapshot(baseline) if baseline else None,
+            timeouts=timeouts_from(args),
+        ),
+        writer,
+    )
     return writer.events
 
 
@@ -104,39 +145,75 @@ def parse_now(value: str | None) -> _dt.datetime:
         return _dt.datetime.now(_dt.timezone.utc)
     moment = parse_timestamp(value)
     if moment is None:
-        raise InputError(f"expected an ISO 8601 date such as 2026-11-04 or 2026-11-04T09:00Z, got {value!r}", where="--now")
+        raise InputError(
+            f"expected an ISO 8601 date such as 2026-11-04 or 2026-11-04T09:00Z, got {value!r}",
+            where="--now",
+        )
     return moment
 
 
-def evolution(args: argparse.Namespace, policy: Policy, events: list[dict], target, now: _dt.datetime) -> list[Item]:
+def evolution(
+    args: argparse.Namespace, policy: Policy, events: list[dict], target, now: _dt.datetime
+) -> list[Item]:
     """The evolution items: the baseline compared with the new snapshot, alias replays against the target."""
     from matrix.profiles.loader import load_profiles, select_profiles
     from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
 
-    doc = next((e["snapshot"] for e in events if e.get("event") == "snapshot" and isinstance(e.get("snapshot"), dict)), None)
+    doc = next(
+        (
+            e["snapshot"]
+            for e in events
+            if e.get("event") == "snapshot" and isinstance(e.get("snapshot"), dict)
+        ),
+        None,
+    )
     new = Snapshot(doc, source="the results' snapshot") if doc else None
     if new is None and target is not None:
         new = Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
     if new is not None and new.error:
         new = None
-    baseline_file = args.baseline or (policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None)
+    baseline_file = args.baseline or (
+        policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None
+    )
     baseline = load_snapshot(baseline_file) if baseline_file else None
     loaded = load_profiles(extra_dirs=args.profiles_dir)
-    profiles = [p for p in select_profiles(loaded, list(policy.required_clients or ()) or args.client) if not p.abstract]
+    profiles = [
+        p
+        for p in select_profiles(loaded, list(policy.required_clients or ()) or args.client)
+        if not p.abstract
+    ]
 
     def alias_replay(rule: AliasRule) -> dict:
         from matrix.evolution.calls_file import calls_file, check_files, population_from_name
         from matrix.evolution.replay import Alias, ReplayConfig, replay
 
-        files = [calls_file(p, population_from_name(p) or "live", given_by=f"{policy.source}: aliases") for p in rule.calls]
+        files = [
+            calls_file(p, population_from_name(p) or "live", given_by=f"{policy.source}: aliases")
+            for p in rule.calls
+        ]
         check_files(files)
         alias = Alias(rule.tool, rule.old, rule.new)
-        report = replay(ReplayConfig(files=files, profiles=profiles, target=target, retries=0, timeouts=timeouts_from(args),
-                                     only=alias.used_by, alias=alias))
+        report = replay(
+            ReplayConfig(
+                files=files,
+                profiles=profiles,
+                target=target,
+                retries=0,
+                timeouts=timeouts_from(args),
+                only=alias.used_by,
+                alias=alias,
+            )
+        )
         return report.to_json()
 
-    return evolution_items(policy, new=new, baseline=baseline, profiles=profiles, now=now,
-                           alias_replay=alias_replay if target is not None else None)
+    return evolution_items(
+        policy,
+        new=new,
+        baseline=baseline,
+        profiles=profiles,
+        now=now,
+        alias_replay=alias_replay if target is not None else None,
+    )
 
 
 def _has_table(p: Path) -> bool:

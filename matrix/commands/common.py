@@ -16,21 +16,65 @@ from matrix.wire.session import Timeouts
 def add_target_options(parser: argparse.ArgumentParser, positional: bool = True) -> None:
     g = parser.add_argument_group("target (one of)")
     if positional:
-        g.add_argument("source", nargs="?", metavar="SNAPSHOT", help="a snapshot JSON file instead of a live target")
-    g.add_argument("--stdio", metavar="CMD", help='spawn a stdio server, e.g. --stdio "npx my-server --flag"')
-    g.add_argument("--http", metavar="URL", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp")
-    g.add_argument("--sse", metavar="URL", help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse")
-    g.add_argument("--server", metavar="NAME", help='a bundled reference server, e.g. memory or "memory --schema anyof"')
+        g.add_argument(
+            "source",
+            nargs="?",
+            metavar="SNAPSHOT",
+            help="a snapshot JSON file instead of a live target",
+        )
+    g.add_argument(
+        "--stdio", metavar="CMD", help='spawn a stdio server, e.g. --stdio "npx my-server --flag"'
+    )
+    g.add_argument(
+        "--http", metavar="URL", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp"
+    )
+    g.add_argument(
+        "--sse",
+        metavar="URL",
+        help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse",
+    )
+    g.add_argument(
+        "--server",
+        metavar="NAME",
+        help='a bundled reference server, e.g. memory or "memory --schema anyof"',
+    )
     o = parser.add_argument_group("target options")
-    o.add_argument("--header", action="append", default=[], metavar="K:V", help="HTTP header (repeatable); values are masked in output")
-    o.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for a stdio server (repeatable); values masked")
+    o.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="K:V",
+        help="HTTP header (repeatable); values are masked in output",
+    )
+    o.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="environment for a stdio server (repeatable); values masked",
+    )
     o.add_argument("--cwd", help="working directory for a stdio server")
-    o.add_argument("--inherit-env", action="store_true", help="pass this whole environment to a stdio server (default: a minimal set plus --env)")
-    o.add_argument("--server-transport", choices=("stdio", "http", "sse"), default="stdio", help="how to run a bundled server (default stdio; sse: legacy HTTP+SSE)")
-    o.add_argument("--name", default="", help="the server's name in the client config (used in prefixed tool names)")
+    o.add_argument(
+        "--inherit-env",
+        action="store_true",
+        help="pass this whole environment to a stdio server (default: a minimal set plus --env)",
+    )
+    o.add_argument(
+        "--server-transport",
+        choices=("stdio", "http", "sse"),
+        default="stdio",
+        help="how to run a bundled server (default stdio; sse: legacy HTTP+SSE)",
+    )
+    o.add_argument(
+        "--name",
+        default="",
+        help="the server's name in the client config (used in prefixed tool names)",
+    )
     t = parser.add_argument_group("timeouts (seconds)")
     d = Timeouts()
-    t.add_argument("--timeout-initialize", type=seconds, default=d.initialize, help=f"default {d.initialize}")
+    t.add_argument(
+        "--timeout-initialize", type=seconds, default=d.initialize, help=f"default {d.initialize}"
+    )
     t.add_argument("--timeout-list", type=seconds, default=d.list, help=f"default {d.list}")
     t.add_argument("--timeout-call", type=seconds, default=d.call, help=f"default {d.call}")
 
@@ -45,14 +89,20 @@ def seconds(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive, finite number of seconds, got {text!r}"
+        )
     if value > MAX_TIMEOUT:  # the OS refuses waits this long (1e300 s overflowed a queue wait)
-        raise argparse.ArgumentTypeError(f"expected at most {MAX_TIMEOUT:.0f} seconds (one day), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_TIMEOUT:.0f} seconds (one day), got {text!r}"
+        )
     return value
 
 
 def timeouts_from(args: argparse.Namespace) -> Timeouts:
-    return Timeouts(initialize=args.timeout_initialize, list=args.timeout_list, call=args.timeout_call)
+    return Timeouts(
+        initialize=args.timeout_initialize, list=args.timeout_list, call=args.timeout_call
+    )
 
 
 def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
@@ -67,20 +117,28 @@ def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
 
 def target_from(args: argparse.Namespace, default_server: str | None = None) -> Target | None:
     """The live target the options name, or None (e.g. a snapshot file was given)."""
-    chosen = [x for x in (args.stdio, args.http, getattr(args, "sse", None), args.server) if x is not None]
+    chosen = [
+        x for x in (args.stdio, args.http, getattr(args, "sse", None), args.server) if x is not None
+    ]
     if len(chosen) > 1:
         raise InputError("give only one of --stdio, --http, --sse, --server", where="target")
     headers = _pairs(args.header, ":", "--header")
     env = _pairs(args.env, "=", "--env")
     target = _target(args, headers, env, default_server)
     if target is not None:
-        protect(target.secrets(), json_stdout=json_stdout(args))  # one scrubber for every command's output
+        protect(
+            target.secrets(), json_stdout=json_stdout(args)
+        )  # one scrubber for every command's output
     return target
 
 
-def _target(args: argparse.Namespace, headers: dict, env: dict, default_server: str | None) -> Target | None:
+def _target(
+    args: argparse.Namespace, headers: dict, env: dict, default_server: str | None
+) -> Target | None:
     if args.stdio is not None:  # --stdio "" is an error, never the demo server
-        return Target.stdio(args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name)
+        return Target.stdio(
+            args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name
+        )
     if args.http is not None:
         return Target.http(args.http, headers=headers, name=args.name)
     if getattr(args, "sse", None) is not None:
@@ -97,15 +155,26 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
     """A snapshot: read from the positional file, or taken live from the target."""
     source = getattr(args, "source", None)
     if source:
-        if any(x is not None for x in (args.stdio, args.http, getattr(args, "sse", None), args.server)):
+        if any(
+            x is not None for x in (args.stdio, args.http, getattr(args, "sse", None), args.server)
+        ):
             raise InputError("give a snapshot file or a live target, not both", where=source)
         if not Path(source).exists():
             raise InputError("no such snapshot file", where=source)
         return load_snapshot(source)
     target = target_from(args, default_server)
     if target is None:
-        raise InputError("no target: give a SNAPSHOT file, --stdio CMD, --http URL, --sse URL or --server NAME", where="target")
+        raise InputError(
+            "no target: give a SNAPSHOT file, --stdio CMD, --http URL, --sse URL or --server NAME",
+            where="target",
+        )
     return Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
 
 
-__all__ = ["add_target_options", "is_snapshot_file", "snapshot_from", "target_from", "timeouts_from"]
+__all__ = [
+    "add_target_options",
+    "is_snapshot_file",
+    "snapshot_from",
+    "target_from",
+    "timeouts_from",
+]

@@ -24,10 +24,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         "print a tools x clients grid, with the reason for every cell that is not visible.",
     )
     add_target_options(p)
-    p.add_argument("--client", action="append", default=[], metavar="NAME", help="only these profiles (repeatable)")
-    p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs")
+    p.add_argument(
+        "--client",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only these profiles (repeatable)",
+    )
+    p.add_argument(
+        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
+    )
     p.add_argument("--json", action="store_true", help="machine output on stdout, nothing else")
-    p.add_argument("--verbose", "-v", action="store_true", help="also print every cell that is not visible, with its reason")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also print every cell that is not visible, with its reason",
+    )
     p.set_defaults(handler=run)
 
 
@@ -40,26 +53,46 @@ def run(args: argparse.Namespace) -> int:
         write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)
         return EXIT_UNMEASURABLE if snap.error else 0
     console = terminal_console(soft_wrap=True)
-    write_terminal(discovery_events(snap, views, profiles, args.name), console, verbose=args.verbose)
-    if snap.error:  # a target that could not be reached or listed is not "every profile ok, 0 tools"
+    write_terminal(
+        discovery_events(snap, views, profiles, args.name), console, verbose=args.verbose
+    )
+    if (
+        snap.error
+    ):  # a target that could not be reached or listed is not "every profile ok, 0 tools"
         return EXIT_UNMEASURABLE
     return 0
 
 
 def discovery_events(snap, views, profiles, name: str = "") -> list[dict]:
     """The views as the result events every writer reads (no calls: discovery only)."""
-    key = server_key({**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
-                     snap.doc.get("serverInfo"))
-    events: list[Event] = [RunStarted(
-        server=snap.doc.get("serverInfo"), server_key=key.to_json(),
-        profiles=tuple({"name": p.name, "client": p.client, "versions": p.versions,
-                        "required_by_default": p.required_by_default} for p in profiles if not p.abstract),
-    )]
+    key = server_key(
+        {**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
+        snap.doc.get("serverInfo"),
+    )
+    events: list[Event] = [
+        RunStarted(
+            server=snap.doc.get("serverInfo"),
+            server_key=key.to_json(),
+            profiles=tuple(
+                {
+                    "name": p.name,
+                    "client": p.client,
+                    "versions": p.versions,
+                    "required_by_default": p.required_by_default,
+                }
+                for p in profiles
+                if not p.abstract
+            ),
+        )
+    ]
     events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
     error = None
     if snap.error:
-        error = {**snap.error, "message": snap.error.get("message", ""),
-                 "stderr_tail": list(snap.error.get("stderr_tail") or [])}
+        error = {
+            **snap.error,
+            "message": snap.error.get("message", ""),
+            "stderr_tail": list(snap.error.get("stderr_tail") or []),
+        }
     events.append(RunFinished(measured=not snap.error, error=error))
     return [e.to_json() for e in events]
 

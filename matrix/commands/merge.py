@@ -17,9 +17,14 @@ from matrix.results import VERSION, ResultsWriter, read_events
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("merge", help="join results files from several runs or shards into one",
-                       description="Concatenate the events of several results files (checked first) into one.")
-    p.add_argument("inputs", nargs="+", metavar="RESULTS", help="results files (globs expanded by your shell)")
+    p = sub.add_parser(
+        "merge",
+        help="join results files from several runs or shards into one",
+        description="Concatenate the events of several results files (checked first) into one.",
+    )
+    p.add_argument(
+        "inputs", nargs="+", metavar="RESULTS", help="results files (globs expanded by your shell)"
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     p.set_defaults(handler=run)
 

@@ -76,7 +76,9 @@ def check_writable(path: str, flag: str) -> None:
         if stat.S_ISDIR(mode):
             raise InputError("is a directory; give a file name", where=where)
         if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-            raise InputError("is a FIFO or socket, not a file (writing would wait for a reader)", where=where)
+            raise InputError(
+                "is a FIFO or socket, not a file (writing would wait for a reader)", where=where
+            )
         if not os.access(p, os.W_OK):
             raise InputError("is not writable", where=where)
         return
@@ -101,8 +103,10 @@ def open_results(path: str, flag: str = "--results") -> IO[str]:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        raise InputError("another mcp-matrix run is writing this file; give each run its own",
-                         where=f"{flag} {path}") from None
+        raise InputError(
+            "another mcp-matrix run is writing this file; give each run its own",
+            where=f"{flag} {path}",
+        ) from None
     os.set_blocking(fd, True)
     os.ftruncate(fd, 0)
     return os.fdopen(fd, "w", encoding="utf-8", errors=ENCODING_ERRORS, newline="\n")
@@ -121,7 +125,11 @@ def escape_surrogates(stream: IO[str]) -> None:
 def scrub_text(text: str, secrets: Sequence[str]) -> str:
     """Plain text with every secret (raw or JSON-escaped) replaced by ``***``."""
     for secret in secrets:
-        for form in {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}:
+        for form in {
+            secret,
+            json.dumps(secret, ensure_ascii=False)[1:-1],
+            json.dumps(secret)[1:-1],
+        }:
             if form:
                 text = text.replace(form, MASK)
     return text
@@ -142,7 +150,9 @@ class ScrubbingStream(io.TextIOBase):
 
     def _scrub(self, text: str) -> str:
         if self.json_lines:
-            return "".join(scrub_json(line, self.secrets) for line in text.splitlines(keepends=True))
+            return "".join(
+                scrub_json(line, self.secrets) for line in text.splitlines(keepends=True)
+            )
         return scrub_text(text, self.secrets)
 
     def write(self, text: str) -> int:
@@ -188,6 +198,8 @@ def protect(secrets: Sequence[str], json_stdout: bool = False) -> None:
 
 def json_stdout(args: argparse.Namespace) -> bool:
     """Whether this command prints JSON on stdout (scrubbed inside strings, never around them)."""
-    return bool(getattr(args, "json", False)) or getattr(args, "format", None) in ("json", "sarif") or (
-        getattr(args, "command", None) == "snapshot" and not getattr(args, "output", None)
+    return (
+        bool(getattr(args, "json", False))
+        or getattr(args, "format", None) in ("json", "sarif")
+        or (getattr(args, "command", None) == "snapshot" and not getattr(args, "output", None))
     )

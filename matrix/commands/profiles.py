@@ -24,7 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("action", nargs="?", choices=("list", "show", "behaviours"), default="list")
     p.add_argument("name", nargs="?", help="the profile to show")
-    p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs")
+    p.add_argument(
+        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
+    )
     p.add_argument("--all", action="store_true", help="also list abstract bases")
     p.add_argument("--json", action="store_true", help="machine output on stdout")
     p.set_defaults(handler=run)
@@ -46,19 +48,40 @@ def run(args: argparse.Namespace) -> int:
         else:
             show(summary, terminal_console())
         return 0
-    rows = sorted((p for p in profiles.values() if args.all or not p.abstract), key=lambda p: p.name)
+    rows = sorted(
+        (p for p in profiles.values() if args.all or not p.abstract), key=lambda p: p.name
+    )
     if args.json:
-        sys.stdout.write(json.dumps([
-            {"name": p.name, "client": p.client, "versions": p.versions, "abstract": p.abstract,
-             "extends": list(p.extends), "weakest_evidence": p.weakest_evidence} for p in rows
-        ], indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {
+                        "name": p.name,
+                        "client": p.client,
+                        "versions": p.versions,
+                        "abstract": p.abstract,
+                        "extends": list(p.extends),
+                        "weakest_evidence": p.weakest_evidence,
+                    }
+                    for p in rows
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
         return 0
     table = Table()
     for col in ("profile", "client", "versions", "extends", "weakest evidence", "calibrated"):
         table.add_column(col)
     for p in rows:
-        table.add_row(markup(p.name) + (" (abstract)" if p.abstract else ""), markup(p.client), markup(p.versions),
-                      markup(", ".join(p.extends)), p.weakest_evidence or "-", markup(calibration_text(p)))
+        table.add_row(
+            markup(p.name) + (" (abstract)" if p.abstract else ""),
+            markup(p.client),
+            markup(p.versions),
+            markup(", ".join(p.extends)),
+            p.weakest_evidence or "-",
+            markup(calibration_text(p)),
+        )
     terminal_console().print(table)
     return 0
 
@@ -77,19 +100,25 @@ def calibration_text(profile) -> str:
 
 
 def show(summary: dict, console: Console) -> None:
-    console.print(f"[bold]{markup(summary['name'])}[/]: {markup(summary['client'])} {markup(summary['versions'])}")
+    console.print(
+        f"[bold]{markup(summary['name'])}[/]: {markup(summary['client'])} {markup(summary['versions'])}"
+    )
     console.print(markup(summary["models"]))
     if summary.get("extends"):
         console.print(f"extends: {markup(', '.join(summary['extends']))}")
     if summary.get("identity"):
         ident = summary["identity"]
-        console.print(f"identity: {markup(json.dumps(ident['clientInfo']))} protocol {markup(ident['protocolVersion'])}")
+        console.print(
+            f"identity: {markup(json.dumps(ident['clientInfo']))} protocol {markup(ident['protocolVersion'])}"
+        )
     hs = summary.get("handshake")
     if hs:
         extra = [k for k in ("initialize_after_discover", "honours_ttl", "listens") if hs.get(k)]
-        console.print(f"handshake: {markup(hs['fallback'])}; accepts {markup(', '.join(hs['accepts']) or '-')}"
-                      + (f"; {markup(', '.join(extra))}" if extra else "")
-                      + f" (evidence: {markup(str(hs['weakest_evidence']))})")
+        console.print(
+            f"handshake: {markup(hs['fallback'])}; accepts {markup(', '.join(hs['accepts']) or '-')}"
+            + (f"; {markup(', '.join(extra))}" if extra else "")
+            + f" (evidence: {markup(str(hs['weakest_evidence']))})"
+        )
     console.print(f"weakest evidence: {summary.get('weakest_evidence') or '-'}")
     for phase in ("discovery", "cache", "call", "result"):
         uses = summary.get(phase) or []
@@ -101,15 +130,25 @@ def show(summary: dict, console: Console) -> None:
             freq = " [yellow](sometimes)[/]" if u["frequency"] == "sometimes" else ""
             console.print(f"  [cyan]{markup(u['use'])}[/] {markup(params)}{freq}")
             for e in u["evidence"]:
-                console.print(f"    {e['level']}: {markup(e['source'])}" + (f" [dim]— {markup(e['note'])}[/]" if e.get("note") else ""))
+                console.print(
+                    f"    {e['level']}: {markup(e['source'])}"
+                    + (f" [dim]— {markup(e['note'])}[/]" if e.get("note") else "")
+                )
 
 
 def list_behaviours(args: argparse.Namespace) -> int:
     specs = sorted(registry.load_all().values(), key=lambda s: (s.phase, s.name))
     if args.json:
-        sys.stdout.write(json.dumps([
-            {"name": s.name, "phase": s.phase, "summary": s.summary, "params": s.params} for s in specs
-        ], indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {"name": s.name, "phase": s.phase, "summary": s.summary, "params": s.params}
+                    for s in specs
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
         return 0
     table = Table()
     for col in ("behaviour", "phase", "params", "what it does"):

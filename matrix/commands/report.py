@@ -45,7 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--quiet", action="store_true", help="terminal: print only the grid, no problems list"
     )
     p.add_argument(
-        "--verbose", "-v", action="store_true", help="terminal: also every cell with its reason (a file always has them)"
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="terminal: also every cell with its reason (a file always has them)",
     )
     p.set_defaults(handler=run)
 

@@ -37,36 +37,92 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"runs the bundled memory server ({DEFAULT_SERVER!r}) with its bundled cases.",
     )
     add_target_options(p, positional=False)
-    p.add_argument("--client", action="append", default=[], metavar="NAME", help="only these profiles (repeatable)")
-    p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs")
-    p.add_argument("--cases", metavar="FILE", help="cases YAML (default for a bundled server: its bundled cases)")
-    p.add_argument("--no-auto-cases", action="store_true", help="do not derive cases for unlisted read-only tools")
-    p.add_argument("--allow-writes", action="store_true", help="also call unlisted tools that may write (not read-only)")
-    p.add_argument("--baseline", metavar="SNAPSHOT", help="the tool list caching clients hold from before a deploy")
-    p.add_argument("--jobs", type=int, default=4, metavar="N", help="profiles run in parallel (default 4)")
-    p.add_argument("--results", metavar="FILE", help="write every result to FILE as JSON lines, as it is made (the file is replaced)")
     p.add_argument(
-        "--fail-on", default=",".join(RELEASE_FAILING), metavar="VERDICTS",
+        "--client",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only these profiles (repeatable)",
+    )
+    p.add_argument(
+        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
+    )
+    p.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="cases YAML (default for a bundled server: its bundled cases)",
+    )
+    p.add_argument(
+        "--no-auto-cases",
+        action="store_true",
+        help="do not derive cases for unlisted read-only tools",
+    )
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="also call unlisted tools that may write (not read-only)",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="SNAPSHOT",
+        help="the tool list caching clients hold from before a deploy",
+    )
+    p.add_argument(
+        "--jobs", type=int, default=4, metavar="N", help="profiles run in parallel (default 4)"
+    )
+    p.add_argument(
+        "--results",
+        metavar="FILE",
+        help="write every result to FILE as JSON lines, as it is made (the file is replaced)",
+    )
+    p.add_argument(
+        "--fail-on",
+        default=",".join(RELEASE_FAILING),
+        metavar="VERDICTS",
         help=f"comma-separated verdicts that make the exit code 1 (default: {','.join(RELEASE_FAILING)}; 'none' never)",
     )
     p.add_argument(
-        "--require", metavar="CLIENTS", default=None,
+        "--require",
+        metavar="CLIENTS",
+        default=None,
         help="comma-separated client profiles in which a hidden tool, a dropped server or a broken session makes "
         "the exit code 1 (default: every real client profile of the run, not the probes; 'none' for no client; "
         "with --fail-on none and no --require, nothing fails)",
     )
-    p.add_argument("--report", action="append", default=[], metavar="FMT:FILE",
-                   help="also write a report, e.g. html:matrix.html, md:matrix.md, junit:junit.xml, sarif:x.sarif, json:r.json (repeatable)")
+    p.add_argument(
+        "--report",
+        action="append",
+        default=[],
+        metavar="FMT:FILE",
+        help="also write a report, e.g. html:matrix.html, md:matrix.md, junit:junit.xml, sarif:x.sarif, json:r.json (repeatable)",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the grid, no problems list")
-    p.add_argument("--verbose", "-v", action="store_true", help="also print every cell with its reason and evidence")
-    p.add_argument("--timeout-run", type=seconds, default=None, metavar="SECONDS",
-                   help="end the whole run by then: calls not made are reported with the reason (exit 3 unless findings)")
-    p.add_argument("--no-circuit-breaker", action="store_true",
-                   help="keep calling a tool after one of its calls timed out, and a server that stopped answering")
-    p.add_argument("--share", choices=SHARE_MODES, default="sessions",
-                   help="when every call is read-only: profiles identical on the wire share a session (sessions, the "
-                   "default), and also send a byte-identical call once, its answer marked in each cell (calls); "
-                   "none: one session per profile (docs/wire.md)")
+    p.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="also print every cell with its reason and evidence",
+    )
+    p.add_argument(
+        "--timeout-run",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="end the whole run by then: calls not made are reported with the reason (exit 3 unless findings)",
+    )
+    p.add_argument(
+        "--no-circuit-breaker",
+        action="store_true",
+        help="keep calling a tool after one of its calls timed out, and a server that stopped answering",
+    )
+    p.add_argument(
+        "--share",
+        choices=SHARE_MODES,
+        default="sessions",
+        help="when every call is read-only: profiles identical on the wire share a session (sessions, the "
+        "default), and also send a byte-identical call once, its answer marked in each cell (calls); "
+        "none: one session per profile (docs/wire.md)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -75,7 +131,10 @@ def parse_reports(values: list[str]) -> list[tuple[str, str]]:
     for value in values:
         fmt, sep, path = value.partition(":")
         if not sep or not path or fmt not in FORMATS:
-            raise InputError(f"expected FMT:FILE with FMT one of {', '.join(FORMATS)}, got {value!r}", where="--report")
+            raise InputError(
+                f"expected FMT:FILE with FMT one of {', '.join(FORMATS)}, got {value!r}",
+                where="--report",
+            )
         out.append((fmt, path))
     return out
 
@@ -94,20 +153,33 @@ def required_from(args: argparse.Namespace, events: list[dict], profiles: list) 
 def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) -> None:
     """The exit code's reason, in one or two lines."""
     if not lost and not over:
-        console.print("release gate: passed (no tool lost in a required client, nothing over --fail-on)",
-                      style="green", soft_wrap=True)
+        console.print(
+            "release gate: passed (no tool lost in a required client, nothing over --fail-on)",
+            style="green",
+            soft_wrap=True,
+        )
         return
     if lost:
         tools = sorted({str(e.get("tool")) for e in lost})
         clients = sorted({str(e.get("profile")) for e in lost})
-        text = (f"{len(tools)} tool(s) hidden, dropping the server or breaking the session in "
-                f"{len(clients)} required client(s) ({names(clients)}); --require names the clients you need")
+        text = (
+            f"{len(tools)} tool(s) hidden, dropping the server or breaking the session in "
+            f"{len(clients)} required client(s) ({names(clients)}); --require names the clients you need"
+        )
         for i, line in enumerate(textwrap.wrap(text, width=120 - 22, break_on_hyphens=False)):
-            console.print(("release gate: FAILED: " if i == 0 else " " * 22) + line, style="red",
-                          soft_wrap=True, markup=False)
+            console.print(
+                ("release gate: FAILED: " if i == 0 else " " * 22) + line,
+                style="red",
+                soft_wrap=True,
+                markup=False,
+            )
     if over:
-        console.print(f"release gate: FAILED: {len(over)} cell(s) over --fail-on ({', '.join(fail_on)})",
-                      style="red", soft_wrap=True, markup=False)
+        console.print(
+            f"release gate: FAILED: {len(over)} cell(s) over --fail-on ({', '.join(fail_on)})",
+            style="red",
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,24 +187,45 @@ def run(args: argparse.Namespace) -> int:
     reports = parse_reports(args.report)
     if args.jobs < 1:
         raise InputError("expected at least 1", where="--jobs")
-    profiles = [p for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client) if not p.abstract]
+    profiles = [
+        p
+        for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
+        if not p.abstract
+    ]
     if args.require and args.require.strip() != "none":  # a typo fails before the run, not after
-        check_clients([n.strip() for n in args.require.split(",") if n.strip()], [p.name for p in profiles],
-                      where="--require")
+        check_clients(
+            [n.strip() for n in args.require.split(",") if n.strip()],
+            [p.name for p in profiles],
+            where="--require",
+        )
     target = target_from(args, default_server=DEFAULT_SERVER)
-    cases_path = Path(args.cases) if args.cases else (bundled_cases(target.server) if target.kind == "server" else None)
+    cases_path = (
+        Path(args.cases)
+        if args.cases
+        else (bundled_cases(target.server) if target.kind == "server" else None)
+    )
     cases = load_cases(cases_path) if cases_path else []
     baseline = load_snapshot(args.baseline) if args.baseline else None
-    out = open_results(args.results) if args.results else None  # one run per file, locked; `merge` joins runs
+    out = (
+        open_results(args.results) if args.results else None
+    )  # one run per file, locked; `merge` joins runs
     writer = ResultsWriter(out, secrets=target.secrets())
     err = terminal_console(stderr=True)
     status = err.status("starting the matrix ...") if err.is_terminal else None
     config = RunConfig(
-        target=target, profiles=profiles, cases=cases, baseline=baseline, allow_writes=args.allow_writes,
-        auto_cases=not args.no_auto_cases, jobs=args.jobs, timeouts=timeouts_from(args),
+        target=target,
+        profiles=profiles,
+        cases=cases,
+        baseline=baseline,
+        allow_writes=args.allow_writes,
+        auto_cases=not args.no_auto_cases,
+        jobs=args.jobs,
+        timeouts=timeouts_from(args),
         cases_source=str(cases_path or ""),
         on_progress=(lambda msg: status.update(markup(msg, fold=True))) if status else None,
-        timeout_run=args.timeout_run, circuit_breaker=not args.no_circuit_breaker, share=args.share,
+        timeout_run=args.timeout_run,
+        circuit_breaker=not args.no_circuit_breaker,
+        share=args.share,
     )
     try:
         if status:
@@ -157,7 +250,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNMEASURABLE
     errors = [e for e in writer.events if e.get("event") == "profile-error"]
     if errors:  # cells are missing: never a pass (docs/security.md)
-        sys.stderr.write(f"mcp-matrix: {len(errors)} profile(s) could not be measured (profile-error); exit 3\n")
+        sys.stderr.write(
+            f"mcp-matrix: {len(errors)} profile(s) could not be measured (profile-error); exit 3\n"
+        )
         return EXIT_UNMEASURABLE
     if over or lost:
         return EXIT_FINDINGS

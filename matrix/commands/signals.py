@@ -15,7 +15,9 @@ import signal
 import threading
 import time
 
-STOPPING_GRACE = 30.0  # seconds; closing servers is bounded at about 4 s each, probes at 15 s in all
+STOPPING_GRACE = (
+    30.0  # seconds; closing servers is bounded at about 4 s each, probes at 15 s in all
+)
 _received: list[int] = []
 _first_at: list[float] = []
 

@@ -26,7 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "snapshot JSON (to -o FILE, or stdout). Given a snapshot file, print a readable summary.",
     )
     add_target_options(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write the snapshot JSON here (default: stdout)")
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the snapshot JSON here (default: stdout)"
+    )
     p.set_defaults(handler=run)
 
 
@@ -34,13 +36,17 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         snap = snapshot_from(args, default_server=None)
-    except SnapshotInterrupted as exc:  # Ctrl-C while closing: the finished snapshot is still written
+    except (
+        SnapshotInterrupted
+    ) as exc:  # Ctrl-C while closing: the finished snapshot is still written
         snap, interrupted = Snapshot(exc.doc, source="live"), True
     if snap.source != "live":
         print_summary(snap, terminal_console())
         return 0
     target = target_from(args)
-    if target is not None and target.secrets():  # a server may echo its env or args back (stderr, descriptions)
+    if (
+        target is not None and target.secrets()
+    ):  # a server may echo its env or args back (stderr, descriptions)
         text = scrub_json(json.dumps(snap.doc, ensure_ascii=False), target.secrets())
         snap = Snapshot(json.loads(text), source=snap.source)
     if args.output:
@@ -64,7 +70,9 @@ def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None
     )
     if doc.get("error"):
         err = doc["error"]
-        console.print(f"[red]could not complete:[/] {markup(err.get('kind', ''))}: {markup(err.get('message', ''))}")
+        console.print(
+            f"[red]could not complete:[/] {markup(err.get('kind', ''))}: {markup(err.get('message', ''))}"
+        )
         for line in err.get("stderr_tail", [])[-5:]:
             console.print(f"  [dim]stderr:[/] {markup(line)}")
     if doc.get("listError"):
@@ -73,7 +81,9 @@ def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None
     for noise in doc.get("stdoutNoise", [])[:5]:
         console.print(f"[yellow]stdout noise:[/] {markup(noise.get('line', ''))}")
     for problem in doc.get("problems", [])[:5]:
-        console.print(f"[yellow]problem:[/] {markup(problem.get('kind', ''))}: {markup(problem.get('message', ''))}")
+        console.print(
+            f"[yellow]problem:[/] {markup(problem.get('kind', ''))}: {markup(problem.get('message', ''))}"
+        )
     for note in doc.get("notifications", [])[:5]:
         console.print(f"[dim]notification:[/] {markup(str(note.get('method')))}")
     if brief:

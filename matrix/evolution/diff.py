@@ -94,7 +94,9 @@ class Diff:
     profiles: tuple[str, ...]
     caching: tuple[str, ...]
     changes: tuple[Change, ...]
-    stale_for: Mapping[str, str] = field(default_factory=dict)  # caching profile -> how long a stale schema lives
+    stale_for: Mapping[str, str] = field(
+        default_factory=dict
+    )  # caching profile -> how long a stale schema lives
 
     def counts(self) -> dict[str, int]:
         return {s: sum(1 for c in self.changes if c.severity == s) for s in SEVERITIES}

@@ -129,7 +129,9 @@ def server_outcome(schema: Any, arguments: Any) -> Outcome:
     server = schema_server({"tool": tool})
     answer = server.answer("tool", arguments)
     lost = unread(server, Intended("tool", arguments), tool, arguments, answer) if answer.ok else ()
-    verdict = classify(expect=SUCCESS, mutations=(), answer=answer, invalid=answer.violations, unread=lost).verdict
+    verdict = classify(
+        expect=SUCCESS, mutations=(), answer=answer, invalid=answer.violations, unread=lost
+    ).verdict
     if verdict == "loud":
         plain = plain_errors(answer.violations)
         return Outcome("loud", f"the server refuses it: {plain}", detail=plain)
@@ -178,23 +180,37 @@ def call_outcomes(
     tools = {tool: view} if view is not None else {}
     held_raw = {tool: raw}
     live_raw = {tool: {"inputSchema": schema}} if stale else held_raw
-    note = Finding(code="stale-cache", message="the client keeps the tool list it read at session start") if stale else None
+    note = (
+        Finding(
+            code="stale-cache", message="the client keeps the tool list it read at session start"
+        )
+        if stale
+        else None
+    )
     held = Held(profile, None, tools, held_raw, live_raw, note)
     server = schema_server({tool: {"inputSchema": schema}})
     done = deliver(profile, held, Intended(tool, arguments), server)
     if done.before_server and not done.variants:  # the client does not show the tool
         if view is None:
-            why = "its cached tool list does not have the tool" if stale else "the tool is not in its list"
+            why = (
+                "its cached tool list does not have the tool"
+                if stale
+                else "the tool is not in its list"
+            )
             return {(): Outcome("unreachable", why, ("cache-tools",) if stale else ())}
         names = tuple(f.behaviour for f in view.findings if f.behaviour)
         return {(): Outcome("unreachable", f"the tool is {view.verdict} in this client", names)}
     found: dict[tuple[str, ...], Outcome] = {}
     for variant, verdict, answer in zip(done.variants, done.verdicts, done.answers):
-        found[variant.sometimes] = _outcome(variant, verdict, answer, unlisted(live_raw[tool], variant.plan.arguments)[1])
+        found[variant.sometimes] = _outcome(
+            variant, verdict, answer, unlisted(live_raw[tool], variant.plan.arguments)[1]
+        )
     return found or {(): Outcome("intact", "delivered as sent")}
 
 
-def _outcome(variant: Variant, verdict: Verdict, answer: Answer | None, unread: tuple[str, ...]) -> Outcome:
+def _outcome(
+    variant: Variant, verdict: Verdict, answer: Answer | None, unread: tuple[str, ...]
+) -> Outcome:
     """The classifier's verdict for one variant, in the diff's words."""
     names = verdict.behaviours
     plan = variant.plan
@@ -208,15 +224,25 @@ def _outcome(variant: Variant, verdict: Verdict, answer: Answer | None, unread: 
         drops = f"it drops {lost} and " if lost else ""
         return Outcome("loud", f"{drops}the server refuses it: {plain}", names, detail=plain)
     if name == "silent-loss" and lost:
-        return Outcome(name, f"it drops {lost} before sending and the server accepts the rest", names)
+        return Outcome(
+            name, f"it drops {lost} before sending and the server accepts the rest", names
+        )
     if name == "silent-loss":
         plain = f"{_dotted(unread)} is ignored (the new schema no longer names it)"
         return Outcome(name, f"the server accepts it, but {plain}", names, detail=plain)
     if name == "silent-corruption":
-        changed = ", ".join(f"{_dotted([m.pointer]) or '(root)'} {m.kind}" for m in variant.mutations[:4])
-        return Outcome(name, f"it sends {changed} and the server accepts a value the caller did not send", names)
+        changed = ", ".join(
+            f"{_dotted([m.pointer]) or '(root)'} {m.kind}" for m in variant.mutations[:4]
+        )
+        return Outcome(
+            name,
+            f"it sends {changed} and the server accepts a value the caller did not send",
+            names,
+        )
     if name == "tolerated":
-        return Outcome(name, "the call is changed on the way, and the server reads the same values", names)
+        return Outcome(
+            name, "the call is changed on the way, and the server reads the same values", names
+        )
     return Outcome(name, "delivered as sent", names)
 
 

@@ -379,7 +379,9 @@ class _Segment:
         if self.conn is None or not _read_only(self.held.live_raw.get(call.tool)):
             return None
         self.server.used = True
-        return self.conn.call(call.tool, call.arguments, None, call.omit_arguments, new_session=False)
+        return self.conn.call(
+            call.tool, call.arguments, None, call.omit_arguments, new_session=False
+        )
 
     def play(self, calls: Iterable[RecordedCall]) -> None:
         try:
@@ -423,7 +425,9 @@ class _Segment:
                 self.profile, self.held, prepared.context, intended, prepared.primary, self.server
             )
             done = (verdict, answer, prepared)
-        if key is not None:  # offline the outcome is a pure function of the call: remember the last few
+        if (
+            key is not None
+        ):  # offline the outcome is a pure function of the call: remember the last few
             if len(self._offline) >= OFFLINE_MEMO:
                 self._offline.clear()
             self._offline[key] = done
@@ -472,7 +476,9 @@ class _Segment:
         if tally.population == "transcript" and call.transcript is not None:
             t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
             t.calls += 1
-        if call.has_result and self.conn is not None:  # a modelled answer is not the server's result
+        if (
+            call.has_result and self.conn is not None
+        ):  # a modelled answer is not the server's result
             failed = category in ("loud", "unreachable", "broken")
             why = divergence(call.result, answer, self.config.ignore_keys, failed=failed)
             self._diverged(call, why, tally, t)
@@ -644,7 +650,9 @@ def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: An
     return bool(listed_violations(live_tool, prepared.primary.plan.arguments))
 
 
-OFFLINE_MEMO = 4096  # distinct calls whose offline outcome a segment remembers (retry queues repeat)
+OFFLINE_MEMO = (
+    4096  # distinct calls whose offline outcome a segment remembers (retry queues repeat)
+)
 
 
 def _memo_key(call: RecordedCall) -> tuple[str, str] | None:

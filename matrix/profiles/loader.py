@@ -247,7 +247,9 @@ def _own_handshake(src: YamlSource) -> Handshake | None:
         return None
     return Handshake(
         fallback=raw["fallback"],
-        evidence=tuple(Evidence(e["level"], e.get("source", ""), e.get("note", "")) for e in raw["evidence"]),
+        evidence=tuple(
+            Evidence(e["level"], e.get("source", ""), e.get("note", "")) for e in raw["evidence"]
+        ),
         modern_versions=tuple(raw.get("modern_versions", ("2026-07-28",))),
         accepts=tuple(raw.get("accepts") or ()),
         initialize_after_discover=bool(raw.get("initialize_after_discover", False)),
@@ -318,8 +320,15 @@ def _resolve_all(
         handshake = _own_handshake(src) or next(
             (p.handshake for p in reversed(parents) if p.handshake is not None), None
         )
-        if handshake is not None and not handshake.accepts and identity is not None and identity.protocol_version:
-            handshake = replace(handshake, accepts=(identity.protocol_version,))  # default: what it asked for
+        if (
+            handshake is not None
+            and not handshake.accepts
+            and identity is not None
+            and identity.protocol_version
+        ):
+            handshake = replace(
+                handshake, accepts=(identity.protocol_version,)
+            )  # default: what it asked for
         abstract = bool(src.data.get("abstract", False))
         if identity is None:
             identity = NO_IDENTITY
@@ -494,8 +503,13 @@ def _handshake_summary(h: Handshake | None) -> dict | None:
     if h is None:
         return None
     return {
-        "fallback": h.fallback, "modern_versions": list(h.modern_versions), "accepts": list(h.accepts),
-        "initialize_after_discover": h.initialize_after_discover, "honours_ttl": h.honours_ttl,
-        "listens": h.listens, "weakest_evidence": h.weakest_evidence,
-        "evidence": [e.to_json() for e in h.evidence], "declared_in": h.declared_in,
+        "fallback": h.fallback,
+        "modern_versions": list(h.modern_versions),
+        "accepts": list(h.accepts),
+        "initialize_after_discover": h.initialize_after_discover,
+        "honours_ttl": h.honours_ttl,
+        "listens": h.listens,
+        "weakest_evidence": h.weakest_evidence,
+        "evidence": [e.to_json() for e in h.evidence],
+        "declared_in": h.declared_in,
     }

@@ -97,4 +97,6 @@ class Profile:
     @property
     def weakest_evidence(self) -> str | None:
         own = list(self.handshake.evidence) if self.handshake else []
-        return weakest(own + [e for uses in self.phases().values() for u in uses for e in u.evidence])
+        return weakest(
+            own + [e for uses in self.phases().values() for u in uses for e in u.evidence]
+        )

@@ -32,8 +32,10 @@ def write_counts(cells: Iterable[tuple[str, str]], console: Console, tool_count:
     for client, verdict in cells:
         per.setdefault(client, Counter())[verdict] += 1
     used = [v for v in SEVERITY if any(c[v] for c in per.values())]
-    table = Table(title=f"{tool_count} tools: cells per client and verdict (the grid is in --report html:FILE)",
-                  title_justify="left")
+    table = Table(
+        title=f"{tool_count} tools: cells per client and verdict (the grid is in --report html:FILE)",
+        title_justify="left",
+    )
     table.add_column("client")
     for v in used:
         table.add_column(Text(v, style=COLOUR.get(v, "white")), justify="right")

@@ -25,22 +25,34 @@ COLUMNS = ("index", "verdict", "model_name", "schema", "findings")  # a version-
 
 
 _string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # JSON string literal, no ASCII escaping
-_dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode  # one encoder, 100,000s of cells
+_dump = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), default=str
+).encode  # one encoder, 100,000s of cells
 
 
 def write_discovery(
-    stream: IO[str], views: Iterable[ClientView], tool_names: list[str], server: Any, snapshot_error: Any
+    stream: IO[str],
+    views: Iterable[ClientView],
+    tool_names: list[str],
+    server: Any,
+    snapshot_error: Any,
 ) -> None:
     """Write the version-2 document; ``tool_names`` are the snapshot's tools in order."""
     schemas, findings, evidence = ContentTable(), ContentTable(), ContentTable()
-    finding_refs: dict[Finding, int] = {}  # findings and evidence are frozen values: equal is the same
+    finding_refs: dict[
+        Finding, int
+    ] = {}  # findings and evidence are frozen values: equal is the same
     evidence_refs: dict[Evidence, int] = {}
 
     def finding_ref(f: Finding) -> int:
         known = finding_refs.get(f)
         if known is None:
-            refs = [evidence_refs.get(e) if e in evidence_refs else evidence_refs.setdefault(e, evidence.ref(e.to_json()))
-                    for e in f.evidence]
+            refs = [
+                evidence_refs.get(e)
+                if e in evidence_refs
+                else evidence_refs.setdefault(e, evidence.ref(e.to_json()))
+                for e in f.evidence
+            ]
             known = finding_refs[f] = findings.ref({**f.to_json(), "evidence": refs})
         return known
 
@@ -76,7 +88,10 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
         raise InputError(f"not an {FORMAT} document", where=where)
     version = doc.get("version")
     if version not in READABLE:
-        raise InputError(f"discovery version {version!r} is not supported; expected one of {list(READABLE)}", where=where)
+        raise InputError(
+            f"discovery version {version!r} is not supported; expected one of {list(READABLE)}",
+            where=where,
+        )
     if version == 1:
         return dict(doc)
     try:
@@ -90,25 +105,40 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
             tools = []
             for row in p["cells"]:
                 if not isinstance(row, list) or len(row) != len(COLUMNS):
-                    raise ValueError(f"{where}: a cell of {p.get('profile')!r} is not a row of {list(COLUMNS)}")
+                    raise ValueError(
+                        f"{where}: a cell of {p.get('profile')!r} is not a row of {list(COLUMNS)}"
+                    )
                 c = dict(zip(COLUMNS, row))
                 cell_findings = [resolve(findings, f, f"{where}: findings") for f in c["findings"]]
-                tools.append({
-                    "tool": resolve(names, c["index"], f"{where}: tools"),
-                    "index": c["index"],
-                    "verdict": c["verdict"],
-                    "model_name": c["model_name"],
-                    "model_schema": None if c["schema"] is None else resolve(schemas, c["schema"], f"{where}: schemas"),
-                    "findings": cell_findings,
-                    "weakest_evidence": weakest(e["level"] for f in cell_findings for e in f["evidence"]),
-                })
+                tools.append(
+                    {
+                        "tool": resolve(names, c["index"], f"{where}: tools"),
+                        "index": c["index"],
+                        "verdict": c["verdict"],
+                        "model_name": c["model_name"],
+                        "model_schema": None
+                        if c["schema"] is None
+                        else resolve(schemas, c["schema"], f"{where}: schemas"),
+                        "findings": cell_findings,
+                        "weakest_evidence": weakest(
+                            e["level"] for f in cell_findings for e in f["evidence"]
+                        ),
+                    }
+                )
             profiles.append({"profile": p["profile"], "outcome": p["outcome"], "tools": tools})
     except (KeyError, TypeError) as exc:
-        raise InputError(f"malformed version-2 discovery document (missing or wrong {exc})", where=where) from None
+        raise InputError(
+            f"malformed version-2 discovery document (missing or wrong {exc})", where=where
+        ) from None
     except ValueError as exc:
         raise InputError(str(exc), where=where) from None
-    return {"format": FORMAT, "version": 1, "server": doc.get("server"),
-            "snapshot_error": doc.get("snapshot_error"), "profiles": profiles}
+    return {
+        "format": FORMAT,
+        "version": 1,
+        "server": doc.get("server"),
+        "snapshot_error": doc.get("snapshot_error"),
+        "profiles": profiles,
+    }
 
 
 __all__ = ["FORMAT", "READABLE", "VERSION", "read_discovery", "write_discovery"]

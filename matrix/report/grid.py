@@ -21,7 +21,9 @@ class Grid:
         return min((e["verdict"] for e in events), key=rank) if events else None
 
     def not_fine(self) -> list[dict]:
-        return [e for es in self.cells.values() for e in es if e["verdict"] not in ("visible", "intact")]
+        return [
+            e for es in self.cells.values() for e in es if e["verdict"] not in ("visible", "intact")
+        ]
 
 
 def build_grid(events: Iterable[dict]) -> Grid:
@@ -49,4 +51,6 @@ def build_grid(events: Iterable[dict]) -> Grid:
 
 def over_threshold(events: Iterable[dict], failing: Iterable[str] = RELEASE_FAILING) -> list[dict]:
     bad = set(failing)
-    return [e for e in events if e.get("event") in ("discovery", "call") and e.get("verdict") in bad]
+    return [
+        e for e in events if e.get("event") in ("discovery", "call") and e.get("verdict") in bad
+    ]

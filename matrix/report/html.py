@@ -76,9 +76,17 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
         server=server,
         doc=doc,
         runs=runs,
-        problems=[{"verdict": c.verdict, "title": cause_title(c), "where": cause_where(c), "fix": c.fix,
-                   "evidence": [citable(src) for _, src in c.evidence[:3]], "weakest": c.weakest}
-                  for c in problems(causes or [])],
+        problems=[
+            {
+                "verdict": c.verdict,
+                "title": cause_title(c),
+                "where": cause_where(c),
+                "fix": c.fix,
+                "evidence": [citable(src) for _, src in c.evidence[:3]],
+                "weakest": c.weakest,
+            }
+            for c in problems(causes or [])
+        ],
         triaged=causes is not None,
         data=Markup(script_json(data)),
         csp=f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "

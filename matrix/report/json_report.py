@@ -328,7 +328,9 @@ def _tool_pointer(index: int | None) -> str | None:
 
 def _finding_pointer(f: Mapping[str, Any], index: int | None, tools: _Tools) -> str | None:
     """The finding's pointer (relative to the tool) as a pointer into the snapshot document."""
-    if f.get("culprit"):  # a list-level failure reported on every tool: point at the tool that caused it
+    if f.get(
+        "culprit"
+    ):  # a list-level failure reported on every tool: point at the tool that caused it
         culprit = _index_of(tools, _s(f.get("culprit")))
         index = culprit if culprit is not None else index
     base = _tool_pointer(index)

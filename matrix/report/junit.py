@@ -52,7 +52,9 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             n += 1
             unique = f"{name} ({n})"
         seen.add((classname, unique))
-        return ET.SubElement(suite, "testcase", classname=xml_text(classname), name=xml_text(unique), time="0")
+        return ET.SubElement(
+            suite, "testcase", classname=xml_text(classname), name=xml_text(unique), time="0"
+        )
 
     for run in runs:
         run_id = run.get("run_id")
@@ -60,16 +62,27 @@ def render_junit(doc: Mapping[str, Any]) -> str:
         in_run = [c for c in doc["cells"] if c["run"] == run_id]
         skipped = [s for s in doc["skipped"] if s["run"] == run_id]
         errors_of_run = [e for e in doc["profile_errors"] if e["run"] == run_id]
-        profiles = [p for p in doc["grid"]["profiles"]
-                    if any(c["profile"] == p for c in in_run) or any(s.get("profile") == p for s in skipped)
-                    or any(e["profile"] == p for e in errors_of_run)]
+        profiles = [
+            p
+            for p in doc["grid"]["profiles"]
+            if any(c["profile"] == p for c in in_run)
+            or any(s.get("profile") == p for s in skipped)
+            or any(e["profile"] == p for e in errors_of_run)
+        ]
         for profile in profiles:
             cells = [c for c in in_run if c["profile"] == profile]
             not_made = [s for s in skipped if s.get("profile") == profile]
             errors = [e for e in errors_of_run if e["profile"] == profile]
             failures = sum(c["release_failing"] for c in cells)
-            suite = _suite(root, f"{profile} on {label}", len(cells) + len(not_made) + len(errors), failures,
-                           len(errors), len(not_made), run)
+            suite = _suite(
+                root,
+                f"{profile} on {label}",
+                len(cells) + len(not_made) + len(errors),
+                failures,
+                len(errors),
+                len(not_made),
+                run,
+            )
             props = ET.SubElement(suite, "properties")
             _run_props(props, run)
             meta = next((p for p in doc["profiles"] if p["name"] == profile), {})
@@ -80,13 +93,19 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             for c in cells:
                 case = testcase(suite, classname, _name(c))
                 if c["release_failing"]:
-                    failure = ET.SubElement(case, "failure", message=xml_text(c["reason"] or c["meaning"]),
-                                            type=c["verdict"])
+                    failure = ET.SubElement(
+                        case,
+                        "failure",
+                        message=xml_text(c["reason"] or c["meaning"]),
+                        type=c["verdict"],
+                    )
                     failure.text = xml_text(_details(c))
                 else:
                     ET.SubElement(case, "system-out").text = xml_text(_details(c))
             for s in not_made:
-                case = testcase(suite, classname, s["tool"] + (f"::{s['case']}" if s.get("case") else ""))
+                case = testcase(
+                    suite, classname, s["tool"] + (f"::{s['case']}" if s.get("case") else "")
+                )
                 ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
             for e in errors:
                 case = testcase(suite, classname, "(profile error)")
@@ -96,10 +115,16 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             totals["errors"] += len(errors)
         tool_level = [s for s in skipped if not s.get("profile")]
         if tool_level:
-            suite = _suite(root, f"not called on {label}", len(tool_level), 0, 0, len(tool_level), run)
+            suite = _suite(
+                root, f"not called on {label}", len(tool_level), 0, 0, len(tool_level), run
+            )
             _run_props(ET.SubElement(suite, "properties"), run)
             for s in tool_level:
-                case = testcase(suite, f"{label}.not-called", s["tool"] + (f"::{s['case']}" if s.get("case") else ""))
+                case = testcase(
+                    suite,
+                    f"{label}.not-called",
+                    s["tool"] + (f"::{s['case']}" if s.get("case") else ""),
+                )
                 ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
             totals["tests"] += len(tool_level)
     for key, value in totals.items():
@@ -135,7 +160,12 @@ def _run_props(props: ET.Element, run: Mapping[str, Any]) -> None:
 
 
 def _suite(
-    root: ET.Element, name: str, tests: int, failures: int, errors: int, skipped: int,
+    root: ET.Element,
+    name: str,
+    tests: int,
+    failures: int,
+    errors: int,
+    skipped: int,
     run: Mapping[str, Any],
 ) -> ET.Element:
     suite = ET.SubElement(

@@ -119,8 +119,10 @@ def problems_section(causes: list[Cause] | None) -> list[str]:
             out.append(f"   - evidence ({md(c.weakest or '?')}): " + "; ".join(sources))
     notes = [c for c in causes if c.stricter]
     for c in notes:
-        out.append(f"- note (a stricter schema, not a loss): {md(c.summary)} ({len(c.tools)} tool(s), in "
-                   f"{md(', '.join(c.clients))})")
+        out.append(
+            f"- note (a stricter schema, not a loss): {md(c.summary)} ({len(c.tools)} tool(s), in "
+            f"{md(', '.join(c.clients))})"
+        )
     out.append("")
     return out
 

@@ -53,8 +53,11 @@ class Snapshots:
                 run_id = e.get("run_id")
             elif e.get("event") == "snapshot" and isinstance(e.get("snapshot"), Mapping):
                 # Shards of one server took the same tools at different times: one file serves them all.
-                same = json.dumps([e["snapshot"].get("serverInfo"), e["snapshot"].get("tools")], sort_keys=True,
-                                  default=str)
+                same = json.dumps(
+                    [e["snapshot"].get("serverInfo"), e["snapshot"].get("tools")],
+                    sort_keys=True,
+                    default=str,
+                )
                 if same not in keys:
                     keys.append(same)
                     text, lines = snapshot_text(e["snapshot"])
@@ -89,25 +92,33 @@ def snapshot_text(doc: Mapping[str, Any]) -> tuple[str, list[int]]:
     items, lines = [], []
     for entry in tools:
         item = json.dumps(entry, indent=2, ensure_ascii=False, default=str).replace("\n", "\n    ")
-        offset = next((i for i, text in enumerate(item.split("\n")) if text.startswith('        "name":')), 0)
+        offset = next(
+            (i for i, text in enumerate(item.split("\n")) if text.startswith('        "name":')), 0
+        )
         lines.append(line + offset)
         items.append("    " + item)
         line += item.count("\n") + 1
     return before + "[\n" + ",\n".join(items) + "\n  ]" + after + "\n", lines
 
 
-def write_sarif(events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING) -> None:
+def write_sarif(
+    events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+) -> None:
     """The SARIF log on a stream; its locations name ``mcp-matrix.snapshot.json`` (not written)."""
     snapshots = Snapshots(events)
     log = render_sarif(build_report(events, failing), snapshots, written=False)
     stream.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
-def write_sarif_file(events: list[dict], path: Path, failing: Iterable[str] = RELEASE_FAILING) -> None:
+def write_sarif_file(
+    events: list[dict], path: Path, failing: Iterable[str] = RELEASE_FAILING
+) -> None:
     """The SARIF log at ``path`` and the snapshot(s) its locations point into, beside it."""
     relative = Path(os.path.relpath(path.parent.resolve(), Path.cwd()))
     first = (relative / f"{path.stem}.snapshot.json").as_posix()
-    if first.startswith("../"):  # outside the working directory (the repository): name it absolutely
+    if first.startswith(
+        "../"
+    ):  # outside the working directory (the repository): name it absolutely
         first = (path.parent.resolve() / f"{path.stem}.snapshot.json").as_posix()
     snapshots = Snapshots(events, first_uri=first.removeprefix("./"))
     snapshots.write(path.parent)
@@ -116,7 +127,9 @@ def write_sarif_file(events: list[dict], path: Path, failing: Iterable[str] = RE
         handle.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
-def render_sarif(doc: Mapping[str, Any], snapshots: Snapshots | None = None, written: bool = True) -> dict:
+def render_sarif(
+    doc: Mapping[str, Any], snapshots: Snapshots | None = None, written: bool = True
+) -> dict:
     snapshots = snapshots or Snapshots(())
     runs = doc["runs"] or [{"run_id": None}]
     rules: dict[str, dict] = {}
@@ -129,31 +142,45 @@ def render_sarif(doc: Mapping[str, Any], snapshots: Snapshots | None = None, wri
             rules[rule_id] = _rule(rule_id, c, len(rules))
         artifact = snapshots.by_run.get(c["run"])
         key = (artifact, c["tool"], c.get("case"), c["kind"], rule_id, c["verdict"], c["pointer"])
-        group = grouped.setdefault(key, {"cell": c, "profiles": [], "rule": rule_id, "artifact": artifact})
+        group = grouped.setdefault(
+            key, {"cell": c, "profiles": [], "rule": rule_id, "artifact": artifact}
+        )
         if c["profile"] not in group["profiles"]:
             group["profiles"].append(c["profile"])
-    ordered = sorted(grouped.values(), key=lambda g: (not g["cell"]["release_failing"], -g["cell"]["severity"]))
+    ordered = sorted(
+        grouped.values(), key=lambda g: (not g["cell"]["release_failing"], -g["cell"]["severity"])
+    )
     kept = ordered[:MAX_RESULTS]
     notes = []
     if len(kept) < len(ordered):
-        notes.append(f"{len(ordered) - len(kept)} results left out: GitHub accepts at most {MAX_RESULTS} per run "
-                     "(the most severe are kept; the JSON and HTML reports have every cell)")
+        notes.append(
+            f"{len(ordered) - len(kept)} results left out: GitHub accepts at most {MAX_RESULTS} per run "
+            "(the most severe are kept; the JSON and HTML reports have every cell)"
+        )
     if not written and snapshots.texts:
-        notes.append(f"the locations point into {ARTIFACT}, which is written only with `-o FILE` "
-                     "(then beside it, as FILE's stem + .snapshot.json)")
+        notes.append(
+            f"the locations point into {ARTIFACT}, which is written only with `-o FILE` "
+            "(then beside it, as FILE's stem + .snapshot.json)"
+        )
     server = runs[0].get("server") or {}
     name = str(server.get("name") or "server") if isinstance(server, Mapping) else "server"
     run: dict = {
-        "tool": {"driver": {
-            "name": "mcp-matrix",
-            "version": str(runs[0].get("mcp_matrix") or doc["generated_by"]["version"]),
-            "informationUri": "https://modelcontextprotocol.io/",
-            "rules": [{k: v for k, v in r.items() if k != "_index"} for r in rules.values()],
-        }},
+        "tool": {
+            "driver": {
+                "name": "mcp-matrix",
+                "version": str(runs[0].get("mcp_matrix") or doc["generated_by"]["version"]),
+                "informationUri": "https://modelcontextprotocol.io/",
+                "rules": [{k: v for k, v in r.items() if k != "_index"} for r in rules.values()],
+            }
+        },
         "automationDetails": {"id": f"mcp-matrix/{_category(name)}/"},
         "artifacts": [
-            {"location": {"uri": uri},
-             "description": {"text": "the run's snapshot: the initialize result and every tools/list page"}}
+            {
+                "location": {"uri": uri},
+                "description": {
+                    "text": "the run's snapshot: the initialize result and every tools/list page"
+                },
+            }
             for uri in snapshots.uris
         ],
         "invocations": [_invocation(r, notes if i == 0 else []) for i, r in enumerate(runs)],
@@ -194,7 +221,9 @@ def _invocation(run: Mapping[str, Any], extra: list[str]) -> dict:
         notes.append(f"could not measure: {run['error'].get('message') or ''}")
     notes += extra
     if notes:
-        inv["toolExecutionNotifications"] = [{"message": {"text": n}, "level": "warning"} for n in notes]
+        inv["toolExecutionNotifications"] = [
+            {"message": {"text": n}, "level": "warning"} for n in notes
+        ]
     inv["properties"] = {"runId": run.get("run_id"), "target": describe_target(run.get("target"))}
     return inv
 
@@ -218,7 +247,8 @@ def _rule(rule_id: str, c: Mapping[str, Any], index: int) -> dict:
     rule: dict = {
         "_index": index,
         "id": rule_id,
-        "name": "".join(part.capitalize() for part in rule_id.replace("_", "-").split("-")) or rule_id,
+        "name": "".join(part.capitalize() for part in rule_id.replace("_", "-").split("-"))
+        or rule_id,
         "shortDescription": {"text": short},
         "properties": {"tags": ["mcp", "verdict" if is_verdict else "behaviour"]},
     }
@@ -237,7 +267,9 @@ def _location(uri_index: int | None, snapshots: Snapshots, pointer: str | None, 
             physical["region"] = {"startLine": line}
     location: dict = {"physicalLocation": physical}
     if pointer:
-        location["logicalLocations"] = [{"name": tool, "fullyQualifiedName": pointer, "kind": "object"}]
+        location["logicalLocations"] = [
+            {"name": tool, "fullyQualifiedName": pointer, "kind": "object"}
+        ]
         location["properties"] = {"jsonPointer": pointer}
     return location
 
@@ -280,11 +312,18 @@ def _result(group: Mapping[str, Any], rule_index: int, snapshots: Snapshots, ser
             "mutations": c["mutations"],
         },
     }
-    related = [f for f in c["findings"] if f.get("snapshot_pointer") and f["snapshot_pointer"] != c["pointer"]]
+    related = [
+        f
+        for f in c["findings"]
+        if f.get("snapshot_pointer") and f["snapshot_pointer"] != c["pointer"]
+    ]
     if related:
         result["relatedLocations"] = [
-            {"id": i + 1, **_location(group["artifact"], snapshots, f["snapshot_pointer"], c["tool"]),
-             "message": {"text": f"{f['code']}: {f['message']}"}}
+            {
+                "id": i + 1,
+                **_location(group["artifact"], snapshots, f["snapshot_pointer"], c["tool"]),
+                "message": {"text": f"{f['code']}: {f['message']}"},
+            }
             for i, f in enumerate(related[:MAX_RELATED])
         ]
         for r in result["relatedLocations"]:
@@ -298,5 +337,13 @@ def _fingerprint(c: Mapping[str, Any], rule_id: str, server: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-__all__ = ["ARTIFACT", "MAX_RESULTS", "SCHEMA_URI", "Snapshots", "render_sarif", "snapshot_text",
-           "write_sarif", "write_sarif_file"]
+__all__ = [
+    "ARTIFACT",
+    "MAX_RESULTS",
+    "SCHEMA_URI",
+    "Snapshots",
+    "render_sarif",
+    "snapshot_text",
+    "write_sarif",
+    "write_sarif_file",
+]

@@ -44,11 +44,15 @@ def _width(console: Console) -> int:
 
 def _wrap(console: Console, text: str, indent: int, first: str = "", style: str = "") -> None:
     width = _width(console) - indent - len(first)
-    lines = textwrap.wrap(text, width=max(20, width), break_long_words=True, break_on_hyphens=False) or [""]
+    lines = textwrap.wrap(
+        text, width=max(20, width), break_long_words=True, break_on_hyphens=False
+    ) or [""]
     for i, line in enumerate(lines):
         head = first if i == 0 else " " * len(first)
-        console.print(Text(" " * indent if not first else "") + Text(head) + Text(line, style=style),
-                      soft_wrap=True)
+        console.print(
+            Text(" " * indent if not first else "") + Text(head) + Text(line, style=style),
+            soft_wrap=True,
+        )
 
 
 def header_line(events: list[dict]) -> str:
@@ -68,10 +72,15 @@ def server_key_sentence(events: list[dict]) -> str | None:
     name = clean(key["name"])
     if not key.get("assumed", True):
         return f"server name {name!r} (given with --name)"
-    how = {"bundled": "the bundled server's name", "serverInfo.name": "from serverInfo.name",
-           "command": "from the command"}.get(str(key.get("source")), "a default")
-    return (f"server name assumed {name!r} ({how}): clients prefix tool names with the name in your "
-            "config; pass --name KEY if yours differs")
+    how = {
+        "bundled": "the bundled server's name",
+        "serverInfo.name": "from serverInfo.name",
+        "command": "from the command",
+    }.get(str(key.get("source")), "a default")
+    return (
+        f"server name assumed {name!r} ({how}): clients prefix tool names with the name in your "
+        "config; pass --name KEY if yours differs"
+    )
 
 
 def cause_title(c: Cause) -> str:
@@ -88,41 +97,76 @@ def evidence_line(c: Cause, limit: int = 1) -> str:
         item = f"{level} {clean(citable(source))}"
         if item not in seen:
             seen.append(item)
-    text = "; ".join(seen[:limit]) + (f"; and {len(seen) - limit} more" if len(seen) > limit else "")
+    text = "; ".join(seen[:limit]) + (
+        f"; and {len(seen) - limit} more" if len(seen) > limit else ""
+    )
     weakest = f" (weakest: {c.weakest})" if c.weakest else ""
     return (text or "no source cited") + weakest
 
 
-def write_triage(causes: list[Cause], console: Console, verbose: bool = True, limit: int | None = None) -> None:
+def write_triage(
+    causes: list[Cause], console: Console, verbose: bool = True, limit: int | None = None
+) -> None:
     """``limit``: show only the first causes (a large server), then say how many were left out."""
     todo = problems(causes)
     notes = [c for c in causes if c.stricter]
     if not todo:
-        console.print(Text("No problems to fix: every cell is visible, intact or tolerated.", style="green"))
+        console.print(
+            Text("No problems to fix: every cell is visible, intact or tolerated.", style="green")
+        )
     else:
         cells = sum(c.cells for c in todo)
-        console.print(Text(f"Problems to fix, worst first ({len(todo)} root cause(s), {cells} cell(s)):", style="bold"))
+        console.print(
+            Text(
+                f"Problems to fix, worst first ({len(todo)} root cause(s), {cells} cell(s)):",
+                style="bold",
+            )
+        )
     width = max((len(c.verdict) for c in todo), default=0)
     for i, c in enumerate(todo[:limit] if limit else todo, 1):
         number = f"{i:>2}. "
-        head = Text(number) + Text(f"{c.verdict:<{width}}", style=COLOUR.get(c.verdict, "")) + Text("  ")
-        title = textwrap.wrap(cause_title(c), width=_width(console) - len(head), break_on_hyphens=False) or [""]
+        head = (
+            Text(number)
+            + Text(f"{c.verdict:<{width}}", style=COLOUR.get(c.verdict, ""))
+            + Text("  ")
+        )
+        title = textwrap.wrap(
+            cause_title(c), width=_width(console) - len(head), break_on_hyphens=False
+        ) or [""]
         console.print(head + Text(title[0]), soft_wrap=True)
         for line in title[1:]:
             console.print(" " * len(head) + line, soft_wrap=True, markup=False)
         indent = " " * len(number)
         _wrap(console, cause_where(c), 0, first=indent + "   ")
         if c.lost and verbose:
-            _wrap(console, "loses: " + names([clean(x) for x in c.lost], 8), 0, first=indent + "   ")
+            _wrap(
+                console, "loses: " + names([clean(x) for x in c.lost], 8), 0, first=indent + "   "
+            )
         if c.fix:
             _wrap(console, clean(c.fix), 0, first=indent + "   fix: ")
-        _wrap(console, evidence_line(c, 5 if verbose else 1), 0, first=indent + "   evidence: ", style="dim")
+        _wrap(
+            console,
+            evidence_line(c, 5 if verbose else 1),
+            0,
+            first=indent + "   evidence: ",
+            style="dim",
+        )
     if limit and len(todo) > limit:
-        console.print(Text(f"... and {len(todo) - limit} more root causes (--verbose, or a report: --report md:FILE)",
-                           style="dim"), soft_wrap=True)
+        console.print(
+            Text(
+                f"... and {len(todo) - limit} more root causes (--verbose, or a report: --report md:FILE)",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
     for c in notes:
-        _wrap(console, f"{clean(c.summary)} ({len(c.tools)} tool(s), in {names(c.clients)})", 0,
-              first="note (a stricter schema, not a loss): ", style="dim")
+        _wrap(
+            console,
+            f"{clean(c.summary)} ({len(c.tools)} tool(s), in {names(c.clients)})",
+            0,
+            first="note (a stricter schema, not a loss): ",
+            style="dim",
+        )
 
 
 def write_grid(events: list[dict], console: Console) -> None:
@@ -130,8 +174,10 @@ def write_grid(events: list[dict], console: Console) -> None:
     codes = {p: CODES[i] if i < len(CODES) else "?" for i, p in enumerate(grid.profiles)}
     tool_w = max((len(printable(t)) for t in grid.tools), default=4)
     tool_w = max(tool_w, 4)
-    console.print(Text("tool".ljust(tool_w) + " " + " ".join(codes[p] for p in grid.profiles), style="bold"),
-                  soft_wrap=True)
+    console.print(
+        Text("tool".ljust(tool_w) + " " + " ".join(codes[p] for p in grid.profiles), style="bold"),
+        soft_wrap=True,
+    )
     for tool in grid.tools:
         row = Text(printable(tool).ljust(tool_w) + " ")
         for j, p in enumerate(grid.profiles):
@@ -161,8 +207,13 @@ def write_grid(events: list[dict], console: Console) -> None:
             console.print(line, soft_wrap=True)
 
 
-def write_terminal(events: list[dict], console: Console, details: bool = True, verbose: bool = False,
-                   triage: bool = True) -> None:
+def write_terminal(
+    events: list[dict],
+    console: Console,
+    details: bool = True,
+    verbose: bool = False,
+    triage: bool = True,
+) -> None:
     """``details``: the triage list with fixes and evidence; ``verbose``: also every cell."""
     grid = build_grid(events)
     start = next((e for e in events if e.get("event") == "run-started"), {})
@@ -172,8 +223,13 @@ def write_terminal(events: list[dict], console: Console, details: bool = True, v
         status = " · interrupted"
     elif not finish and start:
         status = " · unfinished run"
-    console.print(Text(f"{header_line(events)} · {len(grid.tools)} tools · {len(grid.profiles)} clients{status}",
-                       style="bold"), soft_wrap=True)
+    console.print(
+        Text(
+            f"{header_line(events)} · {len(grid.tools)} tools · {len(grid.profiles)} clients{status}",
+            style="bold",
+        ),
+        soft_wrap=True,
+    )
     sentence = server_key_sentence(events)
     if sentence:
         _wrap(console, sentence, 0, style="dim")
@@ -185,9 +241,13 @@ def write_terminal(events: list[dict], console: Console, details: bool = True, v
             console.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
         target = start.get("target") if isinstance(start.get("target"), dict) else {}
         if target.get("kind") == "stdio" and target.get("inherit_env") is False:
-            _wrap(console, "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
-                  "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env", 0,
-                  first="  hint: ")
+            _wrap(
+                console,
+                "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
+                "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env",
+                0,
+                first="  hint: ",
+            )
         if err.get("hint"):
             _wrap(console, clean(err["hint"]), 0, first="  hint: ")
     console.print()
@@ -195,11 +255,16 @@ def write_terminal(events: list[dict], console: Console, details: bool = True, v
         return  # nothing was measured: no grid of empty cells
     if triage and details:
         large = is_large(len(grid.tools)) and not verbose
-        write_triage(build_triage(events), console, verbose=verbose, limit=TRIAGE_LIMIT if large else None)
+        write_triage(
+            build_triage(events), console, verbose=verbose, limit=TRIAGE_LIMIT if large else None
+        )
         console.print()
     if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
-        write_counts(((e["profile"], e["verdict"]) for es in grid.cells.values() for e in es), console,
-                     len(grid.tools))
+        write_counts(
+            ((e["profile"], e["verdict"]) for es in grid.cells.values() for e in es),
+            console,
+            len(grid.tools),
+        )
     else:
         write_grid(events, console)
     if verbose:
@@ -207,33 +272,53 @@ def write_terminal(events: list[dict], console: Console, details: bool = True, v
         write_cells(events, console)
     skipped = [e for e in events if e.get("event") == "skipped"]
     if skipped:
-        console.print(Text(f"{len(skipped)} call(s) not made (safety policy or no case)"
-                           + ("" if verbose else "; --verbose lists them"), style="dim"), soft_wrap=True)
+        console.print(
+            Text(
+                f"{len(skipped)} call(s) not made (safety policy or no case)"
+                + ("" if verbose else "; --verbose lists them"),
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
     if not verbose and details:
-        console.print(Text("every cell with its reason: --verbose (or a report: --report md:FILE)", style="dim"),
-                      soft_wrap=True)
+        console.print(
+            Text(
+                "every cell with its reason: --verbose (or a report: --report md:FILE)", style="dim"
+            ),
+            soft_wrap=True,
+        )
 
 
 def write_cells(events: list[dict], console: Console) -> None:
     """Every cell that is not fine, with its reason and evidence (``--verbose``)."""
     grid = build_grid(events)
     for e in sorted(grid.not_fine(), key=lambda e: (rank(e["verdict"]), e["profile"], e["tool"])):
-        label = printable(str(e["tool"])) + (f"::{printable(str(e['case']))}" if e.get("case") else "")
+        label = printable(str(e["tool"])) + (
+            f"::{printable(str(e['case']))}" if e.get("case") else ""
+        )
         findings = e.get("findings", [])
         reason = e.get("reason") or "; ".join(
-            f.get("message", "") + (f" [{f['materiality']}]" if f.get("materiality") else "") for f in findings[-3:]
+            f.get("message", "") + (f" [{f['materiality']}]" if f.get("materiality") else "")
+            for f in findings[-3:]
         )
         ev = e.get("weakest_evidence")
         line = Text.assemble(
-            (f"{e['verdict']:>17}", COLOUR.get(e["verdict"], "white")), " ", (printable(e["profile"]), "bold"),
+            (f"{e['verdict']:>17}", COLOUR.get(e["verdict"], "white")),
+            " ",
+            (printable(e["profile"]), "bold"),
             f" {label}: {clean(reason)}",
         )
         if ev:
             line.append(f" (evidence: {ev})", "dim")
         console.print(line, soft_wrap=True)
     for e in (e for e in events if e.get("event") == "skipped"):
-        console.print(Text(f"{'skipped':>17} {printable(str(e['tool']))}: {clean(str(e['reason']))}", style="dim"),
-                      soft_wrap=True)
+        console.print(
+            Text(
+                f"{'skipped':>17} {printable(str(e['tool']))}: {clean(str(e['reason']))}",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
 
 
 __all__ = ["MEANING", "write_cells", "write_grid", "write_terminal", "write_triage"]

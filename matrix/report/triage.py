@@ -45,12 +45,16 @@ class Cause:
     cells: int = 0
     calls_lost: int = 0  # calls that could not reach the tool because of it
     blast_radius: str = "tool"
-    lost: list[str] = field(default_factory=list)  # what the model loses: "default at /properties/x"
+    lost: list[str] = field(
+        default_factory=list
+    )  # what the model loses: "default at /properties/x"
     evidence: list[tuple[str, str]] = field(default_factory=list)  # (level, source) a user can open
     weakest: str | None = None
     stricter: bool = False  # a forced stricter schema: a note, not a loss
     culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
-    optional: bool = False  # every client it hits is one the release gate does not require by default
+    optional: bool = (
+        False  # every client it hits is one the release gate does not require by default
+    )
     by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
     keywords: list[str] = field(default_factory=list)
     seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
@@ -59,15 +63,30 @@ class Cause:
     def severity(self) -> tuple[int, int, int, int]:
         """Notes last; before them, what hits a client the gate requires comes before what hits
         only opt-in configurations and probes (a pinned protocol era, a rollout flag)."""
-        return (1 if self.stricter else 0, 1 if self.optional else 0, rank(self.verdict), -self.cells)
+        return (
+            1 if self.stricter else 0,
+            1 if self.optional else 0,
+            rank(self.verdict),
+            -self.cells,
+        )
 
     def to_json(self) -> dict:
         return {
-            "verdict": self.verdict, "tool": self.tool, "code": self.code, "summary": self.summary,
-            "fix": self.fix, "tools": self.tools, "clients": self.clients, "cells": self.cells,
-            "calls_lost": self.calls_lost, "blast_radius": self.blast_radius, "lost": self.lost,
+            "verdict": self.verdict,
+            "tool": self.tool,
+            "code": self.code,
+            "summary": self.summary,
+            "fix": self.fix,
+            "tools": self.tools,
+            "clients": self.clients,
+            "cells": self.cells,
+            "calls_lost": self.calls_lost,
+            "blast_radius": self.blast_radius,
+            "lost": self.lost,
             "evidence": [{"level": lv, "source": src} for lv, src in self.evidence],
-            "weakest_evidence": self.weakest, "note": self.stricter, "by_verdict": self.by_verdict,
+            "weakest_evidence": self.weakest,
+            "note": self.stricter,
+            "by_verdict": self.by_verdict,
             "optional": self.optional,
         }
 
@@ -77,7 +96,9 @@ NOTES = {
     "additional-properties-forced": "additionalProperties: false added: the model is told no other keys are allowed",
     "made-required": "optional properties made required (strict mode): the model must always send a value",
 }
-_QUIRKS = re.compile(r"\s*\(?(?:client-quirks\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?")
+_QUIRKS = re.compile(
+    r"\s*\(?(?:client-quirks\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?"
+)
 
 
 def citable(note: str) -> str:
@@ -111,14 +132,20 @@ def _decisive(findings: list[dict]) -> dict:
 def _material(findings: list[dict]) -> list[dict]:
     out = []
     for f in findings:
-        level = f.get("materiality") or materiality_of(str(f.get("code")), str(f.get("pointer") or ""), bool(f.get("lost")))
+        level = f.get("materiality") or materiality_of(
+            str(f.get("code")), str(f.get("pointer") or ""), bool(f.get("lost"))
+        )
         if level in MATERIAL:
             out.append(f)
     return out
 
 
 def _stricter(findings: list[dict]) -> list[dict]:
-    return [f for f in findings if f.get("materiality") == "stricter" and f.get("code") != "changed-by-client"]
+    return [
+        f
+        for f in findings
+        if f.get("materiality") == "stricter" and f.get("code") != "changed-by-client"
+    ]
 
 
 def _where(pointer: str) -> str:
@@ -171,10 +198,28 @@ def build_triage(events: list[dict]) -> list[Cause]:
             blamed = bool(f.get("culprit")) or message.startswith(_BLAMED)
             summary = message.split(": ", 1)[1] if blamed and ": " in message else message
             fix = advice_for({**e, "findings": [f]}, tools.get(tool))
-            key = ("hard", verdict, str(f.get("code")), summary, tool if verdict == "hidden" else "")
-            cause = add(key, Cause(verdict, "", str(f.get("code")), summary, fix,
-                                           blast_radius=str(f.get("blast_radius") or "tool"),
-                                           evidence=_sources(f.get("evidence"))), e, profile, tool)
+            key = (
+                "hard",
+                verdict,
+                str(f.get("code")),
+                summary,
+                tool if verdict == "hidden" else "",
+            )
+            cause = add(
+                key,
+                Cause(
+                    verdict,
+                    "",
+                    str(f.get("code")),
+                    summary,
+                    fix,
+                    blast_radius=str(f.get("blast_radius") or "tool"),
+                    evidence=_sources(f.get("evidence")),
+                ),
+                e,
+                profile,
+                tool,
+            )
             if not blamed:  # the culprit's own cell names the tool to change
                 if tool not in cause.culprits:
                     cause.culprits.append(tool)
@@ -192,8 +237,13 @@ def build_triage(events: list[dict]) -> list[Cause]:
             fix = advice_for({**e, "findings": [f]}, tools.get(tool))
             key = ("lost", code, keyword, fix)
             summary = str(f.get("message") or code)
-            cause = add(key, Cause(verdict, "", code, summary, fix,
-                                           evidence=_sources(f.get("evidence"))), e, profile, tool)
+            cause = add(
+                key,
+                Cause(verdict, "", code, summary, fix, evidence=_sources(f.get("evidence"))),
+                e,
+                profile,
+                tool,
+            )
             if keyword and keyword not in cause.keywords:
                 cause.keywords.append(keyword)
             where = f"{tool}: {_where(pointer)}" if pointer else tool
@@ -205,9 +255,21 @@ def build_triage(events: list[dict]) -> list[Cause]:
             continue
         for f in _stricter([f for f in e.get("findings") or [] if isinstance(f, Mapping)]):
             code = str(f.get("code"))
-            add(("note", code), Cause("visible", "", code, NOTES.get(code, str(f.get("message") or code)), None,
-                                              evidence=_sources(f.get("evidence")), stricter=True),
-                e, str(e.get("profile")), str(e.get("tool")))
+            add(
+                ("note", code),
+                Cause(
+                    "visible",
+                    "",
+                    code,
+                    NOTES.get(code, str(f.get("message") or code)),
+                    None,
+                    evidence=_sources(f.get("evidence")),
+                    stricter=True,
+                ),
+                e,
+                str(e.get("profile")),
+                str(e.get("tool")),
+            )
     for e in events:
         kind, verdict = e.get("event"), e.get("verdict")
         if kind != "call" or verdict in FINE:
@@ -222,8 +284,21 @@ def build_triage(events: list[dict]) -> list[Cause]:
         behaviours = tuple(e.get("behaviours") or ())
         key = ("call", tool, verdict, behaviours, fix)
         reason = str(e.get("reason") or verdict)
-        add(key, Cause(verdict, tool, ",".join(behaviours) or verdict, reason, fix, blast_radius="call",
-                               evidence=_sources(e.get("evidence"))), e, profile, tool)
+        add(
+            key,
+            Cause(
+                verdict,
+                tool,
+                ",".join(behaviours) or verdict,
+                reason,
+                fix,
+                blast_radius="call",
+                evidence=_sources(e.get("evidence")),
+            ),
+            e,
+            profile,
+            tool,
+        )
     optional = _optional_clients(events)
     merged = _merged(causes)
     for cause in merged:
@@ -234,8 +309,11 @@ def build_triage(events: list[dict]) -> list[Cause]:
 def _optional_clients(events: list[dict]) -> set[str]:
     """The run's profiles that are not ``required_by_default`` (probes, opt-in configurations)."""
     start = next((e for e in events if e.get("event") == "run-started"), {})
-    return {str(p.get("name")) for p in start.get("profiles") or []
-            if isinstance(p, Mapping) and p.get("required_by_default") is False}
+    return {
+        str(p.get("name"))
+        for p in start.get("profiles") or []
+        if isinstance(p, Mapping) and p.get("required_by_default") is False
+    }
 
 
 def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
@@ -249,7 +327,12 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
             out.append(cause)
             continue
         else:  # one schema habit or one call behaviour across tools, in the same clients: one fix
-            same = (key[0], cause.code, cause.fix, tuple(sorted((v, tuple(n)) for v, n in cause.by_verdict.items())))
+            same = (
+                key[0],
+                cause.code,
+                cause.fix,
+                tuple(sorted((v, tuple(n)) for v, n in cause.by_verdict.items())),
+            )
         first = seen.get(same)
         if first is None:
             seen[same] = cause
@@ -291,15 +374,19 @@ def whole_server(c: Cause) -> bool:
     return not c.tool and len(c.culprits) > 1
 
 
-def cause_title(c: Cause, show: Callable[[str], str] = str, prose: Callable[[str], str] = str) -> str:
+def cause_title(
+    c: Cause, show: Callable[[str], str] = str, prose: Callable[[str], str] = str
+) -> str:
     """What to fix, in one sentence. Every writer words a cause with this (and ``cause_where``),
     so the terminal, Markdown and HTML lists read the same; ``show`` and ``prose`` make names and
     messages from the server safe for the medium (the terminal's sanitiser; identity where the
     writer escapes)."""
     if c.keywords:
         verb = "change" if c.code.startswith("changed") else "drop"
-        return f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): " \
-               f"{name_list(c.tools, 4, show)}"
+        return (
+            f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): "
+            f"{name_list(c.tools, 4, show)}"
+        )
     if whole_server(c):
         who = f"the server (all {len(c.tools)} tools)"
     else:
@@ -313,8 +400,11 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
     parts = []
     for verdict in sorted(c.by_verdict, key=rank):
         clients = c.by_verdict[verdict]
-        parts.append(f"{verdict} in {name_list(clients, show=show)}" if len(c.by_verdict) > 1 or not c.keywords
-                     else f"in {name_list(clients, show=show)}")
+        parts.append(
+            f"{verdict} in {name_list(clients, show=show)}"
+            if len(c.by_verdict) > 1 or not c.keywords
+            else f"in {name_list(clients, show=show)}"
+        )
     blast = []
     if c.blast_radius in ("server", "session") and len(c.tools) > 1:
         blast.append(f"takes down {len(c.tools)} tools")
@@ -322,7 +412,9 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
         blast.append(f"{c.calls_lost} calls could not be made")
     if c.optional:
         blast.append("not required by default (an opt-in configuration or a probe)")
-    return " · ".join(parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast)
+    return " · ".join(
+        parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast
+    )
 
 
 def problems(causes: list[Cause]) -> list[Cause]:
@@ -330,4 +422,13 @@ def problems(causes: list[Cause]) -> list[Cause]:
     return [c for c in causes if not c.stricter]
 
 
-__all__ = ["Cause", "build_triage", "cause_title", "cause_where", "citable", "name_list", "problems", "whole_server"]
+__all__ = [
+    "Cause",
+    "build_triage",
+    "cause_title",
+    "cause_where",
+    "citable",
+    "name_list",
+    "problems",
+    "whole_server",
+]

@@ -92,6 +92,8 @@ def _write(
                 width=120,
                 force_terminal=False,
             )
-        write_terminal(events, console, details=details, verbose=details and verbose)  # a file: every cell
+        write_terminal(
+            events, console, details=details, verbose=details and verbose
+        )  # a file: every cell
         return
     WRITERS[fmt](events, stream, failing)

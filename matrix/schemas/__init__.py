@@ -30,15 +30,30 @@ class Published:
 
 
 SCHEMAS: tuple[Published, ...] = (
-    Published("results", "mcp-matrix.results", (1, 2), "run --results, merge (JSON lines: one event a line)"),
+    Published(
+        "results",
+        "mcp-matrix.results",
+        (1, 2),
+        "run --results, merge (JSON lines: one event a line)",
+    ),
     Published("snapshot", "mcp-matrix.snapshot", (1, 2), "snapshot -o, snapshot (stdout)"),
     Published("discovery", "mcp-matrix.discovery", (1, 2), "discover --json"),
     Published("report", "mcp-matrix.report", (1,), "report --format json, run --report json:FILE"),
     Published("diff", "mcp-matrix.diff", (1,), "diff --json"),
     Published("replay", "mcp-matrix.replay", (1,), "replay --json"),
-    Published("replay-events", "mcp-matrix.replay", (1,), "replay --results (JSON lines: one event a line)"),
+    Published(
+        "replay-events",
+        "mcp-matrix.replay",
+        (1,),
+        "replay --results (JSON lines: one event a line)",
+    ),
     Published("cases", "cases file (YAML)", (1,), "read by run --cases"),
-    Published("policy", "policy file (YAML or [tool.mcp-matrix] in pyproject.toml)", (1,), "read by check --policy"),
+    Published(
+        "policy",
+        "policy file (YAML or [tool.mcp-matrix] in pyproject.toml)",
+        (1,),
+        "read by check --policy",
+    ),
 )
 
 
@@ -58,7 +73,9 @@ class Problem:
 
 
 @cache
-def checker(name: str, part: str | None = None, drop: tuple[str, ...] = ()) -> Callable[[Any], Problem | None]:
+def checker(
+    name: str, part: str | None = None, drop: tuple[str, ...] = ()
+) -> Callable[[Any], Problem | None]:
     """A check of documents against schema ``name`` (or its ``$defs`` entry ``part``), without
     the top-level keywords in ``drop``: the first Problem, or None.
 
@@ -73,7 +90,9 @@ def checker(name: str, part: str | None = None, drop: tuple[str, ...] = ()) -> C
         schema = {k: v for k, v in whole.items() if k not in drop}
     else:
         schema = {"$defs": whole["$defs"], "$ref": f"#/$defs/{part}"}
-    fast = fastjsonschema.compile({k: v for k, v in schema.items() if k != "$schema"}, use_default=False)
+    fast = fastjsonschema.compile(
+        {k: v for k, v in schema.items() if k != "$schema"}, use_default=False
+    )
     slow = Draft202012Validator(schema)
 
     def check(document: Any) -> Problem | None:
@@ -91,7 +110,9 @@ def checker(name: str, part: str | None = None, drop: tuple[str, ...] = ()) -> C
             missing = next((k for k in error.validator_value if k not in error.instance), "")
             key = f"{path}.{missing}" if path else missing
             return Problem(key, f"missing key {key!r}")
-        return Problem(path, f"key {path!r}: {error.message[:300]}" if path else error.message[:300])
+        return Problem(
+            path, f"key {path!r}: {error.message[:300]}" if path else error.message[:300]
+        )
 
     return check
 

@@ -53,20 +53,34 @@ def stale_window(profile: Profile, old: Snapshot | None, new: Snapshot | None) -
     h = profile.handshake
     ttl = tools_ttl(old)
     if h is not None and h.listens and listens_for_changes(new):
-        return StaleWindow(False, "not past the change: the client listens for tools list_changed "
-                                  "(subscriptions/listen) and refetches", ttl)
+        return StaleWindow(
+            False,
+            "not past the change: the client listens for tools list_changed "
+            "(subscriptions/listen) and refetches",
+            ttl,
+        )
     if h is not None and h.honours_ttl and ttl is not None:
         if ttl == 0:
-            return StaleWindow(False, "not at all: the old list said ttlMs 0 and the client honours it", 0)
-        return StaleWindow(True, f"up to {_seconds(ttl)} after each fetch (the old list's ttlMs, which the client "
-                                 "honours)", ttl)
+            return StaleWindow(
+                False, "not at all: the old list said ttlMs 0 and the client honours it", 0
+            )
+        return StaleWindow(
+            True,
+            f"up to {_seconds(ttl)} after each fetch (the old list's ttlMs, which the client "
+            "honours)",
+            ttl,
+        )
     if h is None or h.fallback == "initialize-only":
         why = "it speaks the handshake era, whose lists carry no ttlMs"
     elif ttl is None:
         why = "the server sent no ttlMs"
     else:
         why = f"it ignores the server's ttlMs ({_seconds(ttl)})"
-    return StaleWindow(True, f"for the whole session: the client keeps the list it read at session start ({why})", ttl)
+    return StaleWindow(
+        True,
+        f"for the whole session: the client keeps the list it read at session start ({why})",
+        ttl,
+    )
 
 
 def _seconds(ms: Any) -> str:

@@ -21,7 +21,9 @@ class Variant:
     sometimes: tuple[str, ...] = ()
 
 
-def held_view(profile: Profile, live: ClientView, baseline: ClientView | None) -> tuple[ClientView, Finding | None]:
+def held_view(
+    profile: Profile, live: ClientView, baseline: ClientView | None
+) -> tuple[ClientView, Finding | None]:
     """The tool list the client calls with, after its cache behaviours."""
     view, note = live, None
     for use in profile.cache:
@@ -31,7 +33,9 @@ def held_view(profile: Profile, live: ClientView, baseline: ClientView | None) -
     return view, note
 
 
-def plan_call(profile: Profile, ctx: CallContext, arguments: Any, omit: bool = False) -> list[Variant]:
+def plan_call(
+    profile: Profile, ctx: CallContext, arguments: Any, omit: bool = False
+) -> list[Variant]:
     """Every distinct way the profile may send the call: with and without its intermittent behaviours."""
     sometimes = [u for u in profile.call if u.frequency == "sometimes"]
     choices = [tuple(u.id or u.name for u in sometimes)]
@@ -39,14 +43,18 @@ def plan_call(profile: Profile, ctx: CallContext, arguments: Any, omit: bool = F
         choices.append(())
     variants = []
     for active in choices:
-        plan = CallPlan(tool=ctx.tool, arguments=arguments, omit_arguments=omit)  # behaviours never mutate: no copy
+        plan = CallPlan(
+            tool=ctx.tool, arguments=arguments, omit_arguments=omit
+        )  # behaviours never mutate: no copy
         for use in profile.call:
             if use.frequency == "sometimes" and (use.id or use.name) not in active:
                 continue
             plan = registry.get(use.name).fn(plan, ctx, **dict(use.params))
             if plan.refused is not None:
                 break
-        variants.append(Variant(plan, mutations(arguments, plan.arguments, omit, plan.omit_arguments), active))
+        variants.append(
+            Variant(plan, mutations(arguments, plan.arguments, omit, plan.omit_arguments), active)
+        )
     return variants
 
 
@@ -59,7 +67,9 @@ def evidence_for(profile: Profile, names) -> tuple[Evidence, ...]:
     return tuple(out)
 
 
-def mutations(intended: Any, wire: Any, omit_before: bool = False, omit_after: bool = False) -> tuple[Mutation, ...]:
+def mutations(
+    intended: Any, wire: Any, omit_before: bool = False, omit_after: bool = False
+) -> tuple[Mutation, ...]:
     """JSON-pointer differences between the intended and the wire arguments."""
     if omit_before != omit_after:
         return (Mutation("removed" if omit_after else "added", "", intended, wire),)
@@ -97,7 +107,12 @@ def _diff(a: Any, b: Any, ptr: str, out: list[Mutation]) -> None:
             pass
     if b is None and a is not None:
         out.append(Mutation("nulled", ptr, a, b))
-    elif type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool)):
+    elif type(a) is not type(b) and not (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         out.append(Mutation("retyped", ptr, a, b))
     else:
         out.append(Mutation("changed", ptr, a, b))

@@ -30,8 +30,15 @@ def initial_state(tools: Sequence[tuple[int, Any]], server: str) -> ListState:
         schema = raw.get("inputSchema") if isinstance(raw, dict) else None
         description = raw.get("description") if isinstance(raw, dict) else None
         states.append(
-            ToolState(original=raw, page=page, index=index, name=name if isinstance(name, str) else "", schema=schema,
-                      findings=external_ref_findings(raw) + enum_findings(raw), description=description)
+            ToolState(
+                original=raw,
+                page=page,
+                index=index,
+                name=name if isinstance(name, str) else "",
+                schema=schema,
+                findings=external_ref_findings(raw) + enum_findings(raw),
+                description=description,
+            )
         )
     pages = 1 + max((p for p, _ in tools), default=0)
     return ListState(server=server, tools=tuple(states), pages=pages)
@@ -55,7 +62,9 @@ def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListSt
     """
     if after is before:
         return after
-    if len(before.tools) != len(after.tools):  # a behaviour that re-shaped the list stamps everything unstamped
+    if len(before.tools) != len(
+        after.tools
+    ):  # a behaviour that re-shaped the list stamps everything unstamped
         tools = tuple(
             evolve(t, findings=tuple(_stamp(f, use) for f in t.findings)) for t in after.tools
         )
@@ -73,7 +82,8 @@ def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListSt
                     out = list(after.tools)
                 out[i] = evolve(
                     new,
-                    findings=new.findings[:n] + tuple(_stamp(f, use, done) for f in new.findings[n:]),
+                    findings=new.findings[:n]
+                    + tuple(_stamp(f, use, done) for f in new.findings[n:]),
                 )
         tools = after.tools if out is None else tuple(out)
     n = len(before.findings)
@@ -134,9 +144,16 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
         culprit = final.culprit
         reason = final.findings[-1] if final.findings else None
         if reason is not None and culprit is not None:
-            culprit_name = (final.tools[culprit].server_name or f"#{culprit}") if culprit < len(final.tools) else "?"
-            blamed = replace(reason, message=f"because of tool {culprit_name!r}: {reason.message}",
-                             culprit=culprit_name)
+            culprit_name = (
+                (final.tools[culprit].server_name or f"#{culprit}")
+                if culprit < len(final.tools)
+                else "?"
+            )
+            blamed = replace(
+                reason,
+                message=f"because of tool {culprit_name!r}: {reason.message}",
+                culprit=culprit_name,
+            )
     for tool in final.tools:
         label = tool.server_name or f"#{tool.index}"
         if final.outcome != "ok":
@@ -151,13 +168,17 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
             findings = derive(tool.findings)  # degraded only when a constraint or guidance was lost
             verdict = "degraded" if any(f.materiality in MATERIAL for f in findings) else "visible"
             views.append(_view(tool, label, verdict, findings, visible=True))
-    return ClientView(profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings)
+    return ClientView(
+        profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings
+    )
 
 
 _VIEW = ToolView(tool="", index=0, verdict="", model_name=None, model_schema=None)
 
 
-def _view(tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ...], visible: bool) -> ToolView:
+def _view(
+    tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ...], visible: bool
+) -> ToolView:
     return evolve(
         _VIEW,
         tool=label,

@@ -26,10 +26,14 @@ from matrix.snapshot import Snapshot
 
 HANDSHAKE_ERA = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
-FIX_BOTH_ERAS = "support both eras: keep answering initialize (2025-11-25 and older) beside 2026-07-28"
+FIX_BOTH_ERAS = (
+    "support both eras: keep answering initialize (2025-11-25 and older) beside 2026-07-28"
+)
 FIX_ECHO = "echo a supported requested version: answer initialize with the version the client asked for when you support it"
-FIX_LATE_INITIALIZE = ("accept initialize after server/discover on the same connection (or, on stdio, do not lock "
-                       "the connection to 2026-07-28 on discover)")
+FIX_LATE_INITIALIZE = (
+    "accept initialize after server/discover on the same connection (or, on stdio, do not lock "
+    "the connection to 2026-07-28 on discover)"
+)
 
 
 def session_finding(profile: Profile, snapshot: Snapshot) -> Finding | None:
@@ -53,57 +57,101 @@ def session_finding(profile: Profile, snapshot: Snapshot) -> Finding | None:
                 late = modern.get("initializeAfterDiscover")
                 if not isinstance(late, dict) or late.get("accepted"):
                     return None
-                return _finding(h, "initialize-after-discover", (
-                    f"{client} sends initialize ({version}) after a successful server/discover "
-                    f"({mutual[0]}), and the server refuses it ({_error(late.get('error'))}): the session never "
-                    f"starts. Fix: {FIX_LATE_INITIALIZE}."))
+                return _finding(
+                    h,
+                    "initialize-after-discover",
+                    (
+                        f"{client} sends initialize ({version}) after a successful server/discover "
+                        f"({mutual[0]}), and the server refuses it ({_error(late.get('error'))}): the session never "
+                        f"starts. Fix: {FIX_LATE_INITIALIZE}."
+                    ),
+                )
             if h.fallback == "discover-only":
-                return _finding(h, "no-common-version", (
-                    f"{client} speaks only {', '.join(h.modern_versions)}; server/discover names {offered}: "
-                    f"the session never starts. Fix: {FIX_BOTH_ERAS}."))
+                return _finding(
+                    h,
+                    "no-common-version",
+                    (
+                        f"{client} speaks only {', '.join(h.modern_versions)}; server/discover names {offered}: "
+                        f"the session never starts. Fix: {FIX_BOTH_ERAS}."
+                    ),
+                )
         else:
             error = modern.get("error") if isinstance(modern.get("error"), dict) else None
             supported = _supported(error)
             if _modern_only(error, supported):
-                return _finding(h, "no-common-version", (
-                    f"{client} offers {', '.join(h.modern_versions)}; the server refuses it and supports "
-                    f"only {supported}: the session never starts. Fix: serve {', '.join(h.modern_versions)} "
-                    f"too, or {FIX_BOTH_ERAS}."))
+                return _finding(
+                    h,
+                    "no-common-version",
+                    (
+                        f"{client} offers {', '.join(h.modern_versions)}; the server refuses it and supports "
+                        f"only {supported}: the session never starts. Fix: serve {', '.join(h.modern_versions)} "
+                        f"too, or {FIX_BOTH_ERAS}."
+                    ),
+                )
             if h.fallback == "discover-only":
-                return _finding(h, "modern-refused", (
-                    f"{client} speaks only the 2026-07-28 era (server/discover, {', '.join(h.modern_versions)}); "
-                    f"the server answers server/discover with {_error(error)} and speaks only the initialize "
-                    f"handshake: the session never starts. Fix: {FIX_BOTH_ERAS}."))
+                return _finding(
+                    h,
+                    "modern-refused",
+                    (
+                        f"{client} speaks only the 2026-07-28 era (server/discover, {', '.join(h.modern_versions)}); "
+                        f"the server answers server/discover with {_error(error)} and speaks only the initialize "
+                        f"handshake: the session never starts. Fix: {FIX_BOTH_ERAS}."
+                    ),
+                )
     return _initialize_finding(profile, snapshot, modern, client)
 
 
-def _initialize_finding(profile: Profile, snapshot: Snapshot, modern: Mapping[str, Any], client: str) -> Finding | None:
+def _initialize_finding(
+    profile: Profile, snapshot: Snapshot, modern: Mapping[str, Any], client: str
+) -> Finding | None:
     h = profile.handshake
     assert h is not None
     version = profile.identity.protocol_version
     answers = (snapshot.eras or {}).get("handshake", {}).get("answers") or []
-    answer = next((a for a in answers if isinstance(a, dict) and a.get("requested") == version), None)
+    answer = next(
+        (a for a in answers if isinstance(a, dict) and a.get("requested") == version), None
+    )
     if answer is None or answer.get("wireError"):
         return None  # not probed, or the probe failed on the wire: unknown
     error = answer.get("error")
     if error:
         supported = _supported(error) or modern.get("supportedVersions")
         named = f" and supports only {supported}" if supported else ""
-        tried = "falls back to initialize" if h.fallback == "discover-then-initialize" else "sends initialize"
-        return _finding(h, "handshake-refused", (
-            f"{client} {tried} ({version}); the server refuses it ({_error(error)}){named}: the session never "
-            f"starts. Fix: {FIX_BOTH_ERAS}."))
+        tried = (
+            "falls back to initialize"
+            if h.fallback == "discover-then-initialize"
+            else "sends initialize"
+        )
+        return _finding(
+            h,
+            "handshake-refused",
+            (
+                f"{client} {tried} ({version}); the server refuses it ({_error(error)}){named}: the session never "
+                f"starts. Fix: {FIX_BOTH_ERAS}."
+            ),
+        )
     negotiated = answer.get("protocolVersion")
     if negotiated not in h.accepts:
-        return _finding(h, "version-rejected", (
-            f"{client} asks for {version}; the server answers {negotiated!r}, and the client goes on only with "
-            f"{', '.join(h.accepts)}: it disconnects. Fix: {FIX_ECHO}."))
+        return _finding(
+            h,
+            "version-rejected",
+            (
+                f"{client} asks for {version}; the server answers {negotiated!r}, and the client goes on only with "
+                f"{', '.join(h.accepts)}: it disconnects. Fix: {FIX_ECHO}."
+            ),
+        )
     return None
 
 
 def _finding(h: Any, code: str, message: str) -> Finding:
-    return Finding(code=code, message=message, lost=True, blast_radius="session", behaviour="handshake",
-                   evidence=h.evidence)
+    return Finding(
+        code=code,
+        message=message,
+        lost=True,
+        blast_radius="session",
+        behaviour="handshake",
+        evidence=h.evidence,
+    )
 
 
 def _supported(error: Any) -> list | None:
@@ -113,8 +161,12 @@ def _supported(error: Any) -> list | None:
 
 
 def _modern_only(error: Any, supported: list | None) -> bool:
-    return (isinstance(error, dict) and error.get("code") == -32022 and bool(supported)
-            and not any(v in HANDSHAKE_ERA for v in supported or ()))
+    return (
+        isinstance(error, dict)
+        and error.get("code") == -32022
+        and bool(supported)
+        and not any(v in HANDSHAKE_ERA for v in supported or ())
+    )
 
 
 def _error(error: Any) -> str:
@@ -123,7 +175,9 @@ def _error(error: Any) -> str:
     return f"{error.get('code')} {str(error.get('message') or '')[:160]}".strip()
 
 
-def session_views(views: list[ClientView], profiles: list[Profile], snapshot: Snapshot) -> list[ClientView]:
+def session_views(
+    views: list[ClientView], profiles: list[Profile], snapshot: Snapshot
+) -> list[ClientView]:
     """``views`` with every tool ``session-broken`` for each client that never gets a session."""
     out = []
     for view, profile in zip(views, profiles):
@@ -132,9 +186,19 @@ def session_views(views: list[ClientView], profiles: list[Profile], snapshot: Sn
             out.append(view)
             continue
         tools = tuple(
-            replace(t, verdict="session-broken", model_name=None, model_schema=None, findings=(finding,),
-                    weakest_evidence=weakest(finding.evidence))
+            replace(
+                t,
+                verdict="session-broken",
+                model_name=None,
+                model_schema=None,
+                findings=(finding,),
+                weakest_evidence=weakest(finding.evidence),
+            )
             for t in view.tools
         )
-        out.append(replace(view, outcome="session-broken", tools=tools, findings=view.findings + (finding,)))
+        out.append(
+            replace(
+                view, outcome="session-broken", tools=tools, findings=view.findings + (finding,)
+            )
+        )
     return out

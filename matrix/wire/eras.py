@@ -33,8 +33,12 @@ class Handshake:
     """How one client opens a session (the wire's half of a profile's ``handshake`` section)."""
 
     fallback: str = "initialize-only"
-    modern_versions: tuple[str, ...] = MODERN_PROTOCOLS  # what it puts in _meta, in order of preference
-    accepts: tuple[str, ...] = HANDSHAKE_PROTOCOLS  # negotiated handshake versions it continues with
+    modern_versions: tuple[str, ...] = (
+        MODERN_PROTOCOLS  # what it puts in _meta, in order of preference
+    )
+    accepts: tuple[str, ...] = (
+        HANDSHAKE_PROTOCOLS  # negotiated handshake versions it continues with
+    )
     initialize_after_discover: bool = False  # sends initialize even after a successful discover
 
     @property
@@ -58,8 +62,13 @@ class Step:
     note: str = ""
 
     def to_json(self) -> dict:
-        return {"method": self.method, "sent": self.sent_version, "answered": self.answered,
-                "error": self.error.to_json() if self.error else None, "note": self.note}
+        return {
+            "method": self.method,
+            "sent": self.sent_version,
+            "answered": self.answered,
+            "error": self.error.to_json() if self.error else None,
+            "note": self.note,
+        }
 
 
 @dataclass(frozen=True)
@@ -77,8 +86,11 @@ class Start:
 def modern_evidence(error: RpcError | None, supported: Any) -> bool:
     """-32022 naming only modern versions is the one refusal a dual-era client does not fall back from."""
     return (
-        error is not None and error.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list)
-        and bool(supported) and not any(v in HANDSHAKE_PROTOCOLS for v in supported)
+        error is not None
+        and error.code == UNSUPPORTED_PROTOCOL_VERSION
+        and isinstance(supported, list)
+        and bool(supported)
+        and not any(v in HANDSHAKE_PROTOCOLS for v in supported)
     )
 
 
@@ -96,11 +108,17 @@ def start_session(session: Session, handshake: Handshake, handshake_version: str
             if response.error is not None:
                 supported = supported_of(response.error)
                 steps.append(Step("server/discover", version, error=response.error))
-                mutual = [v for v in handshake.modern_versions if isinstance(supported, list) and v in supported]
+                mutual = [
+                    v
+                    for v in handshake.modern_versions
+                    if isinstance(supported, list) and v in supported
+                ]
                 if mutual and mutual[0] != version:
                     continue  # retry once at a version the server names
                 if modern_evidence(response.error, supported) or not handshake.initializes:
-                    return Start("", steps=tuple(steps), reason=_discover_refused(response.error, version))
+                    return Start(
+                        "", steps=tuple(steps), reason=_discover_refused(response.error, version)
+                    )
                 break
             found = session.discovered
             versions = found.supported_versions if found else ()
@@ -108,25 +126,41 @@ def start_session(session: Session, handshake: Handshake, handshake_version: str
             steps.append(Step("server/discover", version, answered=", ".join(map(str, versions))))
             if not mutual:
                 if not handshake.initializes:
-                    return Start("", steps=tuple(steps), reason=(
-                        f"server/discover named only {list(versions)}; the client speaks {list(handshake.modern_versions)}"))
+                    return Start(
+                        "",
+                        steps=tuple(steps),
+                        reason=(
+                            f"server/discover named only {list(versions)}; the client speaks {list(handshake.modern_versions)}"
+                        ),
+                    )
                 break  # a discover answer without a modern version is a legacy advertisement: fall back
             session.adopt_modern(mutual[0])
             if not handshake.initialize_after_discover:
                 return Start("modern", mutual[0], tuple(steps))
-            return _initialize(session, handshake, handshake_version, steps, after_discover=mutual[0])
+            return _initialize(
+                session, handshake, handshake_version, steps, after_discover=mutual[0]
+            )
     return _initialize(session, handshake, handshake_version, steps)
 
 
-def _initialize(session: Session, handshake: Handshake, version: str, steps: list[Step],
-                after_discover: str = "") -> Start:
+def _initialize(
+    session: Session,
+    handshake: Handshake,
+    version: str,
+    steps: list[Step],
+    after_discover: str = "",
+) -> Start:
     session.begin_handshake()
-    response = session.request("initialize", _initialize_params(session, version), session.timeouts.initialize)
+    response = session.request(
+        "initialize", _initialize_params(session, version), session.timeouts.initialize
+    )
     if response.error is not None:
         steps.append(Step("initialize", version, error=response.error))
         if after_discover:
-            reason = (f"the client sent initialize ({version}) after a successful server/discover and the server "
-                      f"refused it: {response.error.code} {response.error.message}")
+            reason = (
+                f"the client sent initialize ({version}) after a successful server/discover and the server "
+                f"refused it: {response.error.code} {response.error.message}"
+            )
         else:
             reason = f"initialize ({version}) was refused: {response.error.code} {response.error.message}"
         return Start("", steps=tuple(steps), reason=reason)
@@ -134,15 +168,24 @@ def _initialize(session: Session, handshake: Handshake, version: str, steps: lis
     negotiated = result.get("protocolVersion")
     steps.append(Step("initialize", version, answered=str(negotiated)))
     if negotiated not in handshake.accepts:
-        return Start("", steps=tuple(steps), reason=(
-            f"the client asked for {version}, the server answered {negotiated!r}, and the client accepts only "
-            f"{', '.join(handshake.accepts)}"))
+        return Start(
+            "",
+            steps=tuple(steps),
+            reason=(
+                f"the client asked for {version}, the server answered {negotiated!r}, and the client accepts only "
+                f"{', '.join(handshake.accepts)}"
+            ),
+        )
     session.adopt_handshake(response, negotiated)
     return Start("handshake", str(negotiated), tuple(steps))
 
 
 def _initialize_params(session: Session, version: str) -> dict:
-    return {"protocolVersion": version, "capabilities": dict(session.capabilities), "clientInfo": dict(session.client_info)}
+    return {
+        "protocolVersion": version,
+        "capabilities": dict(session.capabilities),
+        "clientInfo": dict(session.client_info),
+    }
 
 
 def _discover_refused(error: RpcError, version: str) -> str:

@@ -21,7 +21,9 @@ from typing import Any
 class WireError(Exception):
     kind = "wire-error"
 
-    def __init__(self, message: str, *, stderr_tail: tuple[str, ...] = (), detail: str = "") -> None:
+    def __init__(
+        self, message: str, *, stderr_tail: tuple[str, ...] = (), detail: str = ""
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.stderr_tail = tuple(stderr_tail)
@@ -61,7 +63,7 @@ class RpcError:
     data: Any = None
 
     @classmethod
-    def from_message(cls, error: Any) -> "RpcError":
+    def from_message(cls, error: Any) -> RpcError:
         if not isinstance(error, dict):
             return cls(None, f"malformed error object: {error!r}"[:500])
         code = error.get("code")

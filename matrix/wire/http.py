@@ -16,7 +16,8 @@ httpx errors are mapped to ``HttpError`` / ``ServerExited`` here and nowhere els
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -69,14 +70,18 @@ class HttpTransport(Transport):
             raise ServerExited("the HTTP session is closed")
         expects_answer = "method" in message and "id" in message
         if expects_answer:
-            threading.Thread(target=self._post, args=(message,), name="mcp-http", daemon=True).start()
+            threading.Thread(
+                target=self._post, args=(message,), name="mcp-http", daemon=True
+            ).start()
         else:
             self._post(message)
 
     def _post(self, message: dict) -> None:
         wanted = message.get("id") if "method" in message else None
         try:
-            request = self._client.build_request("POST", self.url, json=message, headers=self._headers(message))
+            request = self._client.build_request(
+                "POST", self.url, json=message, headers=self._headers(message)
+            )
             response = self._client.send(request, stream=True)
         except (httpx.HTTPError, httpx.InvalidURL, UnicodeError, ValueError) as exc:
             self._fail_if(wanted, ServerExited(f"HTTP request failed: {type(exc).__name__}: {exc}"))
@@ -87,10 +92,16 @@ class HttpTransport(Transport):
             self._read_answer(message, wanted, response)
         except httpx.HTTPError as exc:
             if not self._closed:
-                self._fail_if(wanted, HttpError(f"reading the answer failed: {type(exc).__name__}: {exc}"))
-        except Exception as exc:  # a stream closed under us by close(); never let a reader thread die loudly
+                self._fail_if(
+                    wanted, HttpError(f"reading the answer failed: {type(exc).__name__}: {exc}")
+                )
+        except (
+            Exception
+        ) as exc:  # a stream closed under us by close(); never let a reader thread die loudly
             if not self._closed:
-                self._fail_if(wanted, HttpError(f"reading the answer failed: {type(exc).__name__}: {exc}"))
+                self._fail_if(
+                    wanted, HttpError(f"reading the answer failed: {type(exc).__name__}: {exc}")
+                )
         finally:
             with self._lock:
                 self._open.discard(response)
@@ -107,11 +118,17 @@ class HttpTransport(Transport):
             return
         if status == 404 and self.session_id and message.get("method") != "initialize":
             body = self._excerpt(response)
-            self._fail(HttpError(f"HTTP 404: the session {self.session_id!r} expired or is unknown", detail=body))
+            self._fail(
+                HttpError(
+                    f"HTTP 404: the session {self.session_id!r} expired or is unknown", detail=body
+                )
+            )
             return
         if status >= 400:
             body = self._excerpt(response)
-            if _answers_json(body, wanted):  # a JSON-RPC error sent with a 4xx status (2026-07-28 does)
+            if _answers_json(
+                body, wanted
+            ):  # a JSON-RPC error sent with a 4xx status (2026-07-28 does)
                 self._deliver_text(body, source="the HTTP body")
                 return
             self._fail(HttpError(f"HTTP {status} for {message.get('method')}", detail=body))
@@ -209,7 +226,12 @@ def routing_headers(message: dict) -> dict[str, str]:
 
 
 def _header_safe(value: str) -> bool:
-    return value.isascii() and value.isprintable() and value == value.strip() and not value.startswith("=?base64?")
+    return (
+        value.isascii()
+        and value.isprintable()
+        and value == value.strip()
+        and not value.startswith("=?base64?")
+    )
 
 
 def _b64_header(value: str) -> str:
@@ -225,7 +247,11 @@ def _answers_json(body: str, wanted: Any) -> bool:
         decoded = json.loads(body)
     except ValueError:
         return False
-    return isinstance(decoded, dict) and decoded.get("id") == wanted and ("error" in decoded or "result" in decoded)
+    return (
+        isinstance(decoded, dict)
+        and decoded.get("id") == wanted
+        and ("error" in decoded or "result" in decoded)
+    )
 
 
 def _json_id(value: Any) -> str:

@@ -28,15 +28,19 @@ class Oversize:
     cap: int = MAX_MESSAGE_BYTES
 
     def describe(self, where: str) -> str:
-        return (f"a message of {_size(self.size)} on {where} is over the {_size(self.cap)} cap "
-                "(docs/security.md); it was dropped without being decoded")
+        return (
+            f"a message of {_size(self.size)} on {where} is over the {_size(self.cap)} cap "
+            "(docs/security.md); it was dropped without being decoded"
+        )
 
 
 def _size(n: int) -> str:
     return f"{n / MiB:.1f} MiB" if n >= MiB else f"{n} bytes"
 
 
-def split_lines(chunks: Iterable[bytes], cap: int = MAX_MESSAGE_BYTES) -> Iterator[bytes | Oversize]:
+def split_lines(
+    chunks: Iterable[bytes], cap: int = MAX_MESSAGE_BYTES
+) -> Iterator[bytes | Oversize]:
     """Lines (without ``\\n``) of a byte stream, each at most ``cap`` bytes; longer ones become
     ``Oversize`` once their end arrives (at most ``cap`` bytes are ever buffered)."""
     buf = bytearray()
@@ -78,13 +82,17 @@ def capped_body(chunks: Iterable[bytes], cap: int = MAX_MESSAGE_BYTES) -> bytes 
     return bytes(out)
 
 
-def sse_data(lines: Iterable[bytes | Oversize], cap: int = MAX_MESSAGE_BYTES) -> Iterator[str | Oversize]:
+def sse_data(
+    lines: Iterable[bytes | Oversize], cap: int = MAX_MESSAGE_BYTES
+) -> Iterator[str | Oversize]:
     """The ``data`` of each server-sent event (see ``sse_events``), its name dropped."""
     for _, data in sse_events(lines, cap):
         yield data
 
 
-def sse_events(lines: Iterable[bytes | Oversize], cap: int = MAX_MESSAGE_BYTES) -> Iterator[tuple[str, str | Oversize]]:
+def sse_events(
+    lines: Iterable[bytes | Oversize], cap: int = MAX_MESSAGE_BYTES
+) -> Iterator[tuple[str, str | Oversize]]:
     """``(event name, data)`` of each server-sent event (data lines joined by ``\n``; an event
     whose data passes ``cap`` is ``Oversize``); comments, ``id`` and ``retry`` are skipped; LF and
     CRLF framing. Events without data are skipped."""

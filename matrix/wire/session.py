@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from matrix.wire.errors import Problems, ProtocolError, RpcError, WireError, WireTimeout
 from matrix.wire.limits import MAX_RECORDED
@@ -85,7 +86,7 @@ class DiscoverResult:
     elapsed: float
 
     @classmethod
-    def from_result(cls, result: Any, elapsed: float) -> "DiscoverResult":
+    def from_result(cls, result: Any, elapsed: float) -> DiscoverResult:
         r = result if isinstance(result, dict) else {}
         versions = r.get("supportedVersions")
         meta = r.get("_meta") if isinstance(r.get("_meta"), dict) else {}
@@ -137,7 +138,9 @@ class ToolListing:
 @dataclass
 class Session:
     transport: Transport
-    client_info: Mapping[str, Any] = field(default_factory=lambda: {"name": "mcp-matrix", "version": "0"})
+    client_info: Mapping[str, Any] = field(
+        default_factory=lambda: {"name": "mcp-matrix", "version": "0"}
+    )
     protocol_version: str = LATEST_PROTOCOL
     capabilities: Mapping[str, Any] = field(default_factory=dict)
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -148,17 +151,23 @@ class Session:
     era: str = "handshake"  # "handshake" (initialize) or "modern" (per-request _meta, 2026-07-28)
     modern_version: str = MODERN_PROTOCOL
     discovered: DiscoverResult | None = None
-    input_requests: list[dict] = field(default_factory=list)  # multi round-trip requests the server made
+    input_requests: list[dict] = field(
+        default_factory=list
+    )  # multi round-trip requests the server made
 
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
-        self._stray_ids: list[Any] = []  # ids of responses nobody asked for, during the current request
+        self._stray_ids: list[
+            Any
+        ] = []  # ids of responses nobody asked for, during the current request
         self._sent_at = 0.0  # when the current request was handed to the transport
         self.dropped = 0  # notifications and server requests over MAX_RECORDED, counted only
-        self._open_ids: set[Any] = set()  # long-lived requests (subscriptions/listen) we no longer wait for
+        self._open_ids: set[Any] = (
+            set()
+        )  # long-lived requests (subscriptions/listen) we no longer wait for
 
     # -- lifecycle ------------------------------------------------------------------
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         self.transport.start()  # idempotent: Target.open() already started it
         return self
 
@@ -218,7 +227,9 @@ class Session:
         """``server/discover`` with the envelope (whatever the era); the answer is a value."""
         params = {"_meta": self.envelope(version)}
         before = self._transport_era()
-        self._set_transport_era(version or self.modern_version, True)  # HTTP: the 2026-07-28 headers
+        self._set_transport_era(
+            version or self.modern_version, True
+        )  # HTTP: the 2026-07-28 headers
         try:
             response = self._exchange("server/discover", params, self.timeouts.initialize)
         finally:
@@ -235,7 +246,9 @@ class Session:
         self._set_transport_era(self.modern_version, True)
 
     def _transport_era(self) -> tuple[Any, bool]:
-        return getattr(self.transport, "protocol_version", None), bool(getattr(self.transport, "modern", False))
+        return getattr(self.transport, "protocol_version", None), bool(
+            getattr(self.transport, "modern", False)
+        )
 
     def _set_transport_era(self, version: Any, modern: bool) -> None:
         """What an HTTP transport puts in its headers (other transports have no such state)."""
@@ -262,8 +275,13 @@ class Session:
             return False
 
         try:
-            answer = self._wait(request_id, "subscriptions/listen", params,
-                                self.timeouts.ping if timeout is None else timeout, until=acknowledged)
+            answer = self._wait(
+                request_id,
+                "subscriptions/listen",
+                params,
+                self.timeouts.ping if timeout is None else timeout,
+                until=acknowledged,
+            )
         except WireTimeout:
             return Listen()
         if answer is None:
@@ -283,16 +301,31 @@ class Session:
             result = response.result
             tools = result.get("tools") if isinstance(result, dict) else None
             if not isinstance(tools, list):
-                self.problems.add("malformed-tools-list", "tools/list result has no 'tools' array", page=len(pages))
+                self.problems.add(
+                    "malformed-tools-list",
+                    "tools/list result has no 'tools' array",
+                    page=len(pages),
+                )
                 return ToolListing(tuple(pages), stopped="malformed")
             next_cursor = result.get("nextCursor")
-            pages.append(Page(len(pages), cursor, next_cursor, tuple(tools), response.elapsed,
-                              result.get("ttlMs"), result.get("cacheScope")))
+            pages.append(
+                Page(
+                    len(pages),
+                    cursor,
+                    next_cursor,
+                    tuple(tools),
+                    response.elapsed,
+                    result.get("ttlMs"),
+                    result.get("cacheScope"),
+                )
+            )
             if next_cursor is None or first_page_only:
                 return ToolListing(tuple(pages))
             key = repr(next_cursor)
             if key in seen or next_cursor == cursor:
-                self.problems.add("repeated-cursor", f"nextCursor {next_cursor!r} was already followed")
+                self.problems.add(
+                    "repeated-cursor", f"nextCursor {next_cursor!r} was already followed"
+                )
                 return ToolListing(tuple(pages), stopped="repeated-cursor")
             if len(pages) >= page_cap:
                 self.problems.add("page-cap", f"stopped after {page_cap} pages of tools/list")
@@ -300,8 +333,14 @@ class Session:
             seen.add(key)
             cursor = next_cursor
 
-    def call_tool(self, name: str, arguments: Any = None, meta: Mapping[str, Any] | None = None,
-                  omit_arguments: bool = False, timeout: float | None = None) -> Response:
+    def call_tool(
+        self,
+        name: str,
+        arguments: Any = None,
+        meta: Mapping[str, Any] | None = None,
+        omit_arguments: bool = False,
+        timeout: float | None = None,
+    ) -> Response:
         """``tools/call`` with ``arguments`` sent exactly as given (``omit_arguments`` leaves the key out)."""
         params: dict[str, Any] = {"name": name}
         if not omit_arguments:
@@ -319,7 +358,9 @@ class Session:
             response = self.request("tools/call", retry, timeout)
         else:
             if _input_required(response.result):
-                self.problems.add("input-rounds", f"tools/call still needed input after {MAX_INPUT_ROUNDS} rounds")
+                self.problems.add(
+                    "input-rounds", f"tools/call still needed input after {MAX_INPUT_ROUNDS} rounds"
+                )
         return response
 
     def ping(self) -> Response:
@@ -342,7 +383,11 @@ class Session:
 
         In the stateless era the envelope is merged into ``params._meta`` (the caller's own
         ``_meta`` keys follow it), except for ``initialize``, which has no envelope."""
-        if self.era == "modern" and method != "initialize" and (params is None or isinstance(params, dict)):
+        if (
+            self.era == "modern"
+            and method != "initialize"
+            and (params is None or isinstance(params, dict))
+        ):
             params = dict(params or {})
             own = params.get("_meta")
             params["_meta"] = {**self.envelope(), **(own if isinstance(own, dict) else {})}
@@ -354,13 +399,17 @@ class Session:
         assert answer is not None  # no ``until``: only the answer ends the wait
         return answer
 
-    def _wait(self, request_id: int, method: str, params: Any, timeout: float, until=None) -> Response | None:
+    def _wait(
+        self, request_id: int, method: str, params: Any, timeout: float, until=None
+    ) -> Response | None:
         """Send and read until the answer (or a message ``until`` accepts: then None), bounded."""
         started = time.monotonic()
         deadline = started + timeout
         self._stray_ids = []
         self._sent_at = time.monotonic()
-        self.transport.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        self.transport.send(
+            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        )
         while True:
             remaining = deadline - time.monotonic()
             try:
@@ -390,34 +439,46 @@ class Session:
                 self._answer_server_request(message)
             elif len(self.notifications) < MAX_RECORDED:
                 self.notifications.append(
-                    {"method": message.get("method"), "params": message.get("params"), "before_request": request_id}
+                    {
+                        "method": message.get("method"),
+                        "params": message.get("params"),
+                        "before_request": request_id,
+                    }
                 )
             else:
                 self.dropped += 1
             return None
         if "id" not in message:
-            self.problems.add("malformed-message", f"neither request, notification nor response: {str(message)[:200]}")
+            self.problems.add(
+                "malformed-message",
+                f"neither request, notification nor response: {str(message)[:200]}",
+            )
             return None
         if not same_id(message.get("id"), request_id):
-            if any(same_id(message.get("id"), i) for i in self._open_ids):  # a listen stream ending: expected
+            if any(
+                same_id(message.get("id"), i) for i in self._open_ids
+            ):  # a listen stream ending: expected
                 self._open_ids.discard(message.get("id"))
                 return None
             self.problems.add(
-                "unexpected-id", f"response with id {message.get('id')!r} while waiting for {request_id}"
+                "unexpected-id",
+                f"response with id {message.get('id')!r} while waiting for {request_id}",
             )
             if len(self._stray_ids) < 5:
                 self._stray_ids.append(message.get("id"))
             return None
         if getattr(self.transport, "received_at", self._sent_at) < self._sent_at:
             self.problems.add(
-                "response-before-request", f"a response with id {request_id} arrived before request {request_id} was sent"
+                "response-before-request",
+                f"a response with id {request_id} arrived before request {request_id} was sent",
             )
             return None
         if "error" in message:
             return Response(error=RpcError.from_message(message["error"]))
         if "result" not in message:
             raise ProtocolError(
-                f"response {request_id} has neither result nor error", detail=str(message)[:200],
+                f"response {request_id} has neither result nor error",
+                detail=str(message)[:200],
                 stderr_tail=self.transport.stderr_tail(),
             )
         return Response(result=message["result"])
@@ -434,12 +495,15 @@ class Session:
         answers the same request in the handshake era; None when one cannot be answered."""
         requests = result.get("inputRequests")
         responses: dict[str, Any] = {}
-        for key, req in (requests.items() if isinstance(requests, dict) else ()):
+        for key, req in requests.items() if isinstance(requests, dict) else ():
             method = req.get("method") if isinstance(req, dict) else None
             self.input_requests.append({"method": method, "key": key})
             answer = _input_answer(str(method), self.capabilities)
             if answer is None:
-                self.problems.add("input-unanswered", f"the server asked for {method} input, which this client cannot give")
+                self.problems.add(
+                    "input-unanswered",
+                    f"the server asked for {method} input, which this client cannot give",
+                )
                 return None
             responses[key] = answer
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
@@ -455,8 +519,11 @@ class Session:
             self.server_requests.append({"method": method, "id": message.get("id")})
         else:
             self.dropped += 1
-        capability = {"roots/list": "roots", "sampling/createMessage": "sampling",
-                      "elicitation/create": "elicitation"}.get(str(method))
+        capability = {
+            "roots/list": "roots",
+            "sampling/createMessage": "sampling",
+            "elicitation/create": "elicitation",
+        }.get(str(method))
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id")}
         if method == "ping":
             reply["result"] = {}

@@ -29,8 +29,13 @@ from matrix.wire.transport import NOISE_LINE_MAX, Transport
 class SseTransport(Transport):
     name = "sse"
 
-    def __init__(self, url: str, headers: Mapping[str, str] | None = None, connect_timeout: float = 5.0,
-                 post_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 5.0,
+        post_timeout: float = 10.0,
+    ) -> None:
         super().__init__()
         self.url = url
         self.headers = dict(headers or {})
@@ -38,8 +43,10 @@ class SseTransport(Transport):
         self.endpoint: str | None = None
         self.protocol_version: str | None = None  # not sent: 2024-11-05 has no such header
         # No read timeout on the stream (a quiet server is not a dead one): the session bounds waits.
-        self._client = httpx.Client(timeout=httpx.Timeout(post_timeout, connect=connect_timeout, read=None),
-                                    follow_redirects=False)
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(post_timeout, connect=connect_timeout, read=None),
+            follow_redirects=False,
+        )
         self._post_timeout = post_timeout
         self._stream: httpx.Response | None = None
         self._ready = threading.Event()
@@ -52,7 +59,9 @@ class SseTransport(Transport):
         threading.Thread(target=self._read_stream, name="mcp-sse", daemon=True).start()
         if not self._ready.wait(self.connect_timeout):
             self.close()
-            raise WireTimeout(f"the SSE stream sent no endpoint event within {self.connect_timeout:.1f}s")
+            raise WireTimeout(
+                f"the SSE stream sent no endpoint event within {self.connect_timeout:.1f}s"
+            )
         if self._start_error is not None:
             error, self._start_error = self._start_error, None
             self.close()
@@ -61,22 +70,32 @@ class SseTransport(Transport):
     def _read_stream(self) -> None:
         try:
             request = self._client.build_request(
-                "GET", self.url, headers={"Accept": "text/event-stream", **self.headers})
+                "GET", self.url, headers={"Accept": "text/event-stream", **self.headers}
+            )
             response = self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            self._starting_failed(ServerExited(f"GET {self.url} failed: {type(exc).__name__}: {exc}"))
+            self._starting_failed(
+                ServerExited(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
+            )
             return
         self._stream = response
         try:
             if response.status_code != 200:
-                body = next(iter(response.iter_bytes()), b"")[:NOISE_LINE_MAX].decode("utf-8", errors="replace")
-                self._starting_failed(HttpError(f"HTTP {response.status_code} for GET {self.url}", detail=body))
+                body = next(iter(response.iter_bytes()), b"")[:NOISE_LINE_MAX].decode(
+                    "utf-8", errors="replace"
+                )
+                self._starting_failed(
+                    HttpError(f"HTTP {response.status_code} for GET {self.url}", detail=body)
+                )
                 return
             ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
             if ctype != "text/event-stream":
-                self._starting_failed(HttpError(
-                    f"GET {self.url} answered {ctype or 'no content type'!r}, not text/event-stream "
-                    "(not a legacy HTTP+SSE endpoint)"))
+                self._starting_failed(
+                    HttpError(
+                        f"GET {self.url} answered {ctype or 'no content type'!r}, not text/event-stream "
+                        "(not a legacy HTTP+SSE endpoint)"
+                    )
+                )
                 return
             # Bounded like every stream (matrix/wire/limits.py, docs/security.md).
             for name, data in sse_events(split_lines(response.iter_bytes(), MAX_MESSAGE_BYTES)):
@@ -86,9 +105,13 @@ class SseTransport(Transport):
                     self._set_endpoint(data.strip())
                 elif name in ("message", "") and data.strip():
                     self._deliver_text(data, source="the SSE stream")
-        except Exception as exc:  # the stream closed under us (close()) or broke: never let the thread die loudly
+        except (
+            Exception
+        ) as exc:  # the stream closed under us (close()) or broke: never let the thread die loudly
             if not self._closed:
-                self._starting_failed(HttpError(f"reading the SSE stream failed: {type(exc).__name__}: {exc}"))
+                self._starting_failed(
+                    HttpError(f"reading the SSE stream failed: {type(exc).__name__}: {exc}")
+                )
                 return
         finally:
             response.close()
@@ -99,7 +122,8 @@ class SseTransport(Transport):
         endpoint = urljoin(self.url, data)
         if _origin(endpoint) != _origin(self.url):
             self._start_error = ProtocolError(
-                f"the endpoint event names {endpoint!r}, not on {_origin(self.url)}; refusing to post there")
+                f"the endpoint event names {endpoint!r}, not on {_origin(self.url)}; refusing to post there"
+            )
         else:
             self.endpoint = endpoint
         self._ready.set()
@@ -116,15 +140,24 @@ class SseTransport(Transport):
             raise ServerExited("the SSE session is not open")
         expects_answer = "method" in message and "id" in message
         try:
-            response = self._client.post(self.endpoint, json=message, headers={"Content-Type": "application/json",
-                                                                                 **self.headers})
+            response = self._client.post(
+                self.endpoint,
+                json=message,
+                headers={"Content-Type": "application/json", **self.headers},
+            )
         except httpx.HTTPError as exc:
-            raise ServerExited(f"POST {self.endpoint} failed: {type(exc).__name__}: {exc}") from None
+            raise ServerExited(
+                f"POST {self.endpoint} failed: {type(exc).__name__}: {exc}"
+            ) from None
         if response.status_code >= 400:
             detail = response.text[:NOISE_LINE_MAX]
             if expects_answer:
-                raise HttpError(f"HTTP {response.status_code} for {message.get('method')}", detail=detail)
-            self._record_noise(f"HTTP {response.status_code} for {message.get('method', 'a response')}")
+                raise HttpError(
+                    f"HTTP {response.status_code} for {message.get('method')}", detail=detail
+                )
+            self._record_noise(
+                f"HTTP {response.status_code} for {message.get('method', 'a response')}"
+            )
 
     def close(self) -> None:
         if self._closed:

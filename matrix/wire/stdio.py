@@ -64,7 +64,9 @@ def interrupt_held() -> Iterator[None]:
         yield
         return
     held: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in HELD_SIGNALS}
+    previous = {
+        sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in HELD_SIGNALS
+    }
     try:
         yield
     finally:
@@ -79,7 +81,9 @@ def interrupt_held() -> Iterator[None]:
 
 
 def server_environment(user_env: Mapping[str, str] | None, inherit: bool = False) -> dict[str, str]:
-    base = dict(os.environ) if inherit else {k: os.environ[k] for k in MINIMAL_ENV if k in os.environ}
+    base = (
+        dict(os.environ) if inherit else {k: os.environ[k] for k in MINIMAL_ENV if k in os.environ}
+    )
     base.update(user_env or {})
     return base
 
@@ -145,9 +149,13 @@ class StdioTransport(Transport):
         self._proc.stdout.close()
         self._proc.stderr.close()
         self._proc.stdout = self._proc.stderr = None
-        self._stderr_thread = threading.Thread(target=self._read_stderr, args=(err_fd,), name="mcp-stderr", daemon=True)
+        self._stderr_thread = threading.Thread(
+            target=self._read_stderr, args=(err_fd,), name="mcp-stderr", daemon=True
+        )
         self._stderr_thread.start()
-        threading.Thread(target=self._read_stdout, args=(out_fd,), name="mcp-stdout", daemon=True).start()
+        threading.Thread(
+            target=self._read_stdout, args=(out_fd,), name="mcp-stdout", daemon=True
+        ).start()
         self._writer = threading.Thread(target=self._write, name="mcp-stdin", daemon=True)
         self._writer.start()
 
@@ -177,7 +185,9 @@ class StdioTransport(Transport):
         self._stderr_thread.join(timeout=1.0)  # the report wants the server's last words
         self._fail(
             ServerExited(
-                f"the server closed stdout (exit code {code})" if code is not None else "the server closed stdout",
+                f"the server closed stdout (exit code {code})"
+                if code is not None
+                else "the server closed stdout",
                 stderr_tail=self.stderr_tail(),
             )
         )
@@ -185,7 +195,11 @@ class StdioTransport(Transport):
     def _read_stderr(self, fd: int) -> None:
         try:
             for line in split_lines(_chunks(fd), MAX_STDERR_LINE_BYTES):
-                text = "(a stderr line over the cap)" if isinstance(line, Oversize) else line.decode("utf-8", errors="replace")
+                text = (
+                    "(a stderr line over the cap)"
+                    if isinstance(line, Oversize)
+                    else line.decode("utf-8", errors="replace")
+                )
                 self._stderr.append(text.rstrip("\r")[:STDERR_LINE_MAX])
         finally:
             os.close(fd)
@@ -197,10 +211,15 @@ class StdioTransport(Transport):
         """Queue one message for the writer thread; never blocks on a server that does not read."""
         if not self._proc or not self._proc.stdin:
             raise ServerExited("the server is not running")
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode(errors="backslashreplace")
+        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
+            errors="backslashreplace"
+        )
         with self._wakeup:
             if self._write_failed or self._closed:
-                raise ServerExited(self._write_failed or "the server's stdin is closed", stderr_tail=self.stderr_tail())
+                raise ServerExited(
+                    self._write_failed or "the server's stdin is closed",
+                    stderr_tail=self.stderr_tail(),
+                )
             if len(self._pending) + len(data) > MAX_PENDING_WRITE_BYTES:
                 raise ServerExited(
                     f"the server is not reading its stdin: {len(self._pending)} bytes are still waiting "
@@ -284,4 +303,9 @@ class StdioTransport(Transport):
                     pass
 
     def describe(self) -> dict:
-        return {"transport": "stdio", "command": self.command, "cwd": self.cwd, "env": sorted(self.env)}
+        return {
+            "transport": "stdio",
+            "command": self.command,
+            "cwd": self.cwd,
+            "env": sorted(self.env),
+        }

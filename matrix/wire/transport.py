@@ -86,7 +86,9 @@ class Transport:
         """Fail the request being waited for now (safe from any thread), e.g. on Ctrl-C."""
         self._interrupted = ServerExited(reason, stderr_tail=self.stderr_tail())
         try:
-            self._inbox.put_nowait((time.monotonic(), self._interrupted))  # wakes a waiting receive()
+            self._inbox.put_nowait(
+                (time.monotonic(), self._interrupted)
+            )  # wakes a waiting receive()
         except queue.Full:
             pass  # receive() returns at once anyway: the inbox is not empty
 

@@ -23,7 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one")
     p.add_argument("--record", metavar="FILE", help="append one JSON line per tools/call")
     p.add_argument(
-        "--ref", action="append", default=[], metavar="URI",
+        "--ref",
+        action="append",
+        default=[],
+        metavar="URI",
         help="for --mode external-ref: one tool per URI whose schemas $ref it",
     )
     p.add_argument("--delay", type=float, default=2.0, help="seconds, for --mode slow")
@@ -44,7 +47,13 @@ def main(argv: list[str] | None = None) -> int:
         from .http_server import serve_http
 
         return serve_http(
-            args.host, args.port, args.mode, args.delay, args.record, args.http_body, tuple(args.ref)
+            args.host,
+            args.port,
+            args.mode,
+            args.delay,
+            args.record,
+            args.http_body,
+            tuple(args.ref),
         )
     from .stdio import serve_stdio
 

@@ -261,7 +261,9 @@ def gzip_bomb_body(msg_id: object) -> bytes:
 
     zeros = b"0" * (1024 * 1024)
     blocks = GZIP_BOMB_BYTES // len(zeros)
-    head = ('{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":{"tools":[],"pad":"').encode()
+    head = (
+        '{"jsonrpc":"2.0","id":' + json.dumps(msg_id) + ',"result":{"tools":[],"pad":"'
+    ).encode()
     tail = b'"}}'
     packer = zlib.compressobj(9, zlib.DEFLATED, -15)
     first = packer.compress(head) + packer.flush(zlib.Z_FULL_FLUSH)

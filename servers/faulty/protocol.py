@@ -644,7 +644,11 @@ class Connection:
             # The answer and a "response" to the next request, in one write: the second one
             # reaches the client before the request it claims to answer was ever sent.
             forged = {"content": [{"type": "text", "text": "forged"}], "isError": False}
-            both = encode(response(msg_id, {"tools": tools})) + "\n" + encode(response(msg_id + 1, forged))
+            both = (
+                encode(response(msg_id, {"tools": tools}))
+                + "\n"
+                + encode(response(msg_id + 1, forged))
+            )
             return [Send(both)]
         return self._answer(response(msg_id, {"tools": tools}), raw=True)
 

@@ -95,7 +95,9 @@ class StdioServer:
         n = 0
         while True:
             n += 1
-            self.write_line(json.dumps({"jsonrpc": "2.0", "id": f"flood-{n}", "method": action.method}))
+            self.write_line(
+                json.dumps({"jsonrpc": "2.0", "id": f"flood-{n}", "method": action.method})
+            )
 
     def huge_line(self, action: HugeLine) -> None:
         """One line of ``action.size`` bytes, written in 1 MiB pieces (this process stays small)."""

@@ -42,10 +42,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="flat",
         help="memory_reflect input schema: flat (amended decision, default) or anyof (original)",
     )
-    parser.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio",
-                        help="sse: the legacy HTTP+SSE transport of protocol 2024-11-05")
-    parser.add_argument("--protocol", choices=PROTOCOLS, default="both",
-                        help="eras served: both (default), modern-only (2026-07-28), legacy-only (initialize)")
+    parser.add_argument(
+        "--transport",
+        choices=("stdio", "http", "sse"),
+        default="stdio",
+        help="sse: the legacy HTTP+SSE transport of protocol 2024-11-05",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="both",
+        help="eras served: both (default), modern-only (2026-07-28), legacy-only (initialize)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
     parser.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one")
     parser.add_argument(
@@ -65,7 +73,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="matrix-memory-") as tmp:
         backend = MemoryBackend(args.db if args.db is not None else Path(tmp) / "memory.db")
         try:
-            server = gate_protocol(build_server(backend, schema=args.schema, page_size=args.page_size), args.protocol)
+            server = gate_protocol(
+                build_server(backend, schema=args.schema, page_size=args.page_size), args.protocol
+            )
             if args.transport == "http":
                 anyio.run(serve_http, server, args.host, args.port)
             elif args.transport == "sse":

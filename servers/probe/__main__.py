@@ -23,7 +23,11 @@ def serve_stdio(probe: Probe) -> int:
         try:
             message = json.loads(text)
         except ValueError:
-            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+            answer = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32700, "message": "Parse error"},
+            }
         else:
             answer = probe.handle(message)
         if answer is not None:
@@ -62,8 +66,16 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             message = json.loads(raw)
         except ValueError:
-            self._send(400, json.dumps({"jsonrpc": "2.0", "id": None,
-                                        "error": {"code": -32700, "message": "Parse error"}}).encode())
+            self._send(
+                400,
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": None,
+                        "error": {"code": -32700, "message": "Parse error"},
+                    }
+                ).encode(),
+            )
             return
         with self.server.lock:  # type: ignore[attr-defined]
             answer = self.server.probe.handle(message)  # type: ignore[attr-defined]
@@ -89,9 +101,13 @@ def serve_http(probe: Probe, host: str, port: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m matrix_servers.probe", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m matrix_servers.probe", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--tools", required=True, help="JSON file: a list of tools, served as they are")
-    p.add_argument("--page-size", type=int, default=0, help="tools per tools/list page (0: one page)")
+    p.add_argument(
+        "--page-size", type=int, default=0, help="tools per tools/list page (0: one page)"
+    )
     p.add_argument("--transport", default="stdio", choices=("stdio", "http"))
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)

@@ -37,11 +37,14 @@ class Probe:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in SUPPORTED_VERSIONS else LATEST_VERSION
-            return _result(msg_id, {
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": SERVER_INFO,
-            })
+            return _result(
+                msg_id,
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": SERVER_INFO,
+                },
+            )
         if method == "ping":
             return _result(msg_id, {})
         if method == "tools/list":
@@ -49,15 +52,21 @@ class Probe:
         if method == "tools/call":
             return _result(msg_id, self._call(params))
         if method in ("prompts/list", "resources/list", "resources/templates/list"):
-            key = {"prompts/list": "prompts", "resources/list": "resources"}.get(method, "resourceTemplates")
+            key = {"prompts/list": "prompts", "resources/list": "resources"}.get(
+                method, "resourceTemplates"
+            )
             return _result(msg_id, {key: []})
-        return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+        return {
+            "jsonrpc": "2.0",
+            "id": msg_id,
+            "error": {"code": -32601, "message": f"Method not found: {method}"},
+        }
 
     def _page(self, cursor: Any) -> dict:
         if not self.page_size:
             return {"tools": self.tools}
         start = int(cursor) if isinstance(cursor, str) and cursor.isdigit() else 0
-        page = {"tools": self.tools[start:start + self.page_size]}
+        page = {"tools": self.tools[start : start + self.page_size]}
         if start + self.page_size < len(self.tools):
             page["nextCursor"] = str(start + self.page_size)
         return page
@@ -65,11 +74,20 @@ class Probe:
     def _call(self, params: dict) -> dict:
         name = params.get("name")
         arguments = params.get("arguments")
-        self.calls.append({"name": name, "arguments": arguments, "has_arguments": "arguments" in params})
+        self.calls.append(
+            {"name": name, "arguments": arguments, "has_arguments": "arguments" in params}
+        )
         known = any(isinstance(t, dict) and t.get("name") == name for t in self.tools)
         if not known:
-            return {"content": [{"type": "text", "text": f"unknown tool {name!r}"}], "isError": True}
-        return {"content": [{"type": "text", "text": "received " + json.dumps(arguments, sort_keys=True)}]}
+            return {
+                "content": [{"type": "text", "text": f"unknown tool {name!r}"}],
+                "isError": True,
+            }
+        return {
+            "content": [
+                {"type": "text", "text": "received " + json.dumps(arguments, sort_keys=True)}
+            ]
+        }
 
 
 def _result(msg_id: Any, result: Any) -> dict:
@@ -81,5 +99,5 @@ def load_tools(path: str) -> list[Any]:
         doc = json.load(f)
     tools = doc.get("tools") if isinstance(doc, dict) else doc
     if not isinstance(tools, list):
-        raise ValueError(f"{path}: expected a JSON list of tools or an object with 'tools'")
+        raise ValueError(f"{path}: expected a JSON list of tools or an object with 'tools'")  # noqa: TRY004 (the caller reports every bad file as a ValueError)
     return tools

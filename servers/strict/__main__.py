@@ -16,8 +16,10 @@ from .server import build_server
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m matrix_servers.strict",
-                                description="Reference server that validates every call against its listed inputSchema.")
+    p = argparse.ArgumentParser(
+        prog="python -m matrix_servers.strict",
+        description="Reference server that validates every call against its listed inputSchema.",
+    )
     p.add_argument("--transport", choices=("stdio", "http", "sse"), default="stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
     p.add_argument("--port", type=int, default=0, help="HTTP port; 0 picks a free one")

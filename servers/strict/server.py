@@ -24,22 +24,59 @@ READ_ONLY = {"readOnlyHint": True}
 
 def _tool(name: str, description: str, properties: dict, required: list[str], **extra: Any) -> dict:
     schema = {"type": "object", "properties": properties, "required": required, **extra}
-    return {"name": name, "description": description, "inputSchema": schema, "annotations": READ_ONLY}
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": schema,
+        "annotations": READ_ONLY,
+    }
 
 
 TOOLS = [
-    _tool("tags_strict", "Tags, as an array of strings.", {"tags": {"type": "array", "items": {"type": "string"}}},
-          ["tags"]),
-    _tool("tags_lax", "Tags, any JSON value.", {"tags": {"description": "Tags (any JSON value)."}}, ["tags"]),
+    _tool(
+        "tags_strict",
+        "Tags, as an array of strings.",
+        {"tags": {"type": "array", "items": {"type": "string"}}},
+        ["tags"],
+    ),
+    _tool(
+        "tags_lax",
+        "Tags, any JSON value.",
+        {"tags": {"description": "Tags (any JSON value)."}},
+        ["tags"],
+    ),
     _tool("count_strict", "A count, as a number.", {"count": {"type": "number"}}, ["count"]),
-    _tool("count_lax", "A count, as a number or a string.", {"count": {"type": ["number", "string"]}}, ["count"]),
-    _tool("note_optional", "Text and an optional nullable note.",
-          {"text": {"type": "string"}, "note": {"type": ["string", "null"]}}, ["text"]),
-    _tool("note_required", "Text and a nullable note that must be given.",
-          {"text": {"type": "string"}, "note": {"type": ["string", "null"]}}, ["text", "note"]),
-    _tool("keys_open", "Text; other keys are accepted and not read.", {"text": {"type": "string"}}, ["text"]),
-    _tool("keys_closed", "Text; other keys are refused.", {"text": {"type": "string"}}, ["text"],
-          additionalProperties=False),
+    _tool(
+        "count_lax",
+        "A count, as a number or a string.",
+        {"count": {"type": ["number", "string"]}},
+        ["count"],
+    ),
+    _tool(
+        "note_optional",
+        "Text and an optional nullable note.",
+        {"text": {"type": "string"}, "note": {"type": ["string", "null"]}},
+        ["text"],
+    ),
+    _tool(
+        "note_required",
+        "Text and a nullable note that must be given.",
+        {"text": {"type": "string"}, "note": {"type": ["string", "null"]}},
+        ["text", "note"],
+    ),
+    _tool(
+        "keys_open",
+        "Text; other keys are accepted and not read.",
+        {"text": {"type": "string"}},
+        ["text"],
+    ),
+    _tool(
+        "keys_closed",
+        "Text; other keys are refused.",
+        {"text": {"type": "string"}},
+        ["text"],
+        additionalProperties=False,
+    ),
 ]
 BY_NAME = {t["name"]: t for t in TOOLS}
 _VALIDATORS = {t["name"]: jsonschema.Draft202012Validator(t["inputSchema"]) for t in TOOLS}
@@ -53,21 +90,30 @@ def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResu
     errors = sorted(_VALIDATORS[name].iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
         where = "/".join(map(str, errors[0].absolute_path)) or "(root)"
-        raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid params for {name}: {where}: {errors[0].message}")
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message=f"Invalid params for {name}: {where}: {errors[0].message}",
+        )
     listed = BY_NAME[name]["inputSchema"]["properties"]
     read = {k: v for k, v in args.items() if k in listed}
-    return types.CallToolResult(content=[types.TextContent(type="text", text=json.dumps(read, sort_keys=True))])
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(read, sort_keys=True))]
+    )
 
 
 def build_server() -> Server[Any]:
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in TOOLS])
 
-    async def on_list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-                            ) -> types.ListToolsResult:
+    async def on_list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return listing
 
-    async def on_call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-                           ) -> types.CallToolResult:
+    async def on_call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         return call_tool(params.name, params.arguments)
 
-    return Server(SERVER_NAME, version=SERVER_VERSION, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    return Server(
+        SERVER_NAME, version=SERVER_VERSION, on_list_tools=on_list_tools, on_call_tool=on_call_tool
+    )

@@ -10,8 +10,8 @@ from matrix.behaviours.calls import (
     client_validate,
     default_arguments,
     drop_nulls,
-    strip_unknown_arguments,
     stringify_arguments,
+    strip_unknown_arguments,
 )
 from matrix.behaviours.results import require_structured_content, result_size_cap
 from matrix.model import CallContext, CallPlan, ClientView
@@ -26,7 +26,9 @@ ARGS_V2 = {"agent_id": "a", "content": "c", "tags": ["x", "y"], "pinned": True, 
 
 
 def ctx(schema=STORE_V1, tool=None) -> CallContext:
-    return CallContext("memory_store", schema, tool or {"name": "memory_store", "inputSchema": schema})
+    return CallContext(
+        "memory_store", schema, tool or {"name": "memory_store", "inputSchema": schema}
+    )
 
 
 def plan(args) -> CallPlan:
@@ -46,7 +48,9 @@ def test_stringify_sends_arrays_and_booleans_as_json_strings_at_the_top_level():
 
 
 def test_stringify_nested_reaches_inside_objects():
-    out = stringify_arguments(plan({"state": {"done": [1, 2]}}), ctx(), types=["array"], depth="nested")
+    out = stringify_arguments(
+        plan({"state": {"done": [1, 2]}}), ctx(), types=["array"], depth="nested"
+    )
     assert out.arguments == {"state": {"done": "[1, 2]"}}
 
 
@@ -66,16 +70,26 @@ def test_client_validation_lets_a_valid_call_through():
 
 
 def test_client_validation_uses_2020_12_only_when_the_schema_says_so_in_auto_mode():
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
-              "properties": {"p": {"prefixItems": [{"type": "integer"}], "type": "array"}}}
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"p": {"prefixItems": [{"type": "integer"}], "type": "array"}},
+    }
     bad = plan({"p": ["not-an-integer"]})
     assert client_validate(bad, ctx(schema), dialect="auto").refused is not None
-    assert client_validate(bad, ctx(schema), dialect="draft-07").refused is None  # draft-07 ignores prefixItems
+    assert (
+        client_validate(bad, ctx(schema), dialect="draft-07").refused is None
+    )  # draft-07 ignores prefixItems
 
 
 def test_a_schema_that_does_not_compile_skips_client_validation():
     p = plan({"x": 1})
-    assert client_validate(p, ctx({"type": "object", "properties": {"x": {"type": "no-such-type"}}})).refused is None
+    assert (
+        client_validate(
+            p, ctx({"type": "object", "properties": {"x": {"type": "no-such-type"}}})
+        ).refused
+        is None
+    )
 
 
 def test_nulls_are_dropped_and_missing_arguments_default_to_an_empty_object():
@@ -105,7 +119,9 @@ def test_sdk_clients_fail_a_result_without_structured_content_when_there_is_an_o
 
 
 def test_sdk_clients_fail_structured_content_that_does_not_match_the_output_schema():
-    f = require_structured_content({"content": [], "structuredContent": {"id": "one"}}, ctx(tool=TOOL))
+    f = require_structured_content(
+        {"content": [], "structuredContent": {"id": "one"}}, ctx(tool=TOOL)
+    )
     assert f is not None and f.code == "invalid-structured-content"
 
 

@@ -233,7 +233,9 @@ def test_the_original_memory_reflect_is_hidden_in_claude_code_278_and_the_flat_o
     assert original["memory_store"].verdict == "visible"
     reason = original["memory_reflect"].findings[-1]
     assert reason.code == "root-combinator" and "anyOf at the root" in reason.message
-    assert reason.behaviour == "root-combinators" and reason.evidence[0].level == "observed"  # calibrated on 2.1.278
+    assert (
+        reason.behaviour == "root-combinators" and reason.evidence[0].level == "observed"
+    )  # calibrated on 2.1.278
 
     flat = views(view, "claude-code-278", [STORE, REFLECT_FLAT])
     assert flat["memory_reflect"].verdict == "visible"
@@ -241,12 +243,16 @@ def test_the_original_memory_reflect_is_hidden_in_claude_code_278_and_the_flat_o
     assert flat["memory_reflect"].model_schema == REFLECT_FLAT["inputSchema"]
 
 
-def test_todays_claude_code_shows_the_original_memory_reflect_with_its_anyof_restated_as_prose(view):
+def test_todays_claude_code_shows_the_original_memory_reflect_with_its_anyof_restated_as_prose(
+    view,
+):
     # Calibrated on 2.1.332 (clients/calibrations/claude-code/2.1.332.json): the bare name is today's release.
     reflect = views(view, "claude-code", [STORE, REFLECT_ANYOF])["memory_reflect"]
     assert reflect.verdict == "degraded"
     assert "anyOf" not in reflect.model_schema
-    assert reflect.model_description.startswith("Input constraint: Provide parameters for at least one of:")
+    assert reflect.model_description.startswith(
+        "Input constraint: Provide parameters for at least one of:"
+    )
 
 
 def test_the_original_memory_reflect_schema_breaks_every_turn_in_legacy_claude_code(view):
@@ -281,7 +287,9 @@ def test_a_root_anyof_without_type_object_drops_every_tool_of_the_server_in_ts_s
     assert 'inputSchema.type is missing, expected "object"' in culprit.message
     assert culprit.blast_radius == "server"
     # the other tools carry the culprit as a field, not only in their message
-    assert {f.culprit for t in out.tools if t.tool != "search" for f in t.findings[-1:]} == {"search"}
+    assert {f.culprit for t in out.tools if t.tool != "search" for f in t.findings[-1:]} == {
+        "search"
+    }
 
 
 def test_clients_without_the_ts_sdk_keep_the_other_tools_of_a_server_with_an_untyped_root(view):
@@ -361,7 +369,10 @@ def test_an_over_long_name_is_sent_by_claude_code_so_the_api_breaks_the_session_
     long_tool = tool(LONG_TOOL, {"type": "object"})
     current = view("claude-code", [STORE, long_tool], "memory")
     assert current.outcome == "session-broken"
-    assert "is 83 characters, over the limit of 64" in current.by_tool()[LONG_TOOL].findings[-1].message
+    assert (
+        "is 83 characters, over the limit of 64"
+        in current.by_tool()[LONG_TOOL].findings[-1].message
+    )
     assert view("claude-code-legacy", [STORE, long_tool], "memory").outcome == "session-broken"
 
 
@@ -534,7 +545,10 @@ def test_the_ai_sdk_openapi_conversion_omits_parameters_of_a_no_argument_tool_an
 
 def test_the_ai_sdk_with_gemini_sends_the_schema_the_mcp_client_built(view):
     out = views(view, "vercel-ai-sdk-google", [NO_ARGS, STORE])
-    assert out["memory_stats"].model_schema == views(view, "vercel-ai-sdk", [NO_ARGS])["memory_stats"].model_schema
+    assert (
+        out["memory_stats"].model_schema
+        == views(view, "vercel-ai-sdk", [NO_ARGS])["memory_stats"].model_schema
+    )
 
 
 def test_a_first_page_only_client_hides_the_tools_of_page_two(view):

@@ -212,7 +212,9 @@ def test_the_memo_tells_equal_schemas_apart_from_merely_similar_ones(monkeypatch
     assert set(codex.values()) == {1}  # each (params, schema) once
     # The memo keys on (params, schema): per parameter set the profiles use (codex-015's defaults,
     # codex's 0.171 settings), the three variants are three schemas, none served as another.
-    settings = {freeze(dict(u.params)) for p in profiles for u in p.discovery if u.name == "codex-sanitize"}
+    settings = {
+        freeze(dict(u.params)) for p in profiles for u in p.discovery if u.name == "codex-sanitize"
+    }
     assert len(settings) >= 2
     assert Counter(params for _, params, _ in codex) == {params: 3 for params in settings}
 

@@ -17,10 +17,15 @@ from matrix.simulate.discovery import initial_state
 DATA = Path(__file__).parent / "data"
 SDK_CASES = json.loads((DATA / "python_sdk_2_3_tools_list.json").read_text())["cases"]
 STRICT_CASES = json.loads((DATA / "openai_agents_0_24_strict.json").read_text())["cases"]
-CONTROL = {"name": "control", "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}}
+CONTROL = {
+    "name": "control",
+    "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+}
 
 
-@pytest.mark.parametrize("case", SDK_CASES, ids=lambda c: f"{c['era']}-{json.dumps(c['tool'])[:60]}")
+@pytest.mark.parametrize(
+    "case", SDK_CASES, ids=lambda c: f"{c['era']}-{json.dumps(c['tool'])[:60]}"
+)
 def test_the_gate_accepts_exactly_what_the_python_sdk_accepted(case):
     assert (python_sdk_problem(case["tool"], case["era"]) is None) == case["accepted"]
 

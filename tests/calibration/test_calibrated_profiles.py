@@ -34,7 +34,13 @@ def test_the_profile_agrees_with_its_latest_calibration_on_every_cell(path):
 @pytest.mark.parametrize("path", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_profile_cites_its_record_as_observed_evidence(path):
     profile = load_profiles()[path.parent.name]
-    sources = {e.source for uses in profile.phases().values() for u in uses for e in u.evidence if e.level == "observed"}
+    sources = {
+        e.source
+        for uses in profile.phases().values()
+        for u in uses
+        for e in u.evidence
+        if e.level == "observed"
+    }
     assert any(str(s).endswith(f"{path.parent.name}/{path.name}") for s in sources)
 
 

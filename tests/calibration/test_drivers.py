@@ -13,8 +13,14 @@ JS = REPO / "matrix" / "calibrate" / "drivers" / "js"
 
 
 def run_driver(argv: list[str], **env: str) -> subprocess.CompletedProcess:
-    base = {"PATH": os.environ["PATH"], "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", "/tmp")}
-    return subprocess.run(argv, check=False, capture_output=True, text=True, env={**base, **env}, timeout=120)
+    base = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(REPO),
+        "HOME": os.environ.get("HOME", "/tmp"),
+    }
+    return subprocess.run(
+        argv, check=False, capture_output=True, text=True, env={**base, **env}, timeout=120
+    )
 
 
 def test_a_python_driver_without_its_settings_exits_2_naming_them():
@@ -27,7 +33,8 @@ def test_a_python_driver_without_its_settings_exits_2_naming_them():
 def test_a_python_driver_rejects_a_server_command_that_is_not_a_json_list():
     done = run_driver(
         [sys.executable, "-m", "matrix.calibrate.drivers.mcp_sdk"],
-        MCP_MATRIX_MODEL_URL="http://127.0.0.1:9", MCP_MATRIX_PROVIDER="anthropic",
+        MCP_MATRIX_MODEL_URL="http://127.0.0.1:9",
+        MCP_MATRIX_PROVIDER="anthropic",
         MCP_MATRIX_SERVER_COMMAND="python -m server",
     )
     assert done.returncode == 2
@@ -38,7 +45,8 @@ def test_a_python_driver_reports_a_library_failure_as_its_json_line(tmp_path):
     """The server cannot start: the SDK's exception is the finding, printed as the line, exit 0."""
     done = run_driver(
         [sys.executable, "-m", "matrix.calibrate.drivers.mcp_sdk"],
-        MCP_MATRIX_MODEL_URL="http://127.0.0.1:9", MCP_MATRIX_PROVIDER="anthropic",
+        MCP_MATRIX_MODEL_URL="http://127.0.0.1:9",
+        MCP_MATRIX_PROVIDER="anthropic",
         MCP_MATRIX_SERVER_COMMAND=f'["{tmp_path / "no-such-server"}"]',
     )
     assert done.returncode == 0
@@ -55,7 +63,11 @@ def test_a_node_driver_without_its_settings_exits_2_naming_them():
 def test_every_driver_module_is_named_by_a_recipe():
     from matrix.calibrate.harness import load_recipe, recipe_names
 
-    drivers = {p.stem for p in (REPO / "matrix" / "calibrate" / "drivers").glob("*.py") if not p.stem.startswith("_")}
+    drivers = {
+        p.stem
+        for p in (REPO / "matrix" / "calibrate" / "drivers").glob("*.py")
+        if not p.stem.startswith("_")
+    }
     drivers |= {p.stem for p in JS.glob("*.mjs") if p.stem != "common"}
     used = set()
     for name in recipe_names():

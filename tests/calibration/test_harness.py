@@ -15,16 +15,29 @@ from matrix.calibrate.tap import C2S, messages
 from matrix.errors import InputError
 
 TOY = str(Path(__file__).with_name("toy_client.py"))
-TOOLS = [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object", "properties": {"a": {"type": "array"}}}}]
+TOOLS = [
+    {
+        "name": "echo",
+        "description": "Echo.",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "array"}}},
+    }
+]
 
 
 def toy_recipe(**changes) -> Recipe:
-    base = dict(
-        profile="toy", client="Toy", kind="app", version="9.9.9", provider="anthropic",
-        files={"{workdir}/mcp.json": '{"mcpServers": {"{server_name}": {"command": "{server_command}", "args": {server_args_json}}}}'},
-        env={"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "sk-fake"},
-        run=(sys.executable, TOY, "{workdir}/mcp.json", "{prompt}"), timeout=60,
-    )
+    base = {
+        "profile": "toy",
+        "client": "Toy",
+        "kind": "app",
+        "version": "9.9.9",
+        "provider": "anthropic",
+        "files": {
+            "{workdir}/mcp.json": '{"mcpServers": {"{server_name}": {"command": "{server_command}", "args": {server_args_json}}}}'
+        },
+        "env": {"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "sk-fake"},
+        "run": (sys.executable, TOY, "{workdir}/mcp.json", "{prompt}"),
+        "timeout": 60,
+    }
     base.update(changes)
     return Recipe(**base)
 
@@ -36,8 +49,13 @@ def probe_server(tmp_path) -> ServerSpec:
 
 
 def test_a_recipe_runs_its_client_against_the_fake_model_and_the_tapped_server(tmp_path):
-    run = run_recipe(toy_recipe(), probe_server(tmp_path), [ScriptedCall("echo", {"a": "[1, 2]"})], client_command=None,
-                     install_root=tmp_path / "cache")
+    run = run_recipe(
+        toy_recipe(),
+        probe_server(tmp_path),
+        [ScriptedCall("echo", {"a": "[1, 2]"})],
+        client_command=None,
+        install_root=tmp_path / "cache",
+    )
     assert run.returncode == 0, run.stderr
     assert "Calibration finished." in run.stdout
     assert [r["answer"] for r in run.requests] == ["tool-calls", "text"]
@@ -48,10 +66,15 @@ def test_a_recipe_runs_its_client_against_the_fake_model_and_the_tapped_server(t
 
 
 def test_a_client_that_hangs_is_stopped_at_the_recipe_timeout_with_its_process_group(tmp_path):
-    recipe = toy_recipe(env={"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "k", "TOY_HANG": "1"}, timeout=3)
+    recipe = toy_recipe(
+        env={"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "k", "TOY_HANG": "1"},
+        timeout=3,
+    )
     run = run_recipe(recipe, probe_server(tmp_path), [], install_root=tmp_path / "cache")
     assert run.timed_out and run.returncode is None
-    assert [e for e in run.tap if e.get("event") == "exit"] or any(d == C2S for d, _ in messages(run.tap))
+    assert [e for e in run.tap if e.get("event") == "exit"] or any(
+        d == C2S for d, _ in messages(run.tap)
+    )
 
 
 def test_the_run_gets_a_minimal_env_and_a_temporary_home(tmp_path, monkeypatch):
@@ -69,8 +92,13 @@ def test_client_command_replaces_the_installed_binary_and_reads_its_version(tmp_
     script = tmp_path / "fake_cli.py"
     script.write_text("import sys; print('fake-cli 7.8.9' if '--version' in sys.argv else 'ran')")
     recipe = toy_recipe(run=("{install}/bin/never", "x"), files={})
-    run = run_recipe(recipe, probe_server(tmp_path), [], client_command=[sys.executable, str(script)],
-                     install_root=tmp_path / "cache")
+    run = run_recipe(
+        recipe,
+        probe_server(tmp_path),
+        [],
+        client_command=[sys.executable, str(script)],
+        install_root=tmp_path / "cache",
+    )
     assert run.stdout.strip() == "ran" and run.client_version == "7.8.9"
 
 
@@ -80,7 +108,9 @@ def test_templates_fill_known_placeholders_and_leave_json_braces_alone():
 
 def test_a_recipe_with_an_unknown_key_is_an_input_error_naming_it(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("profile: x\nclient: X\nkind: app\ninstall: {}\nversion: '1'\nprovider: anthropic\nrun: [x]\nrunn: [y]\n")
+    bad.write_text(
+        "profile: x\nclient: X\nkind: app\ninstall: {}\nversion: '1'\nprovider: anthropic\nrun: [x]\nrunn: [y]\n"
+    )
     with pytest.raises(InputError, match="runn"):
         load_recipe(str(bad))
 

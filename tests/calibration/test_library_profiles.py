@@ -40,7 +40,9 @@ LIVE_TIMEOUT = 900  # seconds for one library: a cold install of the larger ones
 
 def latest_record(profile: str) -> Path | None:
     folder = CALIBRATIONS / profile
-    records = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    records = (
+        sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+    )
     return records[-1] if records else None
 
 
@@ -59,11 +61,17 @@ def test_the_installed_library_does_what_its_profile_predicts(name):
     argv = [sys.executable, "-m", "matrix", "calibrate", "--client", name, "--json"]
     for set_id in LIVE[name]:
         argv += ["--probe", set_id]
-    done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=LIVE_TIMEOUT - 30)
+    done = subprocess.run(
+        argv, check=False, capture_output=True, text=True, timeout=LIVE_TIMEOUT - 30
+    )
     if done.returncode == 3 or not done.stdout.strip():
-        pytest.fail(f"{name} could not be run (exit {done.returncode}): {done.stderr.strip()[-1500:]}")
+        pytest.fail(
+            f"{name} could not be run (exit {done.returncode}): {done.stderr.strip()[-1500:]}"
+        )
     doc = json.loads(done.stdout)
-    unmeasured = [s for s, o in doc["record"]["probe_sets"].items() if o["outcome"] == "no-model-request"]
+    unmeasured = [
+        s for s, o in doc["record"]["probe_sets"].items() if o["outcome"] == "no-model-request"
+    ]
     disagree = [c for c in doc["drift"] if not c["agree"]]
     assert (unmeasured, disagree) == ([], [])
     assert done.returncode == 0

@@ -34,10 +34,14 @@ def test_the_real_client_does_exactly_what_its_calibrated_profile_predicts(recip
     for s in LIVE[recipe]:
         args += ["--probe", s]
     r = run_cli(*args, timeout=1100)
-    assert r.returncode in (0, 1), f"{recipe} could not be calibrated (exit {r.returncode}): {r.stderr[-2000:]}"
+    assert r.returncode in (0, 1), (
+        f"{recipe} could not be calibrated (exit {r.returncode}): {r.stderr[-2000:]}"
+    )
     doc = json.loads(r.stdout)
     for set_id, obs in doc["record"]["probe_sets"].items():
-        assert obs["outcome"] != "no-model-request", f"{recipe} never asked its model on {set_id}: {obs}"
+        assert obs["outcome"] != "no-model-request", (
+            f"{recipe} never asked its model on {set_id}: {obs}"
+        )
     drift = [c for c in doc["drift"] if not c["agree"]]
     assert not drift, f"{recipe}: {len(drift)} drifting cells, first: {drift[:3]}"
     assert r.returncode == 0

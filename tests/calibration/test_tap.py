@@ -55,9 +55,11 @@ def test_stdio_tap_logs_every_message_both_ways_and_passes_them_on(tmp_path):
 def test_http_tap_logs_every_message_both_ways_and_passes_them_on(tmp_path):
     proc, url = start_http_server(probe_argv(tools_file(tmp_path), "--transport", "http"))
     try:
-        with tap.HttpTap(url, tmp_path / "tap.jsonl") as proxy:
-            with Session(HttpTransport(proxy.url)) as session:
-                exchange(session)
+        with (
+            tap.HttpTap(url, tmp_path / "tap.jsonl") as proxy,
+            Session(HttpTransport(proxy.url)) as session,
+        ):
+            exchange(session)
         check_log(tap.read_log(tmp_path / "tap.jsonl"))
     finally:
         kill_group(proc)

@@ -20,33 +20,73 @@ def rpc(proc, msg):
 
 
 def ask(body):
-    req = urllib.request.Request(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", json.dumps(body).encode(),
-                                 {"content-type": "application/json", "x-api-key": os.environ["ANTHROPIC_API_KEY"]})
+    req = urllib.request.Request(
+        os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages",
+        json.dumps(body).encode(),
+        {"content-type": "application/json", "x-api-key": os.environ["ANTHROPIC_API_KEY"]},
+    )
     return json.loads(urllib.request.urlopen(req, timeout=30).read())
 
 
 def main():
     config = json.load(open(sys.argv[1]))
-    (name, server), = config["mcpServers"].items()
-    proc = subprocess.Popen([server["command"], *server["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "toy", "version": "9.9.9"}}})
+    ((name, server),) = config["mcpServers"].items()
+    proc = subprocess.Popen(
+        [server["command"], *server["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    rpc(
+        proc,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "toy", "version": "9.9.9"},
+            },
+        },
+    )
     rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     tools = rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]
     if os.environ.get("TOY_HANG"):
         import time
+
         time.sleep(3600)
-    offered = [{"name": f"mcp__{name}__{t['name']}", "description": t.get("description", ""),
-                "input_schema": t["inputSchema"]} for t in tools]
+    offered = [
+        {
+            "name": f"mcp__{name}__{t['name']}",
+            "description": t.get("description", ""),
+            "input_schema": t["inputSchema"],
+        }
+        for t in tools
+    ]
     messages = [{"role": "user", "content": sys.argv[2]}]
     answer = ask({"model": "m", "messages": messages, "tools": offered})
     results = []
     for block in answer["content"]:
         if block["type"] == "tool_use":
             tool = block["name"].split("__", 2)[2]
-            out = rpc(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": tool, "arguments": block["input"]}})
-            results.append({"type": "tool_result", "tool_use_id": block["id"], "content": json.dumps(out["result"])})
-    messages += [{"role": "assistant", "content": answer["content"]}, {"role": "user", "content": results}]
+            out = rpc(
+                proc,
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {"name": tool, "arguments": block["input"]},
+                },
+            )
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": block["id"],
+                    "content": json.dumps(out["result"]),
+                }
+            )
+    messages += [
+        {"role": "assistant", "content": answer["content"]},
+        {"role": "user", "content": results},
+    ]
     final = ask({"model": "m", "messages": messages, "tools": offered})
     print(final["content"][0]["text"])
 

@@ -33,10 +33,17 @@ NPM = {
     "@modelcontextprotocol/server-memory": "2026.8.31",
     "@modelcontextprotocol/server-sequential-thinking": "2026.8.31",
 }
-PYPI = {"mcp-server-time": "2026.10.19", "mcp-server-git": "2026.10.19", "mcp-server-fetch": "2026.10.24",
-        "fastmcp": "4.2.3"}
+PYPI = {
+    "mcp-server-time": "2026.10.19",
+    "mcp-server-git": "2026.10.19",
+    "mcp-server-fetch": "2026.10.24",
+    "fastmcp": "4.2.3",
+}
 PINS = hashlib.sha256(json.dumps([NPM, PYPI], sort_keys=True).encode()).hexdigest()[:12]
-CACHE = Path(os.environ.get("MCP_MATRIX_CACHE", Path.home() / ".cache" / "mcp-matrix")) / f"corpus-{PINS}"
+CACHE = (
+    Path(os.environ.get("MCP_MATRIX_CACHE", Path.home() / ".cache" / "mcp-matrix"))
+    / f"corpus-{PINS}"
+)
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,9 @@ class Server:
     """One corpus server: its expectations file and how to start it (paths filled in at run time)."""
 
     key: str  # tests/corpus/expected/<key>.yaml
-    argv: tuple[str, ...]  # {npm} = node_modules/.bin, {py} = the corpus venv's bin, {here}, {root}, {repo}
+    argv: tuple[
+        str, ...
+    ]  # {npm} = node_modules/.bin, {py} = the corpus venv's bin, {here}, {root}, {repo}
 
 
 SERVERS = (
@@ -75,7 +84,9 @@ def locked(path: Path):
 def _run(argv: list[str], cwd: Path | None = None, timeout: float = 600) -> None:
     r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
     if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+        raise RuntimeError(
+            f"{' '.join(argv)} failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+        )
 
 
 def install() -> Path:
@@ -87,18 +98,41 @@ def install() -> Path:
         if CACHE.exists():
             shutil.rmtree(CACHE)  # a half-finished install
         (CACHE / "npm").mkdir(parents=True)
-        (CACHE / "npm" / "package.json").write_text('{"name": "mcp-matrix-corpus", "private": true}\n')
-        _run(["npm", "install", "--no-audit", "--no-fund", "--silent",
-              *[f"{name}@{version}" for name, version in NPM.items()]], cwd=CACHE / "npm")
+        (CACHE / "npm" / "package.json").write_text(
+            '{"name": "mcp-matrix-corpus", "private": true}\n'
+        )
+        _run(
+            [
+                "npm",
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                *[f"{name}@{version}" for name, version in NPM.items()],
+            ],
+            cwd=CACHE / "npm",
+        )
         _run([sys.executable, "-m", "venv", str(CACHE / "py")])
-        _run([str(CACHE / "py" / "bin" / "pip"), "install", "-q", *[f"{n}=={v}" for n, v in PYPI.items()]])
+        _run(
+            [
+                str(CACHE / "py" / "bin" / "pip"),
+                "install",
+                "-q",
+                *[f"{n}=={v}" for n, v in PYPI.items()],
+            ]
+        )
         stamp.write_text(json.dumps([NPM, PYPI]))
     return CACHE
 
 
 def command(server: Server, cache: Path, work: Path) -> str:
-    fill = {"npm": str(cache / "npm" / "node_modules" / ".bin"), "py": str(cache / "py" / "bin"),
-            "here": str(HERE), "root": str(work / "fsroot"), "repo": str(work / "repo")}
+    fill = {
+        "npm": str(cache / "npm" / "node_modules" / ".bin"),
+        "py": str(cache / "py" / "bin"),
+        "here": str(HERE),
+        "root": str(work / "fsroot"),
+        "repo": str(work / "repo"),
+    }
     return " ".join(part.format(**fill) for part in server.argv)
 
 

@@ -26,30 +26,48 @@ pytestmark = pytest.mark.timeout(900)
 
 
 def expected(key: str) -> dict:
-    return (yaml.safe_load((HERE / "expected" / f"{key}.yaml").read_text()) or {}).get("cells") or {}
+    return (yaml.safe_load((HERE / "expected" / f"{key}.yaml").read_text()) or {}).get(
+        "cells"
+    ) or {}
 
 
 def losses(tool: dict) -> set[str]:
     """What the model loses in one cell, as the expectation files spell it."""
     return {
         f"{f['code']} {f['pointer'].replace('/inputSchema', '', 1) or '/'}"
-        for f in tool["findings"] if f.get("materiality") in ("guidance", "constraint")
+        for f in tool["findings"]
+        if f.get("materiality") in ("guidance", "constraint")
     }
 
 
 # The live runs are the longest tests of the corpus: first in the file, so xdist starts them
 # while the other worker measures the servers the discovery tests need.
 @pytest.mark.parametrize("key", ["mcp-server-time", "fastmcp-notes"])
-def test_a_live_run_on_a_real_server_passes_the_gate_and_says_its_assumed_name(corpus, key, tmp_path):
+def test_a_live_run_on_a_real_server_passes_the_gate_and_says_its_assumed_name(
+    corpus, key, tmp_path
+):
     results = tmp_path / "r.jsonl"
-    r = run_cli("run", "--stdio", corpus.command(key), "--client", "claude-code", "--client", "cursor",
-                "--client", "codex", "--results", str(results), timeout=300)
+    r = run_cli(
+        "run",
+        "--stdio",
+        corpus.command(key),
+        "--client",
+        "claude-code",
+        "--client",
+        "cursor",
+        "--client",
+        "codex",
+        "--results",
+        str(results),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "server name assumed" in r.stdout and "release gate: passed" in r.stdout
     events = [json.loads(line) for line in results.read_text().splitlines()]
     calls = [e for e in events if e.get("event") == "call"]
     assert calls and all(e["verdict"] in ("intact", "tolerated") for e in calls), [
-        (e["profile"], e["tool"], e["case"], e["verdict"], e.get("reason")) for e in calls
+        (e["profile"], e["tool"], e["case"], e["verdict"], e.get("reason"))
+        for e in calls
         if e["verdict"] not in ("intact", "tolerated")
     ]
 
@@ -84,15 +102,23 @@ def test_no_cell_is_worse_than_its_reviewed_expectation(corpus, key):
         if view["profile"] in ERA_VARIANTS:
             continue
         for tool in view["tools"]:
-            exp = want.get(view["profile"], {}).get(tool["tool"], {"verdict": "visible", "loses": []})
+            exp = want.get(view["profile"], {}).get(
+                tool["tool"], {"verdict": "visible", "loses": []}
+            )
             if rank(tool["verdict"]) < rank(exp["verdict"]):
-                alarms.append(f"{view['profile']} {tool['tool']}: {tool['verdict']} (expected {exp['verdict']}): "
-                              + "; ".join(f["message"] for f in tool["findings"][-3:]))
+                alarms.append(
+                    f"{view['profile']} {tool['tool']}: {tool['verdict']} (expected {exp['verdict']}): "
+                    + "; ".join(f["message"] for f in tool["findings"][-3:])
+                )
             elif tool["verdict"] != "visible":
                 new = losses(tool) - set(exp.get("loses") or [])
                 if new:
-                    alarms.append(f"{view['profile']} {tool['tool']}: loses {sorted(new)}, not reviewed")
-    assert not alarms, "false alarms (review, then update tests/corpus/expected/):\n" + "\n".join(alarms)
+                    alarms.append(
+                        f"{view['profile']} {tool['tool']}: loses {sorted(new)}, not reviewed"
+                    )
+    assert not alarms, "false alarms (review, then update tests/corpus/expected/):\n" + "\n".join(
+        alarms
+    )
 
 
 def test_every_expected_non_visible_cell_names_what_the_client_loses():
@@ -100,14 +126,28 @@ def test_every_expected_non_visible_cell_names_what_the_client_loses():
         for profile, tools in expected(server.key).items():
             for tool, cell in tools.items():
                 assert cell["verdict"] != "visible", (server.key, profile, tool)
-                assert cell.get("loses"), f"{server.key} {profile} {tool}: {cell['verdict']} names no loss"
+                assert cell.get("loses"), (
+                    f"{server.key} {profile} {tool}: {cell['verdict']} names no loss"
+                )
 
 
 def test_a_server_name_the_user_chose_that_a_client_rejects_is_still_a_finding(corpus):
-    r = run_cli("discover", str(corpus.snapshot("server-everything")), "--json", "--name", "my servers/everything",
-                "--client", "claude-code", "--client", "codex", timeout=180)
+    r = run_cli(
+        "discover",
+        str(corpus.snapshot("server-everything")),
+        "--json",
+        "--name",
+        "my servers/everything",
+        "--client",
+        "claude-code",
+        "--client",
+        "codex",
+        timeout=180,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     doc = read_discovery(json.loads(r.stdout))
     verdicts = {v["profile"]: {t["verdict"] for t in v["tools"]} for v in doc["profiles"]}
     assert verdicts["codex"] == {"server-dropped"}  # codex refuses the server name outright
-    assert "visible" not in verdicts["claude-code"]  # claude-code rewrites (or drops) every tool name
+    assert (
+        "visible" not in verdicts["claude-code"]
+    )  # claude-code rewrites (or drops) every tool name

@@ -50,7 +50,10 @@ def docs() -> dict[str, dict]:
         taken = dict(
             zip(
                 SERVERS,
-                pool.map(lambda spec: take_snapshot(Target.bundled(spec), timeouts=LOADED), SERVERS.values()),
+                pool.map(
+                    lambda spec: take_snapshot(Target.bundled(spec), timeouts=LOADED),
+                    SERVERS.values(),
+                ),
             )
         )
     for key, doc in taken.items():
@@ -386,8 +389,15 @@ def test_the_markdown_report_escapes_what_the_server_sent(docs, tmp_path, capsys
 
 def test_a_live_side_is_measured_with_the_same_result_as_its_snapshot(files, capsys):
     code, out, err = cli(
-        files["billing-2"], "server:billing --version 3", "--format", "json",
-        "--timeout-initialize", "40", "--timeout-list", "30", capsys=capsys,
+        files["billing-2"],
+        "server:billing --version 3",
+        "--format",
+        "json",
+        "--timeout-initialize",
+        "40",
+        "--timeout-list",
+        "30",
+        capsys=capsys,
     )
     assert code == 1, err
     assert "taking the NEW snapshot" in err

@@ -356,9 +356,14 @@ def test_offline_json_judges_every_call_by_the_modelled_server(snapshots, tmp_pa
     )  # deterministic, no server needed
     # continue sends the frozen customer_id calls as they are: v3's listed schema refuses them
     assert cont["outcomes"]["loud"]["text"] == "100.0% (20 of 20)"
-    assert cont["retry"]["permanent_loss"]["text"] == "100.0% (20 of 20)"  # the same refusal every time
+    assert (
+        cont["retry"]["permanent_loss"]["text"] == "100.0% (20 of 20)"
+    )  # the same refusal every time
     reason = cont["examples"]["loud"][0]["reason"]
-    assert "do not match the server's inputSchema" in reason and "'account_id' is a required property" in reason
+    assert (
+        "do not match the server's inputSchema" in reason
+        and "'account_id' is a required property" in reason
+    )
     lines = [json.loads(x) for x in events.read_text().splitlines()]
     assert lines[0] == {"event": "replay-started", "format": "mcp-matrix.replay", "version": 1}
     calls = [e for e in lines if e["event"] == "replay-call"]
@@ -367,7 +372,9 @@ def test_offline_json_judges_every_call_by_the_modelled_server(snapshots, tmp_pa
     }
     # why the modelled server refuses continue's calls, as fields
     refused = next(e for e in calls if e["profile"] == "continue")
-    assert {(v["validator"], tuple(v["names"])) for v in refused["violations"]} >= {("required", ("account_id",))}
+    assert {(v["validator"], tuple(v["names"])) for v in refused["violations"]} >= {
+        ("required", ("account_id",))
+    }
     assert (
         lines[-1]["event"] == "replay-finished" and lines[-1]["report"]["results"] == doc["results"]
     )

@@ -70,7 +70,9 @@ def matrix_run(tmp_path: Path, *target: str, clients=(), extra=(), timeout: floa
     return run
 
 
-def measured_cli(tmp_path: Path, *args: str, timeout: float = 600) -> tuple[subprocess.CompletedProcess, float]:
+def measured_cli(
+    tmp_path: Path, *args: str, timeout: float = 600
+) -> tuple[subprocess.CompletedProcess, float]:
     """The real CLI as ``run_cli`` runs it, and the peak memory (MB) of its largest process
     (mcp-matrix itself or a server it started), read by tests/hostile/peak_rss.py."""
     if args and args[0] in LOADED_MACHINE_BOUNDS:
@@ -78,7 +80,11 @@ def measured_cli(tmp_path: Path, *args: str, timeout: float = 600) -> tuple[subp
     peak = tmp_path / "peak-mb.txt"
     r = subprocess.run(
         [sys.executable, str(PEAK_RSS), str(peak), sys.executable, "-m", "matrix", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=NEUTRAL_CWD, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=NEUTRAL_CWD,
+        check=False,
     )
     return r, float(peak.read_text())
 

@@ -321,12 +321,19 @@ BAD_INPUT_KINDS = {
         lambda p: ("discover", p),
     ),
     "results-huge-integer": (
-        lambda t: (write(t, "r.jsonl", START + '\n{"event": "call", "n": ' + "9" * 5000 + "}\n"), ":2", "4,300 digits"),
+        lambda t: (
+            write(t, "r.jsonl", START + '\n{"event": "call", "n": ' + "9" * 5000 + "}\n"),
+            ":2",
+            "4,300 digits",
+        ),
         lambda p: ("report", p, "--format", "md"),
     ),
     "calls-huge-integer": (
-        lambda t: (write(t, "live.jsonl", '{"id": ' + "9" * 5000 + ', "tool": "echo", "arguments": {}}\n'), ":1",
-                   "4,300 digits"),
+        lambda t: (
+            write(t, "live.jsonl", '{"id": ' + "9" * 5000 + ', "tool": "echo", "arguments": {}}\n'),
+            ":1",
+            "4,300 digits",
+        ),
         lambda p: ("replay", p, "--server", "faulty", "--client", "continue"),
     ),
     "binary-snapshot": (
@@ -334,16 +341,26 @@ BAD_INPUT_KINDS = {
         lambda p: ("discover", p),
     ),
     "nul-in-cases-yaml": (
-        lambda t: (write(t, "cases.yaml", CASES_HEAD + "      arguments: {text: \"a\x00b\"}\n"), ":4", "NUL character"),
+        lambda t: (
+            write(t, "cases.yaml", CASES_HEAD + '      arguments: {text: "a\x00b"}\n'),
+            ":4",
+            "NUL character",
+        ),
         lambda p: ("run", "--server", "faulty", "--client", "continue", "--cases", p),
     ),
     "results-missing-key": (_missing_verdict, lambda p: ("report", p, "--format", "md")),
-    "fifo-snapshot": (lambda t: (_fifo(t, "snap.json"), "not a regular file"), lambda p: ("discover", p)),
+    "fifo-snapshot": (
+        lambda t: (_fifo(t, "snap.json"), "not a regular file"),
+        lambda p: ("discover", p),
+    ),
     "fifo-cases": (
         lambda t: (_fifo(t, "cases.yaml"), "not a regular file"),
         lambda p: ("run", "--server", "faulty", "--client", "continue", "--cases", p),
     ),
-    "fifo-results": (lambda t: (_fifo(t, "r.jsonl"), "not a regular file"), lambda p: ("report", p, "--format", "md")),
+    "fifo-results": (
+        lambda t: (_fifo(t, "r.jsonl"), "not a regular file"),
+        lambda p: ("report", p, "--format", "md"),
+    ),
     "directory-snapshot": (lambda t: (str(t), "is a directory"), lambda p: ("discover", p)),
 }
 
@@ -352,5 +369,7 @@ BAD_INPUT_KINDS = {
 def test_each_bad_input_kind_is_exit_2_naming_the_file_never_a_traceback_or_a_hang(tmp_path, kind):
     make, command = BAD_INPUT_KINDS[kind]
     path, *words = make(tmp_path)
-    r = run_cli(*command(path), timeout=120)  # a FIFO read would wait for ever: the timeout fails it
+    r = run_cli(
+        *command(path), timeout=120
+    )  # a FIFO read would wait for ever: the timeout fails it
     one_error(r, path, *words)

@@ -194,7 +194,9 @@ MODES = [
         TWO,
         (),
         3,
-        lambda r: unmeasured(r, "timeout", "initialize got no answer within 10.0s", "the first waited 5 s"),
+        lambda r: unmeasured(
+            r, "timeout", "initialize got no answer within 10.0s", "the first waited 5 s"
+        ),
     ),
     (
         "hang",
@@ -202,7 +204,9 @@ MODES = [
         TWO,
         (),
         3,
-        lambda r: unmeasured(r, "timeout", "initialize got no answer within 10.0s", "the first waited 5 s"),
+        lambda r: unmeasured(
+            r, "timeout", "initialize got no answer within 10.0s", "the first waited 5 s"
+        ),
     ),
     (  # every call made and timed out (the circuit breaker has its own tests)
         "hang-on-call",
@@ -406,7 +410,10 @@ def test_malformed_tools_are_reported_and_never_crash_the_run(tmp_path):
     # continue, both required by the default release gate: findings, so exit 1.
     assert run.returncode == 1, run.stderr[-2000:]
     assert "release gate: FAILED" in run.stdout and "required client(s)" in run.stdout
-    assert {e["profile"] for e in run.of("discovery") if e["verdict"] == "server-dropped"} == {"claude-code", "continue"}
+    assert {e["profile"] for e in run.of("discovery") if e["verdict"] == "server-dropped"} == {
+        "claude-code",
+        "continue",
+    }
     assert run.finished["measured"] is True and not run.of("profile-error")
     skipped = {e["tool"]: e["reason"] for e in run.of("skipped")}
     assert "no example" in skipped["billion_items"] and "no example" in skipped["billion_chars"]

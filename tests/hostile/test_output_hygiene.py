@@ -30,7 +30,9 @@ def test_discover_and_replay_json_never_print_a_secret_the_server_echoed(tmp_pat
     discover = run_cli("discover", *target, "--json")
     calls = tmp_path / "live.jsonl"
     calls.write_text(json.dumps({"id": "c1", "tool": "echo", "arguments": {"text": "hi"}}) + "\n")
-    replay = run_cli("replay", str(calls), *target, "--json", "--results", str(tmp_path / "replay.jsonl"))
+    replay = run_cli(
+        "replay", str(calls), *target, "--json", "--results", str(tmp_path / "replay.jsonl")
+    )
     for name, r in (("discover", discover), ("replay", replay)):
         assert r.returncode in (0, 1), (name, r.stderr[-2000:])
         for text in (r.stdout, r.stderr):
@@ -42,7 +44,9 @@ def test_discover_and_replay_json_never_print_a_secret_the_server_echoed(tmp_pat
 
 
 def test_lone_surrogates_survive_listing_results_and_every_report(tmp_path):
-    run = matrix_run(tmp_path, "--server", "faulty --mode surrogates", clients=["claude-code", "gemini-cli"])
+    run = matrix_run(
+        tmp_path, "--server", "faulty --mode surrogates", clients=["claude-code", "gemini-cli"]
+    )
     assert_no_crash(run)
     assert run.returncode in (0, 1), run.stderr[-2000:]
     assert not run.of("profile-error")
@@ -56,11 +60,15 @@ def test_lone_surrogates_survive_listing_results_and_every_report(tmp_path):
     snap = tmp_path / "snap.json"
     r = run_cli("snapshot", "--server", "faulty --mode surrogates", "-o", str(snap))
     assert r.returncode == 0 and "Traceback" not in r.stderr
-    assert "lone\ud800surrogate" in {t["tool"]["name"] for t in json.loads(snap.read_text())["tools"]}
+    assert "lone\ud800surrogate" in {
+        t["tool"]["name"] for t in json.loads(snap.read_text())["tools"]
+    }
 
 
 # Permission bits do not stop root, so "read-only" is only a case for other users.
-KINDS = ["directory", "fifo", "missing-folder-under-a-file"] + (["read-only"] if os.geteuid() else [])
+KINDS = ["directory", "fifo", "missing-folder-under-a-file"] + (
+    ["read-only"] if os.geteuid() else []
+)
 
 
 @pytest.mark.parametrize("flag", ["--results", "--report"])
@@ -79,7 +87,9 @@ def test_an_unwritable_output_path_is_exit_2_before_any_server_starts(tmp_path, 
         path.chmod(0o444)
     record = tmp_path / "calls.jsonl"
     value = str(path) if flag == "--results" else f"md:{path}"
-    r = run_cli("run", "--server", f"faulty --record {record}", flag, value, timeout=60)  # a FIFO hung for good
+    r = run_cli(
+        "run", "--server", f"faulty --record {record}", flag, value, timeout=60
+    )  # a FIFO hung for good
     assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
     assert flag in r.stderr and str(path) in r.stderr and "Traceback" not in r.stderr
     assert not record.exists()  # no server was started, no call made
@@ -88,9 +98,22 @@ def test_an_unwritable_output_path_is_exit_2_before_any_server_starts(tmp_path, 
 def test_two_runs_on_one_results_file_never_interleave(tmp_path):
     results = tmp_path / "r.jsonl"
     first = subprocess.Popen(
-        [sys.executable, "-m", "matrix", "run", "--server", "faulty --mode slow --delay 1",
-         "--client", "claude-code", "--results", str(results)],
-        cwd=NEUTRAL_CWD, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "matrix",
+            "run",
+            "--server",
+            "faulty --mode slow --delay 1",
+            "--client",
+            "claude-code",
+            "--results",
+            str(results),
+        ],
+        cwd=NEUTRAL_CWD,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 60
@@ -109,7 +132,11 @@ def test_two_runs_on_one_results_file_never_interleave(tmp_path):
 def test_a_profile_error_fails_the_checklist(tmp_path):
     events = [
         {"event": "run-started"},
-        {"event": "profile-error", "profile": "gemini-cli", "error": "UnicodeEncodeError: surrogates"},
+        {
+            "event": "profile-error",
+            "profile": "gemini-cli",
+            "error": "UnicodeEncodeError: surrogates",
+        },
         {"event": "run-finished", "measured": True, "interrupted": False, "counts": {}},
     ]
     items = {i.name: i for i in evaluate(events, load_policy(None))}

@@ -77,14 +77,26 @@ def secret_file(tmp_path: Path) -> Path:
 
 
 def every_output(root: Path, *texts: str) -> str:
-    return "\n".join([*texts, *(p.read_text(errors="replace") for p in root.iterdir() if p.is_file()
-                                if p.name != "secret.json")])
+    return "\n".join(
+        [
+            *texts,
+            *(
+                p.read_text(errors="replace")
+                for p in root.iterdir()
+                if p.is_file()
+                if p.name != "secret.json"
+            ),
+        ]
+    )
 
 
-def test_a_ref_to_a_listener_or_a_file_is_never_fetched_or_read_during_run(tmp_path, listener, secret_file):
+def test_a_ref_to_a_listener_or_a_file_is_never_fetched_or_read_during_run(
+    tmp_path, listener, secret_file
+):
     run = matrix_run(
         tmp_path,
-        "--server", f"faulty --mode external-ref --ref {listener.url} --ref {secret_file.as_uri()}",
+        "--server",
+        f"faulty --mode external-ref --ref {listener.url} --ref {secret_file.as_uri()}",
         timeout=150,
     )
     assert_no_crash(run)
@@ -98,23 +110,31 @@ def test_a_ref_to_a_listener_or_a_file_is_never_fetched_or_read_during_run(tmp_p
         unlisted = [e for e in cells if e["verdict"] == "session-broken"]
         assert all(e["findings"][-1]["code"] == "modern-refused" for e in unlisted), unlisted
         listed = [e for e in cells if e not in unlisted]
-        assert len(listed) > 30 and all("external-ref" in {f["code"] for f in e["findings"]} for e in listed)
+        assert len(listed) > 30 and all(
+            "external-ref" in {f["code"] for f in e["findings"]} for e in listed
+        )
     assert {e["tool"] for e in run.of("call")} >= {"ref_0", "ref_1"}
     assert not run.of("profile-error")
 
 
-def test_offline_replay_against_a_snapshot_fetches_and_reads_nothing(tmp_path, listener, secret_file):
+def test_offline_replay_against_a_snapshot_fetches_and_reads_nothing(
+    tmp_path, listener, secret_file
+):
     snap = tmp_path / "snap.json"
     target = f"faulty --mode external-ref --ref {listener.url} --ref {secret_file.as_uri()}"
     r = run_cli("snapshot", "--server", target, "-o", str(snap))
     assert r.returncode == 0, r.stderr
     calls = tmp_path / "live.jsonl"
     calls.write_text(
-        "".join(json.dumps({"id": f"c{i}", "tool": t, "arguments": {"doc": {"a": 1}}}) + "\n"
-                for i, t in enumerate(["ref_0", "ref_1"])),
+        "".join(
+            json.dumps({"id": f"c{i}", "tool": t, "arguments": {"doc": {"a": 1}}}) + "\n"
+            for i, t in enumerate(["ref_0", "ref_1"])
+        ),
         encoding="utf-8",
     )
-    r = run_cli("replay", str(calls), "--snapshot", str(snap), "--json", timeout=120)  # hung past 500 s
+    r = run_cli(
+        "replay", str(calls), "--snapshot", str(snap), "--json", timeout=120
+    )  # hung past 500 s
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert "Traceback" not in r.stderr
     assert listener.connections == 0
@@ -130,8 +150,11 @@ def test_offline_replay_against_a_snapshot_fetches_and_reads_nothing(tmp_path, l
         lambda ref: {"type": "object", "properties": {"x": {"$ref": ref}}},
         lambda ref: {"$ref": ref},
         # a relative reference made remote by $id
-        lambda ref: {"$id": ref.rsplit("/", 1)[0] + "/", "type": "object",
-                     "properties": {"x": {"$ref": "other.json"}}},
+        lambda ref: {
+            "$id": ref.rsplit("/", 1)[0] + "/",
+            "type": "object",
+            "properties": {"x": {"$ref": "other.json"}},
+        },
         # one made remote by a draft-04 style id (fastjsonschema honours it)
         lambda ref: {"id": ref.rsplit("/", 1)[0] + "/", "properties": {"x": {"$ref": "o.json"}}},
     ],
@@ -144,15 +167,20 @@ def test_no_validator_path_fetches_a_reference(listener, secret_file, dialect, s
 
 
 def test_a_local_reference_still_validates():
-    schema = {"type": "object", "properties": {"x": {"$ref": "#/definitions/a"}},
-              "definitions": {"a": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {"x": {"$ref": "#/definitions/a"}},
+        "definitions": {"a": {"type": "string"}},
+    }
     assert validate(schema, {"x": 1}).errors
     assert not validate(schema, {"x": "ok"}).errors
     assert validate({**schema, "$defs": schema["definitions"]}, {"x": 1}, "2020-12").errors
 
 
 def test_a_catastrophic_pattern_is_bounded_and_reported_not_hung(tmp_path):
-    run = matrix_run(tmp_path, "--server", "faulty --mode redos", clients=["gemini-cli"], timeout=120)
+    run = matrix_run(
+        tmp_path, "--server", "faulty --mode redos", clients=["gemini-cli"], timeout=120
+    )
     assert_no_crash(run)
     assert run.returncode in (0, 1)
     calls = {e["tool"]: e for e in run.of("call")}
@@ -181,9 +209,20 @@ def test_a_million_value_enum_is_reported_not_compiled_and_memory_stays_bounded(
     # gemini-cli validates arguments (fastjsonschema compiled the enum into 7 GB of code);
     # openai-agents-strict copies the schema for its strict rewrite.
     r, peak_mb = measured_cli(
-        tmp_path, "run", "--server", f"faulty --mode huge-enum --record {record}",
-        "--client", "gemini-cli", "--client", "openai-agents-strict", "--results", str(results),
-        "--timeout-list", "300", "--timeout-call", "300",
+        tmp_path,
+        "run",
+        "--server",
+        f"faulty --mode huge-enum --record {record}",
+        "--client",
+        "gemini-cli",
+        "--client",
+        "openai-agents-strict",
+        "--results",
+        str(results),
+        "--timeout-list",
+        "300",
+        "--timeout-call",
+        "300",
     )
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
     assert r.returncode == 0, r.stderr[-2000:]  # a long enum is reported, not a loss

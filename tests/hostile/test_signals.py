@@ -51,10 +51,17 @@ def started_until_closing(record: Path, *args: str) -> subprocess.Popen:
     main session has its snapshot and is being closed (or waits for a probe being closed)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "matrix", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NEUTRAL_CWD,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=NEUTRAL_CWD,
     )
     try:
-        wait_for(lambda: _closing_servers(record) >= SNAPSHOT_SERVERS, 120, "every server to see its stdin closed")
+        wait_for(
+            lambda: _closing_servers(record) >= SNAPSHOT_SERVERS,
+            120,
+            "every server to see its stdin closed",
+        )
     except AssertionError:
         proc.kill()
         raise
@@ -73,7 +80,12 @@ def test_ctrl_c_while_the_server_is_closing_keeps_the_snapshot_and_ends_the_serv
     record = tmp_path / "calls.jsonl"
     snap = tmp_path / "snap.json"
     proc = started_until_closing(
-        record, "snapshot", "--server", f"faulty --mode slow-exit --record {record}", "-o", str(snap)
+        record,
+        "snapshot",
+        "--server",
+        f"faulty --mode slow-exit --record {record}",
+        "-o",
+        str(snap),
     )
     err = ctrl_c_twice(proc)
     assert proc.returncode == 130, err[-2000:]
@@ -88,8 +100,16 @@ def test_ctrl_c_while_run_closes_its_snapshot_sessions_ends_the_results_and_ever
     results = tmp_path / "r.jsonl"
     report = tmp_path / "r.md"
     proc = started_until_closing(
-        record, "run", "--server", f"faulty --mode slow-exit --record {record}", "--client", "claude-code",
-        "--results", str(results), "--report", f"md:{report}",
+        record,
+        "run",
+        "--server",
+        f"faulty --mode slow-exit --record {record}",
+        "--client",
+        "claude-code",
+        "--results",
+        str(results),
+        "--report",
+        f"md:{report}",
     )
     err = ctrl_c_twice(proc)
     assert proc.returncode == 130, err[-2000:]  # was: the run went on and exited 0

@@ -27,10 +27,15 @@ PROBE = Path(__file__).with_name("wire_probe.py")
 MEMORY_BOUND_MB = 400  # docs/security.md: cap 32 MiB, one inflated network chunk, the interpreter
 
 
-def probe(mode: str, transport: str = "stdio", call_timeout: float = 5.0, timeout: float = 120) -> dict:
+def probe(
+    mode: str, transport: str = "stdio", call_timeout: float = 5.0, timeout: float = 120
+) -> dict:
     r = subprocess.run(
         [sys.executable, str(PROBE), mode, transport, str(call_timeout)],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-3000:]
     return json.loads(r.stdout)
@@ -70,8 +75,14 @@ def test_snapshot_of_a_server_whose_child_holds_the_pipes_ends_and_leaves_no_pro
     neither the server nor its child is left."""
     record = tmp_path / "calls.jsonl"
     snap = tmp_path / "snap.json"
-    r = run_cli("snapshot", "--server", f"faulty --mode pipe-holder --record {record}", "-o", str(snap),
-                timeout=120)
+    r = run_cli(
+        "snapshot",
+        "--server",
+        f"faulty --mode pipe-holder --record {record}",
+        "-o",
+        str(snap),
+        timeout=120,
+    )
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
     doc = json.loads(snap.read_text())
     assert len(doc["tools"]) == 4
@@ -133,8 +144,16 @@ def test_a_valid_5000_digit_id_is_a_stray_response_not_invalid_json():
 
 @pytest.mark.parametrize("mode", ["crash-on-call", "ok", "pipe-holder"])
 def test_a_server_closing_never_prints_a_reader_thread_traceback(mode, tmp_path):
-    r = run_cli("run", "--server", f"faulty --mode {mode}", "--client", "claude-code",
-                "--results", str(tmp_path / "r.jsonl"), timeout=120)
+    r = run_cli(
+        "run",
+        "--server",
+        f"faulty --mode {mode}",
+        "--client",
+        "claude-code",
+        "--results",
+        str(tmp_path / "r.jsonl"),
+        timeout=120,
+    )
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert "Traceback" not in r.stderr and "Exception in thread" not in r.stderr
 

@@ -25,8 +25,17 @@ def _terminal(tools: int, clients: list[str]) -> str:
     profiles = select_profiles(load_profiles(), clients)
     events = discovery_events(snap, discover_all(snap, profiles), profiles)
     out = io.StringIO()
-    write_terminal(events, terminal_console(file=out, width=120, no_color=True, color_system=None,
-                                            force_terminal=False, soft_wrap=True))
+    write_terminal(
+        events,
+        terminal_console(
+            file=out,
+            width=120,
+            no_color=True,
+            color_system=None,
+            force_terminal=False,
+            soft_wrap=True,
+        ),
+    )
     return out.getvalue()
 
 
@@ -34,7 +43,11 @@ def test_above_the_limit_the_terminal_counts_cells_per_client_instead_of_a_grid(
     text = _terminal(GRID_LIMIT + 50, ["cursor", "codex", "gemini-cli"])
     assert f"{GRID_LIMIT + 50} tools: cells per client and verdict" in text
     rows = [line for line in text.splitlines() if line.startswith("│ ")]
-    assert sorted(r.split("│")[1].strip() for r in rows) == ["codex", "cursor", "gemini-cli"]  # a row per client
+    assert sorted(r.split("│")[1].strip() for r in rows) == [
+        "codex",
+        "cursor",
+        "gemini-cli",
+    ]  # a row per client
     assert "more root causes" in text  # the triage list is cut to its first causes
     assert text.count("fix: ") <= TRIAGE_LIMIT
 

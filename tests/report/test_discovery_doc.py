@@ -28,10 +28,16 @@ def _views(tools: int, distinct: int | None = None):
 
 def _version_1(snap, views) -> dict:
     """What ``discover --json`` wrote before version 2: every cell in full."""
-    return {"format": "mcp-matrix.discovery", "version": 1, "server": snap.doc.get("serverInfo"),
-            "snapshot_error": snap.error,
-            "profiles": [{"profile": v.profile, "outcome": v.outcome, "tools": [t.to_json() for t in v.tools]}
-                         for v in views]}
+    return {
+        "format": "mcp-matrix.discovery",
+        "version": 1,
+        "server": snap.doc.get("serverInfo"),
+        "snapshot_error": snap.error,
+        "profiles": [
+            {"profile": v.profile, "outcome": v.outcome, "tools": [t.to_json() for t in v.tools]}
+            for v in views
+        ],
+    }
 
 
 def _write(snap, views) -> dict:
@@ -49,9 +55,13 @@ def test_version_2_reads_back_to_exactly_the_version_1_document():
 def test_a_schema_repeated_across_tools_and_profiles_is_stored_once():
     snap, views = _views(200, distinct=10)
     doc = _write(snap, views)
-    texts = [json.dumps(s) for s in doc["schemas"]]  # key order kept: property order reaches the model
+    texts = [
+        json.dumps(s) for s in doc["schemas"]
+    ]  # key order kept: property order reaches the model
     assert len(texts) == len(set(texts))
-    shown = {json.dumps(t.model_schema) for v in views for t in v.tools if t.model_schema is not None}
+    shown = {
+        json.dumps(t.model_schema) for v in views for t in v.tools if t.model_schema is not None
+    }
     assert set(texts) == shown  # every distinct model-facing schema, and nothing else
     assert len(doc["schemas"]) < len(doc["tools"])  # 200 tools, far fewer distinct schemas
 
@@ -73,12 +83,15 @@ def test_version_1_documents_are_still_read():
     assert read_discovery(old) == old
 
 
-@pytest.mark.parametrize("broken, says", [
-    (lambda d: d["profiles"][0]["cells"][0].__setitem__(3, 10**6), "not an entry of the table"),
-    (lambda d: d["profiles"][0]["cells"].__setitem__(0, [0, "visible"]), "is not a row of"),
-    (lambda d: d.pop("schemas"), "malformed version-2 discovery document"),
-    (lambda d: d.__setitem__("version", 9), "version 9 is not supported"),
-])
+@pytest.mark.parametrize(
+    "broken, says",
+    [
+        (lambda d: d["profiles"][0]["cells"][0].__setitem__(3, 10**6), "not an entry of the table"),
+        (lambda d: d["profiles"][0]["cells"].__setitem__(0, [0, "visible"]), "is not a row of"),
+        (lambda d: d.pop("schemas"), "malformed version-2 discovery document"),
+        (lambda d: d.__setitem__("version", 9), "version 9 is not supported"),
+    ],
+)
 def test_a_damaged_document_is_an_input_error_naming_what_is_wrong(broken, says):
     snap, views = _views(20)
     doc = _write(snap, views)

@@ -145,11 +145,15 @@ def terminal_problems(stdout: str) -> list[tuple[str, str]]:
     return [(verdict, " ".join(title.split())) for verdict, title, _ in items]
 
 
-def test_the_html_report_opens_with_the_terminals_problems_list_and_hostile_names_stay_text(tmp_path):
+def test_the_html_report_opens_with_the_terminals_problems_list_and_hostile_names_stay_text(
+    tmp_path,
+):
     """The real CLI on a server with hostile tool names: the page (rendered in headless Chromium)
     lists the same root causes as the terminal, in the same order, worded the same."""
     page = tmp_path / "report.html"
-    r = run_cli("run", "--server", "faulty --mode hostile-names", "--report", f"html:{page}", timeout=300)
+    r = run_cli(
+        "run", "--server", "faulty --mode hostile-names", "--report", f"html:{page}", timeout=300
+    )
     assert r.returncode == 1, r.stderr[-2000:]  # names that break sessions in required clients
     terminal = terminal_problems(r.stdout)
     assert len(terminal) >= 5 and len({t for t in terminal}) == len(terminal), r.stdout[:3000]

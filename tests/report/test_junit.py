@@ -44,7 +44,8 @@ def merged_shards_of_two_servers() -> list[dict]:
 
 
 @pytest.mark.parametrize(
-    "events", [ev.full_run, ev.interrupted_run, ev.merged_runs, merged_shards_of_two_servers],
+    "events",
+    [ev.full_run, ev.interrupted_run, ev.merged_runs, merged_shards_of_two_servers],
     ids=lambda f: f.__name__,
 )
 def test_the_xml_is_valid_against_junit_10_xsd(junit_10, events):
@@ -52,7 +53,9 @@ def test_the_xml_is_valid_against_junit_10_xsd(junit_10, events):
     assert not errors, "\n".join(str(e)[:300] for e in errors[:5])
 
 
-@pytest.mark.parametrize("events", [ev.merged_runs, merged_shards_of_two_servers], ids=lambda f: f.__name__)
+@pytest.mark.parametrize(
+    "events", [ev.merged_runs, merged_shards_of_two_servers], ids=lambda f: f.__name__
+)
 def test_test_ids_are_unique_across_merged_shards_and_servers(events):
     root = junit(events())
     ids = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
@@ -144,8 +147,9 @@ def test_hostile_text_survives_the_round_trip_and_forbidden_characters_become_es
 def test_suites_count_their_tests_and_skipped_calls_and_profile_errors_are_shown(full_events):
     root = junit(full_events)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
-    assert list(suites) == [f"{p} on {SERVER}" for p in ("claude-code", "cursor", "stale-cache")] + [
-        f"not called on {SERVER}"]
+    assert list(suites) == [
+        f"{p} on {SERVER}" for p in ("claude-code", "cursor", "stale-cache")
+    ] + [f"not called on {SERVER}"]
     assert suites[f"stale-cache on {SERVER}"].get("errors") == "1"
     assert suites[f"not called on {SERVER}"].get("skipped") == "2"
     assert int(root.get("tests")) == sum(int(s.get("tests")) for s in suites.values()) == 30 + 1 + 2

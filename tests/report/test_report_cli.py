@@ -142,7 +142,8 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
     hidden = [
         c
         for c in doc["cells"]
-        if (c["profile"], c["tool"], c["kind"]) == ("claude-code-278", "memory_reflect", "discovery")
+        if (c["profile"], c["tool"], c["kind"])
+        == ("claude-code-278", "memory_reflect", "discovery")
     ]
     assert hidden[0]["verdict"] == "hidden" and "decision record 014" in hidden[0]["advice"]
     assert hidden[0]["pointer"].endswith("/tool/inputSchema/anyOf")
@@ -155,9 +156,13 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
     assert sum(len(r["properties"]["profiles"]) for r in results) == doc["counts"]["findings"]
     snapshot = (tmp_path / "report.snapshot.json").read_text(encoding="utf-8").splitlines()
     tools = json.loads("\n".join(snapshot))["tools"]
-    for r in results:  # each location is the line of its tool's name in the snapshot beside the SARIF
+    for (
+        r
+    ) in results:  # each location is the line of its tool's name in the snapshot beside the SARIF
         line = r["locations"][0]["physicalLocation"]["region"]["startLine"]
-        index = int(r["properties"]["jsonPointer"].split("/")[2])  # the tool (or the culprit of a dropped list)
+        index = int(
+            r["properties"]["jsonPointer"].split("/")[2]
+        )  # the tool (or the culprit of a dropped list)
         assert snapshot[line - 1].strip() == f'"name": {json.dumps(tools[index]["tool"]["name"])},'
     dom = dump_dom(out["html"], tmp_path / "chromium")
     assert f'data-rendered="{len(doc["tools"]) * len(doc["grid"]["profiles"])}"' in dom

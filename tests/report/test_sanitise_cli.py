@@ -35,9 +35,12 @@ RAW = ("\x1b[2J", "\x1b]", "\x07", "\x9b", "\u202e")
 
 def tools() -> list[dict]:
     return [
-        {"name": name, "description": f"{name} says {name}",
-         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
-         "annotations": {"readOnlyHint": True}}
+        {
+            "name": name,
+            "description": f"{name} says {name}",
+            "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            "annotations": {"readOnlyHint": True},
+        }
         for name in HOSTILE.values()
     ]
 
@@ -50,8 +53,13 @@ def mcp(*args: str, colour: bool = False, timeout: float = 120) -> subprocess.Co
         env["FORCE_COLOR"] = "1"
         env["COLUMNS"] = "120"
     return subprocess.run(
-        [sys.executable, "-m", "matrix", *args], check=False, capture_output=True, text=True,
-        timeout=timeout, cwd=NEUTRAL_CWD, env=env,
+        [sys.executable, "-m", "matrix", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=NEUTRAL_CWD,
+        env=env,
     )
 
 
@@ -74,8 +82,20 @@ def hostile(tmp_path_factory):
     assert r.returncode == 0, r.stderr
     assert_clean(r)
     results = d / "r.jsonl"
-    r = mcp("run", "--stdio", cmd, "--client", "claude-code", "--client", "cursor",
-            "--results", str(results), "--fail-on", "none", colour=True)
+    r = mcp(
+        "run",
+        "--stdio",
+        cmd,
+        "--client",
+        "claude-code",
+        "--client",
+        "cursor",
+        "--results",
+        str(results),
+        "--fail-on",
+        "none",
+        colour=True,
+    )
     return {"dir": d, "cmd": cmd, "snap": snap, "results": results, "run": r}
 
 
@@ -90,8 +110,13 @@ def test_the_sanitiser_shows_every_control_character_as_a_visible_escape():
 def test_markup_in_a_name_is_printed_as_text_not_parsed():
     console = terminal_console(width=80, record=True, file=io.StringIO())
     trailing = markup("ends in \\")
-    console.print(f"[bold]{markup(HOSTILE['markup'])}[/] {markup(HOSTILE['link-markup'])} [dim]{trailing}[/]")
-    assert console.export_text().strip() == "close[/bold]tag [link=http://evil.example/]x[/link] ends in \\"
+    console.print(
+        f"[bold]{markup(HOSTILE['markup'])}[/] {markup(HOSTILE['link-markup'])} [dim]{trailing}[/]"
+    )
+    assert (
+        console.export_text().strip()
+        == "close[/bold]tag [link=http://evil.example/]x[/link] ends in \\"
+    )
 
 
 def test_a_piped_console_is_not_cut_to_80_columns():
@@ -101,8 +126,11 @@ def test_a_piped_console_is_not_cut_to_80_columns():
 
 @pytest.mark.parametrize("colour", [False, True], ids=["piped", "colour-terminal"])
 def test_run_with_its_progress_line_prints_hostile_names_as_escapes(hostile, colour):
-    r = hostile["run"] if colour else mcp(
-        "run", "--stdio", hostile["cmd"], "--client", "claude-code", "--fail-on", "none")
+    r = (
+        hostile["run"]
+        if colour
+        else mcp("run", "--stdio", hostile["cmd"], "--client", "claude-code", "--fail-on", "none")
+    )
     assert_clean(r)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "close[/bold]tag" in r.stdout  # shown, not swallowed
@@ -143,8 +171,10 @@ def test_profiles_show_prints_a_hostile_profile_note_as_text(tmp_path):
         'models: "models \\e[2J this [red]x[/red]"\n',
         encoding="utf-8",
     )
-    for args in (["profiles", "--profiles-dir", str(tmp_path)],
-                 ["profiles", "show", "evil", "--profiles-dir", str(tmp_path)]):
+    for args in (
+        ["profiles", "--profiles-dir", str(tmp_path)],
+        ["profiles", "show", "evil", "--profiles-dir", str(tmp_path)],
+    ):
         r = mcp(*args, colour=True)
         assert_clean(r)
         if r.returncode == 0:

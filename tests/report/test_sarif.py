@@ -38,7 +38,9 @@ def test_the_log_is_valid_sarif_2_1_0(validator, events):
     assert log["version"] == "2.1.0"
 
 
-def test_there_is_one_result_per_tool_and_rule_naming_every_client_and_a_rule_per_behaviour(full_events):
+def test_there_is_one_result_per_tool_and_rule_naming_every_client_and_a_rule_per_behaviour(
+    full_events,
+):
     run = sarif(full_events)["runs"][0]
     findings = [
         e
@@ -46,8 +48,16 @@ def test_there_is_one_result_per_tool_and_rule_naming_every_client_and_a_rule_pe
         if e["event"] in ("discovery", "call") and e["verdict"] not in ("intact", "visible")
     ]
     assert sum(len(r["properties"]["profiles"]) for r in run["results"]) == len(findings) == 12
-    keys = [(r["properties"]["tool"], r["properties"]["case"], r["ruleId"], r["properties"]["verdict"],
-             r["properties"]["jsonPointer"]) for r in run["results"]]
+    keys = [
+        (
+            r["properties"]["tool"],
+            r["properties"]["case"],
+            r["ruleId"],
+            r["properties"]["verdict"],
+            r["properties"]["jsonPointer"],
+        )
+        for r in run["results"]
+    ]
     assert len(keys) == len(set(keys))
     for r in run["results"]:
         assert all(p in r["message"]["text"] for p in r["properties"]["profiles"])
@@ -78,8 +88,9 @@ def test_release_failing_verdicts_are_errors_and_the_rest_warnings(full_events):
     assert sum(level == "error" for level in levels.values()) == 4
 
 
-def test_results_point_at_the_line_of_the_tool_in_the_snapshot_written_beside_the_sarif(full_events, tmp_path,
-                                                                                     monkeypatch):
+def test_results_point_at_the_line_of_the_tool_in_the_snapshot_written_beside_the_sarif(
+    full_events, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
     write_report(full_events, "sarif", tmp_path / "out" / "matrix.sarif")
@@ -90,33 +101,49 @@ def test_results_point_at_the_line_of_the_tool_in_the_snapshot_written_beside_th
     snapshot = next(e["snapshot"] for e in full_events if e["event"] == "snapshot")
     assert json.loads("\n".join(lines)) == snapshot  # the snapshot as the run took it
     hidden = next(
-        r for r in run["results"] if r["ruleId"] == "root-combinators" and r["properties"]["case"] is None
+        r
+        for r in run["results"]
+        if r["ruleId"] == "root-combinators" and r["properties"]["case"] is None
     )
     location = hidden["locations"][0]
     physical = location["physicalLocation"]
     assert physical["artifactLocation"] == {"uri": "out/matrix.snapshot.json", "index": 0}
     assert lines[physical["region"]["startLine"] - 1].strip() == '"name": "memory_reflect",'
-    assert location["logicalLocations"][0]["fullyQualifiedName"] == "/tools/1/tool/inputSchema/anyOf"
+    assert (
+        location["logicalLocations"][0]["fullyQualifiedName"] == "/tools/1/tool/inputSchema/anyOf"
+    )
     assert location["properties"]["jsonPointer"] == "/tools/1/tool/inputSchema/anyOf"
     assert "decision record 014" in hidden["message"]["text"]
     for r in run["results"]:  # the tool's line, or the culprit's for a list the client dropped
         line = r["locations"][0]["physicalLocation"]["region"]["startLine"]
         index = int(r["properties"]["jsonPointer"].split("/")[2])
-        assert lines[line - 1].strip() == f'"name": {json.dumps(snapshot["tools"][index]["tool"]["name"])},'
+        assert (
+            lines[line - 1].strip()
+            == f'"name": {json.dumps(snapshot["tools"][index]["tool"]["name"])},'
+        )
 
 
 def test_a_merged_stream_is_one_sarif_run_with_an_invocation_per_mcp_matrix_run():
     log = sarif(ev.merged_runs())
     assert len(log["runs"]) == 1  # GitHub takes at most one run per tool and category in a file
     run = log["runs"][0]
-    assert run["automationDetails"]["id"].startswith("mcp-matrix/") and run["automationDetails"]["id"].endswith("/")
-    assert [i["properties"]["runId"] for i in run["invocations"]] == ["run000000001", "run000000002"]
+    assert run["automationDetails"]["id"].startswith("mcp-matrix/") and run["automationDetails"][
+        "id"
+    ].endswith("/")
+    assert [i["properties"]["runId"] for i in run["invocations"]] == [
+        "run000000001",
+        "run000000002",
+    ]
     assert len(run["artifacts"]) == 2  # two releases, two distinct snapshots
-    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]
+    }
     assert uris == {"mcp-matrix.snapshot.json"}  # the later release fixed every finding
 
 
-def test_results_over_githubs_limit_keep_the_most_severe_and_say_how_many_were_left_out(full_events, monkeypatch):
+def test_results_over_githubs_limit_keep_the_most_severe_and_say_how_many_were_left_out(
+    full_events, monkeypatch
+):
     from matrix.report import sarif as sarif_module
 
     monkeypatch.setattr(sarif_module, "MAX_RESULTS", 3)
@@ -142,14 +169,20 @@ def github_problems(log: dict) -> list[str]:
     runs = log["runs"]
     if len(runs) > 20:
         problems.append(f"{len(runs)} runs > 20")
-    categories = [(r["tool"]["driver"]["name"], r.get("automationDetails", {}).get("id")) for r in runs]
+    categories = [
+        (r["tool"]["driver"]["name"], r.get("automationDetails", {}).get("id")) for r in runs
+    ]
     if len(categories) != len(set(categories)):
         problems.append("several runs of one tool and category")
     for run in runs:
         rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
         if len(run["results"]) > 25_000 or len(rules) > 25_000:
             problems.append("over 25,000 results or rules in a run")
-        problems += [f"rule {i} has over 20 tags" for i, r in rules.items() if len(r["properties"]["tags"]) > 20]
+        problems += [
+            f"rule {i} has over 20 tags"
+            for i, r in rules.items()
+            if len(r["properties"]["tags"]) > 20
+        ]
         for res in run["results"]:
             if res.get("ruleId") not in rules or not res["message"]["text"]:
                 problems.append(f"result without a known rule or a message: {res.get('ruleId')}")
@@ -173,4 +206,6 @@ def test_the_log_keeps_githubs_rules(events, tmp_path, monkeypatch):
     log = json.loads((tmp_path / "matrix.sarif").read_text(encoding="utf-8"))
     assert github_problems(log) == []
     for artifact in log["runs"][0]["artifacts"]:
-        assert (tmp_path / artifact["location"]["uri"]).is_file()  # every location's file was written
+        assert (
+            tmp_path / artifact["location"]["uri"]
+        ).is_file()  # every location's file was written

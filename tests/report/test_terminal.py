@@ -11,13 +11,15 @@ def test_each_root_cause_is_printed_once_with_its_fix_before_the_grid(full_event
     lines = text.splitlines()
     assert lines[2].startswith("Problems to fix, worst first")
     i = next(n for n, line in enumerate(lines) if "hidden" in line and "memory_reflect:" in line)
-    assert any(line.strip().startswith("fix: Flatten the root") for line in lines[i:i + 4])
+    assert any(line.strip().startswith("fix: Flatten the root") for line in lines[i : i + 4])
     assert text.count("fix: Flatten the root") == 1
     assert text.index("Problems to fix") < text.index("\ntool ")
 
 
 def test_root_causes_are_ranked_worst_first(full_events):
-    lines = [line for line in render_terminal(full_events).splitlines() if line[:4].strip().endswith(".")]
+    lines = [
+        line for line in render_terminal(full_events).splitlines() if line[:4].strip().endswith(".")
+    ]
     verdicts = [line.split()[1] for line in lines]
     assert verdicts[0] == "broken" and verdicts.index("silent-loss") < verdicts.index("hidden")
 
@@ -54,30 +56,61 @@ def test_an_interrupted_run_is_labelled_unfinished():
 def test_a_session_finding_every_tool_carries_is_blamed_on_the_server_not_on_one_tool():
     """The handshake or protocol era (simulate/session.py) breaks the session for every tool,
     and each tool's own cell says so: the cause is the server, not whichever tool came last."""
-    era = ev._finding("modern-refused", "the client speaks only 2026-07-28; the session never starts", "",
-                      "handshake", [{"level": "code", "source": "mcp mcp/client/client.py@2.3.0"}], radius="session")
+    era = ev._finding(
+        "modern-refused",
+        "the client speaks only 2026-07-28; the session never starts",
+        "",
+        "handshake",
+        [{"level": "code", "source": "mcp mcp/client/client.py@2.3.0"}],
+        radius="session",
+    )
     events = [ev._run_started(), ev._snapshot()] + [
         ev._discovery("python-sdk-modern", i, "session-broken", [era]) for i in range(len(ev.TOOLS))
     ]
     causes = [line for line in render_terminal(events).splitlines() if line.startswith(" 1. ")]
-    assert causes == [(f" 1. session-broken  the server (all {len(ev.TOOLS)} tools): the client speaks only "
-                       "2026-07-28; the session never starts")]
+    assert causes == [
+        (
+            f" 1. session-broken  the server (all {len(ev.TOOLS)} tools): the client speaks only "
+            "2026-07-28; the session never starts"
+        )
+    ]
 
 
 def test_a_cause_hitting_only_clients_not_required_by_default_comes_after_those_that_are():
     """A pinned-era configuration (required_by_default: false) that cannot start a session is a
     true verdict, but the first problem a newcomer reads is the one in a client the gate requires."""
-    era = ev._finding("modern-refused", "the client speaks only 2026-07-28; the session never starts. Fix: "
-                      "support both eras.", "", "handshake", [], radius="session")
-    profiles = [{"name": "cursor", "required_by_default": True},
-                {"name": "python-sdk-modern", "required_by_default": False}]
-    array = ev._finding("removed-by-client", "the client drops format", "/inputSchema/properties/q/format",
-                        "strip-keywords", [])
-    events = [ev._run_started(profiles=profiles), ev._snapshot(), ev._discovery("cursor", 0, "degraded", [array])]
-    events += [ev._discovery("python-sdk-modern", i, "session-broken", [era]) for i in range(len(ev.TOOLS))]
+    era = ev._finding(
+        "modern-refused",
+        "the client speaks only 2026-07-28; the session never starts. Fix: support both eras.",
+        "",
+        "handshake",
+        [],
+        radius="session",
+    )
+    profiles = [
+        {"name": "cursor", "required_by_default": True},
+        {"name": "python-sdk-modern", "required_by_default": False},
+    ]
+    array = ev._finding(
+        "removed-by-client",
+        "the client drops format",
+        "/inputSchema/properties/q/format",
+        "strip-keywords",
+        [],
+    )
+    events = [
+        ev._run_started(profiles=profiles),
+        ev._snapshot(),
+        ev._discovery("cursor", 0, "degraded", [array]),
+    ]
+    events += [
+        ev._discovery("python-sdk-modern", i, "session-broken", [era]) for i in range(len(ev.TOOLS))
+    ]
     lines = render_terminal(events).splitlines()
     causes = [line.split()[1] for line in lines if line[:4].strip().endswith(".")]
     assert causes == ["degraded", "session-broken"]
     text = " ".join(lines)
     assert "not required by default" in text
-    assert "Fix: support both eras" not in text  # the advice line says it; the title does not repeat it
+    assert (
+        "Fix: support both eras" not in text
+    )  # the advice line says it; the title does not repeat it

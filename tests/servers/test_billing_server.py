@@ -908,7 +908,9 @@ async def test_stdio_replay_of_every_corpus_matches_the_expected_outcomes(tmp_pa
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("version", ["2"])  # stdio replays every version above; HTTP proves the transport once
+@pytest.mark.parametrize(
+    "version", ["2"]
+)  # stdio replays every version above; HTTP proves the transport once
 async def test_http_replay_of_every_corpus_matches_the_readme_counts(billing_http, version):
     """Success and failure depend on the arguments alone, so one server takes every file."""
     readme = readme_outcomes()

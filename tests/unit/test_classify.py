@@ -8,11 +8,17 @@ from matrix.classify import Answer, Expectation, classify
 from matrix.model import Finding
 from matrix.simulate.calls import mutations
 
-OK = Answer(result={"content": [{"type": "text", "text": "stored"}], "structuredContent": {"id": 1}})
+OK = Answer(
+    result={"content": [{"type": "text", "text": "stored"}], "structuredContent": {"id": 1}}
+)
 OTHER = Answer(result={"content": [{"type": "text", "text": "stored differently"}]})
-TOOL_ERROR = Answer(result={"content": [{"type": "text", "text": "tags: expected array"}], "isError": True})
+TOOL_ERROR = Answer(
+    result={"content": [{"type": "text", "text": "tags: expected array"}], "isError": True}
+)
 RPC_ERROR = Answer(error={"code": -32602, "message": "bad params", "data": None})
-CRASH = Answer(wire_error={"kind": "server-exited", "message": "the server closed stdout (exit code 3)"})
+CRASH = Answer(
+    wire_error={"kind": "server-exited", "message": "the server closed stdout (exit code 3)"}
+)
 SUCCESS, ERROR = Expectation("success"), Expectation("error")
 
 
@@ -20,7 +26,13 @@ def test_mutations_name_removed_stringified_nulled_and_retyped_values_by_json_po
     intended = {"a": [1, 2], "b": True, "c": "x", "d": {"e": 1}, "f": 5}
     wire = {"a": "[1, 2]", "b": "true", "d": {"e": None}, "f": "five"}
     found = {(m.kind, m.pointer) for m in mutations(intended, wire)}
-    assert found == {("stringified", "/a"), ("stringified", "/b"), ("removed", "/c"), ("nulled", "/d/e"), ("retyped", "/f")}
+    assert found == {
+        ("stringified", "/a"),
+        ("stringified", "/b"),
+        ("removed", "/c"),
+        ("nulled", "/d/e"),
+        ("retyped", "/f"),
+    }
 
 
 def test_no_mutation_and_the_expected_success_is_intact():
@@ -45,7 +57,10 @@ def test_a_mutated_call_with_the_same_result_as_the_intact_call_is_tolerated():
 
 def test_a_mutated_call_with_a_different_result_than_the_intact_call_is_silent_corruption():
     m = mutations({"tags": ["x"]}, {"tags": '["x"]'})
-    assert classify(expect=SUCCESS, mutations=m, answer=OTHER, reference=OK).verdict == "silent-corruption"
+    assert (
+        classify(expect=SUCCESS, mutations=m, answer=OTHER, reference=OK).verdict
+        == "silent-corruption"
+    )
 
 
 @pytest.mark.parametrize("answer", [TOOL_ERROR, RPC_ERROR])
@@ -83,7 +98,10 @@ def test_a_crash_is_broken_with_its_reason():
 
 
 def test_a_tool_the_client_does_not_show_is_unreachable():
-    assert classify(expect=SUCCESS, mutations=(), answer=None, hidden_reason="hidden").verdict == "unreachable"
+    assert (
+        classify(expect=SUCCESS, mutations=(), answer=None, hidden_reason="hidden").verdict
+        == "unreachable"
+    )
 
 
 def test_a_client_side_result_failure_after_the_server_did_the_work_is_failed():
@@ -115,9 +133,14 @@ def test_an_unmutated_call_refused_is_failed_only_when_the_listed_schema_accepts
     assert classify(expect=SUCCESS, mutations=(), answer=RPC_ERROR).verdict == "failed"
     v = classify(expect=SUCCESS, mutations=(), answer=RPC_ERROR, invalid=invalid)
     assert v.verdict == "loud" and "inputSchema" in v.reason
-    assert [(e.validator, e.path, e.instance) for e in v.violations] == [("maximum", ("limit",), 500)]
+    assert [(e.validator, e.path, e.instance) for e in v.violations] == [
+        ("maximum", ("limit",), 500)
+    ]
 
 
 def test_an_accepted_key_the_server_never_read_is_silent_loss_and_a_read_one_stays_intact():
-    assert classify(expect=SUCCESS, mutations=(), answer=OK, unread=("/note",)).verdict == "silent-loss"
+    assert (
+        classify(expect=SUCCESS, mutations=(), answer=OK, unread=("/note",)).verdict
+        == "silent-loss"
+    )
     assert classify(expect=SUCCESS, mutations=(), answer=OK).verdict == "intact"

@@ -27,37 +27,103 @@ from matrix.results import ResultsWriter, cells, read_events, read_typed
 from matrix.schemas import load_schema
 from matrix.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
 
-FINDING = {"code": "keyword-stripped", "message": "format is stripped", "pointer": "/inputSchema/properties/q/format",
-           "lost": True, "materiality": "constraint", "blast_radius": "tool", "behaviour": "strip-keywords",
-           "evidence": [{"level": "doc", "source": "https://example.com", "note": ""}]}
+FINDING = {
+    "code": "keyword-stripped",
+    "message": "format is stripped",
+    "pointer": "/inputSchema/properties/q/format",
+    "lost": True,
+    "materiality": "constraint",
+    "blast_radius": "tool",
+    "behaviour": "strip-keywords",
+    "evidence": [{"level": "doc", "source": "https://example.com", "note": ""}],
+}
 
 ONE_OF_EACH = [
-    RunStarted(run_id="r1", started_at="2026-12-01T00:00:00+00:00", mcp_matrix="0.1.0",
-               target={"kind": "server", "server": "memory"}, server={"name": "m", "version": "1"},
-               server_key={"name": "memory", "source": "slug"}, protocolVersion="2025-11-25", cases="cases.yaml",
-               profiles=({"name": "cursor", "client": "Cursor", "versions": "1.x", "models": "", "weakest_evidence": "issue",
-                          "required_by_default": True},)),
+    RunStarted(
+        run_id="r1",
+        started_at="2026-12-01T00:00:00+00:00",
+        mcp_matrix="0.1.0",
+        target={"kind": "server", "server": "memory"},
+        server={"name": "m", "version": "1"},
+        server_key={"name": "memory", "source": "slug"},
+        protocolVersion="2025-11-25",
+        cases="cases.yaml",
+        profiles=(
+            {
+                "name": "cursor",
+                "client": "Cursor",
+                "versions": "1.x",
+                "models": "",
+                "weakest_evidence": "issue",
+                "required_by_default": True,
+            },
+        ),
+    ),
     SnapshotTaken(snapshot={"format": "mcp-matrix.snapshot", "version": 2, "tools": []}),
     SchemaStored(id=0, schema={"type": "object"}),
-    DiscoveryCell(profile="cursor", tool="find", verdict="degraded", index=0, model_name="find",
-                  model_schema={"type": "object"}, findings=(FINDING,), weakest_evidence="doc"),
+    DiscoveryCell(
+        profile="cursor",
+        tool="find",
+        verdict="degraded",
+        index=0,
+        model_name="find",
+        model_schema={"type": "object"},
+        findings=(FINDING,),
+        weakest_evidence="doc",
+    ),
     Skipped(tool="drop", case="auto", reason="may write (not readOnlyHint: true)"),
     Skipped(profile="cursor", tool="find", case="one", reason="the run's deadline passed"),
-    CallCell(profile="cursor", tool="find", case="one", verdict="silent-loss", origin="file", expect="success",
-             reason="lost q", mutations=({"kind": "removed", "pointer": "/q", "before": "x", "after": None},),
-             answer={"isError": False}, behaviours=("strip-unknown-arguments",),
-             evidence=({"level": "code", "source": "x.ts@1", "note": ""},), weakest_evidence="code",
-             sometimes=("stringify",), stale=True, stale_for="the session",
-             violations=({"validator": "required", "validator_value": ["q"], "path": [], "schema_path": ["required"],
-                          "instance": {}, "names": ["q"], "message": "'q' is a required property"},),
-             notes=("a note",),
-             variants=({"verdict": "silent-loss", "sometimes": ["stringify"]}, {"verdict": "intact", "sometimes": []}),
-             frequency="sometimes"),
-    Sharing(mode="sessions", sessions=(("cursor", "zed"), ("claude-code",)), calls=True,
-            reason="cursor and zed send the same bytes"),
+    CallCell(
+        profile="cursor",
+        tool="find",
+        case="one",
+        verdict="silent-loss",
+        origin="file",
+        expect="success",
+        reason="lost q",
+        mutations=({"kind": "removed", "pointer": "/q", "before": "x", "after": None},),
+        answer={"isError": False},
+        behaviours=("strip-unknown-arguments",),
+        evidence=({"level": "code", "source": "x.ts@1", "note": ""},),
+        weakest_evidence="code",
+        sometimes=("stringify",),
+        stale=True,
+        stale_for="the session",
+        violations=(
+            {
+                "validator": "required",
+                "validator_value": ["q"],
+                "path": [],
+                "schema_path": ["required"],
+                "instance": {},
+                "names": ["q"],
+                "message": "'q' is a required property",
+            },
+        ),
+        notes=("a note",),
+        variants=(
+            {"verdict": "silent-loss", "sometimes": ["stringify"]},
+            {"verdict": "intact", "sometimes": []},
+        ),
+        frequency="sometimes",
+    ),
+    Sharing(
+        mode="sessions",
+        sessions=(("cursor", "zed"), ("claude-code",)),
+        calls=True,
+        reason="cursor and zed send the same bytes",
+    ),
     ProfileError(profile="zed", error="RuntimeError: boom"),
-    RunFinished(finished_at="2026-12-01T00:00:01+00:00", measured=True, counts={"degraded": 1}, deadline_passed=False),
-    RunFinished(measured=False, error={"kind": "timeout", "message": "no answer", "detail": "", "stderr_tail": []}),
+    RunFinished(
+        finished_at="2026-12-01T00:00:01+00:00",
+        measured=True,
+        counts={"degraded": 1},
+        deadline_passed=False,
+    ),
+    RunFinished(
+        measured=False,
+        error={"kind": "timeout", "message": "no answer", "detail": "", "stderr_tail": []},
+    ),
 ]
 
 
@@ -75,9 +141,14 @@ def test_a_class_has_exactly_the_keys_of_its_schema_and_requires_the_same_ones(k
     fields = {f.name for f in dataclasses.fields(cls)}
     wire_only = {"model_schema_ref"}  # version 2 writes a discovery cell's schema by reference
     assert fields | {"event"} == set(schema["properties"]) - wire_only
-    no_default = {f.name for f in dataclasses.fields(cls)
-                  if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-    required_with_default = {"format", "version"} if kind == "run-started" else set()  # the defaults are ours
+    no_default = {
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    required_with_default = (
+        {"format", "version"} if kind == "run-started" else set()
+    )  # the defaults are ours
     assert no_default | required_with_default | {"event"} == set(schema["required"])
 
 
@@ -95,9 +166,18 @@ def test_an_event_round_trips_through_json_and_follows_the_published_schema(even
     assert event_from_json(data).to_json() == data
 
 
-@pytest.mark.parametrize("kind, key", [("discovery", "verdict"), ("discovery", "profile"), ("call", "case"),
-                                       ("call", "tool"), ("skipped", "reason"), ("profile-error", "error"),
-                                       ("run-finished", "measured")])
+@pytest.mark.parametrize(
+    "kind, key",
+    [
+        ("discovery", "verdict"),
+        ("discovery", "profile"),
+        ("call", "case"),
+        ("call", "tool"),
+        ("skipped", "reason"),
+        ("profile-error", "error"),
+        ("run-finished", "measured"),
+    ],
+)
 def test_a_missing_key_is_an_event_error_naming_it(kind, key):
     data = next(e for e in ONE_OF_EACH if e.KIND == kind).to_json()
     del data[key]
@@ -128,7 +208,9 @@ def _results(tmp_path, events) -> str:
     return path
 
 
-def test_a_results_file_with_a_cell_missing_its_verdict_is_an_input_error_naming_file_line_and_key(tmp_path):
+def test_a_results_file_with_a_cell_missing_its_verdict_is_an_input_error_naming_file_line_and_key(
+    tmp_path,
+):
     path = _results(tmp_path, ONE_OF_EACH[:2])
     cell = ONE_OF_EACH[6].to_json()
     del cell["verdict"]

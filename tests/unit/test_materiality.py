@@ -41,7 +41,9 @@ def test_a_property_named_like_a_keyword_is_read_as_a_property():
 
 
 def test_a_forced_stricter_schema_is_its_own_finding_not_a_loss():
-    forced = Finding("additional-properties-forced", "additionalProperties: false added", "/inputSchema")
+    forced = Finding(
+        "additional-properties-forced", "additionalProperties: false added", "/inputSchema"
+    )
     assert materiality_of(forced.code, forced.pointer, forced.lost) == "stricter"
     assert not is_material(forced)
 

@@ -13,11 +13,14 @@ def test_the_default_is_the_last_segment_of_serverinfo_name():
 
 
 def test_without_serverinfo_the_command_basename_skipping_launchers_and_options():
-    assert server_key({"command": ["npx", "-y", "@modelcontextprotocol/server-everything"]}, None).name == (
-        "server-everything"
-    )
+    assert server_key(
+        {"command": ["npx", "-y", "@modelcontextprotocol/server-everything"]}, None
+    ).name == ("server-everything")
     assert server_key({"command": ["/usr/bin/python3", "-m", "my_server"]}, {}).name == "my_server"
-    assert server_key({"command": ["/opt/bin/mcp-server-time.exe"]}, {"name": ""}).name == "mcp-server-time"
+    assert (
+        server_key({"command": ["/opt/bin/mcp-server-time.exe"]}, {"name": ""}).name
+        == "mcp-server-time"
+    )
 
 
 def test_a_name_given_with_name_is_used_as_is_even_one_a_client_rejects():
@@ -32,6 +35,11 @@ def test_a_slug_has_only_the_characters_a_user_would_type():
 
 
 def test_a_snapshot_names_its_server_by_the_config_key():
-    snap = Snapshot({"target": {"kind": "stdio", "command": ["x"]}, "serverInfo": {"name": "org/thing"}})
+    snap = Snapshot(
+        {"target": {"kind": "stdio", "command": ["x"]}, "serverInfo": {"name": "org/thing"}}
+    )
     assert snap.server_name == "thing"
-    assert Snapshot({"target": {"kind": "server", "server": "memory --schema anyof"}}).server_name == "memory"
+    assert (
+        Snapshot({"target": {"kind": "server", "server": "memory --schema anyof"}}).server_name
+        == "memory"
+    )

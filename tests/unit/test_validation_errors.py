@@ -9,8 +9,14 @@ from matrix.evolution.effects import plain_errors
 
 SCHEMA = {
     "type": "object",
-    "properties": {"account_id": {"type": "string"}, "fields": {"type": "object", "properties": {"plan": {"type": "string"}},
-                                                                  "required": ["plan"]}},
+    "properties": {
+        "account_id": {"type": "string"},
+        "fields": {
+            "type": "object",
+            "properties": {"plan": {"type": "string"}},
+            "required": ["plan"],
+        },
+    },
     "required": ["account_id"],
     "additionalProperties": False,
 }
@@ -29,11 +35,19 @@ def test_a_missing_and_an_unknown_property_are_named_in_fields(dialect):
 @pytest.mark.parametrize("dialect", ["draft-07", "2020-12"])
 def test_a_nested_error_carries_its_instance_path_and_the_failing_value(dialect):
     (error,) = validate(SCHEMA, {"account_id": "a", "fields": {"plan": 3}}, dialect).errors
-    assert (error.validator, error.validator_value, error.path, error.instance) == ("type", "string", ("fields", "plan"), 3)
+    assert (error.validator, error.validator_value, error.path, error.instance) == (
+        "type",
+        "string",
+        ("fields", "plan"),
+        3,
+    )
     if dialect == "2020-12":
         assert error.schema_path == ("properties", "fields", "properties", "plan", "type")
 
 
 def test_plain_words_come_from_the_fields_whatever_the_validator_says():
     errors = validate(SCHEMA, {"customer_id": "acct_8Q2R", "fields": {}}, "2020-12").errors
-    assert plain_errors(errors) == "customer_id is unknown, fields.plan is missing, account_id is missing"
+    assert (
+        plain_errors(errors)
+        == "customer_id is unknown, fields.plan is missing, account_id is missing"
+    )

@@ -39,7 +39,12 @@ def test_every_call_verdict_has_a_replay_category_and_no_discovery_verdict_does(
 
 
 def test_the_default_release_gate_is_the_design_documents():
-    assert set(RELEASE_FAILING) == {"broken", "silent-corruption", "silent-loss", "accepted-invalid"}
+    assert set(RELEASE_FAILING) == {
+        "broken",
+        "silent-corruption",
+        "silent-loss",
+        "accepted-invalid",
+    }
 
 
 def test_every_verdict_the_classifier_produces_is_in_the_table():

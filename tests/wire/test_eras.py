@@ -20,8 +20,11 @@ LATE_INITIALIZE = Handshake("discover-then-initialize", initialize_after_discove
 
 
 def session(protocol: str, transport: str) -> Session:
-    return Session(bundled(f"memory --protocol {protocol}", transport).open(40), timeouts=BOUNDS,
-                   capabilities={"elicitation": {}})
+    return Session(
+        bundled(f"memory --protocol {protocol}", transport).open(40),
+        timeouts=BOUNDS,
+        capabilities={"elicitation": {}},
+    )
 
 
 def test_a_spec_client_speaks_2026_07_28_with_a_both_era_server_and_calls_a_tool(transport):

@@ -75,7 +75,11 @@ def test_a_json_rpc_error_on_tools_list_keeps_code_message_and_data():
         s.initialize()
         listing = s.list_tools()
     assert listing.error is not None
-    assert (listing.error.code, listing.error.message, listing.error.data) == (-32603, "database unavailable", {"retry": False})
+    assert (listing.error.code, listing.error.message, listing.error.data) == (
+        -32603,
+        "database unavailable",
+        {"retry": False},
+    )
 
 
 def test_a_looping_cursor_is_stopped_by_the_repeated_cursor_guard():

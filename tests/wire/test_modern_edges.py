@@ -48,7 +48,9 @@ FAST = Timeouts(initialize=2, list=2, call=2, ping=2)
 
 def test_every_modern_request_carries_the_envelope_before_the_callers_own_meta():
     t = Scripted(result({"content": [], "resultType": "complete"}))
-    s = Session(t, client_info={"name": "c", "version": "1"}, capabilities={"roots": {}}, timeouts=FAST)
+    s = Session(
+        t, client_info={"name": "c", "version": "1"}, capabilities={"roots": {}}, timeouts=FAST
+    )
     s.adopt_modern()
     s.call_tool("t", {"a": 1}, meta={"progressToken": 7})
     meta = t.sent[0]["params"]["_meta"]
@@ -58,8 +60,11 @@ def test_every_modern_request_carries_the_envelope_before_the_callers_own_meta()
 
 
 def test_an_input_required_call_is_retried_with_the_answers_and_the_request_state():
-    asked = {"resultType": "input_required", "requestState": "opaque-1",
-             "inputRequests": {"e1": {"method": "elicitation/create", "params": {"message": "ok?"}}}}
+    asked = {
+        "resultType": "input_required",
+        "requestState": "opaque-1",
+        "inputRequests": {"e1": {"method": "elicitation/create", "params": {"message": "ok?"}}},
+    }
     done = {"content": [{"type": "text", "text": "done"}], "resultType": "complete"}
     t = Scripted(result(asked), result(done))
     s = Session(t, capabilities={"elicitation": {}}, timeouts=FAST)
@@ -67,13 +72,18 @@ def test_an_input_required_call_is_retried_with_the_answers_and_the_request_stat
     r = s.call_tool("t", {"a": 1})
     retry = t.sent[1]["params"]
     assert r.result == done
-    assert retry["inputResponses"] == {"e1": {"action": "decline"}} and retry["requestState"] == "opaque-1"
+    assert (
+        retry["inputResponses"] == {"e1": {"action": "decline"}}
+        and retry["requestState"] == "opaque-1"
+    )
     assert retry["arguments"] == {"a": 1} and retry["name"] == "t"
 
 
 def test_an_input_request_the_client_cannot_answer_ends_the_call_with_the_input_required_result():
-    asked = {"resultType": "input_required",
-             "inputRequests": {"s1": {"method": "sampling/createMessage", "params": {}}}}
+    asked = {
+        "resultType": "input_required",
+        "inputRequests": {"s1": {"method": "sampling/createMessage", "params": {}}},
+    }
     t = Scripted(result(asked))
     s = Session(t, capabilities={}, timeouts=FAST)
     s.adopt_modern()
@@ -92,15 +102,24 @@ def test_multi_round_trips_are_bounded():
 
 
 def test_listen_returns_the_acknowledged_filter_and_its_late_answer_is_not_a_problem():
-    ack = lambda m: [{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                      "params": {"notifications": {"toolsListChanged": True}}}]
+    ack = lambda m: [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"notifications": {"toolsListChanged": True}},
+        }
+    ]
     t = Scripted(ack)
     s = Session(t, timeouts=FAST)
     s.adopt_modern()
     heard = s.listen({"toolsListChanged": True})
     listen_id = t.sent[0]["id"]
-    t.replies.append(lambda m: [{"jsonrpc": "2.0", "id": listen_id, "result": {"resultType": "complete"}},
-                                {"jsonrpc": "2.0", "id": m["id"], "result": {"tools": []}}])
+    t.replies.append(
+        lambda m: [
+            {"jsonrpc": "2.0", "id": listen_id, "result": {"resultType": "complete"}},
+            {"jsonrpc": "2.0", "id": m["id"], "result": {"tools": []}},
+        ]
+    )
     s.list_tools()
     assert heard.acknowledged == {"toolsListChanged": True}
     assert t.sent[0]["params"]["notifications"] == {"toolsListChanged": True}
@@ -109,10 +128,22 @@ def test_listen_returns_the_acknowledged_filter_and_its_late_answer_is_not_a_pro
 
 def test_routing_headers_mirror_the_method_and_the_name_and_encode_what_http_cannot_carry():
     assert routing_headers({"id": 1, "method": "tools/call", "params": {"name": "get_time"}}) == {
-        "Mcp-Method": "tools/call", "Mcp-Name": "get_time"}
-    assert routing_headers({"id": 1, "method": "resources/read", "params": {"uri": "file:///a"}})["Mcp-Name"] == "file:///a"
-    assert routing_headers({"id": 1, "method": "tools/list", "params": {}}) == {"Mcp-Method": "tools/list"}
-    assert routing_headers({"id": 1, "method": "tools/call", "params": {"name": "héllo"}})["Mcp-Name"] == "=?base64?aMOpbGxv?="
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "get_time",
+    }
+    assert (
+        routing_headers({"id": 1, "method": "resources/read", "params": {"uri": "file:///a"}})[
+            "Mcp-Name"
+        ]
+        == "file:///a"
+    )
+    assert routing_headers({"id": 1, "method": "tools/list", "params": {}}) == {
+        "Mcp-Method": "tools/list"
+    }
+    assert (
+        routing_headers({"id": 1, "method": "tools/call", "params": {"name": "héllo"}})["Mcp-Name"]
+        == "=?base64?aMOpbGxv?="
+    )
     assert routing_headers({"id": 1, "result": {}}) == {}
 
 

@@ -7,7 +7,9 @@ from tests.conftest import bundled
 
 
 def open_session(spec: str, transport: str, **kw) -> Session:
-    session = Session(bundled(spec, transport).open(), timeouts=Timeouts(initialize=20, list=10, call=10), **kw)
+    session = Session(
+        bundled(spec, transport).open(), timeouts=Timeouts(initialize=20, list=10, call=10), **kw
+    )
     return session
 
 
@@ -24,7 +26,9 @@ def test_tools_list_follows_every_page_and_records_page_boundaries(transport):
         s.initialize()
         listing = s.list_tools()
     assert [len(p.tools) for p in listing.pages] == [3, 3, 1]
-    assert listing.pages[0].cursor is None and listing.pages[1].cursor == listing.pages[0].next_cursor
+    assert (
+        listing.pages[0].cursor is None and listing.pages[1].cursor == listing.pages[0].next_cursor
+    )
     assert listing.pages[-1].next_cursor is None
     names = [t["name"] for _, t in listing.tools]
     assert "memory_reflect" in names and len(set(names)) == 7
@@ -40,7 +44,9 @@ def test_first_page_only_stops_after_one_page(transport):
 def test_a_valid_call_returns_its_result(transport):
     with open_session("memory", transport) as s:
         s.initialize()
-        r = s.call_tool("memory_reflect", {"action": "summarize", "agent_id": "alice", "text": "hello"})
+        r = s.call_tool(
+            "memory_reflect", {"action": "summarize", "agent_id": "alice", "text": "hello"}
+        )
     assert r.error is None
     assert r.result.get("isError") is not True
 
@@ -64,7 +70,9 @@ def test_arguments_are_sent_exactly_as_given_even_when_invalid(transport):
     # A stringified array must reach the server as a string: the wire never coerces.
     with open_session("memory", transport) as s:
         s.initialize()
-        r = s.call_tool("memory_reflect", {"action": "summarize", "agent_id": "a", "confidence": "0.5"})
+        r = s.call_tool(
+            "memory_reflect", {"action": "summarize", "agent_id": "a", "confidence": "0.5"}
+        )
     text = " ".join(c.get("text", "") for c in r.result.get("content", []))
     assert r.result.get("isError") is True and "confidence" in text
 

@@ -66,7 +66,11 @@ async def _anthropic(env: DriverEnv, tools: list[dict], call: CallFn) -> list[di
     url = f"{env.model_url}/v1/messages"
     headers = {"x-api-key": FAKE_KEY, "anthropic-version": "2023-06-01"}
     spec = [
-        {"name": t["name"], "description": t.get("description") or "", "input_schema": t["inputSchema"]}
+        {
+            "name": t["name"],
+            "description": t.get("description") or "",
+            "input_schema": t["inputSchema"],
+        }
         for t in tools
     ]
     messages: list[dict] = [{"role": "user", "content": PROMPT}]
@@ -142,7 +146,9 @@ async def _openai_responses(env: DriverEnv, tools: list[dict], call: CallFn) -> 
         fcs = [o for o in resp.get("output", []) if o.get("type") == "function_call"]
         if not fcs:
             return made
-        outputs = await _run_calls([(f["name"], _args(f.get("arguments"))) for f in fcs], call, made)
+        outputs = await _run_calls(
+            [(f["name"], _args(f.get("arguments"))) for f in fcs], call, made
+        )
         items.extend(fcs)
         for f, o in zip(fcs, outputs):
             items.append({"type": "function_call_output", "call_id": f["call_id"], "output": o})

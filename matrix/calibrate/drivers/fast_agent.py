@@ -36,12 +36,19 @@ def _config(env: DriverEnv) -> tuple[str, str]:
         "gemini": ("google", f"{env.model_url}/v1beta"),
     }
     if env.provider not in providers:
-        raise ValueError(f"provider {env.provider!r}: this driver speaks openai-chat, anthropic, gemini")
+        raise ValueError(
+            f"provider {env.provider!r}: this driver speaks openai-chat, anthropic, gemini"
+        )
     section, base_url = providers[env.provider]
     doc = {
         "mcp": {"servers": {env.server_name: server}},
         section: {"api_key": FAKE_KEY, "base_url": base_url},
-        "logger": {"level": "error", "progress_display": False, "show_chat": False, "show_tools": False},
+        "logger": {
+            "level": "error",
+            "progress_display": False,
+            "show_chat": False,
+            "show_tools": False,
+        },
     }
     return json.dumps(doc), f"{section}.{env.model}"
 

@@ -43,9 +43,7 @@ async def main(env: DriverEnv, out: Outcome) -> None:
         raise ValueError(f"provider {env.provider!r}: this driver runs ADK's native Gemini model")
     os.environ["GOOGLE_API_KEY"] = FAKE_KEY
     os.environ.pop("GOOGLE_GENAI_USE_VERTEXAI", None)
-    out.notes["packages"] = {
-        p: installed_version(p) for p in ("google-adk", "google-genai", "mcp")
-    }
+    out.notes["packages"] = {p: installed_version(p) for p in ("google-adk", "google-genai", "mcp")}
     toolset = McpToolset(connection_params=_connection(env))
     try:
         tools = await toolset.get_tools()
@@ -60,13 +58,15 @@ async def main(env: DriverEnv, out: Outcome) -> None:
         session = await runner.session_service.create_session(app_name="calibration", user_id="u")
         calls, texts = [], []
         message = types.Content(role="user", parts=[types.Part(text=PROMPT)])
-        async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+        async for event in runner.run_async(
+            user_id="u", session_id=session.id, new_message=message
+        ):
             for call in event.get_function_calls() or []:
                 calls.append({"name": call.name, "arguments": call.args})
             if event.content and event.content.parts:
                 texts += [p.text for p in event.content.parts if p.text]
         out.notes["calls"] = calls
-        out.notes["final_text"] = (texts[-1] if texts else None)
+        out.notes["final_text"] = texts[-1] if texts else None
     finally:
         await toolset.close()
 

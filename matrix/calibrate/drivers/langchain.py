@@ -55,7 +55,9 @@ def _chat_model(env: DriverEnv) -> object:
     if env.provider == "gemini":
         from langchain_google_genai import ChatGoogleGenerativeAI
 
-        return ChatGoogleGenerativeAI(model=env.model, google_api_key=FAKE_KEY, base_url=env.model_url)
+        return ChatGoogleGenerativeAI(
+            model=env.model, google_api_key=FAKE_KEY, base_url=env.model_url
+        )
     raise ValueError(f"unknown provider {env.provider!r}")
 
 

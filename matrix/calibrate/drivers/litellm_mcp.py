@@ -34,7 +34,10 @@ async def _session(env: DriverEnv):
     if env.server_url:
         from mcp.client.streamable_http import streamable_http_client
 
-        async with streamable_http_client(env.server_url) as streams, ClientSession(streams[0], streams[1]) as session:
+        async with (
+            streamable_http_client(env.server_url) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
             yield session
         return
     params = StdioServerParameters(command=env.command, args=env.args)
@@ -50,7 +53,9 @@ def _route(env: DriverEnv) -> tuple[str, str]:
         return f"anthropic/{env.model}", env.model_url
     if env.provider == "gemini":
         return f"gemini/{env.model}", f"{env.model_url}/v1beta"
-    raise ValueError(f"provider {env.provider!r}: this driver speaks openai-chat, anthropic, gemini")
+    raise ValueError(
+        f"provider {env.provider!r}: this driver speaks openai-chat, anthropic, gemini"
+    )
 
 
 async def main(env: DriverEnv, out: Outcome) -> None:
@@ -73,7 +78,9 @@ async def main(env: DriverEnv, out: Outcome) -> None:
             messages.append(msg.model_dump())
             for tc in msg.tool_calls:
                 calls.append({"name": tc.function.name, "arguments": tc.function.arguments})
-                result = await experimental_mcp_client.call_openai_tool(session=session, openai_tool=tc)
+                result = await experimental_mcp_client.call_openai_tool(
+                    session=session, openai_tool=tc
+                )
                 text = json.dumps(result.model_dump(mode="json", by_alias=True, exclude_none=True))
                 messages.append({"role": "tool", "tool_call_id": tc.id, "content": text})
         out.notes["calls"] = calls

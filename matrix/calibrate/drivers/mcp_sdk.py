@@ -29,7 +29,9 @@ async def main(env: DriverEnv, out: Outcome) -> None:
         cursor = None
         for _ in range(100):
             page = await client.list_tools(cursor=cursor)
-            tools += [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools]
+            tools += [
+                t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools
+            ]
             cursor = page.next_cursor
             if not cursor:
                 break

@@ -51,7 +51,11 @@ async def main(env: DriverEnv, out: Outcome) -> None:
     set_tracing_disabled(True)
     strict = bool(env.options.get("strict"))
     out.notes.update(
-        {"openai-agents": installed_version("openai-agents"), "mcp": installed_version("mcp"), "strict": strict}
+        {
+            "openai-agents": installed_version("openai-agents"),
+            "mcp": installed_version("mcp"),
+            "strict": strict,
+        }
     )
     async with _server(env) as server:
         agent = Agent(
@@ -63,7 +67,9 @@ async def main(env: DriverEnv, out: Outcome) -> None:
         )
         tools = await agent.get_all_tools(_run_context())
         out.tools_seen = [t.name for t in tools]
-        out.notes["strict_tools"] = [t.name for t in tools if getattr(t, "strict_json_schema", False)]
+        out.notes["strict_tools"] = [
+            t.name for t in tools if getattr(t, "strict_json_schema", False)
+        ]
         result = await Runner.run(agent, PROMPT, max_turns=8)
         out.notes["final_text"] = str(result.final_output)[:500]
 

@@ -41,12 +41,16 @@ def _model(env: DriverEnv) -> object:
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
-        return AnthropicModel(env.model, provider=AnthropicProvider(base_url=env.model_url, api_key=FAKE_KEY))
+        return AnthropicModel(
+            env.model, provider=AnthropicProvider(base_url=env.model_url, api_key=FAKE_KEY)
+        )
     if env.provider == "gemini":
         from pydantic_ai.models.google import GoogleModel
         from pydantic_ai.providers.google import GoogleProvider
 
-        return GoogleModel(env.model, provider=GoogleProvider(api_key=FAKE_KEY, base_url=env.model_url))
+        return GoogleModel(
+            env.model, provider=GoogleProvider(api_key=FAKE_KEY, base_url=env.model_url)
+        )
     raise ValueError(f"unknown provider {env.provider!r}")
 
 

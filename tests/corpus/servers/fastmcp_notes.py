@@ -27,7 +27,9 @@ def search_notes(
     tag: str | None = None,
 ) -> list[str]:
     """Search notes by text."""
-    return [k for k, v in NOTES.items() if query in v["text"] and (tag is None or tag in v["tags"])][:limit]
+    return [
+        k for k, v in NOTES.items() if query in v["text"] and (tag is None or tag in v["tags"])
+    ][:limit]
 
 
 @mcp.tool()
