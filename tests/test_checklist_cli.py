@@ -151,3 +151,20 @@ def test_a_policy_naming_an_unknown_client_is_exit_2_with_its_line_before_anythi
         "(did you mean 'cursor'?)"
     ) in r.stderr
     assert not marker.exists()  # the check came before the fresh run started any server
+
+
+def test_check_without_a_results_file_runs_the_target_now_and_applies_the_policy(tmp_path):
+    p = policy(tmp_path, "required_clients: [claude-code-278]\nfail_on: []\n")
+    r = run_cli(
+        "check",
+        "--server",
+        "memory --schema anyof",
+        "--client",
+        "claude-code-278",
+        "--policy",
+        p,
+        timeout=300,
+    )
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAILED claude-code-278 sees memory_reflect" in r.stdout and "hidden" in r.stdout
+    assert "passed claude-code-278 sees memory_store" in r.stdout

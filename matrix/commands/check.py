@@ -101,40 +101,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def fresh_run(args: argparse.Namespace, policy) -> list[dict]:
-    """Run the matrix now (as `run` would) and return its events."""
-    from matrix.cases import load_cases
-    from matrix.commands.run import bundled_cases
+    """Run the matrix now (through ``matrix.api``, as any caller would) and return its events."""
+    from matrix import api
     from matrix.profiles.loader import load_profiles, select_profiles
-    from matrix.results import ResultsWriter
-    from matrix.run import RunConfig, run_matrix
-    from matrix.snapshot import load_snapshot
 
     profiles = [
         p
         for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
         if not p.abstract
     ]
-    target = target_from(args, default_server=DEFAULT_SERVER)
-    cases_path = (
-        Path(args.cases)
-        if args.cases
-        else (bundled_cases(target.server) if target.kind == "server" else None)
-    )
     baseline = args.baseline or (
         policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None
     )
-    writer = ResultsWriter(None, secrets=target.secrets())
-    run_matrix(
-        RunConfig(
-            target=target,
-            profiles=profiles,
-            cases=load_cases(cases_path) if cases_path else [],
-            baseline=load_snapshot(baseline) if baseline else None,
-            timeouts=timeouts_from(args),
-        ),
-        writer,
+    outcome = api.run(
+        target_from(args, default_server=DEFAULT_SERVER),
+        profiles=profiles,
+        timeouts=timeouts_from(args),
+        cases=args.cases,
+        baseline=baseline,
     )
-    return writer.events
+    return outcome.to_json()
 
 
 def parse_now(value: str | None) -> _dt.datetime:
