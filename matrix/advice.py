@@ -185,6 +185,7 @@ BY_CODE: dict[str, str] = {
     "schema-unparsable": OBJECT_ROOT,
     "root-replaced": OBJECT_ROOT,
     "no-parameters": OBJECT_ROOT,
+    "parameters-dropped": OBJECT_ROOT,
     "converter-error": OBJECT_ROOT,
     "not-normalised": VALID_SCHEMA,
     "type-defaulted": TYPE_EVERYWHERE,

@@ -353,7 +353,11 @@ def convert(schema: Any) -> dict | None:
 
 @schema_rewrite("langchain-genai-schema", params={"on_error": _ON_ERROR}, report_losses=False)
 def langchain_genai_schema(schema: Any, on_error: str = "session-broken") -> Outcome:
-    """ChatGoogleGenerativeAI's conversion of a tool's parameters to a Gemini Schema (module docstring)."""
+    """ChatGoogleGenerativeAI's conversion of a tool's parameters to a Gemini Schema.
+
+    E. code: langchain_google_genai/_function_utils.py@4.4.3 (the module docstring lists each step);
+    observed: clients/calibrations/langchain-google/0.3.2.json.
+    """
     try:
         out = convert(schema)
     except _Raises as exc:

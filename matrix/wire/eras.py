@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.wire.errors import RpcError
+from matrix.wire.errors import HttpError, RpcError
 from matrix.wire.session import (
     HANDSHAKE_PROTOCOLS,
     MODERN_PROTOCOLS,
@@ -104,7 +104,16 @@ def start_session(session: Session, handshake: Handshake, handshake_version: str
     steps: list[Step] = []
     if handshake.discovers:
         for version in handshake.modern_versions or MODERN_PROTOCOLS:
-            response = session.discover(version)
+            try:
+                response = session.discover(version)
+            except HttpError as exc:
+                # An HTTP-layer refusal (e.g. 400 from a server that wants initialize first) does
+                # not indicate a modern server: the versioning page says a dual-era client falls
+                # back on any such error (SDKs: rust-sdk#1088, csharp-sdk#1766).
+                if not handshake.initializes or not exc.message.startswith("HTTP 4"):
+                    raise
+                steps.append(Step("server/discover", version, note=f"{exc.message}; fell back"))
+                break
             if response.error is not None:
                 supported = supported_of(response.error)
                 steps.append(Step("server/discover", version, error=response.error))

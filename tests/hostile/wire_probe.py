@@ -15,6 +15,16 @@ from matrix.wire.errors import WireError
 from matrix.wire.session import Session, Timeouts
 
 
+def peak_rss_mb() -> float:
+    """This process's own peak (VmHWM): ru_maxrss survives exec, so it would report the pytest
+    worker that forked us, not what the wire code used."""
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main() -> None:
     mode = sys.argv[1]
     transport = sys.argv[2] if len(sys.argv) > 2 else "stdio"
@@ -42,7 +52,7 @@ def main() -> None:
     out["stderr"] = list(wire.stderr_tail())
     proc = getattr(wire, "_proc", None)  # a bundled HTTP server's process
     out["pid"] = getattr(wire, "pid", None) or getattr(proc, "pid", None)
-    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"] = peak_rss_mb()
     print(json.dumps(out, default=str))
 
 
