@@ -1,6 +1,6 @@
 """HTML report benchmark input: a results file of N synthetic tools through N client profiles.
 
-    python benchmarks/html.py --tools 5000 --clients 20 --write-results r5000.jsonl
+    python benchmarks/html_report.py --tools 5000 --clients 20 --write-results r5000.jsonl
     mcp-matrix report r5000.jsonl -f html -o r5000.html          # what is measured (README)
 
 The results are what ``mcp-matrix run`` writes for discovery (run-started, the snapshot, one
