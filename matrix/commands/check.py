@@ -17,7 +17,13 @@ from matrix.checklist import (
     policy_path,
     to_markdown,
 )
-from matrix.commands.common import add_target_options, target_from, timeouts_from
+from matrix.commands.common import (
+    add_profile_options,
+    add_target_options,
+    profiles_from,
+    target_from,
+    timeouts_from,
+)
 from matrix.commands.run import DEFAULT_SERVER
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from matrix.results import read_events
@@ -38,12 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--policy", metavar="FILE", help="policy YAML, or a pyproject.toml with [tool.mcp-matrix]"
     )
-    p.add_argument(
-        "--client",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="for a fresh run: only these profiles",
+    add_profile_options(
+        p,
+        client_help="only these profiles (repeatable): for a fresh run, and for the evolution items "
+        "when the policy requires no client",
     )
     p.add_argument("--cases", metavar="FILE", help="for a fresh run: cases YAML")
     p.add_argument(
@@ -52,7 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the baseline snapshot: what a fresh run's caching clients "
         "hold, and what the evolution items compare with (default: the policy's baseline)",
     )
-    p.add_argument("--profiles-dir", action="append", default=[], metavar="DIR")
     p.add_argument(
         "-o",
         "--output",
@@ -103,13 +106,8 @@ def run(args: argparse.Namespace) -> int:
 def fresh_run(args: argparse.Namespace, policy) -> list[dict]:
     """Run the matrix now (through ``matrix.api``, as any caller would) and return its events."""
     from matrix import api
-    from matrix.profiles.loader import load_profiles, select_profiles
 
-    profiles = [
-        p
-        for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
-        if not p.abstract
-    ]
+    profiles = profiles_from(args)
     baseline = args.baseline or (
         policy_path(policy, policy.extra["baseline"]) if policy.extra.get("baseline") else None
     )

@@ -6,8 +6,10 @@ import argparse
 import math
 from pathlib import Path
 
+from matrix import api
 from matrix.commands.outputs import json_stdout, protect
 from matrix.errors import InputError
+from matrix.profiles.model import Profile
 from matrix.snapshot import Snapshot, is_snapshot_file, load_snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.wire.session import Timeouts
@@ -77,6 +79,27 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
     )
     t.add_argument("--timeout-list", type=seconds, default=d.list, help=f"default {d.list}")
     t.add_argument("--timeout-call", type=seconds, default=d.call, help=f"default {d.call}")
+
+
+CLIENT_HELP = "only these profiles (repeatable)"
+
+
+def add_profile_options(
+    parser: argparse.ArgumentParser, client_help: str | None = CLIENT_HELP
+) -> None:
+    """``--client NAME`` (repeatable; none when ``client_help`` is None) and ``--profiles-dir DIR``."""
+    if client_help is not None:
+        parser.add_argument(
+            "--client", action="append", default=[], metavar="NAME", help=client_help
+        )
+    parser.add_argument(
+        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
+    )
+
+
+def profiles_from(args: argparse.Namespace) -> list[Profile]:
+    """The runnable profiles ``--client`` names (all when none is), bundled and ``--profiles-dir``."""
+    return api.profiles(getattr(args, "client", None) or [], args.profiles_dir)
 
 
 MAX_TIMEOUT = 86400.0
@@ -172,8 +195,10 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
 
 
 __all__ = [
+    "add_profile_options",
     "add_target_options",
     "is_snapshot_file",
+    "profiles_from",
     "snapshot_from",
     "target_from",
     "timeouts_from",

@@ -20,10 +20,10 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
+from matrix.commands.common import add_profile_options, profiles_from
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
 from matrix.evolution import FAIL_ON, SEVERITIES, Change, Diff, diff_snapshots
 from matrix.evolution.model import POPULATION_LABEL
-from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.markdown import md
 from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
 from matrix.targets import Target
@@ -61,16 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("old", metavar="OLD", help="the released version: " + SIDE_HELP)
     p.add_argument("new", metavar="NEW", help="the version about to be released: " + SIDE_HELP)
-    p.add_argument(
-        "--client",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only these profiles (repeatable)",
-    )
-    p.add_argument(
-        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
-    )
+    add_profile_options(p)
     p.add_argument(
         "--format",
         "-f",
@@ -133,7 +124,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profiles = select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
+    profiles = profiles_from(args)
     old = side(args.old, "OLD", args)
     new = side(args.new, "NEW", args)
     result = diff_snapshots(old, new, profiles, server=args.name or None)

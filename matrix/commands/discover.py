@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from matrix.commands.common import add_target_options, snapshot_from
+from matrix.commands.common import (
+    add_profile_options,
+    add_target_options,
+    profiles_from,
+    snapshot_from,
+)
 from matrix.discovery import discover_all
 from matrix.errors import EXIT_UNMEASURABLE
 from matrix.events import DiscoveryCell, Event, RunFinished, RunStarted
-from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.discovery_doc import write_discovery
 from matrix.report.terminal import write_terminal
 from matrix.targets import server_key
@@ -24,16 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "print a tools x clients grid, with the reason for every cell that is not visible.",
     )
     add_target_options(p)
-    p.add_argument(
-        "--client",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only these profiles (repeatable)",
-    )
-    p.add_argument(
-        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
-    )
+    add_profile_options(p)
     p.add_argument("--json", action="store_true", help="machine output on stdout, nothing else")
     p.add_argument(
         "--verbose",
@@ -45,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    profiles = select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
+    profiles = profiles_from(args)
     snap = snapshot_from(args, default_server=None)
     views = discover_all(snap, profiles, server=args.name or None)
     if args.json:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from matrix.behaviours import registry
+from matrix.commands.common import add_profile_options
 from matrix.profiles.loader import load_profiles, profile_summary, select_profiles
 from matrix.text import markup, terminal_console
 
@@ -24,9 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("action", nargs="?", choices=("list", "show", "behaviours"), default="list")
     p.add_argument("name", nargs="?", help="the profile to show")
-    p.add_argument(
-        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
-    )
+    add_profile_options(p, client_help=None)
     p.add_argument("--all", action="store_true", help="also list abstract bases")
     p.add_argument("--json", action="store_true", help="machine output on stdout")
     p.set_defaults(handler=run)

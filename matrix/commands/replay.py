@@ -21,7 +21,13 @@ from typing import Any
 
 from rich.console import Console
 
-from matrix.commands.common import add_target_options, target_from, timeouts_from
+from matrix.commands.common import (
+    add_profile_options,
+    add_target_options,
+    profiles_from,
+    target_from,
+    timeouts_from,
+)
 from matrix.commands.outputs import open_results
 from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
@@ -36,7 +42,6 @@ from matrix.evolution.replay import (
     ReplayReport,
     replay,
 )
-from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.snapshot import load_snapshot
 from matrix.text import markup, terminal_console
 
@@ -87,16 +92,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="offline: replay against this snapshot, through a modelled server that validates "
         "against the inputSchema it lists and reads only the properties it lists (as diff does)",
     )
-    p.add_argument(
-        "--client",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only these profiles (repeatable)",
-    )
-    p.add_argument(
-        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
-    )
+    add_profile_options(p)
     p.add_argument(
         "--baseline",
         metavar="SNAPSHOT",
@@ -200,11 +196,7 @@ def run(args: argparse.Namespace) -> int:
             "no target: give --server NAME, --stdio CMD, --http URL, or --snapshot FILE (offline)",
             where="target",
         )
-    profiles = [
-        p
-        for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
-        if not p.abstract
-    ]
+    profiles = profiles_from(args)
     baseline = load_snapshot(args.baseline) if args.baseline else None
     sink = _EventFile(args.results, target) if args.results else None
     err = terminal_console(stderr=True)

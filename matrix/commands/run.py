@@ -10,11 +10,17 @@ from pathlib import Path
 from matrix.api import bundled_cases
 from matrix.cases import load_cases
 from matrix.checklist import check_clients, default_required, lost_tools
-from matrix.commands.common import add_target_options, seconds, target_from, timeouts_from
+from matrix.commands.common import (
+    add_profile_options,
+    add_target_options,
+    profiles_from,
+    seconds,
+    target_from,
+    timeouts_from,
+)
 from matrix.commands.outputs import open_results
 from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
-from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.grid import RELEASE_FAILING, over_threshold
 from matrix.report.terminal import names, write_terminal
 from matrix.report.writers import FORMATS, write_report
@@ -37,16 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"runs the bundled memory server ({DEFAULT_SERVER!r}) with its bundled cases.",
     )
     add_target_options(p, positional=False)
-    p.add_argument(
-        "--client",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="only these profiles (repeatable)",
-    )
-    p.add_argument(
-        "--profiles-dir", action="append", default=[], metavar="DIR", help="extra profile YAML dirs"
-    )
+    add_profile_options(p)
     p.add_argument(
         "--cases",
         metavar="FILE",
@@ -187,11 +184,7 @@ def run(args: argparse.Namespace) -> int:
     reports = parse_reports(args.report)
     if args.jobs < 1:
         raise InputError("expected at least 1", where="--jobs")
-    profiles = [
-        p
-        for p in select_profiles(load_profiles(extra_dirs=args.profiles_dir), args.client)
-        if not p.abstract
-    ]
+    profiles = profiles_from(args)
     if args.require and args.require.strip() != "none":  # a typo fails before the run, not after
         check_clients(
             [n.strip() for n in args.require.split(",") if n.strip()],
