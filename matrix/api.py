@@ -10,6 +10,12 @@
 Timeouts and the server's environment are parameters of every call that reaches a server
 (the plugin once ran without either); what comes back is typed (matrix.events), with secrets
 masked as in a results file. Nothing here prints.
+
+``run`` is the one assembly of a live run, for the ``run`` command as for any caller: the
+results stream written as it is made (a path is locked and replaced), progress as values
+(``Progress``: calls done of planned, ETA), an interrupt (KeyboardInterrupt, which the CLI
+makes of SIGINT and SIGTERM) ending the stream with ``run-finished`` and the servers closed,
+the reports written when it ends, and the release gate (``RunOutcome.gate``) over its events.
 """
 
 from __future__ import annotations
@@ -21,16 +27,36 @@ from pathlib import Path
 from typing import IO
 
 from matrix.cases import Case, load_cases
+from matrix.checklist import default_required, lost_tools
 from matrix.discovery import discover_all
 from matrix.errors import InputError
 from matrix.events import Cell, DiscoveryCell, Event, event_from_json
+from matrix.outfiles import open_results
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.profiles.model import Profile
+from matrix.report.grid import over_threshold
+from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
-from matrix.run import RunConfig, run_matrix
+from matrix.run import Progress, RunConfig, run_matrix
+from matrix.sharing import SHARE_MODES
 from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
 from matrix.targets import Target
+from matrix.verdicts import RELEASE_FAILING
 from matrix.wire.session import Timeouts
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The release gate over a run: tools lost in a required client, cells over ``fail_on``."""
+
+    fail_on: tuple[str, ...]
+    required: tuple[str, ...]
+    lost: tuple[dict, ...]  # discovery cells: hidden, server-dropped, session-broken
+    over: tuple[dict, ...]  # cells whose verdict is in fail_on
+
+    @property
+    def passed(self) -> bool:
+        return not self.lost and not self.over
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,7 @@ class RunOutcome:
     deadline_passed: bool
     events: tuple[Event, ...]
     counts: Mapping[str, int] = field(default_factory=dict)
+    json_events: tuple[dict, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def cells(self) -> tuple[Cell, ...]:
@@ -66,7 +93,29 @@ class RunOutcome:
 
     def to_json(self) -> list[dict]:
         """The events as a results stream holds them (what the writers and the checklist read)."""
-        return [e.to_json() for e in self.events]
+        return list(self.json_events) or [e.to_json() for e in self.events]
+
+    @property
+    def profile_errors(self) -> tuple[Event, ...]:
+        """Profiles whose run crashed: their cells are missing, so the run is never a pass."""
+        return tuple(e for e in self.events if e.KIND == "profile-error")
+
+    def gate(
+        self, fail_on: Sequence[str] = RELEASE_FAILING, require: Sequence[str] | None = None
+    ) -> Gate:
+        """The release gate. ``require`` None: every real client profile of the run (not the
+        probes), or none when ``fail_on`` is empty too (nothing fails)."""
+        events = self.to_json()
+        if require is None:
+            required = default_required(events) if fail_on else ()
+        else:
+            required = tuple(require)
+        return Gate(
+            fail_on=tuple(fail_on),
+            required=required,
+            lost=tuple(lost_tools(events, required)),
+            over=tuple(over_threshold(events, fail_on)),
+        )
 
 
 def target(
@@ -147,19 +196,35 @@ def run(
     auto_cases: bool = True,
     timeout_run: float | None = None,
     jobs: int = 4,
+    circuit_breaker: bool = True,
+    share: str = "sessions",
     results: str | Path | IO[str] | None = None,
-    on_progress: Callable[[str], None] | None = None,
+    reports: Sequence[tuple[str, str | Path]] = (),
+    fail_on: Sequence[str] = RELEASE_FAILING,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> RunOutcome:
     """The live matrix (``mcp-matrix run``): discovery and calls through every profile.
 
     ``cases`` is a cases file or a list of cases; none means the bundled server's own cases
-    (none for another target). ``results`` also writes the results stream (a path is replaced).
+    (none for another target). ``results`` also writes the results stream as it is made (a
+    path is locked, then replaced). ``reports`` are (format, path) pairs of
+    ``matrix.report.writers``, written when the run ends, interrupted or not, with ``fail_on``
+    as the verdicts they report as failing. ``share`` is one of ``matrix.sharing.SHARE_MODES``;
+    ``circuit_breaker`` False keeps calling a tool after one of its calls timed out.
     """
+    unknown = [fmt for fmt, _ in reports if fmt not in FORMATS]
+    if unknown:
+        raise InputError(
+            f"unknown report format {unknown[0]!r}; expected one of {', '.join(FORMATS)}",
+            where="reports",
+        )
+    if share not in SHARE_MODES:
+        raise InputError(f"expected one of {', '.join(SHARE_MODES)}, got {share!r}", where="share")
     target = _with_env(target, env)
     loaded, source = cases_for(target, cases)
     if isinstance(baseline, (str, Path)):
         baseline = load_snapshot(baseline)
-    handle = open(results, "w", encoding="utf-8") if isinstance(results, (str, Path)) else results  # noqa: SIM115
+    handle = open_results(str(results), "results") if isinstance(results, (str, Path)) else results
     try:
         writer = ResultsWriter(handle, secrets=target.secrets())
         done = run_matrix(
@@ -174,6 +239,8 @@ def run(
                 jobs=jobs,
                 timeouts=timeouts,
                 timeout_run=timeout_run,
+                circuit_breaker=circuit_breaker,
+                share=share,
                 on_progress=on_progress,
             ),
             writer,
@@ -181,12 +248,15 @@ def run(
     finally:
         if handle is not None and handle is not results:
             handle.close()
+    for fmt, path in reports:
+        write_report(writer.events, fmt, str(path), list(fail_on))
     return RunOutcome(
         measured=done.measured,
         interrupted=done.interrupted,
         deadline_passed=done.deadline_passed,
         events=tuple(event_from_json(e) for e in writer.events),
         counts=dict(done.counts),
+        json_events=tuple(writer.events),
     )
 
 
@@ -207,6 +277,8 @@ def cases_for(target: Target, cases: str | Path | Sequence[Case] | None) -> tupl
 
 
 __all__ = [
+    "Gate",
+    "Progress",
     "RunOutcome",
     "Timeouts",
     "bundled_cases",

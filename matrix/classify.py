@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.behaviours.validation import Violation
+from matrix.behaviours.validation import Violation, plain_errors
 from matrix.evidence import Evidence, weakest
 from matrix.model import Finding, Mutation
 
@@ -185,12 +185,18 @@ def classify(
                 )
             return v("intact", f"refused with {what}, as the case expects")
         if mutations:
-            return v("loud", f"{described}; the server refused it with {what} the model can read")
+            errors = invalid or answer.violations
+            why = f" (against its inputSchema: {plain_errors(errors)})" if errors else ""
+            return v(
+                "loud", f"{described}; the server refused it with {what} the model can read{why}"
+            )
         if invalid:
+            # A modelled server's words are our own rendering of the violations: not repeated.
+            said = "" if answer.violations else f": {_said(answer)}"
             return v(
                 "loud",
                 f"refused with {what} the model can read (the arguments do not match the server's "
-                f"inputSchema: {invalid[0].text}): {_said(answer)}",
+                f"inputSchema: {plain_errors(invalid)}){said}",
             )
         return v(
             "failed",

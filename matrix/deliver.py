@@ -404,7 +404,7 @@ def decide(
             failure = result_failure(profile, answer.result, ctx)
         if variant.mutations and answer.ok and failure is None and call.expect.outcome != "error":
             reference = server.intact(call)
-        if not answer.ok and answer.wire_error is None and not variant.mutations:
+        if not answer.ok and answer.wire_error is None:  # why the listed schema refuses it
             invalid = answer.violations or server.violations(call.tool, plan.arguments)
         if answer.ok and failure is None:
             lost = unread(server, call, held.live_raw.get(call.tool), plan.arguments, answer)

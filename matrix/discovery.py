@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from matrix.events import DiscoveryCell, Event, RunFinished, RunStarted
 from matrix.model import ClientView
 from matrix.profiles.model import Profile
 from matrix.simulate.discovery import client_views, initial_state
 from matrix.simulate.session import session_views
 from matrix.snapshot import Snapshot
+from matrix.targets import server_key
 
 
 def discover_all(
@@ -21,3 +23,39 @@ def discover_all(
     profiles = list(profiles)
     state = initial_state(snapshot.tools, server or snapshot.server_name)
     return session_views(client_views(profiles, state), profiles, snapshot)
+
+
+def discovery_events(
+    snap: Snapshot, views: Sequence[ClientView], profiles: Iterable[Profile], name: str = ""
+) -> list[dict]:
+    """The views as the result events every writer reads (no calls: discovery only)."""
+    key = server_key(
+        {**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
+        snap.doc.get("serverInfo"),
+    )
+    events: list[Event] = [
+        RunStarted(
+            server=snap.doc.get("serverInfo"),
+            server_key=key.to_json(),
+            profiles=tuple(
+                {
+                    "name": p.name,
+                    "client": p.client,
+                    "versions": p.versions,
+                    "required_by_default": p.required_by_default,
+                }
+                for p in profiles
+                if not p.abstract
+            ),
+        )
+    ]
+    events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
+    error = None
+    if snap.error:
+        error = {
+            **snap.error,
+            "message": snap.error.get("message", ""),
+            "stderr_tail": list(snap.error.get("stderr_tail") or []),
+        }
+    events.append(RunFinished(measured=not snap.error, error=error))
+    return [e.to_json() for e in events]

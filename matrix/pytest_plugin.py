@@ -127,7 +127,7 @@ class _Plan:
 
     def __init__(self, config: pytest.Config) -> None:
         from matrix import api
-        from matrix.commands.common import _pairs
+        from matrix.targets import parse_pairs
 
         opt = config.getoption
         self.config = config
@@ -135,9 +135,9 @@ class _Plan:
             stdio=opt("--mcp-stdio"),
             http=opt("--mcp-http"),
             server=opt("--mcp-server"),
-            headers=_pairs(opt("--mcp-header"), ":", "--mcp-header"),
+            headers=parse_pairs(opt("--mcp-header"), ":", "--mcp-header"),
         )
-        self.env = _pairs(opt("--mcp-env"), "=", "--mcp-env")
+        self.env = parse_pairs(opt("--mcp-env"), "=", "--mcp-env")
         self.profiles = api.profiles(opt("--mcp-client"))
         self.timeouts = api.Timeouts(
             initialize=opt("--mcp-timeout-initialize"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -52,6 +53,47 @@ from matrix.wire.session import Timeouts
 Emit = Callable[[Event], None]
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far a run is, for a progress line: calls made or explained of those planned."""
+
+    done: int
+    total: int  # 0 until the calls are planned (connecting, discovery)
+    elapsed: float  # seconds since the calls began
+    label: str  # what is happening, or the last (profile, case) done
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the pace so far; None before the first call or after the last."""
+        if not self.done or self.done >= self.total:
+            return None
+        return self.elapsed / self.done * (self.total - self.done)
+
+
+class _Counter:
+    """Counts the calls of a run from every profile's thread and reports each step."""
+
+    def __init__(self, report: Callable[[Progress], None] | None) -> None:
+        self.report = report
+        self.total = 0
+        self.done = 0
+        self.started = time.monotonic()
+        self.lock = threading.Lock()
+
+    def phase(self, label: str, total: int = 0) -> None:
+        self.total, self.started = total, time.monotonic()
+        if self.report:
+            self.report(Progress(0, total, 0.0, label))
+
+    def step(self, label: str) -> None:
+        if not self.report:
+            return
+        with self.lock:
+            self.done += 1
+            now = Progress(self.done, self.total, time.monotonic() - self.started, label)
+        self.report(now)
+
+
 @dataclass
 class RunConfig:
     target: Target
@@ -63,7 +105,7 @@ class RunConfig:
     jobs: int = 4
     timeouts: Timeouts = field(default_factory=Timeouts)
     cases_source: str = ""
-    on_progress: Callable[[str], None] | None = None
+    on_progress: Callable[[Progress], None] | None = None
     timeout_run: float | None = None  # the whole run's deadline (matrix.run_bounds)
     circuit_breaker: bool = True
     share: str = "sessions"  # matrix.sharing.SHARE_MODES
@@ -93,6 +135,8 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     run_id = uuid.uuid4().hex[:12]
     deadline = Deadline(config.timeout_run, reserve=config.timeouts.shutdown)
     breaker = CircuitBreaker(config.circuit_breaker)
+    progress = _Counter(config.on_progress)
+    progress.phase("connecting to the server")
     interrupted_early = False
     try:
         doc = _snapshot_with_retry(config, deadline)
@@ -183,7 +227,7 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
         raise InputErrors(unknown)
 
     try:
-        _run_cells(config, snap, count, emit, deadline, breaker)
+        _run_cells(config, snap, count, emit, deadline, breaker, progress)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
@@ -252,11 +296,13 @@ def _run_cells(
     emit: Emit,
     deadline: Deadline,
     breaker: CircuitBreaker,
+    progress: _Counter,
 ) -> None:
     """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates.
 
     A call the deadline or the circuit breaker rules out is a ``skipped`` event naming the
     profile and why, so every cell of the matrix is either measured or explained."""
+    progress.phase("discovery")
     live_views = discover_all(snap, config.profiles)
     base_views = (
         discover_all(config.baseline, config.profiles, server=snap.server_name)
@@ -292,11 +338,13 @@ def _run_cells(
         [name for name, tool in live_by_name.items() if read_only(tool)],
     )
     stop = threading.Event()
+    progress.phase("calling", total=len(cases) * len(config.profiles))
     reference = _reference_answers(config, cases, live_by_name, stop, deadline)
     runners: list[_ProfileRunner] = []
 
     def not_called(profile: str, case: Case, reason: str) -> None:
         emit(Skipped(profile=profile, tool=case.tool, case=case.name, reason=reason))
+        progress.step(f"{profile} {case.id} (not called)")
 
     def run_profile(i: int) -> None:
         profile = config.profiles[i]
@@ -337,8 +385,7 @@ def _run_cells(
                 if shared:  # another profile's byte-identical read-only call (--share calls)
                     event["answer_from"] = shared[0]
                 count(CallCell.of(event))
-                if config.on_progress:
-                    config.on_progress(f"{profile.name} {case.id}")
+                progress.step(f"{profile.name} {case.id}")
         finally:
             runner.close()
 

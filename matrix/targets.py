@@ -280,6 +280,17 @@ class Target:
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 
 
+def parse_pairs(items: Sequence[str], sep: str, flag: str) -> dict[str, str]:
+    """``K:V`` headers (values stripped) or ``K=V`` environment entries, from a repeatable flag."""
+    out = {}
+    for item in items:
+        if sep not in item:
+            raise InputError(f"expected KEY{sep}VALUE, got {item!r}", where=flag)
+        key, value = item.split(sep, 1)
+        out[key.strip()] = value.strip() if sep == ":" else value
+    return out
+
+
 def scrub_json(text: str, secrets: Sequence[str]) -> str:
     """JSON text with every secret inside its strings (keys and values) replaced by ``***``.
 

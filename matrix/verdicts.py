@@ -151,6 +151,16 @@ VERDICTS: tuple[Verdict, ...] = (
 
 BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
 
+# What each replay category means for whoever sent the call (seed "Renaming a tool parameter"):
+# the words ``replay`` counts its calls in.
+REPLAY_MEANING: dict[str, str] = {
+    "delivered": "delivered intact",
+    "loud": "refused loudly, with an error the caller can read",
+    "silent": "reported as a success with data lost or changed: nobody is told",
+    "unreachable": "not sent: the client does not show the tool",
+    "broken": "got no usable answer (crash, timeout, garbage)",
+}
+
 # Derived views, kept for the writers that read them.
 SEVERITY = tuple(v.name for v in VERDICTS)
 SYMBOL = {v.name: v.symbol for v in VERDICTS}

@@ -59,3 +59,53 @@ def test_two_targets_at_once_is_an_input_error():
 def test_an_unknown_profile_is_an_input_error_with_did_you_mean():
     with pytest.raises(InputError, match="did you mean 'cursor'"):
         api.profiles(["cursr"])
+
+
+def test_a_run_streams_its_results_writes_its_reports_and_reports_progress_with_counts(tmp_path):
+    seen: list[api.Progress] = []
+    outcome = api.run(
+        api.target(server="memory"),
+        profiles=api.profiles(["claude-code", "cursor"]),
+        timeouts=api.Timeouts(initialize=60, list=60, call=30),
+        results=tmp_path / "r.jsonl",
+        reports=[("md", tmp_path / "r.md"), ("junit", tmp_path / "junit.xml")],
+        share="none",
+        on_progress=seen.append,
+    )
+    assert outcome.measured and not outcome.interrupted
+    lines = (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[-1])["event"] == "run-finished"
+    assert "# mcp-matrix" in (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "<testsuite" in (tmp_path / "junit.xml").read_text(encoding="utf-8")
+    calls = [p for p in seen if p.total]
+    made = sum(
+        1 for e in outcome.to_json() if e["event"] in ("call", "skipped") and e.get("profile")
+    )
+    assert calls and calls[-1].done == calls[-1].total == made
+    assert all(0 <= p.done <= p.total for p in calls)
+    assert outcome.gate().passed and outcome.gate(require=["cursor"]).required == ("cursor",)
+
+
+def test_the_gate_counts_cells_over_fail_on_and_nothing_with_fail_on_empty():
+    cell = {"event": "call", "profile": "zed", "tool": "t", "case": "c", "verdict": "silent-loss"}
+    outcome = api.RunOutcome(
+        measured=True, interrupted=False, deadline_passed=False, events=(), json_events=(cell,)
+    )
+    assert [c["verdict"] for c in outcome.gate().over] == ["silent-loss"]
+    assert outcome.gate(fail_on=()).passed and outcome.gate(fail_on=()).required == ()
+
+
+def test_progress_has_no_eta_before_the_first_call_and_the_pace_after_it():
+    assert api.Progress(0, 10, 0.0, "calling").eta is None
+    assert api.Progress(2, 10, 4.0, "x").eta == pytest.approx(16.0)
+    assert api.Progress(10, 10, 9.0, "x").eta is None
+
+
+def test_an_unknown_report_format_is_an_input_error_before_any_server_starts():
+    with pytest.raises(InputError, match="unknown report format 'pdf'"):
+        api.run(
+            api.target(stdio="/nonexistent/server"),
+            profiles=api.profiles(["zed"]),
+            timeouts=api.Timeouts(),
+            reports=[("pdf", "x.pdf")],
+        )

@@ -7,6 +7,10 @@ the ``inputSchema`` it lists and answers with what its handler reads: so the ser
 verdict that differs between the drivers is the pipeline's fault. Drivers: ``run`` (the real
 CLI, a real server subprocess), ``replay`` live (the same server) and offline (its snapshot),
 and ``diff``'s per-call classification (``effects.call_outcomes``).
+
+They say the same words too: each call's reason is the classifier's, so two drivers whose
+server is the same (``run`` and a live ``replay``; an offline ``replay`` and ``diff``) give the
+same sentence for it, and the verdict's meaning is ``matrix.verdicts``'.
 """
 
 from __future__ import annotations
@@ -108,7 +112,10 @@ def calls_path(tmp_path_factory) -> Path:
     return path
 
 
-def by_run(cli, tmp_path: Path) -> dict[tuple[str, str, str], str]:
+Said = dict[tuple[str, str, str], tuple[str, str]]  # (profile, tool, case) -> (verdict, reason)
+
+
+def by_run(cli, tmp_path: Path) -> Said:
     cases = tmp_path / "cases.yaml"
     cases.write_text(
         json.dumps(
@@ -137,15 +144,13 @@ def by_run(cli, tmp_path: Path) -> dict[tuple[str, str, str], str]:
         timeout=300,
     )
     return {
-        (e["profile"], e["tool"], e["case"]): e["verdict"]
+        (e["profile"], e["tool"], e["case"]): (e["verdict"], e["reason"])
         for e in read_events(results)
         if e["event"] == "call"
     }
 
 
-def by_replay(
-    profiles, snapshot: Snapshot, calls_path: Path, live: bool
-) -> dict[tuple[str, str, str], str]:
+def by_replay(profiles, snapshot: Snapshot, calls_path: Path, live: bool) -> Said:
     events: list[dict] = []
     config = ReplayConfig(
         files=[calls_file(calls_path)],
@@ -158,13 +163,13 @@ def by_replay(
     )
     replay(config)
     return {
-        (e["profile"], *e["id"].split(":")): e["verdict"]
+        (e["profile"], *e["id"].split(":")): (e["verdict"], e["reason"])
         for e in events
         if e.get("event") == "replay-call"
     }
 
 
-def by_diff(profiles, snapshot: Snapshot) -> dict[tuple[str, str, str], str]:
+def by_diff(profiles, snapshot: Snapshot) -> Said:
     tools = {t["name"]: t for _, t in snapshot.tools}
     out = {}
     for profile, view in zip(profiles, discover_all(snapshot, profiles)):
@@ -180,7 +185,8 @@ def by_diff(profiles, snapshot: Snapshot) -> dict[tuple[str, str, str], str]:
                     args,
                     tools[tool]["inputSchema"],
                 )
-                out[(profile.name, tool, case)] = min((o.verdict for o in found.values()), key=rank)
+                worst = min(found.values(), key=lambda o: rank(o.verdict))
+                out[(profile.name, tool, case)] = (worst.verdict, worst.message)
     return out
 
 
@@ -197,9 +203,18 @@ def test_run_replay_and_diff_give_the_same_verdict_for_every_call(
     for name, verdicts in drivers.items():
         assert set(verdicts) == every, name
     disagree = {
-        k: {n: v[k] for n, v in drivers.items()}
+        k: {n: v[k][0] for n, v in drivers.items()}
         for k in sorted(every)
-        if len({v[k] for v in drivers.values()}) > 1
+        if len({v[k][0] for v in drivers.values()}) > 1
     }
     assert disagree == {}
-    assert {k: drivers["run"][k] for k in EXPECTED} == EXPECTED
+    assert {k: drivers["run"][k][0] for k in EXPECTED} == EXPECTED
+    # The same server, the same words: the classifier's reason, in every driver.
+    for one, other in (("run", "replay"), ("replay offline", "diff")):
+        worded = {
+            k: (drivers[one][k][1], drivers[other][k][1])
+            for k in sorted(every)
+            if drivers[one][k][1] != drivers[other][k][1]
+        }
+        assert worded == {}, (one, other)
+    assert all(v[k][1] for v in drivers.values() for k in every)  # no call without its reason

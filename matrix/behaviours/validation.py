@@ -15,7 +15,7 @@ outside the document; the others go to jsonschema with the bounded keywords belo
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +73,24 @@ class Violation:
             "names": list(self.names),
             "message": self.message[:300],
         }
+
+
+def plain_errors(errors: Sequence[Violation]) -> str:
+    """Validation errors in plain words: ``customer_id is unknown, account_id is missing``.
+
+    Read from the errors' fields (keyword, instance path, the properties involved), never
+    from a validator's English."""
+    unknown, missing, other = [], [], []
+    for error in errors:
+        prefix = "".join(f"{p}." for p in error.path)
+        if error.validator == "required" and error.names:
+            missing += [prefix + n for n in error.names]
+        elif error.validator == "additionalProperties" and error.names:
+            unknown += [prefix + n for n in error.names]
+        else:
+            other.append(error.text if error.path else error.message)
+    parts = [f"{n} is unknown" for n in unknown] + [f"{n} is missing" for n in missing] + other
+    return ", ".join(dict.fromkeys(parts[:4]))
 
 
 def _small(value: Any) -> Any:

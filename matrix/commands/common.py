@@ -11,7 +11,7 @@ from matrix.commands.outputs import json_stdout, protect
 from matrix.errors import InputError
 from matrix.profiles.model import Profile
 from matrix.snapshot import Snapshot, is_snapshot_file, load_snapshot, take_snapshot
-from matrix.targets import Target
+from matrix.targets import Target, parse_pairs
 from matrix.wire.session import Timeouts
 
 
@@ -128,16 +128,6 @@ def timeouts_from(args: argparse.Namespace) -> Timeouts:
     )
 
 
-def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        if sep not in item:
-            raise InputError(f"expected KEY{sep}VALUE, got {item!r}", where=flag)
-        k, v = item.split(sep, 1)
-        out[k.strip()] = v.strip() if sep == ":" else v
-    return out
-
-
 def target_from(args: argparse.Namespace, default_server: str | None = None) -> Target | None:
     """The live target the options name, or None (e.g. a snapshot file was given)."""
     chosen = [
@@ -145,8 +135,8 @@ def target_from(args: argparse.Namespace, default_server: str | None = None) -> 
     ]
     if len(chosen) > 1:
         raise InputError("give only one of --stdio, --http, --sse, --server", where="target")
-    headers = _pairs(args.header, ":", "--header")
-    env = _pairs(args.env, "=", "--env")
+    headers = parse_pairs(args.header, ":", "--header")
+    env = parse_pairs(args.env, "=", "--env")
     target = _target(args, headers, env, default_server)
     if target is not None:
         protect(

@@ -11,37 +11,19 @@ Exit codes: 0 nothing at or above ``--fail-on``; 1 changes at or above it; 2 an 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
-from typing import IO
 
-from rich.console import Console
-from rich.text import Text
-
-from matrix.commands.common import add_profile_options, profiles_from
+from matrix.commands.common import add_profile_options, profiles_from, seconds
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
-from matrix.evolution import FAIL_ON, SEVERITIES, Change, Diff, diff_snapshots
-from matrix.evolution.model import POPULATION_LABEL
-from matrix.report.markdown import md
+from matrix.evolution import FAIL_ON, diff_snapshots
+from matrix.report.diff_text import FORMATS, write
 from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
-from matrix.targets import Target
-from matrix.text import markup, terminal_console
-from matrix.verdicts import COLOUR
+from matrix.targets import Target, parse_pairs
 from matrix.wire.session import Timeouts
 
 SIDE_HELP = "a snapshot .json file, server:NAME [ARGS] (bundled), stdio:CMD, or an http(s):// URL"
-SEVERITY_STYLE = {"breaking": "bold red", "risky": "yellow", "safe": "green"}
-EFFECT_STYLE = {
-    "permanent-loss": "bold red",
-    "diverges": "magenta",
-    "silent-loss": "bold magenta",
-    "silent-change": "magenta",
-    "blocked": "red",
-    "recovers": "cyan",
-    "unaffected": "green",
-}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format",
         "-f",
-        choices=("terminal", "md", "json"),
+        choices=FORMATS,
         default="terminal",
         help="terminal (default), md (Markdown) or json (format mcp-matrix.diff)",
     )
@@ -112,13 +94,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     d = Timeouts()
     o.add_argument(
         "--timeout-initialize",
-        type=float,
+        type=seconds,
         default=d.initialize,
         metavar="S",
         help=f"seconds, default {d.initialize}",
     )
     o.add_argument(
-        "--timeout-list", type=float, default=d.list, metavar="S", help=f"seconds, default {d.list}"
+        "--timeout-list",
+        type=seconds,
+        default=d.list,
+        metavar="S",
+        help=f"seconds, default {d.list}",
     )
     p.set_defaults(handler=run)
 
@@ -137,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
 
 def target_of(arg: str, args: argparse.Namespace) -> Target | None:
     """The live target a side names, or None for a snapshot file."""
-    env = _pairs(args.env, "=", "--env")
+    env = parse_pairs(args.env, "=", "--env")
     if arg.startswith("server:"):
         return Target.bundled(
             arg[len("server:") :].strip(), transport=args.server_transport, env=env, name=args.name
@@ -151,7 +137,7 @@ def target_of(arg: str, args: argparse.Namespace) -> Target | None:
             name=args.name,
         )
     if re.match(r"^https?://", arg):
-        return Target.http(arg, headers=_pairs(args.header, ":", "--header"), name=args.name)
+        return Target.http(arg, headers=parse_pairs(args.header, ":", "--header"), name=args.name)
     return None
 
 
@@ -189,176 +175,3 @@ def side(arg: str, which: str, args: argparse.Namespace) -> Snapshot:
             f"{err.get('message', '')}"
         )
     return Snapshot(doc, source="live")
-
-
-def _pairs(items: list[str], sep: str, flag: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        if sep not in item:
-            raise InputError(f"expected KEY{sep}VALUE, got {item!r}", where=flag)
-        key, value = item.split(sep, 1)
-        out[key.strip()] = value.strip() if sep == ":" else value
-    return out
-
-
-# -- writers --------------------------------------------------------------------------------------
-
-
-def write(result: Diff, fmt: str, fail_on: str, output: str | None) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as stream:
-            _write(result, fmt, fail_on, stream, to_terminal=False)
-    else:
-        _write(result, fmt, fail_on, sys.stdout, to_terminal=True)
-
-
-def _write(result: Diff, fmt: str, fail_on: str, stream: IO[str], to_terminal: bool) -> None:
-    if fmt == "json":
-        stream.write(json.dumps(result.to_json(fail_on), indent=2, ensure_ascii=False) + "\n")
-    elif fmt == "md":
-        stream.write(render_markdown(result, fail_on))
-    else:
-        console = terminal_console(
-            file=stream,
-            soft_wrap=not to_terminal,
-            force_terminal=None if to_terminal else False,
-        )
-        render_terminal(result, fail_on, console)
-
-
-def _grouped(change: Change) -> list[tuple[str, str, list[str]]]:
-    """Client effects grouped by (effect, message): one line per distinct outcome."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for e in change.clients:
-        groups.setdefault((e.effect, e.message), []).append(e.profile)
-    return [(effect, message, names) for (effect, message), names in groups.items()]
-
-
-def _summary(result: Diff, fail_on: str) -> tuple[str, bool]:
-    counts = result.counts()
-    text = ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
-    return text, bool(result.failing(fail_on))
-
-
-def _plain(effect: str) -> str:
-    return (
-        effect.replace("-", " ")
-        if effect in ("permanent-loss", "silent-loss", "silent-change")
-        else effect
-    )
-
-
-def _shows_detail(change: Change) -> bool:
-    return (
-        change.severity != "safe"
-        or bool(change.advice)
-        or any(p.effect != "unaffected" for p in change.populations)
-    )
-
-
-def render_terminal(result: Diff, fail_on: str, console: Console) -> None:
-    """Plain words first: which change, which callers and clients break, and what to do instead."""
-
-    def line(text: str, indent: int = 0, hang: int = 0) -> None:
-        # Wrapped by hand with a hanging indent and no trailing spaces (clean when piped).
-        parts = Text.from_markup(text).wrap(console, max(20, console.width - indent - hang))
-        for i, part in enumerate(parts):
-            part.rstrip()
-            console.print(Text(" " * (indent + (hang if i else 0))) + part, soft_wrap=True)
-
-    counts, failed = _summary(result, fail_on)
-    line(f"[bold]mcp-matrix diff[/]  {markup(result.old.label)}  ->  {markup(result.new.label)}")
-    caching = (
-        f"; {len(result.caching)} keep a cached tool list ({', '.join(result.caching)})"
-        if result.caching
-        else ""
-    )
-    line(f"{len(result.profiles)} client profiles{markup(caching)}")
-    for name, lives in result.stale_for.items():
-        line(f"  a stale schema lives in {markup(name)} {markup(lives)}")
-    if not result.changes:
-        line("[green]No changes: the two tool lists are the same.[/]")
-    for change in result.changes:
-        console.print()
-        style = SEVERITY_STYLE[change.severity]
-        line(
-            f"[{style}]{change.severity.upper()}[/]  [bold]{markup(change.tool)}[/]: {markup(change.message)}"
-            f"  [dim]{change.kind}[/]"
-        )
-        if not _shows_detail(change):
-            for effect, message, names in _grouped(change):
-                line(
-                    f"[{COLOUR.get(effect, '')}]{markup(effect)}[/] in {markup(', '.join(names))}: {markup(message)}",
-                    4,
-                )
-            continue
-        if change.reasons:
-            line(f"[dim]why {change.severity}:[/] {markup('; '.join(change.reasons))}", 2)
-        if any(p.effect != "unaffected" for p in change.populations):
-            line("[bold]frozen callers[/]", 2)
-            for p in change.populations:
-                st = EFFECT_STYLE.get(p.effect, "")
-                line(
-                    f"{POPULATION_LABEL[p.population]}: [{st}]{_plain(p.effect)}[/]. {markup(p.message)}",
-                    4,
-                )
-        if change.clients:
-            line("[bold]clients[/]", 2)
-            for effect, message, names in _grouped(change):
-                line(
-                    f"[{COLOUR.get(effect, '')}]{markup(effect)}[/] in {markup(', '.join(names))}: {markup(message)}",
-                    4,
-                )
-        if change.advice:
-            line("[bold]do instead[/]", 2)
-            for piece in change.advice:
-                line(f"- {markup(piece)}", 4, hang=2)
-    console.print()
-    verdict = "[bold red]FAIL[/]" if failed else "[green]OK[/]"
-    line(f"{counts}.  --fail-on {fail_on}: {verdict}")
-
-
-def render_markdown(result: Diff, fail_on: str) -> str:
-    counts, failed = _summary(result, fail_on)
-    out = ["# mcp-matrix diff", ""]
-    out.append(f"- **Old:** {md(result.old.label)}")
-    out.append(f"- **New:** {md(result.new.label)}")
-    out.append(
-        f"- **Clients:** {len(result.profiles)} profiles"
-        + (
-            f"; keeping a cached tool list: {md(', '.join(result.caching))}"
-            if result.caching
-            else ""
-        )
-    )
-    out.append(f"- **Result:** {counts}; `--fail-on {fail_on}`: **{'FAIL' if failed else 'OK'}**")
-    out.append("")
-    if not result.changes:
-        out += ["No changes: the two tool lists are the same.", ""]
-        return "\n".join(out)
-    out += ["| severity | tool | change | kind |", "|---|---|---|---|"]
-    for c in result.changes:
-        out.append(f"| {c.severity} | {md(c.tool, name=True)} | {md(c.message)} | `{c.kind}` |")
-    out.append("")
-    for c in result.changes:
-        if not _shows_detail(c) and not c.clients:
-            continue
-        out += [f"## {c.severity.capitalize()}: {md(c.tool, name=True)}: {md(c.message)}", ""]
-        out += [f"Kind: `{c.kind}`" + (f"; where: {md(c.pointer)}" if c.pointer else ""), ""]
-        if c.reasons:
-            out += [f"Why {c.severity}: {md('; '.join(c.reasons))}", ""]
-        if any(p.effect != "unaffected" for p in c.populations):
-            out += ["| frozen callers | effect | what happens |", "|---|---|---|"]
-            for p in c.populations:
-                out.append(
-                    f"| {POPULATION_LABEL[p.population]} | {_plain(p.effect)} | {md(p.message)} |"
-                )
-            out.append("")
-        if c.clients:
-            out += ["| effect | clients | what happens |", "|---|---|---|"]
-            for effect, message, names in _grouped(c):
-                out.append(f"| {md(effect)} | {md(', '.join(names))} | {md(message)} |")
-            out.append("")
-        if c.advice:
-            out += ["**Do instead**", ""] + [f"- {md(a)}" for a in c.advice] + [""]
-    return "\n".join(out)

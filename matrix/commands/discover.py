@@ -11,12 +11,10 @@ from matrix.commands.common import (
     profiles_from,
     snapshot_from,
 )
-from matrix.discovery import discover_all
+from matrix.discovery import discover_all, discovery_events
 from matrix.errors import EXIT_UNMEASURABLE
-from matrix.events import DiscoveryCell, Event, RunFinished, RunStarted
 from matrix.report.discovery_doc import write_discovery
 from matrix.report.terminal import write_terminal
-from matrix.targets import server_key
 from matrix.text import terminal_console
 
 
@@ -56,40 +54,6 @@ def run(args: argparse.Namespace) -> int:
     ):  # a target that could not be reached or listed is not "every profile ok, 0 tools"
         return EXIT_UNMEASURABLE
     return 0
-
-
-def discovery_events(snap, views, profiles, name: str = "") -> list[dict]:
-    """The views as the result events every writer reads (no calls: discovery only)."""
-    key = server_key(
-        {**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
-        snap.doc.get("serverInfo"),
-    )
-    events: list[Event] = [
-        RunStarted(
-            server=snap.doc.get("serverInfo"),
-            server_key=key.to_json(),
-            profiles=tuple(
-                {
-                    "name": p.name,
-                    "client": p.client,
-                    "versions": p.versions,
-                    "required_by_default": p.required_by_default,
-                }
-                for p in profiles
-                if not p.abstract
-            ),
-        )
-    ]
-    events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
-    error = None
-    if snap.error:
-        error = {
-            **snap.error,
-            "message": snap.error.get("message", ""),
-            "stderr_tail": list(snap.error.get("stderr_tail") or []),
-        }
-    events.append(RunFinished(measured=not snap.error, error=error))
-    return [e.to_json() for e in events]
 
 
 def _tool_names(views) -> list[str]:

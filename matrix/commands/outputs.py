@@ -1,12 +1,9 @@
-"""Where commands write: output paths checked before any server starts, the results file
-locked, every stream escaped and scrubbed (docs/security.md).
+"""Where commands write: output paths checked before any server starts, every stream escaped
+and scrubbed (docs/security.md). The files themselves are ``matrix.outfiles``'s.
 
 - ``check_output_paths``: ``--results``, ``--report FMT:FILE`` and ``-o`` are checked when the
   command starts (a directory, a FIFO, a missing or read-only folder is exit 2 naming the flag),
   not found out after a whole run.
-- ``open_results``: the results file is opened without truncating, locked exclusively
-  (``flock``), then truncated: a second run on the same file stops at once instead of
-  interleaving lines.
 - ``protect``: once a command knows its target's secrets, stdout and stderr go through ONE
   scrubber (``ScrubbingStream``), so no command (``discover --json``, ``replay --json``, a
   progress line) can print a secret a server echoed back. JSON output is scrubbed inside its
@@ -17,21 +14,14 @@ locked, every stream escaped and scrubbed (docs/security.md).
 from __future__ import annotations
 
 import argparse
-import fcntl
 import io
 import json
-import os
-import stat
 import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import IO
 
-from matrix.errors import InputError
+from matrix.outfiles import ENCODING_ERRORS, check_writable
 from matrix.targets import MASK, scrub_json
-
-ENCODING_ERRORS = "backslashreplace"  # a lone surrogate becomes \ud800: its JSON escape
-
 
 WRITES_RESULTS = ("run", "replay")  # elsewhere (report, check) a results file is an input
 
@@ -50,66 +40,10 @@ def _named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         yield "-o", output
 
 
-def _special(path: str) -> bool:
-    """/dev/stdout and friends: a pipe or terminal the user named on purpose."""
-    return path.startswith(("/dev/", "/proc/self/fd/"))
-
-
 def check_output_paths(args: argparse.Namespace) -> None:
     """Every output path the command was given can be written, or an ``InputError`` naming it."""
     for flag, path in _named_paths(args):
         check_writable(path, flag)
-
-
-def check_writable(path: str, flag: str) -> None:
-    if _special(path):
-        return
-    p = Path(path)
-    where = f"{flag} {path}"
-    try:
-        mode = p.stat().st_mode
-    except FileNotFoundError:
-        mode = None
-    except OSError as exc:
-        raise InputError(f"cannot use this path: {exc.strerror}", where=where) from None
-    if mode is not None:
-        if stat.S_ISDIR(mode):
-            raise InputError("is a directory; give a file name", where=where)
-        if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-            raise InputError(
-                "is a FIFO or socket, not a file (writing would wait for a reader)", where=where
-            )
-        if not os.access(p, os.W_OK):
-            raise InputError("is not writable", where=where)
-        return
-    folder = p.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # missing folders are created; the first existing one must allow it
-    if not folder.is_dir():
-        raise InputError(f"{folder} is not a folder", where=where)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"the folder {folder} is not writable", where=where)
-
-
-def open_results(path: str, flag: str = "--results") -> IO[str]:
-    """The results file, exclusively locked and then emptied; closing it releases the lock."""
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", where=f"{flag} {path}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise InputError(
-            "another mcp-matrix run is writing this file; give each run its own",
-            where=f"{flag} {path}",
-        ) from None
-    os.set_blocking(fd, True)
-    os.ftruncate(fd, 0)
-    return os.fdopen(fd, "w", encoding="utf-8", errors=ENCODING_ERRORS, newline="\n")
 
 
 def escape_surrogates(stream: IO[str]) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from pathlib import Path
+from contextlib import ExitStack
 
+from matrix import api
 from matrix.api import bundled_cases
-from matrix.cases import load_cases
-from matrix.checklist import check_clients, default_required, lost_tools
+from matrix.checklist import check_clients
 from matrix.commands.common import (
     add_profile_options,
     add_target_options,
@@ -18,16 +18,14 @@ from matrix.commands.common import (
     target_from,
     timeouts_from,
 )
-from matrix.commands.outputs import open_results
 from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
-from matrix.report.grid import RELEASE_FAILING, over_threshold
+from matrix.outfiles import open_results
+from matrix.report.grid import RELEASE_FAILING
 from matrix.report.terminal import names, write_terminal
-from matrix.report.writers import FORMATS, write_report
-from matrix.results import ResultsWriter
-from matrix.run import RunConfig, run_matrix
+from matrix.report.writers import FORMATS
+from matrix.run import Progress
 from matrix.sharing import SHARE_MODES
-from matrix.snapshot import load_snapshot
 from matrix.text import markup, terminal_console
 from matrix.verdicts import parse_verdicts
 
@@ -136,17 +134,6 @@ def parse_reports(values: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def required_from(args: argparse.Namespace, events: list[dict], profiles: list) -> tuple[str, ...]:
-    """The clients the default gate holds (see --require); unknown names are an input error."""
-    if args.require is None:
-        return () if args.fail_on.strip() == "none" else default_required(events)
-    if args.require.strip() == "none":
-        return ()
-    names = tuple(n.strip() for n in args.require.split(",") if n.strip())
-    check_clients(names, [p.name for p in profiles], where="--require")
-    return names
-
-
 def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) -> None:
     """The exit code's reason, in one or two lines."""
     if not lost and not over:
@@ -185,71 +172,73 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise InputError("expected at least 1", where="--jobs")
     profiles = profiles_from(args)
-    if args.require and args.require.strip() != "none":  # a typo fails before the run, not after
-        check_clients(
-            [n.strip() for n in args.require.split(",") if n.strip()],
-            [p.name for p in profiles],
-            where="--require",
-        )
+    require = parse_require(args.require, profiles)  # a typo fails before the run, not after
     target = target_from(args, default_server=DEFAULT_SERVER)
-    cases_path = (
-        Path(args.cases)
-        if args.cases
-        else (bundled_cases(target.server) if target.kind == "server" else None)
-    )
-    cases = load_cases(cases_path) if cases_path else []
-    baseline = load_snapshot(args.baseline) if args.baseline else None
-    out = (
-        open_results(args.results) if args.results else None
-    )  # one run per file, locked; `merge` joins runs
-    writer = ResultsWriter(out, secrets=target.secrets())
     err = terminal_console(stderr=True)
     status = err.status("starting the matrix ...") if err.is_terminal else None
-    config = RunConfig(
-        target=target,
-        profiles=profiles,
-        cases=cases,
-        baseline=baseline,
-        allow_writes=args.allow_writes,
-        auto_cases=not args.no_auto_cases,
-        jobs=args.jobs,
-        timeouts=timeouts_from(args),
-        cases_source=str(cases_path or ""),
-        on_progress=(lambda msg: status.update(markup(msg, fold=True))) if status else None,
-        timeout_run=args.timeout_run,
-        circuit_breaker=not args.no_circuit_breaker,
-        share=args.share,
-    )
-    try:
+    with ExitStack() as stack:
+        out = (
+            stack.enter_context(open_results(args.results)) if args.results else None
+        )  # one run per file, locked; `merge` joins runs
         if status:
-            status.start()
-        outcome = run_matrix(config, writer)
-    finally:
-        if status:
-            status.stop()
-        if out:
-            out.close()
+            stack.enter_context(status)
+        outcome = api.run(
+            target,
+            profiles=profiles,
+            timeouts=timeouts_from(args),
+            cases=args.cases,
+            baseline=args.baseline,
+            allow_writes=args.allow_writes,
+            auto_cases=not args.no_auto_cases,
+            jobs=args.jobs,
+            timeout_run=args.timeout_run,
+            circuit_breaker=not args.no_circuit_breaker,
+            share=args.share,
+            results=out,
+            reports=reports,
+            fail_on=fail_on,
+            on_progress=(lambda p: status.update(markup(progress_line(p), fold=True)))
+            if status
+            else None,
+        )
+    events = outcome.to_json()
     console = terminal_console(soft_wrap=True)
-    write_terminal(writer.events, console, details=not args.quiet, verbose=args.verbose)
-    lost = lost_tools(writer.events, required_from(args, writer.events, profiles))
-    over = over_threshold(writer.events, fail_on)
+    write_terminal(events, console, details=not args.quiet, verbose=args.verbose)
+    gate = outcome.gate(fail_on, require)
     if outcome.measured:
-        write_gate(console, lost, over, fail_on)
-    for fmt, path in reports:
-        write_report(writer.events, fmt, path, fail_on)
+        write_gate(console, list(gate.lost), list(gate.over), fail_on)
     if outcome.interrupted:
         return interrupted_exit_code()
     if not outcome.measured:
         return EXIT_UNMEASURABLE
-    errors = [e for e in writer.events if e.get("event") == "profile-error"]
-    if errors:  # cells are missing: never a pass (docs/security.md)
+    if outcome.profile_errors:  # cells are missing: never a pass (docs/security.md)
         sys.stderr.write(
-            f"mcp-matrix: {len(errors)} profile(s) could not be measured (profile-error); exit 3\n"
+            f"mcp-matrix: {len(outcome.profile_errors)} profile(s) could not be measured "
+            "(profile-error); exit 3\n"
         )
         return EXIT_UNMEASURABLE
-    if over or lost:
+    if not gate.passed:
         return EXIT_FINDINGS
     return EXIT_UNMEASURABLE if outcome.deadline_passed else EXIT_OK
 
 
-__all__ = ["DEFAULT_SERVER", "bundled_cases", "register", "run"]
+def parse_require(value: str | None, profiles: list) -> tuple[str, ...] | None:
+    """``--require``: the clients named (checked against the run's profiles), or None for the default."""
+    if value is None:
+        return None
+    if value.strip() == "none":
+        return ()
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    check_clients(names, [p.name for p in profiles], where="--require")
+    return names
+
+
+def progress_line(p: Progress) -> str:
+    """``12/40 calls, about 8 s left: claude-code memory_reflect::alias-only``."""
+    if not p.total:
+        return f"{p.label} ..."
+    left = f", about {p.eta:.0f} s left" if p.eta is not None else ""
+    return f"{p.done}/{p.total} calls{left}: {p.label}"
+
+
+__all__ = ["DEFAULT_SERVER", "bundled_cases", "progress_line", "register", "run"]

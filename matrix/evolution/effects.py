@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from matrix.behaviours.validation import Violation
+from matrix.behaviours.validation import Violation, plain_errors
 from matrix.classify import Answer, Verdict, classify
-from matrix.deliver import SUCCESS, Held, Intended, SchemaServer, deliver, unlisted, unread
+from matrix.deliver import SUCCESS, Held, Intended, SchemaServer, deliver, unread
 from matrix.evidence import weakest
 from matrix.evolution.model import Change, ClientEffect, PopulationEffect, Probe
 from matrix.evolution.schema import (
@@ -40,7 +40,7 @@ from matrix.evolution.schema import (
 from matrix.model import ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
 from matrix.simulate.caching import StaleWindow, stale_window
-from matrix.simulate.calls import Variant, evidence_for, held_view
+from matrix.simulate.calls import evidence_for, held_view
 from matrix.snapshot import Snapshot
 from matrix.verdicts import rank
 
@@ -131,36 +131,15 @@ def server_outcome(schema: Any, arguments: Any) -> Outcome:
     lost = unread(server, Intended("tool", arguments), tool, arguments, answer) if answer.ok else ()
     verdict = classify(
         expect=SUCCESS, mutations=(), answer=answer, invalid=answer.violations, unread=lost
-    ).verdict
-    if verdict == "loud":
-        plain = plain_errors(answer.violations)
-        return Outcome("loud", f"the server refuses it: {plain}", detail=plain)
-    if verdict == "silent-loss":
+    )
+    if verdict.verdict == "silent-loss":
         plain = f"{_dotted(lost)} is ignored (the new schema no longer names it)"
-        return Outcome("silent-loss", f"the server accepts it, but {plain}", detail=plain)
-    return Outcome("intact", "accepted as sent")
+        return Outcome("silent-loss", verdict.reason, detail=plain)
+    return _outcome(verdict, answer)
 
 
 def _dotted(pointers: Sequence[str]) -> str:
     return ", ".join(p.lstrip("/").replace("/", ".") for p in pointers)
-
-
-def plain_errors(errors: Sequence[Violation]) -> str:
-    """Validation errors in plain words: ``customer_id is unknown, account_id is missing``.
-
-    Read from the errors' fields (keyword, instance path, the properties involved), never
-    from a validator's English."""
-    unknown, missing, other = [], [], []
-    for error in errors:
-        prefix = "".join(f"{p}." for p in error.path)
-        if error.validator == "required" and error.names:
-            missing += [prefix + n for n in error.names]
-        elif error.validator == "additionalProperties" and error.names:
-            unknown += [prefix + n for n in error.names]
-        else:
-            other.append(error.text if error.path else error.message)
-    parts = [f"{n} is unknown" for n in unknown] + [f"{n} is missing" for n in missing] + other
-    return ", ".join(dict.fromkeys(parts[:4]))
 
 
 def call_outcomes(
@@ -191,59 +170,20 @@ def call_outcomes(
     server = schema_server({tool: {"inputSchema": schema}})
     done = deliver(profile, held, Intended(tool, arguments), server)
     if done.before_server and not done.variants:  # the client does not show the tool
-        if view is None:
-            why = (
-                "its cached tool list does not have the tool"
-                if stale
-                else "the tool is not in its list"
-            )
-            return {(): Outcome("unreachable", why, ("cache-tools",) if stale else ())}
-        names = tuple(f.behaviour for f in view.findings if f.behaviour)
-        return {(): Outcome("unreachable", f"the tool is {view.verdict} in this client", names)}
-    found: dict[tuple[str, ...], Outcome] = {}
-    for variant, verdict, answer in zip(done.variants, done.verdicts, done.answers):
-        found[variant.sometimes] = _outcome(
-            variant, verdict, answer, unlisted(live_raw[tool], variant.plan.arguments)[1]
-        )
-    return found or {(): Outcome("intact", "delivered as sent")}
+        names = done.verdict.behaviours or (("cache-tools",) if stale and view is None else ())
+        return {(): Outcome("unreachable", done.verdict.reason, names)}
+    found = {
+        variant.sometimes: _outcome(verdict, answer)
+        for variant, verdict, answer in zip(done.variants, done.verdicts, done.answers)
+    }
+    return found or {(): Outcome("intact", "arrived as intended; the expected outcome")}
 
 
-def _outcome(
-    variant: Variant, verdict: Verdict, answer: Answer | None, unread: tuple[str, ...]
-) -> Outcome:
-    """The classifier's verdict for one variant, in the diff's words."""
-    names = verdict.behaviours
-    plan = variant.plan
-    if plan.refused is not None:
-        why = plan.refused.message.split(": ", 1)[-1]
-        return Outcome("loud", f"its own validation refuses the call before sending ({why})", names)
-    lost = _dotted([m.pointer for m in variant.mutations if m.kind in ("removed", "nulled")])
-    name = verdict.verdict
-    if name == "loud":
-        plain = plain_errors(answer.violations if answer else ())
-        drops = f"it drops {lost} and " if lost else ""
-        return Outcome("loud", f"{drops}the server refuses it: {plain}", names, detail=plain)
-    if name == "silent-loss" and lost:
-        return Outcome(
-            name, f"it drops {lost} before sending and the server accepts the rest", names
-        )
-    if name == "silent-loss":
-        plain = f"{_dotted(unread)} is ignored (the new schema no longer names it)"
-        return Outcome(name, f"the server accepts it, but {plain}", names, detail=plain)
-    if name == "silent-corruption":
-        changed = ", ".join(
-            f"{_dotted([m.pointer]) or '(root)'} {m.kind}" for m in variant.mutations[:4]
-        )
-        return Outcome(
-            name,
-            f"it sends {changed} and the server accepts a value the caller did not send",
-            names,
-        )
-    if name == "tolerated":
-        return Outcome(
-            name, "the call is changed on the way, and the server reads the same values", names
-        )
-    return Outcome(name, "delivered as sent", names)
+def _outcome(verdict: Verdict, answer: Answer | None) -> Outcome:
+    """The classifier's verdict for one variant, in its own words: what ``run`` and ``replay``
+    say of the same call (its ``reason``); the plain validation errors for the populations."""
+    plain = plain_errors(answer.violations) if answer and not answer.ok else ""
+    return Outcome(verdict.verdict, verdict.reason, verdict.behaviours, detail=plain)
 
 
 def _worse_variant(

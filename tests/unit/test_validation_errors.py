@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.behaviours.validation import validate
-from matrix.evolution.effects import plain_errors
+from matrix.behaviours.validation import plain_errors, validate
 
 SCHEMA = {
     "type": "object",

@@ -11,6 +11,7 @@ from matrix.verdicts import (
     DISCOVERY_VERDICTS,
     RELEASE_FAILING,
     REPLAY_CATEGORY,
+    REPLAY_MEANING,
     SEVERITY,
     VERDICTS,
     rank,
@@ -36,6 +37,11 @@ def test_names_are_unique_and_severity_follows_the_table():
 def test_every_call_verdict_has_a_replay_category_and_no_discovery_verdict_does():
     assert set(REPLAY_CATEGORY) == set(CALL_VERDICTS)
     assert not set(REPLAY_CATEGORY) & set(DISCOVERY_VERDICTS)
+
+
+def test_every_replay_category_has_its_meaning():
+    assert set(REPLAY_MEANING) == set(REPLAY_CATEGORY.values())
+    assert all(REPLAY_MEANING.values())
 
 
 def test_the_default_release_gate_is_the_design_documents():
