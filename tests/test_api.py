@@ -109,3 +109,13 @@ def test_an_unknown_report_format_is_an_input_error_before_any_server_starts():
             timeouts=api.Timeouts(),
             reports=[("pdf", "x.pdf")],
         )
+
+
+def test_the_progress_line_says_calls_done_of_planned_and_the_time_left():
+    from matrix.commands.run import progress_line
+
+    assert progress_line(api.Progress(0, 0, 0.0, "discovery")) == "discovery ..."
+    assert progress_line(api.Progress(2, 10, 4.0, "zed t::c")) == (
+        "2/10 calls, about 16 s left: zed t::c"
+    )
+    assert "about 10 min left" in progress_line(api.Progress(1, 11, 60.0, "x"))

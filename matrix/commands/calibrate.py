@@ -12,13 +12,12 @@ import argparse
 import json
 import shlex
 import sys
-import tempfile
-from pathlib import Path
 
 from matrix.calibrate import drift as drifts
 from matrix.calibrate import harness, probe, record
+from matrix.calibrate.calibration import calibrate, check_transport, probe_sets
 from matrix.commands.common import add_target_options, target_from, timeouts_from
-from matrix.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError, MeasureError
+from matrix.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles
 from matrix.text import safe
 
@@ -65,46 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _probe_sets(args: argparse.Namespace) -> list[probe.ProbeSet]:
-    target = target_from(args)
-    if target is not None:
-        if args.probe:
-            raise InputError("give --probe or a target, not both", where="--probe")
-        from matrix.snapshot import Snapshot, take_snapshot
-
-        doc = take_snapshot(target, timeouts=timeouts_from(args))
-        # one page assumed: a paginating target's page-based predictions are not compared exactly
-        tools = tuple(
-            t for _, t in Snapshot(doc, source="live").tools if isinstance(t, dict) and "name" in t
-        )
-        if not tools:
-            raise MeasureError("the target listed no tools to calibrate with")
-        args._target = target
-        return [probe.ProbeSet("target", "the target's own tools (no scripted calls)", tools, ())]
-    args._target = None
-    return [probe.get_set(s) for s in (args.probe or list(probe.PROBE_SETS))]
-
-
-def _server_for(args: argparse.Namespace, ps: probe.ProbeSet, folder: Path, transport: str):
-    target = args._target
-    if target is not None:
-        if target.kind == "http":
-            return harness.ServerSpec(url=target.url), None
-        argv = list(target.command) if target.kind == "stdio" else target.server_argv()
-        if target.env:
-            argv = ["env", *(f"{k}={v}" for k, v in target.env.items()), *argv]
-        return harness.ServerSpec(argv=tuple(argv)), None
-    path = folder / f"{ps.id}.json"
-    path.write_text(json.dumps(list(ps.tools)))
-    argv = [sys.executable, "-m", "matrix_servers.probe", "--tools", str(path)]
-    if ps.page_size:
-        argv += ["--page-size", str(ps.page_size)]
-    if transport == "http":
-        proc, url = harness.start_http_server(argv + ["--transport", "http"])
-        return harness.ServerSpec(url=url), proc
-    return harness.ServerSpec(argv=tuple(argv)), None
-
-
 def run(args: argparse.Namespace) -> int:
     recipe = harness.load_recipe(args.client)
     command = shlex.split(args.client_command) if args.client_command else None
@@ -116,71 +75,36 @@ def run(args: argparse.Namespace) -> int:
     profile_name = args.profile or recipe.profile
     if profile_name not in profiles:
         raise InputError(f"no profile {profile_name!r} to compare with", where="--profile")
-    profile = profiles[profile_name]
-    sets = _probe_sets(args)
+    target = target_from(args)
+    if target is not None and args.probe:
+        raise InputError("give --probe or a target, not both", where="--probe")
     transport = args.server_transport if args.server_transport == "http" else recipe.transport
-    uses_url = any(
-        "{server_url}" in t for t in (*recipe.files.values(), *recipe.env.values(), *recipe.run)
-    )
-    http_target = getattr(args, "_target", None) is not None and args._target.kind == "http"
-    if (transport == "http" or http_target) and not uses_url:
-        raise InputError(
-            f"the {recipe.name} recipe configures a stdio server only (no {{server_url}} in it); "
-            "give a stdio or bundled target",
-            where="--server-transport" if not http_target else "--http",
-        )
-    observed: dict[str, dict] = {}
-    version = recipe.version
-    with tempfile.TemporaryDirectory(prefix="mcp-matrix-probes-") as tmp:
-        for ps in sets:
-            sys.stderr.write(f"calibrate: {recipe.client} on probe set {ps.id} ...\n")
-            server, proc = _server_for(args, ps, Path(tmp), transport)
-            try:
-                result = harness.run_recipe(
-                    recipe,
-                    server,
-                    ps.calls,
-                    client_command=command,
-                    timeout=args.timeout,
-                    keep=args.keep,
-                    tool_names=[t["name"] for t in ps.tools],
-                )
-            finally:
-                if proc is not None:
-                    harness.kill_group(proc)
-            if args.keep:
-                sys.stderr.write(f"calibrate: kept {result.workdir}\n")
-            version = result.client_version or version
-            obs = record.observe(result, ps)
-            obs["server_name"] = recipe.server_name
-            obs["probe_digest"] = probe.digest(ps)
-            observed[ps.id] = obs
-    rec = record.new_record(
-        recipe.profile,
-        recipe.client,
-        version,
-        Path(recipe.source).name,
-        observed,
-        command=shlex.join(command) if command else "",
+    check_transport(recipe, transport, target)
+    done = calibrate(
+        recipe,
+        profiles[profile_name],
+        probe_sets(target, args.probe, timeouts_from(args)),
+        target=target,
+        transport=transport,
+        command=command,
+        timeout=args.timeout,
+        keep=args.keep,
+        on_step=lambda step: sys.stderr.write(f"calibrate: {step}\n"),
     )
     if args.output:
-        record.write_record(rec, args.output)
-    cells = drifts.record_drift(profile, rec, {ps.id: ps for ps in sets})
-    failed = [s for s, o in observed.items() if o["outcome"] == "no-model-request"]
+        record.write_record(done.record, args.output)
     if args.json:
-        sys.stdout.write(
-            json.dumps(
-                {"record": rec, "profile": profile.name, "drift": [c.to_json() for c in cells]},
-                indent=1,
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
+        doc = {
+            "record": done.record,
+            "profile": profiles[profile_name].name,
+            "drift": [c.to_json() for c in done.cells],
+        }
+        sys.stdout.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     else:
-        print_drift(rec, profile.name, cells, failed)
-    if failed and len(failed) == len(observed):
+        print_drift(done.record, profile_name, list(done.cells), list(done.failed))
+    if not done.measured:
         return EXIT_UNMEASURABLE
-    return EXIT_FINDINGS if failed or any(not c.agree for c in cells) else 0
+    return EXIT_FINDINGS if done.failed or any(not c.agree for c in done.cells) else 0
 
 
 MAX_SHOWN = 12  # drifting cells printed per probe set

@@ -237,7 +237,12 @@ def progress_line(p: Progress) -> str:
     """``12/40 calls, about 8 s left: claude-code memory_reflect::alias-only``."""
     if not p.total:
         return f"{p.label} ..."
-    left = f", about {p.eta:.0f} s left" if p.eta is not None else ""
+    if p.eta is None:
+        left = ""
+    elif p.eta < 90:
+        left = f", about {p.eta:.0f} s left"
+    else:
+        left = f", about {p.eta / 60:.0f} min left"
     return f"{p.done}/{p.total} calls{left}: {p.label}"
 
 
