@@ -8,6 +8,13 @@
    snapshot, in a subprocess; its maximum resident set size. Target: under 200 MB.
 
     python benchmarks/replay.py [--calls 20000] [--big 100000]
+    python benchmarks/replay.py --big 100000 --write-files DIR   # DIR/retry.jsonl, DIR/v1.json
+    python benchmarks/replay.py --core DIR      # end-to-end baseline of `mcp-matrix replay` (README)
+
+``--core`` is the pure core of the offline replay of DIR/retry.jsonl through claude-code and
+gemini-cli (process start, imports, profile loading, the snapshot, prepare and classify each
+call; no output): the baseline of `mcp-matrix replay DIR/retry.jsonl --snapshot DIR/v1.json
+--client claude-code --client gemini-cli --json --fail-on none` measured as a whole process.
 """
 
 from __future__ import annotations
@@ -56,12 +63,39 @@ def recorded_lines(n: int, seed: int = 3) -> list[str]:
     return out
 
 
+CORE_CLIENTS = ("claude-code", "gemini-cli")
+
+
+def core(folder: Path) -> None:
+    """What `mcp-matrix replay --snapshot` cannot do without: every call prepared and classified."""
+    snap = Snapshot(json.loads((folder / "v1.json").read_text(encoding="utf-8")))
+    loaded = load_profiles()
+    profiles = [loaded[name] for name in CORE_CLIENTS]
+    views = discover_all(snap, profiles)
+    with (folder / "retry.jsonl").open(encoding="utf-8") as lines:
+        calls = [json.loads(line) for line in lines if line.strip()]
+    for profile, view in zip(profiles, views):
+        for call in calls:
+            prepare_and_classify(profile, view, call)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=20000)
     ap.add_argument("--big", type=int, default=100000)
+    ap.add_argument("--write-files", metavar="DIR", help="write DIR/retry.jsonl and DIR/v1.json")
+    ap.add_argument("--core", metavar="DIR", help="the pure core of the replay of DIR's files")
     args = ap.parse_args()
+    if args.core:
+        core(Path(args.core))
+        return
     snap_doc = take_snapshot(Target.bundled("billing --version 1"))
+    if args.write_files:
+        folder = Path(args.write_files)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "retry.jsonl").write_text("\n".join(recorded_lines(args.big)) + "\n")
+        write_snapshot(snap_doc, folder / "v1.json")
+        return
     snap = Snapshot(snap_doc)
     tools = {t["name"]: t for _, t in snap.tools}
     lines = recorded_lines(args.calls)
