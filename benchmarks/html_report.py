@@ -20,8 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic import snapshot_doc, tool_list
 
 from matrix.behaviours import registry
-from matrix.commands.discover import discovery_events
-from matrix.discovery import discover_all
+from matrix.discovery import discover_all, discovery_events
 from matrix.events import SnapshotTaken
 from matrix.profiles.loader import load_profiles
 from matrix.results import ResultsWriter

@@ -15,12 +15,11 @@ from pathlib import Path
 import pytest
 
 from matrix.behaviours import registry
-from matrix.commands.discover import discovery_events
-from matrix.commands.report import write_report
-from matrix.discovery import discover_all
+from matrix.discovery import discover_all, discovery_events
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.html import PAGE_ROWS
 from matrix.report.json_report import build_report
+from matrix.report.writers import write_report
 from matrix.snapshot import Snapshot
 from tests.report.conftest import dump_dom
 
