@@ -90,6 +90,8 @@ def main() -> None:
         core(Path(args.core))
         return
     snap_doc = take_snapshot(Target.bundled("billing --version 1"))
+    if snap_doc.get("error"):  # a loaded machine can miss the handshake's bound: say so, stop
+        sys.exit(f"the billing server's snapshot failed: {snap_doc['error'].get('message')}")
     if args.write_files:
         folder = Path(args.write_files)
         folder.mkdir(parents=True, exist_ok=True)
