@@ -43,6 +43,46 @@ def run_cli(
     )
 
 
+def run_cli_in_process(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    """``run_cli`` without the process: ``matrix.cli.main`` in this process, its output captured.
+
+    For a command whose process boundary is not the point (bad input refused before any server
+    starts, a report of a file): it saves the interpreter start, imports and profile loading of a
+    new process (about a second each on 2 cores). It runs from the same neutral directory and
+    with the same bounds; an exception that escapes is a traceback on stderr and exit 1, as in a
+    process. Servers it starts are still real processes.
+    """
+    import io
+    import os
+    import traceback
+
+    from matrix.cli import main
+
+    if args and args[0] in LOADED_MACHINE_BOUNDS:
+        args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
+    out, err = io.TextIOWrapper(io.BytesIO(), "utf-8"), io.TextIOWrapper(io.BytesIO(), "utf-8")
+    saved = sys.stdin, sys.stdout, sys.stderr
+    cwd = os.getcwd()
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(input or ""), out, err
+    try:
+        os.chdir(NEUTRAL_CWD)
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: --help, usage errors
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except BaseException:  # noqa: BLE001 - a process would print it and exit 1
+            traceback.print_exc()
+            code = 1
+    finally:
+        os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = saved
+    texts = []
+    for stream in (out, err):
+        stream.flush()
+        texts.append(stream.buffer.getvalue().decode("utf-8", "replace"))
+    return subprocess.CompletedProcess(["mcp-matrix", *args], code, *texts)
+
+
 @pytest.fixture
 def cli():
     return run_cli

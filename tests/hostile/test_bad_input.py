@@ -1,5 +1,9 @@
 """Bad input: every malformed file or argument is ONE clear error (exit 2) naming the file, the
-line or key, and what was expected; never a traceback, and never a server started for nothing."""
+line or key, and what was expected; never a traceback, and never a server started for nothing.
+
+Most run the CLI's ``main`` in-process (tests/conftest.py ``run_cli_in_process``: the same
+exit code and stderr, an escaping exception shows as a traceback); the FIFO and hang cases and
+the real run keep a process of their own."""
 
 from __future__ import annotations
 
@@ -8,7 +12,12 @@ import os
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_in_process
+
+# Refusing bad input is the CLI's own code, run in this process (a new process for each of these
+# 50 tests cost a second each); the process boundary is kept where it is the point: a FIFO that
+# would hang a reader, and a results file written by a real run.
+cli = run_cli_in_process
 
 PROFILE = """\
 name: my-client
@@ -57,7 +66,7 @@ def test_a_profile_with_an_unknown_behaviour_names_file_line_key_and_the_near_mi
         "profiles/my-client.yaml",
         PROFILE.replace("BEHAVIOUR", "max-tool").replace("LIMIT", "3"),
     )
-    r = run_cli(
+    r = cli(
         "run",
         "--profiles-dir",
         str(tmp_path / "profiles"),
@@ -81,7 +90,7 @@ def test_a_profile_param_of_the_wrong_type_says_what_was_expected(tmp_path):
         "profiles/my-client.yaml",
         PROFILE.replace("BEHAVIOUR", "max-tools").replace("LIMIT", '"forty"'),
     )
-    r = run_cli(
+    r = cli(
         "run",
         "--profiles-dir",
         str(tmp_path / "profiles"),
@@ -95,7 +104,7 @@ def test_a_profile_param_of_the_wrong_type_says_what_was_expected(tmp_path):
 
 def test_a_profile_that_is_not_yaml_names_its_line(tmp_path):
     write(tmp_path, "profiles/my-client.yaml", "name: my-client\nclient: [unclosed\n")
-    r = run_cli("profiles", "--profiles-dir", str(tmp_path / "profiles"))
+    r = cli("profiles", "--profiles-dir", str(tmp_path / "profiles"))
     one_error(r, "my-client.yaml:", "YAML syntax error")
 
 
@@ -135,7 +144,7 @@ def test_a_profile_that_is_not_yaml_names_its_line(tmp_path):
 def test_a_bad_cases_file_is_one_error_before_any_server_starts(tmp_path, text, words):
     cases = write(tmp_path, "cases.yaml", text)
     record = tmp_path / "calls.jsonl"
-    r = run_cli(
+    r = cli(
         "run", "--server", f"faulty --record {record}", "--client", "continue", "--cases", cases
     )
     one_error(r, cases, *words)
@@ -147,13 +156,13 @@ def test_a_yaml_alias_bomb_is_refused_without_expanding_it(tmp_path):
     for prev, name in zip("abcdefgh", "bcdefghi"):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     cases = write(tmp_path, "cases.yaml", "\n".join(lines) + "\ncases: {}\n")  # 9^9 values expanded
-    r = run_cli("run", "--server", "faulty", "--client", "continue", "--cases", cases, timeout=60)
+    r = cli("run", "--server", "faulty", "--client", "continue", "--cases", cases)
     one_error(r, f"{cases}:1", "YAML aliases expanded", "at most 100000")
 
 
 def test_a_cases_file_nested_too_deeply_is_one_error(tmp_path):
     cases = write(tmp_path, "cases.yaml", "cases: " + "[" * 20000 + "]" * 20000 + "\n")
-    r = run_cli("run", "--server", "faulty", "--client", "continue", "--cases", cases)
+    r = cli("run", "--server", "faulty", "--client", "continue", "--cases", cases)
     one_error(r, f"{cases}:1", "nested too deeply")
 
 
@@ -167,7 +176,7 @@ def test_a_bad_policy_names_its_line_and_the_valid_values(tmp_path):
         json.dumps({"event": "run-started", "format": "mcp-matrix.results", "version": 1}) + "\n",
     )
     policy = write(tmp_path, "policy.yaml", "required_clients: [continue]\nfail_on: [bogus]\n")
-    r = run_cli("check", results, "--policy", policy)
+    r = cli("check", results, "--policy", policy)
     one_error(r, f"{policy}:2", "fail_on[0]", "expected one of", '"bogus"')
 
 
@@ -203,9 +212,9 @@ def test_a_bad_policy_names_its_line_and_the_valid_values(tmp_path):
 def test_a_bad_snapshot_is_one_error_naming_it(tmp_path, text, words, command):
     snap = write(tmp_path, "snap.json", text)
     if command == "discover":
-        r = run_cli("discover", snap, "--client", "continue")
+        r = cli("discover", snap, "--client", "continue")
     else:
-        r = run_cli("run", "--server", "faulty", "--client", "continue", "--baseline", snap)
+        r = cli("run", "--server", "faulty", "--client", "continue", "--baseline", snap)
     one_error(r, snap, *words)
 
 
@@ -228,7 +237,7 @@ START = json.dumps({"event": "run-started", "format": "mcp-matrix.results", "ver
 )
 def test_a_bad_results_file_is_one_error_naming_file_and_line(tmp_path, text, words):
     results = write(tmp_path, "r.jsonl", text)
-    r = run_cli("report", results, "--format", "md")
+    r = cli("report", results, "--format", "md")
     one_error(r, results, *words)
 
 
@@ -249,7 +258,7 @@ def test_a_bad_results_file_is_one_error_naming_file_and_line(tmp_path, text, wo
 def test_a_bad_recorded_calls_file_is_one_error_naming_file_line_and_key(tmp_path, text, words):
     calls = write(tmp_path, "live.jsonl", text)
     record = tmp_path / "calls.jsonl"
-    r = run_cli("replay", calls, "--server", f"faulty --record {record}", "--client", "continue")
+    r = cli("replay", calls, "--server", f"faulty --record {record}", "--client", "continue")
     one_error(r, calls, *words)
     assert not record.exists()
 
@@ -284,7 +293,7 @@ def test_a_bad_argument_is_one_error_that_says_what_was_expected(tmp_path, args,
     server = (
         () if "--server" in args or "--http" in args else ("--server", f"faulty --record {record}")
     )
-    r = run_cli("run", *server, *args)
+    r = cli("run", *server, *args)
     one_error(r, *words)
     assert not record.exists()
 
