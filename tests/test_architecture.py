@@ -162,3 +162,28 @@ def test_no_import_cycles_between_modules():
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_live_run_is_assembled_in_matrix_api_alone():
+    """``run_matrix`` is called by ``matrix.api.run`` only: the run command, ``check`` and the
+    pytest plugin get their run (results, reports, progress, the gate) from there."""
+    callers = sorted(
+        module
+        for path, module in _modules()
+        if module not in ("matrix.api", "matrix.run")
+        and re.search(r"\brun_matrix\b|\bRunConfig\b", path.read_text(encoding="utf-8"))
+    )
+    assert callers == []
+
+
+def test_commands_define_no_library_classes():
+    """Commands parse and print (ARCHITECTURE.md): a class there is a library value or a
+    writer that belongs a layer down (the terminal streams of ``outputs`` are the exception)."""
+    found = [
+        f"{module}.{node.name}"
+        for path, module in _modules()
+        if module.startswith("matrix.commands.") and module != "matrix.commands.outputs"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    ]
+    assert found == []
