@@ -277,13 +277,17 @@ MODES = [
     ),
     # A dropped or hidden tool in a required client fails the default gate (issue 11): exit 1.
     ("duplicate-names", "stdio", ("codex", "goose", "continue"), (), 1, check_duplicate_names),
-    (
+    pytest.param(
         "many-tools",
         "stdio",
         ("cursor", "windsurf"),
         ("--no-auto-cases", "--quiet"),
         1,  # the tool caps hide tools in required clients: the default gate fails
         check_many_tools,
+        # 20,000 cells in five report formats: 80 cpu s (90% of it writing the reports), and
+        # 150-200 s of wall time under a parallel suite's load: its bounds are its own (the
+        # shared 150 s was hit in three runs).
+        marks=pytest.mark.timeout(900),
     ),
     ("cursor-loop", "stdio", TWO, (), 1, check_cursor_loop),
     ("huge-response", "stdio", TWO, (), 0, check_huge_response),
@@ -328,7 +332,7 @@ MODES = [
 @pytest.mark.parametrize(
     ("mode", "transport", "clients", "extra", "code", "check"),
     MODES,
-    ids=[f"{m[0].split()[0]}-{m[1]}" for m in MODES],
+    ids=[f"{v[0].split()[0]}-{v[1]}" for v in (getattr(m, "values", m) for m in MODES)],
 )
 def test_a_faulty_server_gets_its_verdicts_and_every_report_survives(
     tmp_path, mode, transport, clients, extra, code, check
@@ -347,7 +351,7 @@ def test_a_faulty_server_gets_its_verdicts_and_every_report_survives(
         transport,
         clients=clients,
         extra=extra,
-        timeout=150,
+        timeout=600 if mode == "many-tools" else 150,
     )
     assert_no_crash(run)
     assert run.returncode == code, run.stderr[-2000:] + run.stdout[-2000:]
