@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 from matrix.results import read_events
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_in_process
+
+# ``check`` and ``merge`` of a results file read files only: in this process (a second saved per
+# call); a check that runs the target, and every run, keep a process of their own.
+check_here = run_cli_in_process
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +49,7 @@ def test_check_fails_a_release_with_silent_loss_and_names_each_cell_with_its_evi
     gateway_results, tmp_path
 ):
     out = tmp_path / "checklist.md"
-    r = run_cli("check", str(gateway_results), "-o", str(out))
+    r = check_here("check", str(gateway_results), "-o", str(out))
     assert r.returncode == 1
     assert "FAILED no silent-loss for memory_write::with-v2-field[stale-cache]" in r.stdout
     assert "passed the run finished" in r.stdout
@@ -65,7 +69,7 @@ expected_failures:
   - {client: stale-cache, tool: context_feedback, verdict: silent-loss, reason: "probe; rich tools are legacy"}
 """,
     )
-    r = run_cli("check", str(gateway_results), "--policy", p)
+    r = check_here("check", str(gateway_results), "--policy", p)
     assert r.returncode == 0, r.stdout
     assert "expected failure: probe; rich tools are legacy" in r.stdout
 
@@ -81,7 +85,7 @@ expected_failures:
   - {client: claude-code, tool: memory_write_raw, reason: "was broken once"}
 """,
     )
-    r = run_cli("check", str(gateway_results), "--policy", p)
+    r = check_here("check", str(gateway_results), "--policy", p)
     assert r.returncode == 1
     assert "stale: it no longer fails" in r.stdout
 
@@ -102,7 +106,7 @@ def test_required_clients_must_see_every_tool(tmp_path):
         timeout=120,
     )
     p = policy(tmp_path, "required_clients: [claude-code-278]\nfail_on: []\n")
-    r = run_cli("check", str(results), "--policy", p)
+    r = check_here("check", str(results), "--policy", p)
     assert r.returncode == 1
     assert "FAILED claude-code-278 sees memory_reflect" in r.stdout and "hidden" in r.stdout
     assert "passed claude-code-278 sees memory_store" in r.stdout
@@ -111,33 +115,33 @@ def test_required_clients_must_see_every_tool(tmp_path):
 def test_the_policy_can_live_in_pyproject_toml(gateway_results, tmp_path):
     py = tmp_path / "pyproject.toml"
     py.write_text('[tool.mcp-matrix]\nfail_on = ["broken"]\n')
-    assert run_cli("check", str(gateway_results), "--policy", str(py)).returncode == 0
+    assert check_here("check", str(gateway_results), "--policy", str(py)).returncode == 0
     py.write_text('[tool.mcp-matrix]\nfail_on = ["silent"]\n')
-    r = run_cli("check", str(gateway_results), "--policy", str(py))
+    r = check_here("check", str(gateway_results), "--policy", str(py))
     assert r.returncode == 2 and "tool.mcp-matrix.fail_on[0]" in r.stderr
 
 
 def test_a_malformed_policy_is_exit_2_with_file_line_and_key(gateway_results, tmp_path):
     p = policy(tmp_path, "expected_failures:\n  - client: x\n")
-    r = run_cli("check", str(gateway_results), "--policy", p)
+    r = check_here("check", str(gateway_results), "--policy", p)
     assert r.returncode == 2
     assert f"{p}:2" in r.stderr and "reason" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_merge_joins_runs_and_the_merged_file_checks_like_its_parts(gateway_results, tmp_path):
     merged = tmp_path / "merged.jsonl"
-    r = run_cli("merge", str(gateway_results), str(gateway_results), "-o", str(merged))
+    r = check_here("merge", str(gateway_results), str(gateway_results), "-o", str(merged))
     assert r.returncode == 0
     events = read_events(merged)
     assert events == 2 * read_events(gateway_results)
     assert sum(e["event"] == "run-started" for e in events) == 2
-    assert run_cli("check", str(merged)).returncode == 1
+    assert check_here("check", str(merged)).returncode == 1
 
 
 def test_merge_refuses_a_file_that_is_not_results(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"event": "call"}\n')
-    r = run_cli("merge", str(bad))
+    r = check_here("merge", str(bad))
     assert r.returncode == 2 and f"{bad}:1" in r.stderr
 
 
