@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from matrix.wire.session import Session, Timeouts
 from tests.conftest import bundled
 
@@ -11,6 +13,15 @@ def open_session(spec: str, transport: str, **kw) -> Session:
         bundled(spec, transport).open(), timeouts=Timeouts(initialize=20, list=10, call=10), **kw
     )
     return session
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def memory(request) -> Session:
+    """One initialized session per transport, shared by the tests that only send requests on
+    it (none depends on what another sent): one server start each instead of one per test."""
+    with open_session("memory", request.param) as s:
+        s.initialize()
+        yield s
 
 
 def test_initialize_negotiates_the_requested_protocol_and_reports_the_server(transport):
@@ -41,43 +52,33 @@ def test_first_page_only_stops_after_one_page(transport):
     assert len(listing.pages) == 1 and len(listing.tools) == 3
 
 
-def test_a_valid_call_returns_its_result(transport):
-    with open_session("memory", transport) as s:
-        s.initialize()
-        r = s.call_tool(
-            "memory_reflect", {"action": "summarize", "agent_id": "alice", "text": "hello"}
-        )
+def test_a_valid_call_returns_its_result(memory):
+    r = memory.call_tool(
+        "memory_reflect", {"action": "summarize", "agent_id": "alice", "text": "hello"}
+    )
     assert r.error is None
     assert r.result.get("isError") is not True
 
 
-def test_a_tool_error_is_a_result_with_is_error_not_an_rpc_error(transport):
-    with open_session("memory", transport) as s:
-        s.initialize()
-        r = s.call_tool("memory_reflect", {"action": "summarize", "agent_id": "   "})
+def test_a_tool_error_is_a_result_with_is_error_not_an_rpc_error(memory):
+    r = memory.call_tool("memory_reflect", {"action": "summarize", "agent_id": "   "})
     assert r.error is None
     assert r.result["isError"] is True
 
 
-def test_an_unknown_method_comes_back_as_an_rpc_error_value(transport):
-    with open_session("memory", transport) as s:
-        s.initialize()
-        r = s.request("no/such-method", {}, 5)
+def test_an_unknown_method_comes_back_as_an_rpc_error_value(memory):
+    r = memory.request("no/such-method", {}, 5)
     assert r.error is not None and r.error.code == -32601
 
 
-def test_arguments_are_sent_exactly_as_given_even_when_invalid(transport):
+def test_arguments_are_sent_exactly_as_given_even_when_invalid(memory):
     # A stringified array must reach the server as a string: the wire never coerces.
-    with open_session("memory", transport) as s:
-        s.initialize()
-        r = s.call_tool(
-            "memory_reflect", {"action": "summarize", "agent_id": "a", "confidence": "0.5"}
-        )
+    r = memory.call_tool(
+        "memory_reflect", {"action": "summarize", "agent_id": "a", "confidence": "0.5"}
+    )
     text = " ".join(c.get("text", "") for c in r.result.get("content", []))
     assert r.result.get("isError") is True and "confidence" in text
 
 
-def test_ping_is_answered(transport):
-    with open_session("memory", transport) as s:
-        s.initialize()
-        assert s.ping().error is None
+def test_ping_is_answered(memory):
+    assert memory.ping().error is None
