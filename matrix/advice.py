@@ -14,13 +14,16 @@ from the decision records the project was seeded with:
   mapped at the boundary, the new name wins on conflict, and the alias's description is an
   instruction: "Do not use; pass X instead".
 
-Advice is a value for writers to show beside a finding; it never changes a verdict.
+Advice is a value for writers to show beside a finding (it reads typed cells, matrix.events);
+it never changes a verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from matrix.events import CallCell, Cell, DiscoveryCell
 
 # -- the advice texts ----------------------------------------------------------------------
 
@@ -270,54 +273,58 @@ _WRITE_LOSS = ("cache-tools", "strip-unknown-arguments")
 _MAX_PARTS = 3
 
 
-def advice_for(event: Mapping[str, Any], tool: Mapping[str, Any] | None = None) -> str | None:
-    """The fix for one discovery or call event, or None when nothing needs fixing.
+def advice_for(
+    cell: Cell, tool: Mapping[str, Any] | None = None, finding: Mapping[str, Any] | None = None
+) -> str | None:
+    """The fix for one discovery or call cell, or None when nothing needs fixing.
 
     ``tool`` is the tool as the server listed it, when known: its annotations tell a
-    read-only tool (no raw twin needed) from one that may write.
+    read-only tool (no raw twin needed) from one that may write. ``finding``: the fix for that
+    one finding of a discovery cell (a root cause of the triage list) instead of the cell's.
     """
-    parts = advice_parts(event, tool)
+    parts = advice_parts(cell, tool, finding)
     return " ".join(parts) if parts else None
 
 
-def advice_parts(event: Mapping[str, Any], tool: Mapping[str, Any] | None = None) -> list[str]:
-    """The distinct pieces of advice for an event, most specific first (at most three)."""
-    verdict = str(event.get("verdict") or "")
+def advice_parts(
+    cell: Cell, tool: Mapping[str, Any] | None = None, finding: Mapping[str, Any] | None = None
+) -> list[str]:
+    """The distinct pieces of advice for a cell, most specific first (at most three)."""
+    verdict = cell.verdict
     if verdict in ("visible", "intact", "tolerated", "skipped", ""):
         return []
-    if event.get("event") == "discovery":
-        found = _discovery_parts(event)
+    if isinstance(cell, DiscoveryCell):
+        found = _discovery_parts(verdict, cell.findings if finding is None else (finding,))
     else:
-        found = _call_parts(event, tool)
+        found = _call_parts(cell, tool)
     if verdict in BY_VERDICT and (not found or verdict in _ALWAYS):
         found = found + [BY_VERDICT[verdict]]
     return _dedupe(found)[:_MAX_PARTS]
 
 
-def _discovery_parts(event: Mapping[str, Any]) -> list[str]:
-    findings = [f for f in event.get("findings") or [] if isinstance(f, Mapping)]
-    if event.get("verdict") in ("hidden", "server-dropped", "session-broken"):
+def _discovery_parts(verdict: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
+    if verdict in ("hidden", "server-dropped", "session-broken"):
         # The finding that decided comes last; the others only rewrote the schema before.
         ordered = list(reversed(findings))
     else:
         ordered = [f for f in findings if f.get("lost")] or findings
     out = []
     for f in ordered:
-        text = _by_code(str(f.get("code") or "")) or BY_BEHAVIOUR.get(str(f.get("behaviour") or ""))
+        text = _by_code(f.get("code", "")) or BY_BEHAVIOUR.get(f.get("behaviour", ""))
         if text:
             out.append(text)
     return out
 
 
-def _call_parts(event: Mapping[str, Any], tool: Mapping[str, Any] | None) -> list[str]:
-    verdict = event.get("verdict")
-    behaviours = [str(b) for b in event.get("behaviours") or []]
-    kinds = {str(m.get("kind")) for m in event.get("mutations") or [] if isinstance(m, Mapping)}
+def _call_parts(cell: CallCell, tool: Mapping[str, Any] | None) -> list[str]:
+    verdict = cell.verdict
+    behaviours = cell.behaviours
+    kinds = {m["kind"] for m in cell.mutations}
     out: list[str] = []
     if verdict == "unreachable":
         out += [BY_BEHAVIOUR[b] for b in behaviours if b in BY_BEHAVIOUR and b not in _WRITE_LOSS]
         return out
-    if event.get("stale"):
+    if cell.stale:
         # Built from a cached, older tool list. A field added since is stripped (a raw twin
         # keeps writes whole); an old parameter name the server no longer takes is refused
         # (the additive alias keeps it working).

@@ -30,7 +30,7 @@ from matrix.cases import Case, load_cases
 from matrix.checklist import default_required, lost_tools
 from matrix.discovery import discover_all
 from matrix.errors import InputError
-from matrix.events import Cell, DiscoveryCell, Event, event_from_json
+from matrix.events import Cell, DiscoveryCell, Event
 from matrix.outfiles import open_results
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.profiles.model import Profile
@@ -51,8 +51,8 @@ class Gate:
 
     fail_on: tuple[str, ...]
     required: tuple[str, ...]
-    lost: tuple[dict, ...]  # discovery cells: hidden, server-dropped, session-broken
-    over: tuple[dict, ...]  # cells whose verdict is in fail_on
+    lost: tuple[DiscoveryCell, ...]  # hidden, server-dropped, session-broken
+    over: tuple[Cell, ...]  # cells whose verdict is in fail_on
 
     @property
     def passed(self) -> bool:
@@ -92,7 +92,7 @@ class RunOutcome:
         return self.cell(tool, profile, case).verdict
 
     def to_json(self) -> list[dict]:
-        """The events as a results stream holds them (what the writers and the checklist read)."""
+        """The events as a results stream holds them (JSON; the writers and the checklist read ``events``)."""
         return list(self.json_events) or [e.to_json() for e in self.events]
 
     @property
@@ -105,7 +105,7 @@ class RunOutcome:
     ) -> Gate:
         """The release gate. ``require`` None: every real client profile of the run (not the
         probes), or none when ``fail_on`` is empty too (nothing fails)."""
-        events = self.to_json()
+        events = self.events
         if require is None:
             required = default_required(events) if fail_on else ()
         else:
@@ -249,12 +249,12 @@ def run(
         if handle is not None and handle is not results:
             handle.close()
     for fmt, path in reports:
-        write_report(writer.events, fmt, str(path), list(fail_on))
+        write_report(writer.typed, fmt, str(path), list(fail_on))
     return RunOutcome(
         measured=done.measured,
         interrupted=done.interrupted,
         deadline_passed=done.deadline_passed,
-        events=tuple(event_from_json(e) for e in writer.events),
+        events=tuple(writer.typed),
         counts=dict(done.counts),
         json_events=tuple(writer.events),
     )

@@ -24,6 +24,16 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from matrix.errors import InputError, InputErrors, did_you_mean
+from matrix.events import (
+    CallCell,
+    Cell,
+    DiscoveryCell,
+    Event,
+    ProfileError,
+    RunFinished,
+    RunStarted,
+    typed_events,
+)
 from matrix.report.grid import RELEASE_FAILING
 from matrix.schemas import load_schema
 from matrix.yamlfile import key_path, load_yaml_source
@@ -65,8 +75,9 @@ class Item:
     cell: tuple | None = None  # (event, profile, tool, case) of the cell this item is about
 
 
-def cell_key(cell: dict) -> tuple:
-    return (cell.get("event"), cell.get("profile"), cell.get("tool"), cell.get("case"))
+def cell_key(cell: Cell) -> tuple:
+    """(event kind, profile, tool, case) of a cell: its identity across the items of a run."""
+    return (cell.KIND, cell.profile, cell.tool, cell.case if isinstance(cell, CallCell) else None)
 
 
 def load_policy(path: str | Path | None) -> Policy:
@@ -112,28 +123,25 @@ def _from_pyproject(p: Path) -> dict:
     return data
 
 
-def default_required(events: Iterable[dict]) -> tuple[str, ...]:
+def default_required(events: Iterable[Event]) -> tuple[str, ...]:
     """The clients a release must not lose a tool in when no policy names them: every profile of
     the run that is ``required_by_default`` (not a probe, not an opt-in configuration). Results
     written before that field existed fall back to excluding the probes (``versions: probe``)."""
-    start = next((e for e in events if e.get("event") == "run-started"), {})
+    start = next((e for e in typed_events(events) if isinstance(e, RunStarted)), RunStarted())
     return tuple(
-        str(p.get("name"))
-        for p in start.get("profiles") or []
-        if isinstance(p, dict)
-        and p.get("required_by_default", str(p.get("versions", "")).strip() != "probe")
+        p["name"]
+        for p in start.profiles
+        if p.get("required_by_default", str(p.get("versions", "")).strip() != "probe")
     )
 
 
-def lost_tools(events: Iterable[dict], required: Iterable[str]) -> list[dict]:
+def lost_tools(events: Iterable[Event], required: Iterable[str]) -> list[DiscoveryCell]:
     """Discovery cells where a required client hides a tool, drops the server or breaks the session."""
     names = set(required)
     return [
         e
-        for e in events
-        if e.get("event") == "discovery"
-        and e.get("profile") in names
-        and e.get("verdict") in LOST_TOOL
+        for e in typed_events(events)
+        if isinstance(e, DiscoveryCell) and e.profile in names and e.verdict in LOST_TOOL
     ]
 
 
@@ -166,29 +174,37 @@ def check_policy_clients(policy: Policy, known: Iterable[str]) -> None:
         raise errors[0] if len(errors) == 1 else InputErrors(errors)
 
 
-def _matches(rule: dict, cell: dict) -> bool:
+def _matches(rule: dict, cell: Cell) -> bool:
+    case = cell.case if isinstance(cell, CallCell) else None
     return (
-        rule["client"] == cell.get("profile")
-        and rule.get("tool", cell.get("tool")) == cell.get("tool")
-        and rule.get("case", cell.get("case")) == cell.get("case")
-        and rule.get("verdict", cell.get("verdict")) == cell.get("verdict")
+        rule["client"] == cell.profile
+        and rule.get("tool", cell.tool) == cell.tool
+        and rule.get("case", case) == case
+        and rule.get("verdict", cell.verdict) == cell.verdict
     )
 
 
-def _label(cell: dict) -> str:
-    case = f"::{cell['case']}" if cell.get("case") else ""
-    return f"{cell.get('tool')}{case}[{cell.get('profile')}]"
+def _label(cell: Cell) -> str:
+    case = f"::{cell.case}" if isinstance(cell, CallCell) and cell.case else ""
+    return f"{cell.tool}{case}[{cell.profile}]"
 
 
-def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
+def _last_message(cell: Cell) -> str:
+    """A discovery cell's deciding finding, in words (it comes last)."""
+    return (
+        "; ".join(f["message"] for f in cell.findings[-1:])
+        if isinstance(cell, DiscoveryCell)
+        else ""
+    )
+
+
+def evaluate(events: Iterable[Event], policy: Policy) -> list[Item]:
     """Every checklist item, passed or failed, with the evidence behind it."""
-    events = list(events)
-    cells = [e for e in events if e.get("event") in ("discovery", "call")]
+    events = typed_events(events)
+    cells = [e for e in events if isinstance(e, (DiscoveryCell, CallCell))]
     items: list[Item] = []
-    finished = [e for e in events if e.get("event") == "run-finished"]
-    measured = bool(finished) and all(
-        f.get("measured", True) and not f.get("interrupted") for f in finished
-    )
+    finished = [e for e in events if isinstance(e, RunFinished)]
+    measured = bool(finished) and all(f.measured and not f.interrupted for f in finished)
     items.append(
         Item(
             "the run finished and measured the server",
@@ -198,27 +214,27 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
             else "the run was interrupted, unfinished or could not measure the server",
         )
     )
-    errors = [e for e in events if e.get("event") == "profile-error"]
+    errors = [e for e in events if isinstance(e, ProfileError)]
     items.append(
         Item(
             "every profile was measured",
             not errors,
             "no profile-error"
             if not errors
-            else f"{len(errors)} profile-error event(s), e.g. {errors[0].get('profile')}: {str(errors[0].get('error'))[:200]}"
+            else f"{len(errors)} profile-error event(s), e.g. {errors[0].profile}: {errors[0].error[:200]}"
             " (its cells are missing, so nothing about them passed)",
         )
     )
     matched: set[int] = set()
 
-    def expected(cell: dict) -> dict | None:
+    def expected(cell: Cell) -> dict | None:
         for i, rule in enumerate(policy.expected_failures):
             if _matches(rule, cell):
                 matched.add(i)
                 return rule
         return None
 
-    known = {e.get("profile") for e in cells}
+    known = {e.profile for e in cells}
     default = policy.required_clients is None
     required = default_required(events) if default else policy.required_clients
     for client in required:
@@ -228,19 +244,17 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
                     Item(f"{client} sees every tool", False, f"no results for {client} in this run")
                 )
             continue
-        for cell in (
-            c for c in cells if c.get("event") == "discovery" and c.get("profile") == client
-        ):
-            ok = cell.get("verdict") in ("visible", "degraded")
+        for cell in (c for c in cells if isinstance(c, DiscoveryCell) and c.profile == client):
+            ok = cell.verdict in ("visible", "degraded")
             rule = None if ok else expected(cell)
             if default and ok:
                 continue  # the default set: one summary item below, failures one by one
-            why = "; ".join(f.get("message", "") for f in cell.get("findings", [])[-1:])
+            why = _last_message(cell)
             items.append(
                 Item(
-                    f"{client} sees {cell.get('tool')}",
+                    f"{client} sees {cell.tool}",
                     ok or rule is not None,
-                    cell.get("verdict", "")
+                    cell.verdict
                     + (f": {why}" if why and not ok else "")
                     + (f" (expected failure: {rule['reason']})" if rule else ""),
                     cell_key(cell),
@@ -256,23 +270,17 @@ def evaluate(events: Iterable[dict], policy: Policy) -> list[Item]:
         )
     failing = set(policy.fail_on)
     for cell in cells:
-        if cell.get("verdict") not in failing:
+        if cell.verdict not in failing:
             continue
         rule = expected(cell)
-        reason = cell.get("reason") or "; ".join(
-            f.get("message", "") for f in cell.get("findings", [])[-1:]
-        )
+        reason = (cell.reason if isinstance(cell, CallCell) else "") or _last_message(cell)
         items.append(
             Item(
-                f"no {cell['verdict']} for {_label(cell)}",
+                f"no {cell.verdict} for {_label(cell)}",
                 rule is not None,
                 reason
                 + (f" (expected failure: {rule['reason']})" if rule else "")
-                + (
-                    f" [evidence: {cell.get('weakest_evidence')}]"
-                    if cell.get("weakest_evidence")
-                    else ""
-                ),
+                + (f" [evidence: {cell.weakest_evidence}]" if cell.weakest_evidence else ""),
                 cell_key(cell),
             )
         )

@@ -27,8 +27,8 @@ def discover_all(
 
 def discovery_events(
     snap: Snapshot, views: Sequence[ClientView], profiles: Iterable[Profile], name: str = ""
-) -> list[dict]:
-    """The views as the result events every writer reads (no calls: discovery only)."""
+) -> list[Event]:
+    """The views as the typed result events every writer reads (no calls: discovery only)."""
     key = server_key(
         {**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
         snap.doc.get("serverInfo"),
@@ -58,4 +58,4 @@ def discovery_events(
             "stderr_tail": list(snap.error.get("stderr_tail") or []),
         }
     events.append(RunFinished(measured=not snap.error, error=error))
-    return [e.to_json() for e in events]
+    return events

@@ -14,7 +14,8 @@ without a default are the ones no reader can do without (a cell's profile, tool 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -41,18 +42,27 @@ class EventError(ValueError):
         super().__init__(f"{kind} event: {message}")
 
 
+def _lists(value: Any) -> Any:
+    """A frozen field's tuple as the JSON list it was read from (tuples inside tuples too)."""
+    return [_lists(v) for v in value] if isinstance(value, tuple) else value
+
+
 @dataclass(frozen=True)
 class _Event:
     KIND: ClassVar[str] = ""
+    # Keys written first, in this order (the key order of the version-1 stream); then the
+    # other fields in declaration order. A field with ``_OMIT`` is left out while it is None.
+    HEAD: ClassVar[tuple[str, ...]] = ()
 
     def to_json(self) -> dict:
         """The event as one line of the results stream."""
         out: dict[str, Any] = {"event": self.KIND}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.metadata.get("omit_if_none"):
+        order, omitted, _ = _layout(type(self))
+        for name in order:
+            value = getattr(self, name)
+            if value is None and name in omitted:
                 continue
-            out[f.name] = list(value) if isinstance(value, tuple) else value
+            out[name] = _lists(value)
         return out
 
     @classmethod
@@ -63,8 +73,27 @@ class _Event:
                 cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}"
             )
         check_event(data)
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: _tuples(v) for k, v in data.items() if k in names})
+        return cls.build(data)
+
+    @classmethod
+    def build(cls, data: Mapping[str, Any], strict: bool = False) -> Any:
+        """The typed event of JSON already checked against the schema (the one reader every kind
+        shares: each field from its key, lists as tuples, a missing key its documented default).
+        ``strict``: a key that is no field is a TypeError instead of being left out."""
+        names = _layout(cls)[2]
+        return cls(
+            **{k: _tuples(v) for k, v in data.items() if k != "event" and (strict or k in names)}
+        )
+
+
+@functools.cache
+def _layout(cls: type) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+    """(key order, keys omitted while None, every field) of an event class, computed once."""
+    fields = dataclasses.fields(cls)
+    names = [f.name for f in fields]
+    order = (*cls.HEAD, *(n for n in names if n not in cls.HEAD))
+    omitted = frozenset(f.name for f in fields if f.metadata.get("omit_if_none"))
+    return order, omitted, frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -108,6 +137,7 @@ class DiscoveryCell(_Event):
     """The (profile, tool) cell: what one client does with one tool."""
 
     KIND: ClassVar[str] = "discovery"
+    HEAD: ClassVar[tuple[str, ...]] = ("profile", "tool", "index", "verdict")
     profile: str
     tool: str
     verdict: str
@@ -130,34 +160,17 @@ class DiscoveryCell(_Event):
             weakest_evidence=view.weakest_evidence,
         )
 
-    def to_json(self) -> dict:  # the key order of the version-1 stream
-        out = super().to_json()
-        return {
-            "event": self.KIND,
-            "profile": self.profile,
-            "tool": self.tool,
-            "index": out["index"],
-            "verdict": self.verdict,
-            **{k: v for k, v in out.items() if k not in _CELL_HEAD},
-        }
-
 
 @dataclass(frozen=True)
 class Skipped(_Event):
     """A call not made, and why; ``profile`` is set when only that profile's call was not made."""
 
     KIND: ClassVar[str] = "skipped"
+    HEAD: ClassVar[tuple[str, ...]] = ("profile", "tool", "case", "reason")
     tool: str
     reason: str
     case: str | None = None
     profile: str | None = field(default=None, metadata=_OMIT)
-
-    def to_json(self) -> dict:
-        out = {
-            "event": self.KIND,
-            **({"profile": self.profile} if self.profile is not None else {}),
-        }
-        return {**out, "tool": self.tool, "case": self.case, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -165,6 +178,7 @@ class CallCell(_Event):
     """The (profile, tool, case) cell: what one client's call did at the server."""
 
     KIND: ClassVar[str] = "call"
+    HEAD: ClassVar[tuple[str, ...]] = ("profile", "tool", "case", "origin", "expect")
     profile: str
     tool: str
     case: str
@@ -193,21 +207,7 @@ class CallCell(_Event):
     @classmethod
     def of(cls, event: Mapping[str, Any]) -> CallCell:
         """The call pipeline's cell: each of its keys must be a field here (and in the schema)."""
-        return cls(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in event.items() if k != "event"}
-        )
-
-    def to_json(self) -> dict:  # the key order of the version-1 stream
-        out = super().to_json()
-        head = {
-            "event": self.KIND,
-            "profile": self.profile,
-            "tool": self.tool,
-            "case": self.case,
-            "origin": self.origin,
-            "expect": self.expect,
-        }
-        return {**head, **{k: v for k, v in out.items() if k not in head}}
+        return cls.build(event, strict=True)
 
 
 @dataclass(frozen=True)
@@ -219,15 +219,6 @@ class Sharing(_Event):
     sessions: tuple[tuple[str, ...], ...]
     calls: bool
     reason: str
-
-    def to_json(self) -> dict:
-        return {
-            "event": self.KIND,
-            "mode": self.mode,
-            "sessions": [list(g) for g in self.sessions],
-            "calls": self.calls,
-            "reason": self.reason,
-        }
 
 
 @dataclass(frozen=True)
@@ -244,6 +235,7 @@ class RunFinished(_Event):
     """The last line: whether the target was measured, the counts, and why not."""
 
     KIND: ClassVar[str] = "run-finished"
+    HEAD: ClassVar[tuple[str, ...]] = ("finished_at",)
     measured: bool
     finished_at: str | None = None
     counts: dict = field(default_factory=dict)
@@ -251,16 +243,6 @@ class RunFinished(_Event):
     deadline_passed: bool | None = field(default=None, metadata=_OMIT)
     error: Any = field(default=None, metadata=_OMIT)
 
-    def to_json(self) -> dict:
-        out = super().to_json()
-        return {
-            "event": self.KIND,
-            "finished_at": self.finished_at,
-            **{k: v for k, v in out.items() if k not in ("event", "finished_at")},
-        }
-
-
-_CELL_HEAD = ("event", "profile", "tool", "index", "verdict")
 
 Event = (
     RunStarted
@@ -294,6 +276,23 @@ def event_from_json(data: Mapping[str, Any]) -> Event:
     """The typed event of one line; EventError naming the key when it does not follow the schema."""
     kind = data.get("event") if isinstance(data, Mapping) else None
     return EVENTS[_known(kind)].from_json(data)
+
+
+def build_event(data: Mapping[str, Any]) -> Event:
+    """The typed event of a line already checked against the schema (matrix.results checks each
+    line as it reads it, so it is not checked twice)."""
+    return EVENTS[data["event"]].build(data)
+
+
+def typed_event(event: Event | Mapping[str, Any]) -> Event:
+    """A typed event as it is; a JSON event checked against the schema and typed."""
+    return event if isinstance(event, _Event) else event_from_json(event)
+
+
+def typed_events(events: Iterable[Event | Mapping[str, Any]]) -> list[Event]:
+    """The events every writer and the checklist read: typed events as they are; a JSON event
+    (a hand-built stream, a caller that kept JSON) checked and typed here, once."""
+    return [typed_event(e) for e in events]
 
 
 def as_json(event: Event | Mapping[str, Any]) -> dict:
@@ -335,6 +334,9 @@ __all__ = [
     "Skipped",
     "SnapshotTaken",
     "as_json",
+    "build_event",
     "check_event",
     "event_from_json",
+    "typed_event",
+    "typed_events",
 ]

@@ -182,6 +182,7 @@ class _Plan:
         from matrix import api
         from matrix.advice import advice_for
         from matrix.checklist import cell_key, evaluate, load_policy
+        from matrix.events import CallCell, DiscoveryCell, Skipped
 
         with self._lock:
             if profile in self._runs:
@@ -201,24 +202,24 @@ class _Plan:
                 allow_writes=opt("--mcp-allow-writes"),
                 results=results,
                 timeout_run=opt("--mcp-timeout-run"),
-            ).to_json()
+            ).events
             checklist = evaluate(events, load_policy(opt("--mcp-policy")))
             cells = {}
             for e in events:
-                if e.get("event") in ("discovery", "call"):
+                if isinstance(e, (DiscoveryCell, CallCell)):
                     cells.setdefault(cell_key(e), e)
             failing = {}
             for item in checklist:
                 if not item.passed and item.cell:
-                    cell = cells.get(item.cell, {})
+                    cell = cells.get(item.cell)
                     fix = advice_for(cell) if cell else None
                     failing[item.cell] = f"{item.name}: {item.evidence}" + (
                         f"\nfix: {fix}" if fix else ""
                     )
             skipped = {
-                ("call", profile, e.get("tool"), e.get("case")): e.get("reason")
+                ("call", profile, e.tool, e.case): e.reason
                 for e in events
-                if e.get("event") == "skipped" and e.get("profile") == profile
+                if isinstance(e, Skipped) and e.profile == profile
             }
             run_level = [
                 f"{i.name}: {i.evidence}" for i in checklist if not i.passed and i.cell is None
@@ -273,10 +274,9 @@ class MatrixItem(pytest.Item):
         self.extra_keyword_matches.add(profile)
 
     def runtest(self) -> None:
-        from matrix.checklist import cell_key
-
         outcome = self.plan.outcome(self.cell["profile"])
-        key = cell_key(self.cell)
+        stub = self.cell  # what collection knew of the cell: the key of the cell the run makes
+        key = (stub.get("event"), stub["profile"], stub.get("tool"), stub.get("case"))
         if self.cell.get("event") == "run":
             if outcome["run_level"]:
                 raise MatrixCellFailure("\n".join(outcome["run_level"]))
@@ -290,7 +290,7 @@ class MatrixItem(pytest.Item):
                 f"{self.name}: the run made no such cell (the server's tool list changed "
                 "between collection and the run?)"
             )
-        self.user_properties.append(("verdict", event.get("verdict")))
+        self.user_properties.append(("verdict", event.verdict))
         if key in outcome["failing"]:
             raise MatrixCellFailure(outcome["failing"][key])
 

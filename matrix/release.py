@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from matrix.checklist import AliasRule, Item, Policy, evaluate, evolution_items, policy_path
+from matrix.events import Event, SnapshotTaken, typed_events
 from matrix.evolution.calls_file import calls_file, check_files, population_from_name
 from matrix.evolution.replay import Alias, ReplayConfig, replay
 from matrix.profiles.loader import load_profiles, select_profiles
@@ -30,7 +31,7 @@ def policy_baseline(policy: Policy, given: str | Path | None = None) -> str | Pa
 
 
 def release_items(
-    events: Sequence[dict],
+    events: Sequence[Event],
     policy: Policy,
     *,
     target: Target | None,
@@ -42,7 +43,8 @@ def release_items(
 ) -> list[Item]:
     """Every checklist item, passed or failed, with its evidence. ``clients`` pick the profiles
     of the evolution items when the policy requires none; ``now`` judges alias retirement."""
-    items = evaluate(list(events), policy)
+    events = typed_events(events)
+    items = evaluate(events, policy)
     if not any(policy.extra.get(k) for k in ("baseline", "aliases")):
         return items
     new = _new_snapshot(events, target, timeouts)
@@ -80,17 +82,10 @@ def release_items(
 
 
 def _new_snapshot(
-    events: Sequence[dict], target: Target | None, timeouts: Timeouts
+    events: Sequence[Event], target: Target | None, timeouts: Timeouts
 ) -> Snapshot | None:
     """The release's snapshot: the run's own, else taken from the target; None when it failed."""
-    doc = next(
-        (
-            e["snapshot"]
-            for e in events
-            if e.get("event") == "snapshot" and isinstance(e.get("snapshot"), dict)
-        ),
-        None,
-    )
+    doc = next((e.snapshot for e in events if isinstance(e, SnapshotTaken)), None)
     new = Snapshot(doc, source="the results' snapshot") if doc else None
     if new is None and target is not None:
         new = Snapshot(take_snapshot(target, timeouts=timeouts), source="live")

@@ -25,12 +25,15 @@ from matrix.events import (
     FORMAT,
     READABLE,
     VERSION,
+    CallCell,
     Cell,
+    DiscoveryCell,
     Event,
     EventError,
     as_json,
+    build_event,
     check_event,
-    event_from_json,
+    typed_event,
 )
 from matrix.targets import scrub_json
 
@@ -44,11 +47,13 @@ class ResultsWriter:
         secrets: Iterable[str] = (),
         also: Callable[[dict], None] | None = None,
     ):
-        """``events`` keeps every event written, as JSON (what the writers read)."""
+        """``typed`` keeps every event written as a typed event (what the writers read), ``events``
+        the same as JSON (what was written), both with the secrets masked."""
         self.stream = stream
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.also = also
         self.events: list[dict] = []
+        self.typed: list[Event] = []
         self._lock = threading.Lock()
         self._schemas = ContentTable()
 
@@ -57,14 +62,15 @@ class ResultsWriter:
         return scrub_json(text, self.secrets)
 
     def __call__(self, event: Event | dict) -> None:
+        typed = typed_event(event)
         event = as_json(event)
-        clean = (
-            json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str)))
-            if self.secrets
-            else event
-        )
+        clean = event
+        if self.secrets:
+            clean = json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str)))
+            typed = build_event(clean)  # the same keys, secrets masked inside strings
         with self._lock:
             self.events.append(clean)
+            self.typed.append(typed)
             if self.stream is not None:
                 self.stream.write("".join(self.scrub(line) + "\n" for line in self._lines(event)))
                 self.stream.flush()
@@ -90,7 +96,8 @@ class ResultsWriter:
 
 
 def read_events(path: str | Path) -> list[dict]:
-    """Every event of a results file; a truncated last line (an interrupted run) is ignored."""
+    """Every event of a results file as JSON (to rewrite or inspect the stream; the writers read
+    ``read_typed``); a truncated last line (an interrupted run) is ignored."""
     return list(iter_events(path))
 
 
@@ -165,14 +172,14 @@ def iter_events(path: str | Path) -> Iterator[dict]:
 
 
 def read_typed(path: str | Path) -> list[Event]:
-    """Every event of a results file as typed values (matrix.events)."""
-    return [event_from_json(e) for e in iter_events(path)]
+    """Every event of a results file as typed values (matrix.events): what the writers and the
+    checklist read. Each line is checked once, as it is read, and typed once."""
+    return [build_event(e) for e in iter_events(path)]
 
 
 def cells(events: Iterable[Event | dict[str, Any]]) -> list[Cell]:
     """Discovery and call events as typed cells: the cells of the grid."""
-    typed = (event_from_json(e) if isinstance(e, dict) else e for e in events)
-    return [e for e in typed if e.KIND in ("discovery", "call")]
+    return [e for e in map(typed_event, events) if isinstance(e, (DiscoveryCell, CallCell))]
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from matrix.evolution.calls_file import parse_timestamp
 from matrix.profiles.loader import load_profiles
 from matrix.release import policy_baseline, release_items
-from matrix.results import read_events
+from matrix.results import cells, read_typed
 from matrix.text import markup, terminal_console
 
 
@@ -71,9 +71,9 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     known = list(load_profiles(extra_dirs=args.profiles_dir)) if policy.required_clients else []
     if args.results:
-        events = read_events(args.results)
+        events = read_typed(args.results)
         target = target_from(args, default_server=None)
-        known += [str(e.get("profile")) for e in events if e.get("event") in ("discovery", "call")]
+        known += [c.profile for c in cells(events)]
         check_policy_clients(policy, known)
     else:
         check_policy_clients(policy, known)  # a typo fails before the run, not after it
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             timeouts=timeouts_from(args),
             cases=args.cases,
             baseline=policy_baseline(policy, args.baseline),
-        ).to_json()
+        ).events
     items = release_items(
         events,
         policy,

@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from matrix.errors import InputError
-from matrix.results import VERSION, ResultsWriter, read_events
+from matrix.events import Event, RunStarted
+from matrix.results import VERSION, ResultsWriter, read_typed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,10 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def merge(paths: list[str]) -> list[dict]:
-    events: list[dict] = []
+def merge(paths: list[str]) -> list[Event]:
+    events: list[Event] = []
     for path in paths:
-        events.extend(read_events(path))
+        events.extend(read_typed(path))
     return events
 
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     out = io.StringIO()
     writer = ResultsWriter(out)  # the current version: each distinct schema once
     for e in events:
-        writer({**e, "version": VERSION} if e.get("event") == "run-started" else e)
+        writer(replace(e, version=VERSION) if isinstance(e, RunStarted) else e)
     if args.output:
         Path(args.output).write_text(out.getvalue(), encoding="utf-8")
     else:

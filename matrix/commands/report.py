@@ -11,9 +11,10 @@ import io
 import sys
 
 from matrix.errors import EXIT_OK
+from matrix.events import Event
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.writers import FORMATS, SUFFIX, write_report
-from matrix.results import read_events
+from matrix.results import read_typed
 from matrix.verdicts import parse_verdicts
 
 
@@ -55,9 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     failing = parse_verdicts(args.fail_on, where="--fail-on")
-    events: list[dict] = []
+    events: list[Event] = []
     for path in args.results:
-        events.extend(read_events(path))
+        events.extend(read_typed(path))
     if args.output:
         write_report(events, args.format, args.output, failing, details=not args.quiet)
         return EXIT_OK

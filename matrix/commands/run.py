@@ -20,6 +20,7 @@ from matrix.commands.common import (
 )
 from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from matrix.events import Cell
 from matrix.outfiles import open_results
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.terminal import names, write_terminal
@@ -134,7 +135,7 @@ def parse_reports(values: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) -> None:
+def write_gate(console, lost: list[Cell], over: list[Cell], fail_on: list[str]) -> None:
     """The exit code's reason, in one or two lines."""
     if not lost and not over:
         console.print(
@@ -144,8 +145,8 @@ def write_gate(console, lost: list[dict], over: list[dict], fail_on: list[str]) 
         )
         return
     if lost:
-        tools = sorted({str(e.get("tool")) for e in lost})
-        clients = sorted({str(e.get("profile")) for e in lost})
+        tools = sorted({e.tool for e in lost})
+        clients = sorted({e.profile for e in lost})
         text = (
             f"{len(tools)} tool(s) hidden, dropping the server or breaking the session in "
             f"{len(clients)} required client(s) ({names(clients)}); --require names the clients you need"
@@ -201,9 +202,8 @@ def run(args: argparse.Namespace) -> int:
             if status
             else None,
         )
-    events = outcome.to_json()
     console = terminal_console(soft_wrap=True)
-    write_terminal(events, console, details=not args.quiet, verbose=args.verbose)
+    write_terminal(outcome.events, console, details=not args.quiet, verbose=args.verbose)
     gate = outcome.gate(fail_on, require)
     if outcome.measured:
         write_gate(console, list(gate.lost), list(gate.over), fail_on)

@@ -10,11 +10,23 @@ same thing about every cell.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from matrix import __version__
 from matrix.advice import advice_for
+from matrix.events import (
+    CallCell,
+    Cell,
+    DiscoveryCell,
+    Event,
+    ProfileError,
+    RunFinished,
+    RunStarted,
+    Skipped,
+    SnapshotTaken,
+    typed_events,
+)
 from matrix.report.grid import RELEASE_FAILING, build_grid
 from matrix.schemas import load_schema
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL, rank
@@ -26,11 +38,9 @@ _DECIDING = ("hidden", "server-dropped", "session-broken")
 _REASON_PARTS = 3
 
 
-def build_report(
-    events: Iterable[Mapping[str, Any]], failing: Iterable[str] = RELEASE_FAILING
-) -> dict:
+def build_report(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> dict:
     """The report document for a list of result events (see docs/reports.md for every key)."""
-    events = [e for e in events if isinstance(e, Mapping)]
+    events = typed_events(events)
     failing = list(failing)
     runs: list[dict] = []
     snapshots: list[_Tools] = []
@@ -42,43 +52,38 @@ def build_report(
     def run_index() -> int:
         nonlocal current
         if current < 0:  # events before any run-started (a hand-merged file): an anonymous run
-            runs.append(_run_record({}))
+            runs.append(_run_record(RunStarted()))
             snapshots.append(_Tools({}))
             current = 0
         return current
 
     for e in events:
-        kind = e.get("event")
-        if kind == "run-started":
+        if isinstance(e, RunStarted):
             runs.append(_run_record(e))
             snapshots.append(_Tools({}))
             current = len(runs) - 1
-        elif kind == "snapshot":
-            snapshots[run_index()] = _Tools(e.get("snapshot"))
-        elif kind == "run-finished":
+        elif isinstance(e, SnapshotTaken):
+            snapshots[run_index()] = _Tools(e.snapshot)
+        elif isinstance(e, RunFinished):
             _finish(runs[run_index()], e)
-        elif kind in ("discovery", "call"):
+        elif isinstance(e, (DiscoveryCell, CallCell)):
             i = run_index()
             cells.append(_cell(e, runs[i]["run_id"], snapshots[i], failing))
-        elif kind == "skipped":
+        elif isinstance(e, Skipped):
             i = run_index()
             skipped.append(
                 {
                     "run": runs[i]["run_id"],
-                    "profile": _opt(e.get("profile")),
-                    "tool": _s(e.get("tool")),
-                    "case": _opt(e.get("case")),
-                    "reason": _s(e.get("reason")),
+                    "profile": e.profile,
+                    "tool": e.tool,
+                    "case": e.case,
+                    "reason": e.reason,
                 }
             )
-        elif kind == "profile-error":
+        elif isinstance(e, ProfileError):
             i = run_index()
             profile_errors.append(
-                {
-                    "run": runs[i]["run_id"],
-                    "profile": _s(e.get("profile")),
-                    "error": _s(e.get("error")),
-                }
+                {"run": runs[i]["run_id"], "profile": e.profile, "error": e.error}
             )
 
     grid = build_grid(events)
@@ -87,7 +92,7 @@ def build_report(
     for c in cells:
         counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
     counts = {v: n for v, n in counts.items() if n}
-    first = runs[0] if runs else _run_record({})
+    first = runs[0] if runs else _run_record(RunStarted())
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -128,7 +133,7 @@ def build_report(
 
 
 def write_json(
-    events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+    events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
     stream.write(
         json.dumps(build_report(events, failing), indent=2, ensure_ascii=False, default=str) + "\n"
@@ -138,18 +143,17 @@ def write_json(
 # -- pieces ---------------------------------------------------------------------------------
 
 
-def _run_record(e: Mapping[str, Any]) -> dict:
-    server = e.get("server") if isinstance(e.get("server"), Mapping) else None
+def _run_record(e: RunStarted) -> dict:
     return {
-        "run_id": _opt(e.get("run_id")),
-        "started_at": _opt(e.get("started_at")),
+        "run_id": e.run_id,
+        "started_at": e.started_at,
         "finished_at": None,
-        "mcp_matrix": _opt(e.get("mcp_matrix")),
-        "target": e.get("target"),
-        "server": dict(server) if server else None,
-        "protocolVersion": _opt(e.get("protocolVersion")),
-        "cases": _opt(e.get("cases")) or None,
-        "baseline": _opt(e.get("baseline")),
+        "mcp_matrix": e.mcp_matrix,
+        "target": e.target,
+        "server": dict(e.server) if e.server else None,
+        "protocolVersion": e.protocolVersion,
+        "cases": e.cases or None,
+        "baseline": e.baseline,
         "finished": False,
         "measured": True,
         "interrupted": False,
@@ -157,29 +161,26 @@ def _run_record(e: Mapping[str, Any]) -> dict:
     }
 
 
-def _finish(run: dict, e: Mapping[str, Any]) -> None:
+def _finish(run: dict, e: RunFinished) -> None:
     run.update(
-        finished_at=_opt(e.get("finished_at")),
-        finished=True,
-        measured=bool(e.get("measured", True)),
-        interrupted=bool(e.get("interrupted", False)),
-        error=e.get("error"),
+        finished_at=e.finished_at, finished=True, measured=e.measured, interrupted=e.interrupted
     )
+    run["error"] = e.error
 
 
-def _profiles(events: list[Mapping[str, Any]], names: list[str]) -> list[dict]:
+def _profiles(events: list[Event], names: list[str]) -> list[dict]:
     seen: dict[str, dict] = {}
     for e in events:
-        if e.get("event") != "run-started":
+        if not isinstance(e, RunStarted):
             continue
-        for p in e.get("profiles") or []:
-            if isinstance(p, Mapping) and p.get("name") not in seen:
-                seen[str(p.get("name"))] = {
-                    "name": str(p.get("name")),
-                    "client": _opt(p.get("client")),
-                    "versions": _opt(p.get("versions")),
-                    "models": _opt(p.get("models")),
-                    "weakest_evidence": _opt(p.get("weakest_evidence")),
+        for p in e.profiles:
+            if p["name"] not in seen:
+                seen[p["name"]] = {
+                    "name": p["name"],
+                    "client": p.get("client"),
+                    "versions": p.get("versions"),
+                    "models": p.get("models"),
+                    "weakest_evidence": p.get("weakest_evidence"),
                 }
     return [
         seen.get(n)
@@ -188,55 +189,48 @@ def _profiles(events: list[Mapping[str, Any]], names: list[str]) -> list[dict]:
     ]
 
 
-def primary_finding(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def primary_finding(
+    findings: Sequence[Mapping[str, Any]], verdict: str
+) -> Mapping[str, Any] | None:
     """The finding that decided a discovery cell: the last one for a hidden or dropped tool,
     else the first that lost something, else the first."""
-    findings = [f for f in event.get("findings") or [] if isinstance(f, Mapping)]
     if not findings:
         return None
-    if event.get("verdict") in _DECIDING:
+    if verdict in _DECIDING:
         return findings[-1]
     return next((f for f in findings if f.get("lost")), findings[0])
 
 
-def _cell(e: Mapping[str, Any], run_id: str | None, tools: _Tools, failing: list[str]) -> dict:
-    verdict = _s(e.get("verdict"))
-    discovery = e.get("event") == "discovery"
-    tool_name = _s(e.get("tool"))
+def _cell(e: Cell, run_id: str | None, tools: _Tools, failing: list[str]) -> dict:
+    verdict = e.verdict
+    discovery = isinstance(e, DiscoveryCell)
     if discovery:
-        index = e.get("index") if isinstance(e.get("index"), int) else _index_of(tools, tool_name)
-        findings = [
-            _finding(f, index, tools) for f in e.get("findings") or [] if isinstance(f, Mapping)
-        ]
-        primary = primary_finding(e)
+        index = e.index if e.index is not None else _index_of(tools, e.tool)
+        findings = [_finding(f, index, tools) for f in e.findings]
+        primary = primary_finding(e.findings, verdict)
         behaviours = list(dict.fromkeys(f["behaviour"] for f in findings if f["behaviour"]))
         evidence = _dedupe_evidence(
-            {**ev, "behaviour": f["behaviour"]}
-            for f in findings
-            for ev in f["evidence"]
-            if isinstance(ev, Mapping)
+            {**ev, "behaviour": f["behaviour"]} for f in findings for ev in f["evidence"]
         )
         pointer = _finding_pointer(primary, index, tools) if primary else _tool_pointer(index)
-        blast = _opt(primary.get("blast_radius")) if primary else None
-        reason = _discovery_reason(e, verdict)
+        blast = primary.get("blast_radius") if primary else None
+        reason = _discovery_reason(e)
     else:
-        index = _index_of(tools, tool_name)
+        index = _index_of(tools, e.tool)
         findings = []
-        behaviours = [_s(b) for b in e.get("behaviours") or []]
-        evidence = _dedupe_evidence(
-            {**ev, "behaviour": ""} for ev in e.get("evidence") or [] if isinstance(ev, Mapping)
-        )
-        mutations = [m for m in e.get("mutations") or [] if isinstance(m, Mapping)]
-        pointer = _call_pointer(index, mutations)
+        behaviours = list(e.behaviours)
+        evidence = _dedupe_evidence({**ev, "behaviour": ""} for ev in e.evidence)
+        pointer = _call_pointer(index, e.mutations)
         blast = "tool" if verdict == "unreachable" else "call"
-        reason = _s(e.get("reason"))
+        reason = e.reason
     raw_tool = tools.tools[index] if index is not None and 0 <= index < len(tools.tools) else None
+    call = None if discovery else e
     return {
-        "kind": "discovery" if discovery else "call",
+        "kind": e.KIND,
         "run": run_id,
-        "profile": _s(e.get("profile")),
-        "tool": tool_name,
-        "case": None if discovery else _opt(e.get("case")),
+        "profile": e.profile,
+        "tool": e.tool,
+        "case": call and call.case,
         "verdict": verdict,
         "symbol": SYMBOL.get(verdict, "?"),
         "meaning": MEANING.get(verdict, ""),
@@ -247,46 +241,44 @@ def _cell(e: Mapping[str, Any], run_id: str | None, tools: _Tools, failing: list
         "blast_radius": blast,
         "behaviours": behaviours,
         "evidence": evidence,
-        "weakest_evidence": _opt(e.get("weakest_evidence")),
+        "weakest_evidence": e.weakest_evidence,
         "pointer": pointer,
         "advice": advice_for(e, raw_tool),
         "findings": findings,
-        "model_name": _opt(e.get("model_name")) if discovery else None,
-        "model_schema": e.get("model_schema") if discovery else None,
-        "origin": None if discovery else _opt(e.get("origin")),
-        "expect": None if discovery else _opt(e.get("expect")),
-        "mutations": [] if discovery else [dict(m) for m in mutations],
-        "answer": None if discovery else e.get("answer"),
-        "stale": False if discovery else bool(e.get("stale")),
-        "sometimes": [] if discovery else [_s(x) for x in e.get("sometimes") or []],
-        "frequency": None if discovery else _opt(e.get("frequency")),
-        "variants": []
-        if discovery
-        else [dict(v) for v in e.get("variants") or [] if isinstance(v, Mapping)],
+        "model_name": e.model_name if discovery else None,
+        "model_schema": e.model_schema if discovery else None,
+        "origin": call and call.origin,
+        "expect": call and call.expect,
+        "mutations": [dict(m) for m in call.mutations] if call else [],
+        "answer": call and call.answer,
+        "stale": bool(call and call.stale),
+        "sometimes": list(call.sometimes) if call else [],
+        "frequency": call and call.frequency,
+        "variants": [dict(v) for v in call.variants or ()] if call else [],
     }
 
 
-def _discovery_reason(e: Mapping[str, Any], verdict: str) -> str:
-    findings = [f for f in e.get("findings") or [] if isinstance(f, Mapping)]
-    if verdict == "visible" or not findings:
+def _discovery_reason(e: DiscoveryCell) -> str:
+    findings = e.findings
+    if e.verdict == "visible" or not findings:
         return ""
-    if verdict in _DECIDING:
-        return _s(findings[-1].get("message"))
+    if e.verdict in _DECIDING:
+        return findings[-1]["message"]
     lost = [f for f in findings if f.get("lost")] or findings
-    text = "; ".join(_s(f.get("message")) for f in lost[:_REASON_PARTS])
+    text = "; ".join(f["message"] for f in lost[:_REASON_PARTS])
     return text + (f" (and {len(lost) - _REASON_PARTS} more)" if len(lost) > _REASON_PARTS else "")
 
 
 def _finding(f: Mapping[str, Any], index: int | None, tools: _Tools) -> dict:
     return {
-        "code": _s(f.get("code")),
-        "message": _s(f.get("message")),
-        "pointer": _s(f.get("pointer")),
+        "code": f["code"],
+        "message": f["message"],
+        "pointer": f.get("pointer", ""),
         "snapshot_pointer": _finding_pointer(f, index, tools),
         "lost": bool(f.get("lost")),
-        "blast_radius": _opt(f.get("blast_radius")),
-        "behaviour": _s(f.get("behaviour")),
-        "evidence": [dict(ev) for ev in f.get("evidence") or [] if isinstance(ev, Mapping)],
+        "blast_radius": f.get("blast_radius"),
+        "behaviour": f.get("behaviour", ""),
+        "evidence": [dict(ev) for ev in f.get("evidence", ())],
     }
 
 

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
+from matrix.events import Event
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
 from matrix.targets import server_key
@@ -34,7 +35,7 @@ def xml_text(value: Any) -> str:
 
 
 def write_junit(
-    events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+    events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
     stream.write(render_junit(build_report(events, failing)))
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 from urllib.parse import quote
 
+from matrix.events import Event, typed_events
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
 from matrix.report.triage import Cause, build_triage, cause_title, cause_where, citable, problems
@@ -96,8 +97,9 @@ def _groups(cells: list[dict]) -> list[list[dict]]:
 
 
 def write_markdown(
-    events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+    events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
+    events = typed_events(events)
     stream.write(render_markdown(build_report(events, failing), build_triage(events)))
 
 

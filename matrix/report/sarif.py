@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from matrix.advice import BY_BEHAVIOUR, BY_VERDICT
+from matrix.events import Event, RunStarted, SnapshotTaken, typed_events
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target, primary_finding
 from matrix.verdicts import MEANING
@@ -41,7 +42,7 @@ class Snapshots:
     """The distinct snapshots of a results stream, each as the file text the SARIF points into
     (exactly what ``mcp-matrix snapshot -o`` writes) and the line of each tool in it."""
 
-    def __init__(self, events: Iterable[Mapping[str, Any]], first_uri: str = ARTIFACT) -> None:
+    def __init__(self, events: Iterable[Event], first_uri: str = ARTIFACT) -> None:
         self.texts: list[str] = []
         self.lines: list[list[int]] = []
         self.uris: list[str] = []
@@ -49,18 +50,18 @@ class Snapshots:
         keys: list[str] = []
         run_id = None
         for e in events:
-            if e.get("event") == "run-started":
-                run_id = e.get("run_id")
-            elif e.get("event") == "snapshot" and isinstance(e.get("snapshot"), Mapping):
+            if isinstance(e, RunStarted):
+                run_id = e.run_id
+            elif isinstance(e, SnapshotTaken):
                 # Shards of one server took the same tools at different times: one file serves them all.
                 same = json.dumps(
-                    [e["snapshot"].get("serverInfo"), e["snapshot"].get("tools")],
+                    [e.snapshot.get("serverInfo"), e.snapshot.get("tools")],
                     sort_keys=True,
                     default=str,
                 )
                 if same not in keys:
                     keys.append(same)
-                    text, lines = snapshot_text(e["snapshot"])
+                    text, lines = snapshot_text(e.snapshot)
                     self.texts.append(text)
                     self.lines.append(lines)
                     self.uris.append(_nth_uri(first_uri, len(self.texts)))
@@ -102,18 +103,20 @@ def snapshot_text(doc: Mapping[str, Any]) -> tuple[str, list[int]]:
 
 
 def write_sarif(
-    events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+    events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
     """The SARIF log on a stream; its locations name ``mcp-matrix.snapshot.json`` (not written)."""
+    events = typed_events(events)
     snapshots = Snapshots(events)
     log = render_sarif(build_report(events, failing), snapshots, written=False)
     stream.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
 def write_sarif_file(
-    events: list[dict], path: Path, failing: Iterable[str] = RELEASE_FAILING
+    events: Iterable[Event], path: Path, failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
     """The SARIF log at ``path`` and the snapshot(s) its locations point into, beside it."""
+    events = typed_events(events)
     relative = Path(os.path.relpath(path.parent.resolve(), Path.cwd()))
     first = (relative / f"{path.stem}.snapshot.json").as_posix()
     if first.startswith(
@@ -230,7 +233,7 @@ def _invocation(run: Mapping[str, Any], extra: list[str]) -> dict:
 
 def _rule_id(c: Mapping[str, Any]) -> str:
     if c["kind"] == "discovery":
-        deciding = primary_finding(c)
+        deciding = primary_finding(c["findings"], c["verdict"])
         if deciding and deciding.get("behaviour"):
             return deciding["behaviour"]
     return c["behaviours"][0] if c["behaviours"] else c["verdict"]

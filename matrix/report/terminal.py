@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import string
 import textwrap
+from collections.abc import Iterable
 
 from rich.console import Console
 from rich.text import Text
 
+from matrix.events import CallCell, Event, RunFinished, RunStarted, Skipped, typed_events
 from matrix.report import triage
 from matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from matrix.report.grid import build_grid
@@ -55,19 +57,25 @@ def _wrap(console: Console, text: str, indent: int, first: str = "", style: str 
         )
 
 
-def header_line(events: list[dict]) -> str:
-    start = next((e for e in events if e.get("event") == "run-started"), {})
-    server = start.get("server") if isinstance(start.get("server"), dict) else {}
-    key = start.get("server_key") if isinstance(start.get("server_key"), dict) else {}
+def _start(events: list[Event]) -> RunStarted:
+    return next((e for e in events if isinstance(e, RunStarted)), _NO_START)
+
+
+_NO_START = RunStarted()
+
+
+def header_line(events: list[Event]) -> str:
+    start = _start(events)
+    server = start.server or {}
+    key = start.server_key or {}
     name = clean(key.get("name") or server.get("name") or "?")
     info = " ".join(clean(server.get(k, "")) for k in ("name", "version") if server.get(k))
     return f"{name}" + (f" ({info})" if info else "")
 
 
-def server_key_sentence(events: list[dict]) -> str | None:
-    start = next((e for e in events if e.get("event") == "run-started"), {})
-    key = start.get("server_key")
-    if not isinstance(key, dict) or not key.get("name"):
+def server_key_sentence(events: list[Event]) -> str | None:
+    key = _start(events).server_key
+    if not key or not key.get("name"):
         return None
     name = clean(key["name"])
     if not key.get("assumed", True):
@@ -169,7 +177,7 @@ def write_triage(
         )
 
 
-def write_grid(events: list[dict], console: Console) -> None:
+def write_grid(events: list[Event], console: Console) -> None:
     grid = build_grid(events)
     codes = {p: CODES[i] if i < len(CODES) else "?" for i, p in enumerate(grid.profiles)}
     tool_w = max((len(printable(t)) for t in grid.tools), default=4)
@@ -194,7 +202,7 @@ def write_grid(events: list[dict], console: Console) -> None:
             line = "        "
         line += "  " + item
     console.print(line, soft_wrap=True, markup=False, style="dim")
-    used = {e["verdict"] for es in grid.cells.values() for e in es}
+    used = {c.verdict for cs in grid.cells.values() for c in cs}
     key = Text()
     for v in SEVERITY:
         if v in used:
@@ -208,18 +216,19 @@ def write_grid(events: list[dict], console: Console) -> None:
 
 
 def write_terminal(
-    events: list[dict],
+    events: Iterable[Event],
     console: Console,
     details: bool = True,
     verbose: bool = False,
     triage: bool = True,
 ) -> None:
     """``details``: the triage list with fixes and evidence; ``verbose``: also every cell."""
+    events = typed_events(events)
     grid = build_grid(events)
-    start = next((e for e in events if e.get("event") == "run-started"), {})
-    finish = next((e for e in events if e.get("event") == "run-finished"), None)
+    start = next((e for e in events if isinstance(e, RunStarted)), None)
+    finish = next((e for e in events if isinstance(e, RunFinished)), None)
     status = ""
-    if finish and finish.get("interrupted"):
+    if finish and finish.interrupted:
         status = " · interrupted"
     elif not finish and start:
         status = " · unfinished run"
@@ -233,13 +242,13 @@ def write_terminal(
     sentence = server_key_sentence(events)
     if sentence:
         _wrap(console, sentence, 0, style="dim")
-    if finish and not finish.get("measured", True):
-        err = finish.get("error") or {}
+    if finish and not finish.measured:
+        err = finish.error or {}
         _wrap(console, clean(err.get("message", "")), 0, first="could not measure: ", style="red")
         tail = (err.get("stderr_tail") or [])[-10:]
         for line in tail:
             console.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
-        target = start.get("target") if isinstance(start.get("target"), dict) else {}
+        target = (start or _NO_START).target or {}
         if target.get("kind") == "stdio" and target.get("inherit_env") is False:
             _wrap(
                 console,
@@ -251,7 +260,7 @@ def write_terminal(
         if err.get("hint"):
             _wrap(console, clean(err["hint"]), 0, first="  hint: ")
     console.print()
-    if finish and not finish.get("measured", True) and not grid.tools:
+    if finish and not finish.measured and not grid.tools:
         return  # nothing was measured: no grid of empty cells
     if triage and details:
         large = is_large(len(grid.tools)) and not verbose
@@ -261,7 +270,7 @@ def write_terminal(
         console.print()
     if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
         write_counts(
-            ((e["profile"], e["verdict"]) for es in grid.cells.values() for e in es),
+            ((c.profile, c.verdict) for cs in grid.cells.values() for c in cs),
             console,
             len(grid.tools),
         )
@@ -270,7 +279,7 @@ def write_terminal(
     if verbose:
         console.print()
         write_cells(events, console)
-    skipped = [e for e in events if e.get("event") == "skipped"]
+    skipped = [e for e in events if isinstance(e, Skipped)]
     if skipped:
         console.print(
             Text(
@@ -289,34 +298,31 @@ def write_terminal(
         )
 
 
-def write_cells(events: list[dict], console: Console) -> None:
+def write_cells(events: list[Event], console: Console) -> None:
     """Every cell that is not fine, with its reason and evidence (``--verbose``)."""
     grid = build_grid(events)
-    for e in sorted(grid.not_fine(), key=lambda e: (rank(e["verdict"]), e["profile"], e["tool"])):
-        label = printable(str(e["tool"])) + (
-            f"::{printable(str(e['case']))}" if e.get("case") else ""
-        )
-        findings = e.get("findings", [])
-        reason = e.get("reason") or "; ".join(
-            f.get("message", "") + (f" [{f['materiality']}]" if f.get("materiality") else "")
-            for f in findings[-3:]
-        )
-        ev = e.get("weakest_evidence")
+    for c in sorted(grid.not_fine(), key=lambda c: (rank(c.verdict), c.profile, c.tool)):
+        label = printable(c.tool)
+        if isinstance(c, CallCell):
+            label += f"::{printable(c.case)}" if c.case else ""
+            reason = c.reason
+        else:
+            reason = "; ".join(
+                f["message"] + (f" [{f['materiality']}]" if f.get("materiality") else "")
+                for f in c.findings[-3:]
+            )
         line = Text.assemble(
-            (f"{e['verdict']:>17}", COLOUR.get(e["verdict"], "white")),
+            (f"{c.verdict:>17}", COLOUR.get(c.verdict, "white")),
             " ",
-            (printable(e["profile"]), "bold"),
+            (printable(c.profile), "bold"),
             f" {label}: {clean(reason)}",
         )
-        if ev:
-            line.append(f" (evidence: {ev})", "dim")
+        if c.weakest_evidence:
+            line.append(f" (evidence: {c.weakest_evidence})", "dim")
         console.print(line, soft_wrap=True)
-    for e in (e for e in events if e.get("event") == "skipped"):
+    for e in (e for e in events if isinstance(e, Skipped)):
         console.print(
-            Text(
-                f"{'skipped':>17} {printable(str(e['tool']))}: {clean(str(e['reason']))}",
-                style="dim",
-            ),
+            Text(f"{'skipped':>17} {printable(e.tool)}: {clean(e.reason)}", style="dim"),
             soft_wrap=True,
         )
 

@@ -18,11 +18,20 @@ cause (``note``), not a loss. Every writer opens with this list (terminal, Markd
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.advice import advice_for
+from matrix.events import (
+    CallCell,
+    Cell,
+    DiscoveryCell,
+    Event,
+    RunStarted,
+    SnapshotTaken,
+    typed_events,
+)
 from matrix.materiality import MATERIAL, keyword_at, materiality_of
 from matrix.verdicts import rank
 
@@ -106,16 +115,12 @@ def citable(note: str) -> str:
     return re.sub(r"\s{2,}", " ", _QUIRKS.sub("", note or "")).strip()
 
 
-def _sources(evidence: Iterable[Any]) -> list[tuple[str, str]]:
-    out = []
-    for e in evidence or ():
-        if isinstance(e, Mapping) and e.get("source"):
-            out.append((str(e.get("level") or "assumed"), str(e["source"])))
-    return out
+def _sources(evidence: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    return [(e.get("level") or "assumed", e["source"]) for e in evidence if e.get("source")]
 
 
-def _tools_by_name(events: list[dict]) -> dict[str, dict]:
-    snap = next((e.get("snapshot") for e in events if e.get("event") == "snapshot"), None) or {}
+def _tools_by_name(events: list[Event]) -> dict[str, dict]:
+    snap = next((e.snapshot for e in events if isinstance(e, SnapshotTaken)), None) or {}
     tools: dict[str, dict] = {}
     for t in snap.get("tools") or []:
         tool = t.get("tool") if isinstance(t, dict) else None
@@ -124,23 +129,23 @@ def _tools_by_name(events: list[dict]) -> dict[str, dict]:
     return tools
 
 
-def _decisive(findings: list[dict]) -> dict:
+def _decisive(findings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
     """The finding that decided a hidden/dropped/broken cell: it comes last."""
     return findings[-1] if findings else {}
 
 
-def _material(findings: list[dict]) -> list[dict]:
+def _material(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     out = []
     for f in findings:
         level = f.get("materiality") or materiality_of(
-            str(f.get("code")), str(f.get("pointer") or ""), bool(f.get("lost"))
+            f["code"], f.get("pointer") or "", bool(f.get("lost"))
         )
         if level in MATERIAL:
             out.append(f)
     return out
 
 
-def _stricter(findings: list[dict]) -> list[dict]:
+def _stricter(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [
         f
         for f in findings
@@ -157,17 +162,21 @@ def _where(pointer: str) -> str:
     return f"{keyword} at {parent}" if keyword else p or "/"
 
 
-def build_triage(events: list[dict]) -> list[Cause]:
+def build_triage(events: Iterable[Event]) -> list[Cause]:
     """The root causes of a run's cells, worst first."""
+    events = typed_events(events)
     tools = _tools_by_name(events)
+    discovery = [e for e in events if isinstance(e, DiscoveryCell)]
+    calls = [e for e in events if isinstance(e, CallCell)]
     causes: dict[tuple, Cause] = {}
     hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
 
-    def add(key: tuple, make: Cause, cell: dict, profile: str, tool: str) -> Cause:
+    def add(key: tuple, make: Cause, cell: Cell) -> Cause:
+        profile, tool = cell.profile, cell.tool
         cause = causes.get(key)
         if cause is None:
             cause = causes[key] = make
-        cell_id = (cell.get("event"), profile, tool, cell.get("case"))
+        cell_id = (cell.KIND, profile, tool, cell.case if isinstance(cell, CallCell) else None)
         if cell_id not in cause.seen:
             cause.seen.add(cell_id)
             cause.cells += 1
@@ -175,50 +184,41 @@ def build_triage(events: list[dict]) -> list[Cause]:
             cause.clients.append(profile)
         if tool and tool not in cause.tools:
             cause.tools.append(tool)
-        in_verdict = cause.by_verdict.setdefault(cell["verdict"], [])
+        in_verdict = cause.by_verdict.setdefault(cell.verdict, [])
         if profile not in in_verdict:
             in_verdict.append(profile)
-        if not cause.stricter and rank(cell["verdict"]) < rank(cause.verdict):
-            cause.verdict = cell["verdict"]
-        ev = cell.get("weakest_evidence")
+        if not cause.stricter and rank(cell.verdict) < rank(cause.verdict):
+            cause.verdict = cell.verdict
+        ev = cell.weakest_evidence
         if ev and (cause.weakest is None or _weaker(ev, cause.weakest)):
             cause.weakest = ev
         return cause
 
-    for e in events:
-        kind, verdict = e.get("event"), e.get("verdict")
-        if kind != "discovery" or verdict in FINE:
+    for e in discovery:
+        verdict, tool = e.verdict, e.tool
+        if verdict in FINE:
             continue
-        profile, tool = str(e.get("profile")), str(e.get("tool"))
-        findings = [f for f in e.get("findings") or [] if isinstance(f, Mapping)]
         if verdict in HARD:
-            f = _decisive(findings)
-            message = str(f.get("message") or "")
+            f = _decisive(e.findings)
+            message = f.get("message", "")
             # another tool's cell in a dropped server (the culprit field; files before it: the message)
             blamed = bool(f.get("culprit")) or message.startswith(_BLAMED)
             summary = message.split(": ", 1)[1] if blamed and ": " in message else message
-            fix = advice_for({**e, "findings": [f]}, tools.get(tool))
-            key = (
-                "hard",
-                verdict,
-                str(f.get("code")),
-                summary,
-                tool if verdict == "hidden" else "",
-            )
+            fix = advice_for(e, tools.get(tool), finding=f)
+            code = str(f.get("code"))
+            key = ("hard", verdict, code, summary, tool if verdict == "hidden" else "")
             cause = add(
                 key,
                 Cause(
                     verdict,
                     "",
-                    str(f.get("code")),
+                    code,
                     summary,
                     fix,
-                    blast_radius=str(f.get("blast_radius") or "tool"),
-                    evidence=_sources(f.get("evidence")),
+                    blast_radius=f.get("blast_radius") or "tool",
+                    evidence=_sources(f.get("evidence", ())),
                 ),
                 e,
-                profile,
-                tool,
             )
             if not blamed:  # the culprit's own cell names the tool to change
                 if tool not in cause.culprits:
@@ -227,22 +227,19 @@ def build_triage(events: list[dict]) -> list[Cause]:
                 # Every tool's own cell carries a session or server finding (the handshake, the
                 # era): the server as a whole is the cause, not one of its tools.
                 cause.tool = tool if len(cause.culprits) == 1 else ""
-            hard_of[(profile, tool)] = key
+            hard_of[(e.profile, tool)] = key
             continue
-        lost = _material(findings)
-        for f in lost or findings[:1]:
-            code = str(f.get("code"))
-            pointer = str(f.get("pointer") or "")
+        for f in _material(e.findings) or e.findings[:1]:
+            code = f["code"]
+            pointer = f.get("pointer") or ""
             keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
-            fix = advice_for({**e, "findings": [f]}, tools.get(tool))
+            fix = advice_for(e, tools.get(tool), finding=f)
             key = ("lost", code, keyword, fix)
-            summary = str(f.get("message") or code)
+            summary = f.get("message") or code
             cause = add(
                 key,
-                Cause(verdict, "", code, summary, fix, evidence=_sources(f.get("evidence"))),
+                Cause(verdict, "", code, summary, fix, evidence=_sources(f.get("evidence", ()))),
                 e,
-                profile,
-                tool,
             )
             if keyword and keyword not in cause.keywords:
                 cause.keywords.append(keyword)
@@ -250,54 +247,47 @@ def build_triage(events: list[dict]) -> list[Cause]:
             if where not in cause.lost:
                 cause.lost.append(where)
     # Forced stricter schemas (additionalProperties: false added): one note per code.
-    for e in events:
-        if e.get("event") != "discovery" or e.get("verdict") not in ("visible", "degraded"):
+    for e in discovery:
+        if e.verdict not in ("visible", "degraded"):
             continue
-        for f in _stricter([f for f in e.get("findings") or [] if isinstance(f, Mapping)]):
-            code = str(f.get("code"))
+        for f in _stricter(e.findings):
+            code = f["code"]
             add(
                 ("note", code),
                 Cause(
                     "visible",
                     "",
                     code,
-                    NOTES.get(code, str(f.get("message") or code)),
+                    NOTES.get(code, f.get("message") or code),
                     None,
-                    evidence=_sources(f.get("evidence")),
+                    evidence=_sources(f.get("evidence", ())),
                     stricter=True,
                 ),
                 e,
-                str(e.get("profile")),
-                str(e.get("tool")),
             )
-    for e in events:
-        kind, verdict = e.get("event"), e.get("verdict")
-        if kind != "call" or verdict in FINE:
+    for e in calls:
+        verdict, tool = e.verdict, e.tool
+        if verdict in FINE:
             continue
-        profile, tool = str(e.get("profile")), str(e.get("tool"))
         if verdict == "unreachable":
-            key = hard_of.get((profile, tool))
+            key = hard_of.get((e.profile, tool))
             if key is not None:
                 causes[key].calls_lost += 1
                 continue
         fix = advice_for(e, tools.get(tool))
-        behaviours = tuple(e.get("behaviours") or ())
-        key = ("call", tool, verdict, behaviours, fix)
-        reason = str(e.get("reason") or verdict)
+        key = ("call", tool, verdict, e.behaviours, fix)
         add(
             key,
             Cause(
                 verdict,
                 tool,
-                ",".join(behaviours) or verdict,
-                reason,
+                ",".join(e.behaviours) or verdict,
+                e.reason or verdict,
                 fix,
                 blast_radius="call",
-                evidence=_sources(e.get("evidence")),
+                evidence=_sources(e.evidence),
             ),
             e,
-            profile,
-            tool,
         )
     optional = _optional_clients(events)
     merged = _merged(causes)
@@ -306,14 +296,10 @@ def build_triage(events: list[dict]) -> list[Cause]:
     return sorted(merged, key=lambda c: c.severity)
 
 
-def _optional_clients(events: list[dict]) -> set[str]:
+def _optional_clients(events: list[Event]) -> set[str]:
     """The run's profiles that are not ``required_by_default`` (probes, opt-in configurations)."""
-    start = next((e for e in events if e.get("event") == "run-started"), {})
-    return {
-        str(p.get("name"))
-        for p in start.get("profiles") or []
-        if isinstance(p, Mapping) and p.get("required_by_default") is False
-    }
+    start = next((e for e in events if isinstance(e, RunStarted)), RunStarted())
+    return {p["name"] for p in start.profiles if p.get("required_by_default") is False}
 
 
 def _merged(causes: dict[tuple, Cause]) -> list[Cause]:

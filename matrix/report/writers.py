@@ -1,7 +1,9 @@
 """The writer registry: every report format behind one entry point, ``write_report``.
 
 ``run --report``, ``report`` and the tests all write through here, so a new format is one
-writer module plus one line in ``WRITERS``.
+writer module plus one line in ``WRITERS``. A writer takes the typed events of
+matrix.events (as ``matrix.results.read_typed`` and ``ResultsWriter.typed`` give them), a
+text stream and the release-failing verdicts; the events are typed once, here.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO
 
+from matrix.events import Event, typed_events
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.html import write_html
 from matrix.report.json_report import write_json
@@ -20,7 +23,7 @@ from matrix.report.sarif import write_sarif, write_sarif_file
 from matrix.report.terminal import write_terminal
 from matrix.text import terminal_console
 
-Writer = Callable[[list, IO[str], Iterable[str]], None]
+Writer = Callable[[list[Event], IO[str], Iterable[str]], None]
 
 WRITERS: dict[str, Writer] = {
     "md": write_markdown,
@@ -42,7 +45,7 @@ SUFFIX = {
 
 
 def write_report(
-    events: list[dict],
+    events: Iterable[Event],
     fmt: str,
     stream_or_path: IO[str] | str | Path | None = None,
     failing: Iterable[str] = RELEASE_FAILING,
@@ -56,6 +59,7 @@ def write_report(
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    events = typed_events(events)  # as they are when typed; JSON events checked and typed once
     failing = list(failing)
     if stream_or_path is None or isinstance(stream_or_path, (str, Path)):
         path = None if stream_or_path is None else Path(stream_or_path)
@@ -72,7 +76,7 @@ def write_report(
 
 
 def _write(
-    events: list[dict],
+    events: list[Event],
     fmt: str,
     stream: IO[str],
     failing: list[str],

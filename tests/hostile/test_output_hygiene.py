@@ -13,6 +13,7 @@ import time
 import pytest
 
 from matrix.checklist import evaluate, load_policy
+from matrix.events import ProfileError, RunFinished, RunStarted
 from tests.conftest import NEUTRAL_CWD, run_cli
 from tests.hostile.conftest import FORMATS, assert_no_crash, matrix_run, tiny_server
 from tests.hostile.test_safety import ARG_SECRET, ENV_SECRET, echo_tool
@@ -131,13 +132,9 @@ def test_two_runs_on_one_results_file_never_interleave(tmp_path):
 
 def test_a_profile_error_fails_the_checklist(tmp_path):
     events = [
-        {"event": "run-started"},
-        {
-            "event": "profile-error",
-            "profile": "gemini-cli",
-            "error": "UnicodeEncodeError: surrogates",
-        },
-        {"event": "run-finished", "measured": True, "interrupted": False, "counts": {}},
+        RunStarted(),
+        ProfileError(profile="gemini-cli", error="UnicodeEncodeError: surrogates"),
+        RunFinished(measured=True),
     ]
     items = {i.name: i for i in evaluate(events, load_policy(None))}
     assert items["every profile was measured"].passed is False

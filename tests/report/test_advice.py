@@ -9,6 +9,7 @@ import pytest
 
 from matrix.advice import BY_BEHAVIOUR, BY_CODE, BY_VERDICT, advice_for
 from matrix.behaviours import registry
+from matrix.events import CallCell, DiscoveryCell
 
 BEHAVIOURS = Path(__file__).resolve().parents[2] / "matrix" / "behaviours"
 WRITE_TOOL = {"name": "memory_store", "annotations": {"readOnlyHint": False}}
@@ -17,23 +18,26 @@ READ_TOOL = {"name": "search", "annotations": {"readOnlyHint": True}}
 
 
 def discovery(verdict, *codes, behaviour=""):
-    return {
-        "event": "discovery",
-        "verdict": verdict,
-        "findings": [
+    return DiscoveryCell(
+        profile="p",
+        tool="t",
+        verdict=verdict,
+        findings=tuple(
             {"code": c, "message": "", "lost": True, "behaviour": behaviour} for c in codes
-        ],
-    }
+        ),
+    )
 
 
 def call(verdict, behaviours=(), kinds=(), stale=False):
-    return {
-        "event": "call",
-        "verdict": verdict,
-        "behaviours": list(behaviours),
-        "stale": stale,
-        "mutations": [{"kind": k, "pointer": "/x"} for k in kinds],
-    }
+    return CallCell(
+        profile="p",
+        tool="t",
+        case="c",
+        verdict=verdict,
+        behaviours=tuple(behaviours),
+        stale=stale,
+        mutations=tuple({"kind": k, "pointer": "/x"} for k in kinds),
+    )
 
 
 def test_a_root_combinator_is_flattened_with_the_rule_checked_at_runtime():
@@ -100,9 +104,7 @@ def test_an_unknown_code_falls_back_to_its_behaviour_then_to_the_verdict():
 
 def test_cells_that_need_nothing_get_no_advice():
     for verdict in ("visible", "intact", "tolerated"):
-        assert (
-            advice_for({"event": "call", "verdict": verdict, "behaviours": ["cache-tools"]}) is None
-        )
+        assert advice_for(call(verdict, ["cache-tools"])) is None
 
 
 def test_the_deciding_finding_comes_first_for_a_hidden_tool():

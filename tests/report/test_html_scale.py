@@ -16,6 +16,7 @@ import pytest
 
 from matrix.behaviours import registry
 from matrix.discovery import discover_all, discovery_events
+from matrix.events import FORMAT
 from matrix.profiles.loader import load_profiles, select_profiles
 from matrix.report.html import PAGE_ROWS
 from matrix.report.json_report import build_report
@@ -146,7 +147,9 @@ def _same_finding_events(tools: int) -> list[dict]:
             }
         ],
     }
-    events: list[dict] = [{"event": "run-started", "profiles": [{"name": "client-a"}]}]
+    events: list[dict] = [
+        {"event": "run-started", "format": FORMAT, "version": 2, "profiles": [{"name": "client-a"}]}
+    ]
     for i in range(tools):
         events.append(
             {
@@ -157,7 +160,7 @@ def _same_finding_events(tools: int) -> list[dict]:
                 "findings": [finding],
             }
         )
-    return events + [{"event": "run-finished"}]
+    return events + [{"event": "run-finished", "measured": True}]
 
 
 def test_the_same_finding_on_1000_cells_is_written_once():

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from matrix.checklist import default_required
+from matrix.events import RunStarted
 from matrix.profiles.loader import load_profiles
 
 
-def started(*profiles: dict) -> list[dict]:
-    return [{"event": "run-started", "profiles": list(profiles)}]
+def started(*profiles: dict) -> list[RunStarted]:
+    return [RunStarted(profiles=profiles)]
 
 
 def test_profiles_marked_not_required_by_default_are_left_out():
