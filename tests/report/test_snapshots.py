@@ -11,16 +11,27 @@ import json
 import pytest
 
 from matrix.commands.report import write_report
+from matrix.report.writers import FORMATS, SUFFIX, WRITERS
 from tests.report import events as ev
 from tests.report.conftest import assert_snapshot, render_terminal
 
+# Every registered writer, so a new one is snapshot-checked without a line here: full.<fmt>,
+# plus the file's usual suffix where that is not the format's name (full.junit.xml).
 WRITTEN = [
-    ("md", "full.md"),
-    ("json", "full.json"),
-    ("junit", "full.junit.xml"),
-    ("sarif", "full.sarif"),
-    ("html", "full.html"),
+    (fmt, f"full.{fmt}" + ("" if SUFFIX[fmt] == f".{fmt}" else SUFFIX[fmt])) for fmt in WRITERS
 ]
+
+
+def test_every_format_has_a_file_suffix_and_the_reviewed_snapshots_keep_their_names():
+    assert set(SUFFIX) == set(FORMATS) == {"terminal", *WRITERS}
+    names = dict(WRITTEN)
+    assert [names[f] for f in ("md", "json", "junit", "sarif", "html")] == [
+        "full.md",
+        "full.json",
+        "full.junit.xml",
+        "full.sarif",
+        "full.html",
+    ]
 
 
 @pytest.mark.parametrize(("fmt", "name"), WRITTEN)
