@@ -87,11 +87,11 @@ def test_a_run_streams_its_results_writes_its_reports_and_reports_progress_with_
 
 
 def test_the_gate_counts_cells_over_fail_on_and_nothing_with_fail_on_empty():
-    cell = {"event": "call", "profile": "zed", "tool": "t", "case": "c", "verdict": "silent-loss"}
+    cell = CallCell(profile="zed", tool="t", case="c", verdict="silent-loss")
     outcome = api.RunOutcome(
-        measured=True, interrupted=False, deadline_passed=False, events=(), json_events=(cell,)
+        measured=True, interrupted=False, deadline_passed=False, events=(cell,)
     )
-    assert [c["verdict"] for c in outcome.gate().over] == ["silent-loss"]
+    assert outcome.gate().over == (cell,)
     assert outcome.gate(fail_on=()).passed and outcome.gate(fail_on=()).required == ()
 
 
