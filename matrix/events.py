@@ -4,8 +4,9 @@ Producers (``run``, ``discover``) build these and the results writer turns them 
 lines with ``to_json()``; readers get them back with ``event_from_json``, which checks each
 event against the published schema (``matrix/schemas/results.schema.json``) first, so a
 missing or mistyped key is one ``EventError`` naming the key, never a KeyError deep in a
-writer. Nested values (findings, mutations, evidence, the snapshot) stay JSON: they have
-their own producers and documents.
+writer. Writing and reading are generic (one key order, one reader for every kind); the
+writers and the checklist take these typed values. Nested values (findings, mutations,
+evidence, the snapshot) stay JSON: they have their own producers and documents.
 
 Keys a file from an older version may lack have defaults here and in the schema; the keys
 without a default are the ones no reader can do without (a cell's profile, tool and verdict).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -256,20 +258,7 @@ Event = (
     | RunFinished
 )
 Cell = DiscoveryCell | CallCell
-EVENTS: dict[str, type] = {
-    cls.KIND: cls
-    for cls in (
-        RunStarted,
-        SnapshotTaken,
-        SchemaStored,
-        DiscoveryCell,
-        Skipped,
-        CallCell,
-        Sharing,
-        ProfileError,
-        RunFinished,
-    )
-}
+EVENTS: dict[str, type] = {cls.KIND: cls for cls in typing.get_args(Event)}  # in stream order
 
 
 def event_from_json(data: Mapping[str, Any]) -> Event:
