@@ -2,14 +2,21 @@
 
 The page is built from a generated snapshot (``benchmarks/synthetic.py``, as the benchmarks
 do): plain tools every client sees, mixed with synthetic ones that a client degrades, through
-five clients; then opened in headless Chromium.
+five clients; then opened in headless Chromium, with ``--dump-dom`` (a page or a cell named in
+the URL) and driven over the DevTools pipe (clicks, as a user pages and opens a cell).
 """
 
 from __future__ import annotations
 
+import fcntl
 import io
+import json
+import os
 import re
+import select
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +29,8 @@ from matrix.report.html import PAGE_ROWS
 from matrix.report.json_report import build_report
 from matrix.report.writers import write_report
 from matrix.snapshot import Snapshot
-from tests.report.conftest import dump_dom
+from matrix.verdicts import SYMBOL
+from tests.report.conftest import CHROMIUM_TIMEOUT, chromium, dump_dom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synthetic import snapshot_doc, tool_list
@@ -174,3 +182,150 @@ def test_the_same_finding_on_1000_cells_is_written_once():
     # less than one copy of the finding, its evidence and its advice each.
     per_cell = (len(big) - len(small)) / 500
     assert per_cell < 40, per_cell
+
+
+# Chromium reads its DevTools pipe on fd 3 and writes it on fd 4: move the pipe there, then exec.
+_EXEC_WITH_PIPE = (
+    "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+    "os.execv(sys.argv[3], sys.argv[3:])"
+)
+
+
+def _high(fds: tuple[int, int]) -> tuple[int, int]:
+    """The pipe's ends moved to fds 10 and up, clear of the 3 and 4 they are moved to."""
+    moved = tuple(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds)
+    for fd in fds:
+        os.close(fd)
+    return moved
+
+
+def _chromium_binary() -> str:
+    """Debian's /usr/bin/chromium is a shell launcher; the pipe reaches the browser it starts."""
+    real = Path("/usr/lib/chromium/chromium")
+    return str(real) if real.exists() else chromium()
+
+
+class _DevToolsError(Exception):
+    pass
+
+
+class _Browser:
+    """Headless Chromium driven over its DevTools pipe (fds 3 and 4, NUL-separated JSON), so a
+    test can click as a user does: ``--dump-dom`` only loads a page."""
+
+    def __init__(self, url: str, profile_dir: Path) -> None:
+        to_chrome, self._in = _high(os.pipe())
+        self._out, from_chrome = _high(os.pipe())
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _EXEC_WITH_PIPE,
+                str(to_chrome),
+                str(from_chrome),
+                _chromium_binary(),
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                f"--user-data-dir={profile_dir}",
+                "--remote-debugging-pipe",
+                url,
+            ],
+            pass_fds=(to_chrome, from_chrome),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_chrome)
+        os.close(from_chrome)
+        self._buffer = b""
+        self._id = 0
+        page = next(
+            t
+            for t in self.call("Target.getTargets")["targetInfos"]
+            if t["type"] == "page" and t["url"].startswith("file:")
+        )
+        attached = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)
+        self.session = attached["sessionId"]
+
+    def call(self, method: str, session: str | None = None, **params) -> dict:
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        os.write(self._in, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + CHROMIUM_TIMEOUT
+        while True:
+            while b"\0" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\0", 1)
+                reply = json.loads(line)
+                if reply.get("id") == self._id:
+                    if "error" in reply:
+                        raise _DevToolsError(reply["error"].get("message", ""))
+                    return reply["result"]
+            ready, _, _ = select.select([self._out], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no answer to {method} in {CHROMIUM_TIMEOUT} s"
+            chunk = os.read(self._out, 1 << 16)
+            assert chunk, "chromium closed its DevTools pipe"
+            self._buffer += chunk
+
+    def run(self, script: str) -> object:
+        """The value of ``script`` in the page."""
+        result = self.call(
+            "Runtime.evaluate", session=self.session, expression=script, returnByValue=True
+        )
+        assert "exceptionDetails" not in result, result
+        return result["result"].get("value")
+
+    def wait_drawn(self) -> None:
+        """Until the page's script has drawn the grid (the file replaces the blank page Chromium
+        opens first: an evaluation can meet either, or the moment between)."""
+        deadline = time.monotonic() + CHROMIUM_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                if self.run('document.documentElement.hasAttribute("data-drawn-ms")') is True:
+                    return
+            except (_DevToolsError, AssertionError):
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"the page was not drawn in {CHROMIUM_TIMEOUT} s")
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=CHROMIUM_TIMEOUT)
+        os.close(self._in)
+        os.close(self._out)
+
+
+def test_clicks_page_through_the_grid_list_the_folded_tools_and_open_a_cell(large, tmp_path):
+    path, doc = large
+    listed, folded = _listed(doc)
+    rows = 'Array.from(document.querySelectorAll("#grid tr.row"), r => Number(r.dataset.tool))'
+    browser = _Browser(path.resolve().as_uri(), tmp_path / "chromium")
+    try:
+        browser.wait_drawn()
+        assert browser.run(rows) == listed[:PAGE_ROWS]
+        browser.run('document.getElementById("page-next").click()')
+        assert browser.run(rows) == listed[PAGE_ROWS : 2 * PAGE_ROWS]
+        browser.run('document.getElementById("folded-toggle").click()')
+        assert browser.run('document.getElementById("folded-text").textContent') == (
+            f"{len(folded)} tools visible in every client (listed)"
+        )
+        assert browser.run(rows) == sorted(listed + folded)[PAGE_ROWS : 2 * PAGE_ROWS]
+        codex = doc["grid"]["profiles"].index("codex")
+        row = browser.run(rows)[0]
+        browser.run(
+            f'document.querySelector(\'#grid tr[data-tool="{row}"] td[data-profile="{codex}"] button\').click()'
+        )
+        details = browser.run(
+            'Array.from(document.querySelectorAll("#details h2, #details > p, #details h3"),'
+            " n => n.textContent)"
+        )
+        tool = doc["grid"]["rows"][row]["tool"]
+        verdict = doc["grid"]["rows"][row]["cells"][codex]
+        assert details == ["codex", tool, f"{SYMBOL[verdict]}{verdict} · discovery"]
+        assert browser.run("location.hash") == f"#cell={row},{codex}"
+    finally:
+        browser.close()
