@@ -171,6 +171,10 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
     causes: dict[tuple, Cause] = {}
     hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
 
+    # Membership beside each cause's ordered list of tools: a cause that takes down 5,000 tools
+    # is added to once per cell (100,000), and scanning its list made the triage quadratic.
+    tools_of: dict[tuple, set[str]] = {}
+
     def add(key: tuple, make: Cause, cell: Cell) -> Cause:
         profile, tool = cell.profile, cell.tool
         cause = causes.get(key)
@@ -182,7 +186,11 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             cause.cells += 1
         if profile not in cause.clients:
             cause.clients.append(profile)
-        if tool and tool not in cause.tools:
+        listed = tools_of.get(key)
+        if listed is None:
+            listed = tools_of[key] = set(cause.tools)
+        if tool and tool not in listed:
+            listed.add(tool)
             cause.tools.append(tool)
         in_verdict = cause.by_verdict.setdefault(cell.verdict, [])
         if profile not in in_verdict:
@@ -328,7 +336,8 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
         first.seen |= cause.seen
         first.calls_lost += cause.calls_lost
         first.clients += [c for c in cause.clients if c not in first.clients]
-        first.tools += [t for t in cause.tools if t not in first.tools]
+        have = set(first.tools)
+        first.tools += [t for t in cause.tools if t not in have]
         first.culprits += [t for t in cause.culprits if t not in first.culprits]
         first.evidence += [e for e in cause.evidence if e not in first.evidence]
         first.keywords += [k for k in cause.keywords if k not in first.keywords]
