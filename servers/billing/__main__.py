@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from ..serving import serve_http, serve_stdio
+from ..serving import exit_now, serve_http, serve_stdio
 from .backend import BillingBackend
 from .schemas import VERSIONS
 from .server import build_server
@@ -68,3 +68,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+    exit_now()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-from ..serving import serve_http, serve_stdio
+from ..serving import exit_now, serve_http, serve_stdio
 from .backend import GatewayBackend
 from .gateway import Gateway
 from .schemas import LATEST_VERSION, SCHEMA_VERSIONS
@@ -65,3 +65,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+    exit_now()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from ..serving import PROTOCOLS, gate_protocol, serve_http, serve_sse, serve_stdio
+from ..serving import PROTOCOLS, exit_now, gate_protocol, serve_http, serve_sse, serve_stdio
 from .backend import MemoryBackend
 from .schemas import SCHEMA_VARIANTS
 from .server import build_server
@@ -90,3 +90,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+    exit_now()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from ..serving import serve_http, serve_sse, serve_stdio
+from ..serving import exit_now, serve_http, serve_sse, serve_stdio
 from .server import build_server
 
 
@@ -38,3 +38,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+    exit_now()

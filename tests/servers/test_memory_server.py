@@ -534,19 +534,24 @@ async def test_http_server_stores_memories_in_the_given_sqlite_file(http_server,
     assert rows == [("__shared__", "the build uses tox")]
 
 
+RAW_HANDSHAKE = [  # what a client sends before its first request, as raw JSON-RPC lines
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+
+
 def test_stdio_stdout_carries_only_protocol_and_the_tools_verbatim(tmp_path, variant):
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *RAW_HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
     proc = subprocess.Popen(
@@ -591,3 +596,59 @@ def test_stdio_stdout_carries_only_protocol_and_the_tools_verbatim(tmp_path, var
     while not lines.empty():
         stdout_rest.append(lines.get_nowait())
     assert stdout_rest == []
+
+
+def _lines_into(stream: Any, lines: queue.Queue[str]) -> None:
+    for line in stream:
+        lines.put(line)
+
+
+def test_the_stdio_server_ends_on_eof_with_its_writes_kept_and_its_temp_files_removed(tmp_path):
+    """The server ends without the interpreter's teardown (serving.exit_now): what it wrote
+    is committed, its default temporary database is removed, and the exit code is 0."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    db = tmp_path / "kept.db"
+    call = {
+        "agent_id": "research-bot",
+        "content": "The user prefers metric units.",
+        "tags": ["units"],
+        "importance": 0.8,
+    }
+    messages = [
+        *RAW_HANDSHAKE,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_store", "arguments": call},
+        },
+    ]
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(temp)}
+    for args in ([], ["--db", str(db)]):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "matrix_servers.memory", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=_lines_into, args=(proc.stdout, lines), daemon=True).start()
+        try:
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+            proc.stdin.flush()
+            answers = [json.loads(lines.get(timeout=CALL_TIMEOUT)) for _ in range(2)]
+            proc.stdin.close()  # EOF: the server ends
+            code = proc.wait(timeout=CALL_TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        stored = {a["id"]: a for a in answers}[2]
+        assert stored["result"].get("isError") is not True, stored
+        assert code == 0
+    assert list(temp.iterdir()) == []
+    with sqlite3.connect(db) as kept:
+        assert kept.execute("SELECT content FROM memories").fetchall() == [(call["content"],)]
