@@ -49,7 +49,7 @@ def _lists(value: Any) -> Any:
     return [_lists(v) for v in value] if isinstance(value, tuple) else value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Event:
     KIND: ClassVar[str] = ""
     # Keys written first, in this order (the key order of the version-1 stream); then the
@@ -98,7 +98,7 @@ def _layout(cls: type) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]
     return order, omitted, frozenset(names)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunStarted(_Event):
     """The first line: what was run, against what, through which profiles."""
 
@@ -117,7 +117,7 @@ class RunStarted(_Event):
     profiles: tuple[dict, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SnapshotTaken(_Event):
     """The snapshot document the run measured (``{}`` when the target was never reached)."""
 
@@ -125,7 +125,7 @@ class SnapshotTaken(_Event):
     snapshot: Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SchemaStored(_Event):
     """Version 2 wire form only: a model-facing schema stored once (matrix.results resolves it)."""
 
@@ -134,7 +134,7 @@ class SchemaStored(_Event):
     schema: Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DiscoveryCell(_Event):
     """The (profile, tool) cell: what one client does with one tool."""
 
@@ -163,7 +163,7 @@ class DiscoveryCell(_Event):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Skipped(_Event):
     """A call not made, and why; ``profile`` is set when only that profile's call was not made."""
 
@@ -175,7 +175,7 @@ class Skipped(_Event):
     profile: str | None = field(default=None, metadata=_OMIT)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallCell(_Event):
     """The (profile, tool, case) cell: what one client's call did at the server."""
 
@@ -212,7 +212,7 @@ class CallCell(_Event):
         return cls.build(event, strict=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sharing(_Event):
     """Which profiles shared a session and whether read-only calls were shared (matrix.sharing)."""
 
@@ -223,7 +223,7 @@ class Sharing(_Event):
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ProfileError(_Event):
     """A profile whose worker failed: its cells are missing, so the run is not a pass."""
 
@@ -232,7 +232,7 @@ class ProfileError(_Event):
     error: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunFinished(_Event):
     """The last line: whether the target was measured, the counts, and why not."""
 
