@@ -390,7 +390,8 @@ def _run_cells(
             runner.close()
 
     pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="profile")
-    futures = {pool.submit(run_profile, i): i for i in range(len(config.profiles))}
+    order = longest_first(config.profiles, len(cases))
+    futures = {pool.submit(run_profile, i): i for i in order}
     try:
         pending = set(futures)
         while pending:
@@ -416,6 +417,19 @@ def _run_cells(
     finally:
         pool.shutdown(wait=True)
         sessions.close()
+
+
+def sessions_opened(profile: Profile, calls: int) -> int:
+    """How many sessions (stdio server processes) a profile opens for ``calls`` calls: one per
+    call for a client that opens a session per call (langchain-mcp-adapters), else one."""
+    per_call = any(u.name == "new-session-per-call" for u in profile.call)
+    return calls if per_call else 1
+
+
+def longest_first(profiles: list[Profile], calls: int) -> list[int]:
+    """The profiles' indices, those that open the most sessions first (then in run order), so
+    the pool does not end with one profile's long chain of sessions running alone."""
+    return sorted(range(len(profiles)), key=lambda i: -sessions_opened(profiles[i], calls))
 
 
 def _reference_answers(
