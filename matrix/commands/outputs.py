@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO
 
 from matrix.outfiles import ENCODING_ERRORS, check_writable
+from matrix.report.writers import FORMATS
 from matrix.targets import MASK, scrub_json
 
 WRITES_RESULTS = ("run", "replay")  # elsewhere (report, check) a results file is an input
@@ -32,8 +33,8 @@ def _named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
         yield "--results", results
     reports = getattr(args, "report", None)
     for value in reports if isinstance(reports, list) else []:
-        _, sep, path = str(value).partition(":")
-        if sep and path:
+        fmt, sep, path = str(value).partition(":")
+        if sep and path and fmt in FORMATS:  # an unknown format is the error to report first
             yield "--report", path
     output = getattr(args, "output", None)
     if isinstance(output, str) and output != "-":

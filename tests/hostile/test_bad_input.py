@@ -298,6 +298,15 @@ def test_a_bad_argument_is_one_error_that_says_what_was_expected(tmp_path, args,
     assert not record.exists()
 
 
+def test_an_unknown_report_format_is_the_error_even_when_its_path_is_a_directory(tmp_path):
+    """The format is what is wrong; the path is not checked for a format we cannot write
+    (a clean-clone CI in a folder named ``x`` answered ``--report badfmt:x`` with 'is a directory')."""
+    record = tmp_path / "calls.jsonl"
+    r = cli("run", "--server", f"faulty --record {record}", "--report", f"badfmt:{tmp_path}")
+    one_error(r, "--report", "FMT:FILE", "html", "'badfmt:")
+    assert "is a directory" not in r.stderr and not record.exists()
+
+
 # -- each kind of bad input the red-team pass used (issue 15), through the real CLI ------------
 
 SNAP_HEAD = '{"format": "mcp-matrix.snapshot", "version": 2,\n "tools": [],\n "n": '
