@@ -114,3 +114,18 @@ def http_server(tmp_path: Path) -> Iterator[Callable[..., HttpServer]]:
     yield start
     for server in started:
         _stop(server.proc)
+
+
+RAW_HANDSHAKE = [  # what a client sends before its first request, as raw JSON-RPC lines
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]

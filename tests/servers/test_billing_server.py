@@ -35,6 +35,8 @@ from matrix_servers.billing.schemas import (
 from matrix_servers.billing.server import HANDLERS, build_server, call_tool
 from mcp import Client, MCPError, StdioServerParameters
 
+from tests.servers.conftest import RAW_HANDSHAKE
+
 CALL_TIMEOUT = 30.0
 STARTUP_TIMEOUT = 30.0
 SESSION_TIMEOUT = 90.0
@@ -926,17 +928,7 @@ async def test_http_replay_of_every_corpus_matches_the_readme_counts(billing_htt
 @pytest.mark.parametrize("version", VERSIONS)
 def test_stdio_stdout_carries_only_protocol_and_the_tools_verbatim(tmp_path, version):
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *RAW_HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
     proc = subprocess.Popen(

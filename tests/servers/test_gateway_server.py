@@ -23,6 +23,8 @@ from matrix_servers.gateway.server import build_server, call_tool
 from matrix_servers.gateway.validation import describe_expected
 from mcp import Client, MCPError, StdioServerParameters
 
+from tests.servers.conftest import RAW_HANDSHAKE
+
 CALL_TIMEOUT = 30.0
 SESSION_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 30.0
@@ -656,17 +658,7 @@ def test_http_listening_line_names_the_real_port(http_gateway):
 def _raw_stdio_tools(tmp_path: Path, version: int) -> list[dict[str, Any]]:
     """tools/list over a bare stdio pipe, checking stdout carries nothing but protocol."""
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *RAW_HANDSHAKE,
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
     proc = subprocess.Popen(

@@ -20,6 +20,8 @@ from matrix_servers.memory.schemas import IDENTITY_TOOLS, SCHEMA_VARIANTS, tool_
 from matrix_servers.memory.server import build_server, call_tool
 from mcp import Client, MCPError, StdioServerParameters
 
+from tests.servers.conftest import RAW_HANDSHAKE
+
 CALL_TIMEOUT = 30.0
 EXPECTED_TOOLS = [
     "memory_store",
@@ -532,21 +534,6 @@ async def test_http_server_stores_memories_in_the_given_sqlite_file(http_server,
     with sqlite3.connect(db) as connection:
         rows = connection.execute("SELECT agent_id, content FROM memories").fetchall()
     assert rows == [("__shared__", "the build uses tox")]
-
-
-RAW_HANDSHAKE = [  # what a client sends before its first request, as raw JSON-RPC lines
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "raw-test", "version": "0"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-]
 
 
 def test_stdio_stdout_carries_only_protocol_and_the_tools_verbatim(tmp_path, variant):
