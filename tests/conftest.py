@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,6 +105,60 @@ def installed_tool(name: str) -> str | None:
 
     beside = Path(sys.executable).parent / name
     return shutil.which(name) or (str(beside) if beside.exists() else None)
+
+
+class SharedWork:
+    """Real-server work that tests of several modules need with the same inputs, done once a run.
+
+    A session fixture is built once per xdist worker; this is once per test run: the first test
+    to ask for a key builds it, holding the key's file lock, in a directory every worker of the
+    run sees; the others wait for the lock and read what it left. A build that fails leaves no
+    mark, so the next test to ask builds it again (and fails on its own account).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def directory(self, key: str, build: Callable[[Path], None]) -> Path:
+        """The directory ``build(directory)`` filled for ``key``, built now if no one has yet."""
+        digest = hashlib.sha256(key.encode()).hexdigest()[:10]
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", key).strip("-")[:60] + "-" + digest
+        done = self.root / slug / ".done"
+        with open(self.root / f"{slug}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not done.exists():
+                shutil.rmtree(done.parent, ignore_errors=True)
+                done.parent.mkdir()
+                build(done.parent)
+                done.touch()
+        return done.parent
+
+    def snapshot_file(self, spec: str) -> Path:
+        """A snapshot of a bundled server (stdio), taken once a run from a real subprocess."""
+
+        def take(directory: Path) -> None:
+            from matrix.snapshot import take_snapshot, write_snapshot
+            from matrix.wire.session import Timeouts
+
+            # generous: servers start side by side on 2 loaded cores
+            doc = take_snapshot(bundled(spec), timeouts=Timeouts(initialize=60, list=30, call=30))
+            assert doc["error"] is None, (spec, doc["error"])
+            write_snapshot(doc, directory / "snapshot.json")
+
+        return self.directory(f"snapshot {spec}", take) / "snapshot.json"
+
+    def snapshot(self, spec: str) -> dict:
+        """The document of ``snapshot_file(spec)``: a copy of its own for each caller."""
+        return read_json(self.snapshot_file(spec))
+
+
+@pytest.fixture(scope="session")
+def shared_work(tmp_path_factory) -> SharedWork:
+    base = tmp_path_factory.getbasetemp()
+    # an xdist worker's base is popen-gwN under the run's own directory, which all workers share
+    run_root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return SharedWork(run_root / "shared-work")
 
 
 def bundled(spec: str, transport: str = "stdio") -> Target:

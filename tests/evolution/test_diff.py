@@ -1,6 +1,6 @@
 """``diff`` on snapshots of the real reference servers (billing, gateway, memory).
 
-Each snapshot is taken once per module from a real server subprocess; the fabricated
+Each snapshot is taken once a test run from a real server subprocess (``shared_work``); the fabricated
 variants (a deprecation that does not steer, an annotation flip, a one-to-one ``_v2`` tool)
 are copies of those snapshots with one thing changed.
 """
@@ -19,9 +19,7 @@ from matrix.cli import main
 from matrix.evolution import KINDS, Change, Diff, diff_snapshots
 from matrix.evolution.schema import steers
 from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.snapshot import Snapshot, take_snapshot, write_snapshot
-from matrix.targets import Target
-from matrix.wire.session import Timeouts
+from matrix.snapshot import Snapshot, write_snapshot
 
 SERVERS = {
     "billing-1": "billing --version 1",
@@ -40,36 +38,18 @@ RICH_WRITES = {
 }
 
 
-LOADED = Timeouts(initialize=40, list=30, call=30)  # CI: 2 cores, tests in parallel
-
-
 @pytest.fixture(scope="module")
-def docs() -> dict[str, dict]:
-    """Every snapshot taken once, from real server subprocesses started side by side."""
+def docs(shared_work) -> dict[str, dict]:
+    """Every snapshot taken once a test run (replay and check use some of the same), from real
+    server subprocesses started side by side."""
     with ThreadPoolExecutor(max_workers=len(SERVERS)) as pool:
-        taken = dict(
-            zip(
-                SERVERS,
-                pool.map(
-                    lambda spec: take_snapshot(Target.bundled(spec), timeouts=LOADED),
-                    SERVERS.values(),
-                ),
-            )
-        )
-    for key, doc in taken.items():
-        assert doc["error"] is None, (key, doc["error"])
-    return taken
+        return dict(zip(SERVERS, pool.map(shared_work.snapshot, SERVERS.values())))
 
 
 @pytest.fixture(scope="module")
-def files(docs, tmp_path_factory) -> dict[str, str]:
-    root = tmp_path_factory.mktemp("snapshots")
-    out = {}
-    for key, doc in docs.items():
-        path = root / f"{key}.json"
-        write_snapshot(doc, path)
-        out[key] = str(path)
-    return out
+def files(docs, shared_work) -> dict[str, str]:
+    """The snapshot files ``docs`` were read from (written once a test run: read, never changed)."""
+    return {key: str(shared_work.snapshot_file(spec)) for key, spec in SERVERS.items()}
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ replays start their own servers.
 from __future__ import annotations
 
 import json
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,9 +18,6 @@ import matrix_servers.billing
 import pytest
 
 from matrix.cli import main
-from matrix.snapshot import take_snapshot, write_snapshot
-from matrix.targets import Target
-from matrix.wire.session import Timeouts
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
 SIGNALS = f"recorded_calls: [{CORPORA / 'live.jsonl'}, {CORPORA / 'retry.jsonl'}, {CORPORA / 'transcript.jsonl'}]\n"
@@ -30,17 +28,16 @@ NOT_QUIET, QUIET = "2026-10-01", "2100-01-01"
 
 
 @pytest.fixture(scope="module")
-def story(tmp_path_factory) -> Path:
-    """v1 and v2 snapshots (the baselines) and results of discovery-only runs of v2 and v3."""
+def story(tmp_path_factory, shared_work) -> Path:
+    """v1 and v2 snapshots (the baselines: taken once a test run, diff and replay use the same)
+    and results of discovery-only runs of v2 and v3."""
     d = tmp_path_factory.mktemp("story")
     (d / "no-cases.yaml").write_text("cases: {}\n")
 
     def snapshot(version: str) -> None:
-        doc = take_snapshot(
-            Target.bundled(f"billing --version {version}"), timeouts=Timeouts(initialize=60.0)
+        shutil.copy(
+            shared_work.snapshot_file(f"billing --version {version}"), d / f"v{version}.json"
         )
-        assert doc["error"] is None
-        write_snapshot(doc, d / f"v{version}.json")
 
     def run(version: str) -> None:
         code = main(

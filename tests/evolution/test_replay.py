@@ -24,7 +24,7 @@ from matrix.discovery import discover_all
 from matrix.evolution.calls_file import calls_file
 from matrix.evolution.replay import ReplayConfig, hold, prepare_and_classify, replay
 from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.snapshot import Snapshot, take_snapshot, write_snapshot
+from matrix.snapshot import Snapshot, write_snapshot
 from matrix.targets import Target
 from matrix.wire.session import Timeouts
 
@@ -92,20 +92,11 @@ def large_offline(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def snapshots(large_offline) -> dict[str, Snapshot]:
+def snapshots(large_offline, shared_work) -> dict[str, Snapshot]:
+    """Versions 2 and 3, each snapshotted once a test run (diff and check use the same)."""
+    specs = {v: f"billing --version {v}" for v in ("2", "3")}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        docs = dict(
-            zip(
-                ("2", "3"),
-                pool.map(
-                    lambda v: take_snapshot(
-                        Target.bundled(f"billing --version {v}"), timeouts=SLOW_START
-                    ),
-                    ("2", "3"),
-                ),
-            )
-        )
-    assert all(d["error"] is None for d in docs.values()), docs
+        docs = dict(zip(specs, pool.map(shared_work.snapshot, specs.values())))
     return {v: Snapshot(d, source=f"billing v{v}") for v, d in docs.items()}
 
 
