@@ -152,6 +152,38 @@ class SharedWork:
         """The document of ``snapshot_file(spec)``: a copy of its own for each caller."""
         return read_json(self.snapshot_file(spec))
 
+    def cli_run(self, *args: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess, Path]:
+        """``mcp-matrix run ARGS --results FILE`` through the real CLI, once a run: what it
+        answered (exit code, stdout, stderr) and its results file."""
+
+        def run(directory: Path) -> None:
+            results = directory / "results.jsonl"
+            r = run_cli("run", *args, "--results", str(results), timeout=timeout)
+            answer = {"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+            (directory / "answer.json").write_text(json.dumps(answer))
+
+        directory = self.directory("run " + " ".join(args), run)
+        answer = read_json(directory / "answer.json")
+        return subprocess.CompletedProcess(["mcp-matrix", "run", *args], **answer), (
+            directory / "results.jsonl"
+        )
+
+    def stale_clients_on_gateway_v2(self) -> tuple[subprocess.CompletedProcess, Path]:
+        """Gateway v2 through stale-cache and stale-serialiser, both holding v1's tool list (the
+        run's and the pytest plugin's tests compare against it)."""
+        baseline = self.snapshot_file("gateway --version 1")
+        return self.cli_run(
+            "--server",
+            "gateway --version 2",
+            "--baseline",
+            str(baseline),
+            "--client",
+            "stale-cache",
+            "--client",
+            "stale-serialiser",
+            timeout=180,
+        )
+
 
 @pytest.fixture(scope="session")
 def shared_work(tmp_path_factory) -> SharedWork:

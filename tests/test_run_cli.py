@@ -276,25 +276,10 @@ def test_discovery_of_a_third_party_server_covers_every_profile(cli):
 
 
 def test_gateway_v2_with_the_v1_schema_cached_loses_the_new_field_silently_on_rich_tools_only(
-    cli, tmp_path
+    shared_work,
 ):
-    baseline = tmp_path / "v1.json"
-    assert cli("snapshot", "--server", "gateway --version 1", "-o", str(baseline)).returncode == 0
-    results = tmp_path / "r.jsonl"
-    r = cli(
-        "run",
-        "--server",
-        "gateway --version 2",
-        "--baseline",
-        str(baseline),
-        "--client",
-        "stale-cache",
-        "--client",
-        "stale-serialiser",
-        "--results",
-        str(results),
-        timeout=180,
-    )
+    # one run a test session: the pytest plugin's test compares its own stale-cache run with it
+    r, results = shared_work.stale_clients_on_gateway_v2()
     c = calls(results)
     for rich in ("memory_write", "dispatch_record", "context_feedback"):
         assert c[("stale-cache", rich, "with-v2-field")]["verdict"] == "silent-loss"
