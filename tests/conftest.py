@@ -152,27 +152,28 @@ class SharedWork:
         """The document of ``snapshot_file(spec)``: a copy of its own for each caller."""
         return read_json(self.snapshot_file(spec))
 
-    def cli_run(self, *args: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess, Path]:
-        """``mcp-matrix run ARGS --results FILE`` through the real CLI, once a run: what it
-        answered (exit code, stdout, stderr) and its results file."""
+    def cli(
+        self, *args: str, to: str, name: str, timeout: float = 300
+    ) -> tuple[subprocess.CompletedProcess, Path]:
+        """``mcp-matrix ARGS TO FILE`` through the real CLI, once a run (``to``: the option that
+        names the file it writes, ``-o`` or ``--results``; ``name``: the file's): its answer
+        (exit code, stdout, stderr) and the file."""
 
         def run(directory: Path) -> None:
-            results = directory / "results.jsonl"
-            r = run_cli("run", *args, "--results", str(results), timeout=timeout)
+            r = run_cli(*args, to, str(directory / name), timeout=timeout)
             answer = {"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
             (directory / "answer.json").write_text(json.dumps(answer))
 
-        directory = self.directory("run " + " ".join(args), run)
+        directory = self.directory(" ".join((*args, to)), run)
         answer = read_json(directory / "answer.json")
-        return subprocess.CompletedProcess(["mcp-matrix", "run", *args], **answer), (
-            directory / "results.jsonl"
-        )
+        return subprocess.CompletedProcess(["mcp-matrix", *args], **answer), directory / name
 
     def stale_clients_on_gateway_v2(self) -> tuple[subprocess.CompletedProcess, Path]:
         """Gateway v2 through stale-cache and stale-serialiser, both holding v1's tool list (the
         run's and the pytest plugin's tests compare against it)."""
         baseline = self.snapshot_file("gateway --version 1")
-        return self.cli_run(
+        return self.cli(
+            "run",
             "--server",
             "gateway --version 2",
             "--baseline",
@@ -181,6 +182,8 @@ class SharedWork:
             "stale-cache",
             "--client",
             "stale-serialiser",
+            to="--results",
+            name="results.jsonl",
             timeout=180,
         )
 

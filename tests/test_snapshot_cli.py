@@ -6,7 +6,18 @@ import json
 
 import pytest
 
-from tests.conftest import installed_tool, read_json
+from tests.conftest import installed_tool, read_json, run_cli_in_process
+
+
+@pytest.fixture
+def snapshot_cli(shared_work):
+    """``snapshot ARGS -o FILE`` through the real CLI, once a test run for each ARGS (whichever
+    xdist worker a test runs on): tests that read the same snapshot (its file, the CLI's answer)
+    share one real server start."""
+    return lambda *args: shared_work.cli("snapshot", *args, to="-o", name="snap.json")
+
+
+TIME_WITH_A_SECRET = ("--env", "API_TOKEN=s3cr3t-value")
 
 
 def test_a_snapshot_of_the_flat_memory_server_shows_the_amended_schema(cli, tmp_path, transport):
@@ -25,17 +36,8 @@ def test_a_snapshot_of_the_flat_memory_server_shows_the_amended_schema(cli, tmp_
     )
 
 
-def test_a_snapshot_of_the_anyof_variant_shows_the_root_combinator(cli, tmp_path, transport):
-    out = tmp_path / "snap.json"
-    r = cli(
-        "snapshot",
-        "--server",
-        "memory --schema anyof",
-        "--server-transport",
-        transport,
-        "-o",
-        str(out),
-    )
+def test_a_snapshot_of_the_anyof_variant_shows_the_root_combinator(snapshot_cli, transport):
+    r, out = snapshot_cli("--server", "memory --schema anyof", "--server-transport", transport)
     assert r.returncode == 0, r.stderr
     reflect = {e["tool"]["name"]: e["tool"] for e in read_json(out)["tools"]}["memory_reflect"][
         "inputSchema"
@@ -51,11 +53,11 @@ def test_a_snapshot_records_page_indexes(cli, tmp_path):
     assert [e["page"] for e in doc["tools"]] == [0, 0, 1, 1, 2, 2, 3]
 
 
-def test_a_third_party_server_installed_from_pypi_is_snapshotted_correctly(cli, tmp_path):
+def test_a_third_party_server_installed_from_pypi_is_snapshotted_correctly(snapshot_cli):
     exe = installed_tool("mcp-server-time")
     assert exe, "the test set-up installs mcp-server-time from PyPI (extra 'test')"
-    out = tmp_path / "time.json"
-    r = cli("snapshot", "--stdio", f"{exe} --local-timezone UTC", "-o", str(out))
+    # the secret's test reads the same snapshot (the secret is an environment the server ignores)
+    r, out = snapshot_cli("--stdio", f"{exe} --local-timezone UTC", *TIME_WITH_A_SECRET)
     assert r.returncode == 0, r.stderr
     doc = read_json(out)
     assert doc["serverInfo"]["name"] == "mcp-time"
@@ -65,9 +67,8 @@ def test_a_third_party_server_installed_from_pypi_is_snapshotted_correctly(cli, 
     assert all(e["tool"]["annotations"]["readOnlyHint"] is True for e in doc["tools"])
 
 
-def test_summarising_a_snapshot_file_lists_tools_and_notable_features(cli, tmp_path):
-    out = tmp_path / "snap.json"
-    cli("snapshot", "--server", "memory --schema anyof", "-o", str(out))
+def test_summarising_a_snapshot_file_lists_tools_and_notable_features(cli, snapshot_cli):
+    _, out = snapshot_cli("--server", "memory --schema anyof", "--server-transport", "stdio")
     r = cli("snapshot", str(out))
     assert r.returncode == 0
     assert "memory_reflect" in r.stdout and "root anyOf" in r.stdout
@@ -79,17 +80,9 @@ def test_snapshot_json_goes_to_stdout_alone_when_no_file_is_given(cli):
     assert json.loads(r.stdout)["format"] == "mcp-matrix.snapshot"
 
 
-def test_header_and_env_secrets_never_appear_in_the_snapshot(cli, tmp_path):
-    out = tmp_path / "snap.json"
-    r = cli(
-        "snapshot",
-        "--stdio",
-        f"{installed_tool('mcp-server-time')} --local-timezone UTC",
-        "--env",
-        "API_TOKEN=s3cr3t-value",
-        "-o",
-        str(out),
-    )
+def test_header_and_env_secrets_never_appear_in_the_snapshot(snapshot_cli):
+    exe = installed_tool("mcp-server-time")
+    r, out = snapshot_cli("--stdio", f"{exe} --local-timezone UTC", *TIME_WITH_A_SECRET)
     assert r.returncode == 0, r.stderr
     assert "s3cr3t-value" not in out.read_text() and "s3cr3t-value" not in r.stderr
 
@@ -137,7 +130,7 @@ def test_a_hanging_server_ends_in_a_timeout_finding_not_a_hang(cli, tmp_path):
         ([], "no target"),
     ],
 )
-def test_bad_input_is_a_clear_error_with_exit_2_and_no_traceback(cli, args, message):
-    r = cli("snapshot", *args)
+def test_bad_input_is_a_clear_error_with_exit_2_and_no_traceback(args, message):
+    r = run_cli_in_process("snapshot", *args)  # refused before any server starts: no process
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
