@@ -1,6 +1,14 @@
-"""The pytest plugin, run through pytester in a subprocess as a server's test suite would."""
+"""The pytest plugin, run in a subprocess as a server's test suite would (pytester's, or for the
+one xdist session two tests read, made once a test run through ``shared_work``)."""
 
 from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -9,28 +17,62 @@ from matrix.results import read_events
 pytest_plugins = ["pytester"]
 
 
-def test_every_cell_becomes_a_test_with_a_readable_id(pytester):
+# memory --schema anyof through claude-code-278 and continue, on 2 xdist workers: one inner
+# session serves the readable-id test and the xdist test (the same claude-code-278 cells).
+ANYOF_UNDER_XDIST = (
+    "--mcp-server",
+    "memory --schema anyof",
+    "--mcp-client",
+    "claude-code-278",
+    "--mcp-client",
+    "continue",
+    "-n",
+    "2",
+    "--dist",
+    "loadgroup",
+    "--mcp-timeout-initialize",
+    "60",  # a Python server on 2 loaded cores
+    "-v",
+    "-p",
+    "no:cacheprovider",
+)
+# xdist's -v line of an item: "[gw1] [ 12%] PASSED ::memory_reflect[claude-code-278]::alias-only"
+XDIST_ITEM_LINE = re.compile(r"^\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|SKIPPED|ERROR) ::(\S+)")
+
+
+@pytest.fixture
+def anyof_under_xdist(shared_work) -> str:
+    """The output of ``pytest ANYOF_UNDER_XDIST`` in a subprocess (as a server's suite runs it),
+    in an empty directory, once a test run: both tests that read it, on any outer worker."""
+
+    def run(directory: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+        r = subprocess.run(
+            [sys.executable, "-m", "pytest", f"--basetemp={directory / 'tmp'}", *ANYOF_UNDER_XDIST],
+            cwd=directory,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        (directory / "stdout.txt").write_text(r.stdout + r.stderr)
+
+    session = shared_work.directory("pytest " + " ".join(ANYOF_UNDER_XDIST), run)
+    return (session / "stdout.txt").read_text()
+
+
+@pytest.mark.timeout(400)  # the inner session's own bound (300 s) comes first
+def test_every_cell_becomes_a_test_with_a_readable_id(anyof_under_xdist):
+    out = anyof_under_xdist
+    items = {m[2]: m[1] for m in map(XDIST_ITEM_LINE.match, out.splitlines()) if m}
     # claude-code-278 (Claude Code 2.1.144 - 2.1.278) hides a tool with a root anyOf.
-    r = pytester.runpytest_subprocess(
-        "--mcp-server",
-        "memory --schema anyof",
-        "--mcp-client",
-        "claude-code-278",
-        "--mcp-timeout-initialize",
-        "60",  # a Python server on 2 loaded cores
-        "-v",
-        "-p",
-        "no:cacheprovider",
-        timeout=180,
-    )
-    out = r.stdout.str()
-    assert "memory_reflect[claude-code-278]::alias-only PASSED" in out
+    assert items["memory_reflect[claude-code-278]::alias-only"] == "PASSED"
     # The default gate: a real client must see every tool; the failure says why and the fix.
-    assert "memory_reflect[claude-code-278] FAILED" in out
+    assert items["memory_reflect[claude-code-278]"] == "FAILED"
     assert "inputSchema has anyOf at the root" in out and "fix: Flatten the root" in out
-    r.assert_outcomes(
-        passed=26, failed=1
-    )  # 7 discovery cells + 19 calls (18 listed, 1 automatic) + the run
+    # 7 discovery cells + 19 calls (18 listed, 1 automatic) + the run
+    mine = Counter(outcome for name, outcome in items.items() if "[claude-code-278]" in name)
+    assert mine == {"PASSED": 26, "FAILED": 1}, out[-3000:]
 
 
 @pytest.mark.timeout(600)  # a snapshot, the plugin's run and the CLI's run, each bounded by 180 s
@@ -153,27 +195,11 @@ def test_a_marker_per_client_selects_its_cells(pytester):
     assert "memory_reflect[claude-code]" in out and "[continue]" not in out
 
 
-def test_xdist_workers_collect_the_same_items_and_run_every_cell(pytester):
-    r = pytester.runpytest_subprocess(
-        "--mcp-server",
-        "memory --schema anyof",
-        "--mcp-client",
-        "claude-code-278",
-        "--mcp-client",
-        "continue",
-        "-n",
-        "2",
-        "--dist",
-        "loadgroup",
-        "--mcp-timeout-initialize",
-        "60",
-        "-p",
-        "no:cacheprovider",
-        timeout=300,
-    )
-    out = r.stdout.str()
+@pytest.mark.timeout(400)
+def test_xdist_workers_collect_the_same_items_and_run_every_cell(anyof_under_xdist):
+    out = anyof_under_xdist
     assert "different tests were collected" not in out, out[-3000:]
-    outcomes = r.parseoutcomes()
+    outcomes = pytest.RunResult.parse_summary_nouns(out.splitlines())
     assert (
         outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2 * 27
     )  # every cell of both clients ran
