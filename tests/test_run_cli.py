@@ -10,7 +10,7 @@ import pytest
 from matrix.profiles.loader import load_profiles
 from matrix.report.discovery_doc import read_discovery
 from matrix.results import read_events
-from tests.conftest import installed_tool
+from tests.conftest import installed_tool, run_cli_in_process
 
 
 def calls(results: Path) -> dict[tuple[str, str, str], dict]:
@@ -217,15 +217,17 @@ def test_a_target_that_cannot_be_measured_exits_3_with_a_results_file_that_says_
     assert finish["event"] == "run-finished" and finish["measured"] is False
 
 
-def test_a_malformed_cases_file_is_exit_2_naming_the_file_line_and_key(cli, tmp_path):
+def test_a_malformed_cases_file_is_exit_2_naming_the_file_line_and_key(tmp_path):
     cases = write_cases(tmp_path, "cases:\n  echo:\n    - name: x\n      expect: maybe\n")
-    r = cli("run", "--server", "faulty", "--cases", cases)
+    r = run_cli_in_process(
+        "run", "--server", "faulty", "--cases", cases
+    )  # an input error: no process
     assert r.returncode == 2
     assert f"{cases}:4" in r.stderr and "expect" in r.stderr and "success, error" in r.stderr
 
 
-def test_an_unknown_client_is_exit_2_with_did_you_mean(cli):
-    r = cli("run", "--client", "claude-cod")
+def test_an_unknown_client_is_exit_2_with_did_you_mean():
+    r = run_cli_in_process("run", "--client", "claude-cod")
     assert r.returncode == 2 and "did you mean 'claude-code'" in r.stderr
 
 
