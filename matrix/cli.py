@@ -37,20 +37,42 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_INPUT)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, with the commands ``argv`` can reach registered (every one when ``argv`` is None).
+
+    A command's module imports what its flags need; the rest of the CLI is not imported for
+    ``mcp-matrix run ...`` or ``--version`` (each subprocess would pay for it at start-up)."""
     parser = _Parser(
         prog="mcp-matrix", description="How every real MCP client will treat your server's tools."
     )
     parser.add_argument("--version", action="version", version=f"mcp-matrix {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    needed = COMMANDS if argv is None else commands_needed(argv)
     for name in COMMANDS:
-        module = importlib.import_module(f"matrix.commands.{name.replace('-', '_')}")
-        module.register(sub)
+        if name in needed:
+            importlib.import_module(f"matrix.commands.{name.replace('-', '_')}").register(sub)
+        else:
+            sub.add_parser(name)  # argv never parses it: its name alone (the choices stay the same)
     return parser
 
 
+def commands_needed(argv: Sequence[str]) -> tuple[str, ...]:
+    """The commands whose flags parsing ``argv`` may read or print: the one it names; none for
+    ``--version``; every one when help may be printed (``-h``, no command, an unknown option)."""
+    unsure = False
+    for token in argv:
+        if token.startswith("--") and len(token) > 2 and "--version".startswith(token):
+            return () if not unsure else COMMANDS  # argparse prints the version and exits here
+        if token.startswith("-"):
+            unsure = True  # -h (or an option argparse will refuse) before the command
+            continue
+        return COMMANDS if unsure else (token,)
+    return COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)

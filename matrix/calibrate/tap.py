@@ -27,9 +27,10 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 C2S, S2C = "c2s", "s2c"
 HOP_HEADERS = {
@@ -153,6 +154,8 @@ class HttpTap:
         self.upstream = upstream
         self.log = TapLog(log_path)
         self.log.write({"event": "start", "transport": "http", "upstream": upstream})
+        import httpx  # here: `profiles` reads calibration records through this package
+
         self.client = httpx.Client(timeout=httpx.Timeout(60.0, read=None))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _TapHandler)
         self._server.daemon_threads = True
@@ -163,6 +166,8 @@ class HttpTap:
 
     @property
     def url(self) -> str:
+        import httpx
+
         host, port = self._server.server_address[:2]
         path = httpx.URL(self.upstream).raw_path.decode() or "/"
         return f"http://{host}:{port}{path}"
@@ -205,6 +210,8 @@ class _TapHandler(BaseHTTPRequestHandler):
         self._forward("DELETE")
 
     def _forward(self, method: str) -> None:
+        import httpx
+
         tap = self.tap
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
@@ -227,6 +234,8 @@ class _TapHandler(BaseHTTPRequestHandler):
                 pass
 
     def _relay(self, resp: httpx.Response) -> None:
+        import httpx
+
         tap = self.tap
         self.send_response(resp.status_code)
         for k, v in resp.headers.items():

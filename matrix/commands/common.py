@@ -1,18 +1,24 @@
-"""Options shared by subcommands: the target, timeouts, the client identity."""
+"""Options shared by subcommands: the target, timeouts, the client identity.
+
+Registering the flags imports nothing heavy (every CLI process registers its command's
+flags); what reads a snapshot or the profiles is imported by the function that does it.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from matrix import api
 from matrix.commands.outputs import json_stdout, protect
 from matrix.errors import InputError
-from matrix.profiles.model import Profile
-from matrix.snapshot import Snapshot, is_snapshot_file, load_snapshot, take_snapshot
 from matrix.targets import Target, parse_pairs
 from matrix.wire.session import Timeouts
+
+if TYPE_CHECKING:
+    from matrix.profiles.model import Profile
+    from matrix.snapshot import Snapshot
 
 
 def add_target_options(parser: argparse.ArgumentParser, positional: bool = True) -> None:
@@ -99,6 +105,8 @@ def add_profile_options(
 
 def profiles_from(args: argparse.Namespace) -> list[Profile]:
     """The runnable profiles ``--client`` names (all when none is), bundled and ``--profiles-dir``."""
+    from matrix import api
+
     return api.profiles(getattr(args, "client", None) or [], args.profiles_dir)
 
 
@@ -166,6 +174,8 @@ def _target(
 
 def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -> Snapshot:
     """A snapshot: read from the positional file, or taken live from the target."""
+    from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
+
     source = getattr(args, "source", None)
     if source:
         if any(
@@ -187,7 +197,6 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
 __all__ = [
     "add_profile_options",
     "add_target_options",
-    "is_snapshot_file",
     "profiles_from",
     "snapshot_from",
     "target_from",

@@ -4,33 +4,31 @@
 writer module plus one line in ``WRITERS``. A writer takes the typed events of
 matrix.events (as ``matrix.results.read_typed`` and ``ResultsWriter.typed`` give them), a
 text stream and the release-failing verdicts; the events are typed once, here.
+
+``WRITERS`` names each writer (``module:function``) and ``writer`` imports it when a report
+is written: every command's flags read ``FORMATS``, and importing this module must not import
+jinja2 (html) or xml (junit) into a process that writes no such report.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from matrix.events import Event, typed_events
-from matrix.report.grid import RELEASE_FAILING
-from matrix.report.html import write_html
-from matrix.report.json_report import write_json
-from matrix.report.junit import write_junit
-from matrix.report.markdown import write_markdown
-from matrix.report.sarif import write_sarif, write_sarif_file
-from matrix.report.terminal import write_terminal
-from matrix.text import terminal_console
+if TYPE_CHECKING:
+    from matrix.events import Event
 
-Writer = Callable[[list[Event], IO[str], Iterable[str]], None]
+Writer = Callable[[list["Event"], IO[str], Iterable[str]], None]
 
-WRITERS: dict[str, Writer] = {
-    "md": write_markdown,
-    "json": write_json,
-    "junit": write_junit,
-    "sarif": write_sarif,
-    "html": write_html,
+WRITERS: dict[str, str] = {
+    "md": "matrix.report.markdown:write_markdown",
+    "json": "matrix.report.json_report:write_json",
+    "junit": "matrix.report.junit:write_junit",
+    "sarif": "matrix.report.sarif:write_sarif",
+    "html": "matrix.report.html:write_html",
 }
 FORMATS = ("terminal", *WRITERS)
 # What a written file is conventionally called, for `run --report FMT` without a file name.
@@ -44,11 +42,17 @@ SUFFIX = {
 }
 
 
+def writer(fmt: str) -> Writer:
+    """The writer function of ``fmt`` (a key of ``WRITERS``), imported now."""
+    module, _, function = WRITERS[fmt].partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
 def write_report(
     events: Iterable[Event],
     fmt: str,
     stream_or_path: IO[str] | str | Path | None = None,
-    failing: Iterable[str] = RELEASE_FAILING,
+    failing: Iterable[str] | None = None,
     details: bool = True,
     verbose: bool = False,
 ) -> None:
@@ -56,17 +60,23 @@ def write_report(
 
     Files are written as UTF-8; a character that cannot be encoded (a lone surrogate from a
     hostile server) is written as a backslash escape rather than failing the report.
+    ``failing`` defaults to the release-failing verdicts (``matrix.report.grid.RELEASE_FAILING``).
     """
+    from matrix.events import typed_events
+    from matrix.report.grid import RELEASE_FAILING
+
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
     events = typed_events(events)  # as they are when typed; JSON events checked and typed once
-    failing = list(failing)
+    failing = list(RELEASE_FAILING if failing is None else failing)
     if stream_or_path is None or isinstance(stream_or_path, (str, Path)):
         path = None if stream_or_path is None else Path(stream_or_path)
         if path is None:
             _write(events, fmt, sys.stdout, failing, details, to_terminal=True, verbose=verbose)
             return
         if fmt == "sarif":  # and, beside it, the snapshot its locations point into
+            from matrix.report.sarif import write_sarif_file
+
             write_sarif_file(events, path, failing)
             return
         with path.open("w", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
@@ -85,6 +95,9 @@ def _write(
     verbose: bool = True,
 ) -> None:
     if fmt == "terminal":
+        from matrix.report.terminal import write_terminal
+        from matrix.text import terminal_console
+
         if to_terminal:
             console = terminal_console(soft_wrap=True)
         else:  # plain text for a file or a captured stream: no colour codes
@@ -100,4 +113,4 @@ def _write(
             events, console, details=details, verbose=details and verbose
         )  # a file: every cell
         return
-    WRITERS[fmt](events, stream, failing)
+    writer(fmt)(events, stream, failing)
