@@ -32,7 +32,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -136,6 +135,8 @@ def _error(text: str) -> types.CallToolResult:
 
 
 def _problems(schema: dict[str, Any], instance: Any) -> list[str]:
+    import jsonschema  # here, at the first call: a session that only lists tools never needs it
+
     validator = jsonschema.Draft202012Validator(schema)
     problems = []
     for err in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.path))):

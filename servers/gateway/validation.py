@@ -13,8 +13,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-import jsonschema
-
 _ARTICLES = {
     "string": "a string",
     "integer": "an integer",
@@ -127,6 +125,8 @@ def schema_problems(schema: dict[str, Any], instance: Any, *, where: str) -> lis
     ``where`` names the schema in messages about unknown fields, e.g. ``the
     memory_write schema (version 1)``.
     """
+    import jsonschema  # here, at the first call: a session that only lists tools never needs it
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(
         validator.iter_errors(instance),

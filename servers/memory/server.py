@@ -23,7 +23,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-import jsonschema
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -140,6 +139,8 @@ def _error(text: str) -> types.CallToolResult:
 
 
 def _schema_problems(tool: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    import jsonschema  # here, at the first call: a session that only lists tools never needs it
+
     validator = jsonschema.Draft202012Validator(tool["inputSchema"])
     problems = []
     for err in sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.path))):

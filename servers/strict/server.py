@@ -8,10 +8,10 @@ calls got the same answer exactly when the handler read the same values.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
-import jsonschema
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -79,7 +79,15 @@ TOOLS = [
     ),
 ]
 BY_NAME = {t["name"]: t for t in TOOLS}
-_VALIDATORS = {t["name"]: jsonschema.Draft202012Validator(t["inputSchema"]) for t in TOOLS}
+
+
+@functools.cache
+def _validator(name: str) -> Any:
+    """The tool's validator, made at its first call: a session that only lists tools never
+    imports jsonschema."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(BY_NAME[name]["inputSchema"])
 
 
 def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -87,7 +95,7 @@ def call_tool(name: str, arguments: dict[str, Any] | None) -> types.CallToolResu
     if name not in BY_NAME:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
     args = arguments or {}
-    errors = sorted(_VALIDATORS[name].iter_errors(args), key=lambda e: list(e.absolute_path))
+    errors = sorted(_validator(name).iter_errors(args), key=lambda e: list(e.absolute_path))
     if errors:
         where = "/".join(map(str, errors[0].absolute_path)) or "(root)"
         raise MCPError(

@@ -1,0 +1,136 @@
+"""A CLI process imports what its command uses, not the whole tool.
+
+The suite starts hundreds of ``python -m matrix ...`` processes and users start one per command;
+each used to import every command, writer and dependency (about a second of CPU) before doing
+anything. These tests run the real CLI (``python -m matrix``, through ``runpy`` so the process can
+list ``sys.modules`` when it exits) and assert on the names of the modules it imported, never on
+times, so a top-level import that pulls a heavy module back into a cheap command fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import NEUTRAL_CWD
+from tests.report import events as ev
+
+COMMANDS = (
+    "snapshot",
+    "discover",
+    "run",
+    "report",
+    "check",
+    "merge",
+    "diff",
+    "replay",
+    "profiles",
+    "calibrate",
+)
+# What only some commands need: HTML (jinja2), JUnit (xml), an HTTP target (httpx), evolution
+# (diff, replay, check) and calibration; the heaviest of the tool's own modules.
+ONLY_SOME = (
+    "jinja2",
+    "xml.etree.ElementTree",
+    "httpx",
+    "matrix.evolution",
+    "matrix.calibrate",
+    "matrix.release",
+    "matrix.report.html",
+    "matrix.report.junit",
+    "matrix.report.sarif",
+)
+# What any command that reads profiles or a live server needs, and --version never does.
+LIBRARY = (
+    "rich",
+    "yaml",
+    "jsonschema",
+    "fastjsonschema",
+    "regex",
+    "matrix.api",
+    "matrix.run",
+    "matrix.snapshot",
+    "matrix.profiles.loader",
+    "matrix.behaviours.registry",
+    "matrix.report.terminal",
+)
+
+
+# ``python -m matrix ARGV``, and at exit the names in sys.modules as the last line of stderr
+# (``-X importtime`` would miss the command modules: importlib.import_module is not timed).
+LIST_MODULES = """
+import atexit, json, runpy, sys
+atexit.register(lambda: sys.__stderr__.write("\\n" + json.dumps(sorted(sys.modules)) + "\\n"))
+runpy.run_module("matrix", run_name="__main__", alter_sys=True)
+"""
+
+
+def imported(*argv: str) -> set[str]:
+    """Every module ``python -m matrix ARGV`` imported by the time it exited (exit code 0)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", LIST_MODULES, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=NEUTRAL_CWD,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = set(json.loads(proc.stderr.rstrip().rsplit("\n", 1)[-1]))
+    assert "matrix.cli" in names  # the list was read: the CLI itself is in it
+    return names
+
+
+def among(names: set[str], wanted: tuple[str, ...]) -> list[str]:
+    """The ``wanted`` modules (or packages: a submodule counts) that are in ``names``."""
+    return sorted(w for w in wanted if any(n == w or n.startswith(w + ".") for n in names))
+
+
+def test_version_imports_no_command_and_no_dependency():
+    names = imported("--version")
+    assert among(names, ONLY_SOME + LIBRARY) == []
+    assert among(names, tuple(f"matrix.commands.{c}" for c in COMMANDS)) == []
+
+
+def test_a_command_imports_its_own_module_and_no_other_command():
+    names = imported("merge", "--help")
+    others = tuple(f"matrix.commands.{c}" for c in COMMANDS if c != "merge")
+    assert "matrix.commands.merge" in names
+    assert among(names, others) == []
+
+
+def test_help_still_registers_every_command():
+    # the one case that needs every command's flags: the overview names each with its help
+    names = imported("--help")
+    assert among(names, tuple(f"matrix.commands.{c}" for c in COMMANDS)) == sorted(
+        f"matrix.commands.{c}" for c in COMMANDS
+    )
+
+
+@pytest.mark.parametrize("command", ["run", "snapshot", "discover", "report", "profiles"])
+def test_a_common_command_imports_no_writer_evolution_calibration_or_httpx(command):
+    assert among(imported(command, "--help"), ONLY_SOME) == []
+
+
+def test_listing_the_profiles_imports_no_run_writer_or_httpx():
+    names = imported("profiles", "--json")
+    assert "matrix.profiles.loader" in names
+    assert among(names, ONLY_SOME[:3] + ("matrix.api", "matrix.run", "matrix.report.html")) == []
+
+
+@pytest.mark.parametrize(
+    ("fmt", "needs", "not_needed"),
+    [
+        ("md", "matrix.report.markdown", ("jinja2", "xml.etree.ElementTree", "matrix.report.html")),
+        ("html", "jinja2", ("xml.etree.ElementTree", "matrix.report.markdown")),
+        ("junit", "xml.etree.ElementTree", ("jinja2", "matrix.report.html")),
+    ],
+)
+def test_a_report_imports_the_writer_of_its_format_only(tmp_path, fmt, needs, not_needed):
+    results = ev.write_jsonl(ev.full_run(), tmp_path / "results.jsonl")
+    names = imported("report", str(results), "--format", fmt, "-o", str(tmp_path / "out"))
+    assert needs in names
+    assert among(names, not_needed + ("httpx", "matrix.run", "matrix.evolution")) == []
