@@ -66,11 +66,13 @@ class Prober:
         self.timeouts = timeouts
         self.transports: list[Transport] = []
         self.threads: list[threading.Thread] = []
+        self.started: set[str] = set()  # the keys of the probes started
         self.results: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._closing = False
 
     def start(self, key: str, probe: Callable[[Session], Any]) -> None:
+        self.started.add(key)
         thread = threading.Thread(
             target=self._run, args=(key, probe), name=f"probe-{key}", daemon=True
         )

@@ -40,13 +40,12 @@ from matrix.events import (
     Skipped,
     SnapshotTaken,
 )
-from matrix.probes import HANDSHAKE_PROBES
 from matrix.profiles.model import Profile
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
 from matrix.sharing import ProfileConnection, SessionPool, plan_sharing, read_only
 from matrix.simulate.caching import stale_window
 from matrix.simulate.calls import held_view
-from matrix.snapshot import Snapshot, take_snapshot
+from matrix.snapshot import OpenSnapshot, Snapshot, open_snapshot
 from matrix.targets import Target
 from matrix.wire.session import Timeouts
 
@@ -132,17 +131,36 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     before any call (the stream ends with ``run-finished``, not measured).
     """
     registry.load_all()
-    run_id = uuid.uuid4().hex[:12]
     deadline = Deadline(config.timeout_run, reserve=config.timeouts.shutdown)
-    breaker = CircuitBreaker(config.circuit_breaker)
     progress = _Counter(config.on_progress)
     progress.phase("connecting to the server")
     interrupted_early = False
+    held = None
     try:
-        doc = _snapshot_with_retry(config, deadline)
+        held = _snapshot_with_retry(config, deadline)
+        doc: dict | None = held.doc
     except KeyboardInterrupt as exc:  # take_snapshot closed the server on its way out
         doc = getattr(exc, "doc", None)  # a snapshot finished before the interrupt is kept
         interrupted_early = True
+    try:
+        return _after_snapshot(config, emit, doc, held, interrupted_early, deadline, progress)
+    finally:
+        if held is not None:
+            held.close()  # at once when the reference calls are done (they close it first)
+
+
+def _after_snapshot(
+    config: RunConfig,
+    emit: Emit,
+    doc: dict | None,
+    held: OpenSnapshot | None,
+    interrupted_early: bool,
+    deadline: Deadline,
+    progress: _Counter,
+) -> RunOutcome:
+    """The run once the snapshot is in: its events, then discovery and the calls."""
+    run_id = uuid.uuid4().hex[:12]
+    breaker = CircuitBreaker(config.circuit_breaker)
     snap = Snapshot(doc or {})
     emit(
         RunStarted(
@@ -227,7 +245,7 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
         raise InputErrors(unknown)
 
     try:
-        _run_cells(config, snap, count, emit, deadline, breaker, progress)
+        _run_cells(config, snap, count, emit, deadline, breaker, progress, held)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
@@ -244,31 +262,57 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     return RunOutcome(True, interrupted, counts, deadline_passed=passed)
 
 
-def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> dict:
-    """The run's snapshot; a handshake that timed out is retried once with twice the bound,
-    since on a loaded machine our bound, not the server, may be what failed."""
-    versions = probe_versions(config.profiles)
-    doc = take_snapshot(
-        config.target, timeouts=deadline.cap(config.timeouts), probe_versions=versions
+def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> OpenSnapshot:
+    """The run's snapshot, its main session kept open for the reference calls; a handshake that
+    timed out is retried once with twice the bound, since on a loaded machine our bound, not the
+    server, may be what failed."""
+    versions, modern = probe_versions(config.profiles), modern_probe(config.profiles)
+    held = open_snapshot(
+        config.target, deadline.cap(config.timeouts), probe_versions=versions, modern=modern
     )
-    error = doc.get("error") or {}
-    if error.get("kind") != "timeout" or doc.get("serverInfo") is not None or deadline.passed():
-        return doc
+    error = held.doc.get("error") or {}
+    if (
+        error.get("kind") != "timeout"
+        or held.doc.get("serverInfo") is not None
+        or deadline.passed()
+    ):
+        return held
+    held.close()
     longer = replace(config.timeouts, initialize=2 * config.timeouts.initialize)
-    doc = take_snapshot(config.target, timeouts=deadline.cap(longer), probe_versions=versions)
-    error = doc.get("error") or {}
+    held = open_snapshot(
+        config.target, deadline.cap(longer), probe_versions=versions, modern=modern
+    )
+    error = held.doc.get("error") or {}
     if error.get("kind") == "timeout":
         first = deadline.cap(config.timeouts).initialize
         error["message"] = (
             f"{error.get('message', '')} (the second try; the first waited {first:g} s; {timeout_note()})"
         )
-    return doc
+    return held
 
 
 def probe_versions(profiles: list[Profile]) -> tuple[str, ...]:
-    """The handshake versions to probe: the defaults and every version a profile asks for."""
+    """The handshake versions to probe: those the selected profiles ask for (an unprobed version
+    is unknown to the session verdict, and no other profile reads the answers; the ``snapshot``
+    command probes HANDSHAKE_PROBES for any profile later)."""
     asked = [p.identity.protocol_version for p in profiles if p.identity.protocol_version]
-    return tuple(dict.fromkeys([*HANDSHAKE_PROBES, *asked]))
+    return tuple(dict.fromkeys(asked))
+
+
+def modern_probe(profiles: list[Profile]) -> str:
+    """When to probe the 2026-07-28 era: always if a selected profile tries it (or reads its
+    cache hints); else only after a refused ``initialize`` (the snapshot's modern fallback, and
+    the versions the refusal is reported with), the only other readers of ``eras.modern``."""
+    tries = any(
+        p.handshake is not None
+        and (
+            p.handshake.fallback != "initialize-only"
+            or p.handshake.listens
+            or p.handshake.honours_ttl
+        )
+        for p in profiles
+    )
+    return "always" if tries else "if-refused"
 
 
 def _list_failure(doc: Any) -> dict | None:
@@ -297,6 +341,7 @@ def _run_cells(
     deadline: Deadline,
     breaker: CircuitBreaker,
     progress: _Counter,
+    held: OpenSnapshot | None = None,
 ) -> None:
     """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates.
 
@@ -339,7 +384,7 @@ def _run_cells(
     )
     stop = threading.Event()
     progress.phase("calling", total=len(cases) * len(config.profiles))
-    reference = _reference_answers(config, cases, live_by_name, stop, deadline)
+    reference = _reference_answers(config, cases, live_by_name, stop, deadline, held)
     runners: list[_ProfileRunner] = []
 
     def not_called(profile: str, case: Case, reason: str) -> None:
@@ -433,19 +478,28 @@ def longest_first(profiles: list[Profile], calls: int) -> list[int]:
 
 
 def _reference_answers(
-    config: RunConfig, cases: list[Case], tools: dict, stop: threading.Event, deadline: Deadline
+    config: RunConfig,
+    cases: list[Case],
+    tools: dict,
+    stop: threading.Event,
+    deadline: Deadline,
+    held: OpenSnapshot | None = None,
 ) -> dict[str, Answer]:
     """The intact call's answer for each case where calling twice is safe.
 
+    The calls are made on the snapshot's main session (``held``: our own client, a server
+    started for us alone), which is closed once they are done; a session that fails is reopened
+    as the spec-correct reference client on a server of its own (so is one with no ``held``).
     This session is no cell, so its timeouts trip a breaker of its own (it stops waiting on
     that tool, or on the server) and not the run's: the profiles still call, and a server that
     hangs shows as ``broken`` cells before the run's breaker stops them."""
     wanted = [c for c in cases if c.expect.outcome != "error" and repeat_safe(tools.get(c.tool), c)]
     out: dict[str, Answer] = {}
-    if not wanted:
-        return out
     own = CircuitBreaker(enabled=config.circuit_breaker)
     runner = Connection(config.target, config.timeouts, None, deadline, own)
+    if held is not None and held.session is not None:
+        runner.adopt(held.session, held.transport)
+        held.session = held.transport = None  # the runner's now: it closes it
     try:
         for case in wanted:
             if stop.is_set() or deadline.passed() or own.reason(case.tool):

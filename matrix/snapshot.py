@@ -10,11 +10,12 @@ unknown). A snapshot that could not be completed keeps what was gathered and say
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,8 +25,14 @@ from matrix.probes import HANDSHAKE_PROBES, Prober, answer_json, probe_handshake
 from matrix.schemas import checker
 from matrix.targets import ServerKey, Target, server_key
 from matrix.wire.errors import ProtocolError, WireError
-from matrix.wire.session import LATEST_PROTOCOL, Session, Timeouts
+from matrix.wire.session import LATEST_PROTOCOL, MODERN_PROTOCOL, Session, Timeouts
+from matrix.wire.transport import Transport
 
+MODERN_PROBE = ("always", "if-refused")  # take_snapshot's ``modern``: when to probe 2026-07-28
+NOT_PROBED = {
+    "kind": "not-probed",
+    "message": "not probed: no selected profile tries the 2026-07-28 era and no initialize was refused",
+}
 FORMAT = "mcp-matrix.snapshot"
 VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -63,6 +70,22 @@ class Snapshot:
         return eras if isinstance(eras, dict) else None
 
 
+@dataclass
+class OpenSnapshot:
+    """A snapshot whose main session is still open: ``session`` is None when it could not be kept
+    (the handshake failed, or the tools were listed in the 2026-07-28 era). ``run`` makes its
+    reference calls on it instead of starting another server; ``close`` ends it (twice is harmless)."""
+
+    doc: dict
+    session: Session | None = None
+    transport: Transport | None = field(default=None, repr=False)
+
+    def close(self) -> None:
+        transport, self.session, self.transport = self.transport, None, None
+        if transport is not None:
+            transport.close()
+
+
 def take_snapshot(
     target: Target,
     client_info: Mapping[str, Any] | None = None,
@@ -72,12 +95,54 @@ def take_snapshot(
     page_cap: int = 100,
     probe_versions: tuple[str, ...] = HANDSHAKE_PROBES,
     probe_eras: bool = True,
+    modern: str = "always",
 ) -> dict:
     """Connect to ``target`` as a client would and record everything it learns.
 
     The tools are listed after ``initialize`` at ``protocol_version``; a server that refuses
     the handshake is listed in the 2026-07-28 era instead. With ``probe_eras`` the other era
-    and the other ``probe_versions`` are probed on connections of their own, side by side."""
+    and the other ``probe_versions`` are probed on connections of their own, side by side;
+    ``modern="if-refused"`` probes the 2026-07-28 era only when an ``initialize`` was refused
+    (the modern fallback, and the versions a refusal is reported with), else records it ``not-probed``."""
+    return _snapshot(
+        target,
+        client_info,
+        protocol_version,
+        capabilities,
+        timeouts,
+        page_cap,
+        probe_versions,
+        probe_eras,
+        modern,
+        keep=False,
+    ).doc
+
+
+def open_snapshot(
+    target: Target,
+    timeouts: Timeouts | None = None,
+    probe_versions: tuple[str, ...] = HANDSHAKE_PROBES,
+    modern: str = "always",
+) -> OpenSnapshot:
+    """``take_snapshot`` (our own client info, the latest handshake version), with its main
+    session left open when the tools were listed after ``initialize``: the caller closes it."""
+    return _snapshot(
+        target, None, LATEST_PROTOCOL, None, timeouts, 100, probe_versions, True, modern, keep=True
+    )
+
+
+def _snapshot(
+    target: Target,
+    client_info: Mapping[str, Any] | None,
+    protocol_version: str,
+    capabilities: Mapping[str, Any] | None,
+    timeouts: Timeouts | None,
+    page_cap: int,
+    probe_versions: tuple[str, ...],
+    probe_eras: bool,
+    modern: str,
+    keep: bool,
+) -> OpenSnapshot:
     timeouts = timeouts or Timeouts()
     started = time.monotonic()
     doc: dict[str, Any] = {
@@ -109,9 +174,17 @@ def take_snapshot(
         "eras": None,
         "error": None,
     }
+    if modern not in MODERN_PROBE:
+        raise ValueError(f"modern must be one of {MODERN_PROBE}, not {modern!r}")
     prober = Prober(target, doc["client"], timeouts) if probe_eras else None
+
+    def probe_modern_era() -> None:
+        if prober is not None and "modern" not in prober.started:
+            prober.start("modern", lambda s: probe_modern(s, page_cap))
+
+    if modern == "always":
+        probe_modern_era()
     if prober is not None:
-        prober.start("modern", lambda s: probe_modern(s, page_cap))
         for version in dict.fromkeys(probe_versions):
             if version != protocol_version:
                 prober.start(version, probe_handshake(version))
@@ -119,6 +192,7 @@ def take_snapshot(
     session = None
     refused: dict | None = None
     interrupted = False
+    kept: OpenSnapshot | None = None
     try:
         transport = target.transport(connect_timeout=timeouts.initialize)
         transport.start()  # inside the try: the finally below ends the server whatever happens
@@ -137,6 +211,7 @@ def take_snapshot(
         response = session.request("initialize", params, timeouts.initialize)
         refused = answer_json(protocol_version, response)
         if response.error is not None:
+            probe_modern_era()  # the fallback: the tools are what a modern client lists
             raise ProtocolError(
                 f"initialize was refused: {response.error.code} {response.error.message}",
                 stderr_tail=transport.stderr_tail(),
@@ -165,6 +240,8 @@ def take_snapshot(
         doc["listError"] = listing.error.to_json() if listing.error else None
         doc["listStopped"] = listing.stopped
         doc["timings"]["tools_list_ms"] = ms(sum(p.elapsed for p in listing.pages))
+        if keep:
+            kept = OpenSnapshot(doc, session, transport)
     except WireError as exc:
         doc["error"] = exc.to_json()
         if refused is None:
@@ -175,12 +252,14 @@ def take_snapshot(
         raise
     finally:
         if session is not None:
-            doc["notifications"] = session.notifications
-            doc["serverRequests"] = session.server_requests
-            doc["problems"] = session.problems.items
+            # copies: a session kept open (open_snapshot) goes on hearing, after the snapshot
+            doc["notifications"] = list(session.notifications)
+            doc["serverRequests"] = list(session.server_requests)
+            doc["problems"] = list(session.problems.items)
         if transport is not None:
             doc["stdoutNoise"] = [n.to_json() for n in transport.noise]
             doc["stderrTail"] = list(transport.stderr_tail())
+        if transport is not None and kept is None:
             try:
                 transport.close()
             except KeyboardInterrupt:  # delivered once the server is ended: keep what was learnt
@@ -192,14 +271,37 @@ def take_snapshot(
     if prober is not None:
         try:
             prober.join()
+            if _any_refused(
+                refused, prober.results
+            ):  # a refusal is reported with modern's versions
+                probe_modern_era()
+                prober.join()
         except KeyboardInterrupt:  # the same while waiting for the probes: their eras stay unknown
+            _close(kept)
             _interrupted_with(doc, prober, started)
         except BaseException:
+            _close(kept)
             prober.close_all()
             raise
-        _record_eras(doc, refused, prober.results, probe_versions, protocol_version)
+        results = dict(prober.results)
+        if "modern" not in prober.started:
+            results["modern"] = {"requested": MODERN_PROTOCOL, "wireError": dict(NOT_PROBED)}
+        _record_eras(doc, refused, results, probe_versions, protocol_version)
     doc["timings"]["total_ms"] = ms(time.monotonic() - started)
-    return doc
+    return kept or OpenSnapshot(doc)
+
+
+def _any_refused(main: dict | None, results: Mapping[str, Any]) -> bool:
+    """Was an ``initialize`` answered with a JSON-RPC error (the main one or a version probe)?"""
+    answers = [main or {}, *(r for k, r in results.items() if k != "modern")]
+    return any(isinstance(a, dict) and a.get("error") for a in answers)
+
+
+def _close(kept: OpenSnapshot | None) -> None:
+    """End a kept main session on the way out (an interrupt while the probes were awaited)."""
+    if kept is not None:
+        with contextlib.suppress(KeyboardInterrupt, Exception):  # we are stopping already
+            kept.close()
 
 
 def _interrupted_with(doc: dict, prober: Prober | None, started: float) -> NoReturn:
