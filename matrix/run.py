@@ -13,6 +13,7 @@ run ends with ``run-finished`` and ``interrupted: true``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import threading
 import time
@@ -145,8 +146,9 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     try:
         return _after_snapshot(config, emit, doc, held, interrupted_early, deadline, progress)
     finally:
-        if held is not None:
-            held.close()  # at once when the reference calls are done (they close it first)
+        if held is not None:  # closed already once the reference calls are done; else here
+            with contextlib.suppress(KeyboardInterrupt):  # the stream has ended: not re-raised
+                held.close()
 
 
 def _after_snapshot(
