@@ -10,13 +10,16 @@ times, so a top-level import that pulls a heavy module back into a cheap command
 from __future__ import annotations
 
 import json
+import queue
 import subprocess
 import sys
+import threading
 
 import pytest
 
 from tests.conftest import NEUTRAL_CWD
 from tests.report import events as ev
+from tests.servers.conftest import RAW_HANDSHAKE
 
 COMMANDS = (
     "snapshot",
@@ -134,3 +137,60 @@ def test_a_report_imports_the_writer_of_its_format_only(tmp_path, fmt, needs, no
     names = imported("report", str(results), "--format", fmt, "-o", str(tmp_path / "out"))
     assert needs in names
     assert among(names, not_needed + ("httpx", "matrix.run", "matrix.evolution")) == []
+
+
+# The memory server run by its own ``main`` (as ``python -m matrix_servers.memory`` runs it),
+# then the names in its sys.modules written to the file given first.
+SERVER_MODULES = """
+import json, sys
+from matrix_servers.memory.__main__ import main
+main(sys.argv[2:])
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    json.dump(sorted(sys.modules), out)
+"""
+
+
+def serve(tmp_path, requests: list[dict]) -> tuple[dict[int, dict], set[str]]:
+    """The memory server's answers by id to the handshake and ``requests`` (stdin closed once
+    each is answered, as a client ends), and the modules it had imported when it ended."""
+    modules = tmp_path / "modules.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER_MODULES, str(modules), "--db", str(tmp_path / "m.db")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=NEUTRAL_CWD,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+    try:
+        for message in [*RAW_HANDSHAKE, *requests]:
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        answers = [json.loads(lines.get(timeout=120)) for _ in range(1 + len(requests))]
+        proc.stdin.close()
+        assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    return {a["id"]: a for a in answers}, set(json.loads(modules.read_text(encoding="utf-8")))
+
+
+def test_a_server_session_that_only_lists_tools_never_imports_jsonschema(tmp_path):
+    answers, names = serve(tmp_path, [{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    assert sorted(answers) == [1, 2] and answers[2]["result"]["tools"]
+    assert "mcp_types" in names  # the SDK itself is imported: the list is the server's
+    assert among(names, ("jsonschema",)) == []
+
+
+def test_a_tools_call_imports_jsonschema_and_its_arguments_are_still_validated(tmp_path):
+    call = {"name": "memory_stats", "arguments": {"agent": "x"}}  # it takes no arguments
+    answers, names = serve(
+        tmp_path, [{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}]
+    )
+    result = answers[2]["result"]
+    assert result["isError"] is True
+    assert "Invalid arguments for memory_stats" in result["content"][0]["text"]
+    assert "jsonschema" in names
