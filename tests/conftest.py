@@ -215,3 +215,20 @@ def pytest_collection_modifyitems(config, items):
         reason = KNOWN_REGRESSIONS.get(item.nodeid.split("[")[0])
         if reason:
             item.add_marker(pytest.mark.xfail(reason=f"known regression: {reason}", strict=False))
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker more than the machine has cores.
+
+    Measured on 2 cores (clean clone, idle, per-test CPU counting children): the suite used
+    1,716 CPU-s of the 2,068 core-s its 1,034 s offered; the other 17% was tests waiting on the
+    bounded hangs they check (a server that never answers, a deadline, a Ctrl-C). A third
+    worker runs other tests meanwhile. Every test's bound is generous enough for the extra
+    load (HELPERS: no outcome that depends on load). PYTEST_XDIST_AUTO_NUM_WORKERS still wins.
+    """
+    import os
+
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
