@@ -17,22 +17,11 @@ import threading
 
 import pytest
 
+from matrix.cli import COMMANDS
 from tests.conftest import NEUTRAL_CWD
 from tests.report import events as ev
 from tests.servers.conftest import RAW_HANDSHAKE
 
-COMMANDS = (
-    "snapshot",
-    "discover",
-    "run",
-    "report",
-    "check",
-    "merge",
-    "diff",
-    "replay",
-    "profiles",
-    "calibrate",
-)
 # What only some commands need: HTML (jinja2), JUnit (xml), an HTTP target (httpx), evolution
 # (diff, replay, check) and calibration; the heaviest of the tool's own modules.
 ONLY_SOME = (
