@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from matrix.errors import InputError, did_you_mean
+from matrix.warm_start import server_command
 from matrix.wire.stdio import StdioTransport
 from matrix.wire.transport import Transport
 
@@ -193,8 +194,14 @@ class Target:
         return ""
 
     def server_argv(self) -> list[str]:
+        """The bundled server's own command (``python -m MODULE ARGS``), as a user would type it."""
         argv = shlex.split(self.server)
         return [sys.executable, "-m", *BUNDLED[argv[0]], *argv[1:]]
+
+    def launch_argv(self) -> list[str]:
+        """``server_argv``, started from the warm template when it can be (``matrix.warm_start``)."""
+        argv = shlex.split(self.server)
+        return server_command((*BUNDLED[argv[0]], *argv[1:]))
 
     def open(self, connect_timeout: float = 30.0) -> Transport:
         """A started transport; raises WireError if the server cannot be started."""
@@ -224,9 +231,9 @@ class Target:
         elif self.server_transport in ("http", "sse"):
             from matrix.bundled_http import bundled_http_server
 
-            t = bundled_http_server(self.server_argv(), self.server_transport, connect_timeout)
+            t = bundled_http_server(self.launch_argv(), self.server_transport, connect_timeout)
         else:
-            t = StdioTransport(self.server_argv(), env=self.env, inherit_env=True)
+            t = StdioTransport(self.launch_argv(), env=self.env, inherit_env=True)
         return t
 
     def describe(self) -> dict:

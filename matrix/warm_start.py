@@ -1,0 +1,113 @@
+"""Bundled SDK servers started from one warm template process instead of a cold interpreter each.
+
+A bundled server built on the official SDK spends about 1.5 s of CPU on imports before it reads
+a message; a run opens one per session (about 75 for the README's default run). The first such
+server a process asks for starts ``python -m matrix_servers.warm`` (which imports the SDK once);
+each server is then ``warm_shim.py``, a bare interpreter that has the template fork the server
+onto its own stdin, stdout and stderr, forwards signals to it and exits as it does. So a client
+still starts one process per server, talks to it over its own pipes and ends it the usual way;
+only the imports are shared. ``MCP_MATRIX_WARM_SERVERS=0`` starts every server cold (as does a
+platform without ``fork``, ``pidfd_open`` or descriptor passing); servers given with ``--stdio``
+always start as their command says.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["WARM_ENV", "server_command", "stop_template"]
+
+WARM_ENV = "MCP_MATRIX_WARM_SERVERS"
+# Kept in step with matrix_servers.warm.WARM_MODULES (a test checks): the servers on the SDK.
+WARM_MODULES = frozenset(
+    {
+        "matrix_servers.memory",
+        "matrix_servers.gateway",
+        "matrix_servers.billing",
+        "matrix_servers.strict",
+    }
+)
+
+_lock = threading.Lock()
+_template: subprocess.Popen[bytes] | None = None
+_socket_dir: str | None = None
+
+
+def supported() -> bool:
+    """This platform can fork a template and pass descriptors to it, and the user did not opt out."""
+    if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    import socket
+
+    return all(hasattr(os, name) for name in ("fork", "pidfd_open")) and hasattr(socket, "send_fds")
+
+
+def _servers_dir() -> Path | None:
+    spec = importlib.util.find_spec("matrix_servers")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _socket_path() -> str:
+    """The running template's socket, starting the template first if this process has none."""
+    global _template, _socket_dir
+    with _lock:
+        if _template is not None and _template.poll() is None and _socket_dir:
+            return os.path.join(_socket_dir, "s")
+        _socket_dir = tempfile.mkdtemp(prefix="mcp-matrix-warm-")
+        path = os.path.join(_socket_dir, "s")
+        _template = subprocess.Popen(
+            [sys.executable, "-m", "matrix_servers.warm", path],
+            stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        atexit.register(stop_template)
+        return path
+
+
+def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
+    """The command that starts bundled server ``module_and_args``: warm when it can be."""
+    cold = [sys.executable, "-m", *module_and_args]
+    if module_and_args[0] not in WARM_MODULES or not supported():
+        return cold
+    servers = _servers_dir()
+    if servers is None or not (servers / "warm_shim.py").is_file():
+        return cold
+    return [
+        sys.executable,
+        "-S",
+        "-I",
+        str(servers / "warm_shim.py"),
+        _socket_path(),
+        "--",
+        *module_and_args,
+    ]
+
+
+def stop_template() -> None:
+    """End the template (its servers have ended with their sessions) and remove its socket."""
+    global _template, _socket_dir
+    with _lock:
+        proc, directory = _template, _socket_dir
+        _template = _socket_dir = None
+    if proc is not None:
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+            proc.wait(timeout=5.0)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait(timeout=5.0)
+    if directory:
+        shutil.rmtree(directory, ignore_errors=True)

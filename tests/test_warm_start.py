@@ -1,0 +1,249 @@
+"""Bundled SDK servers forked from one warm template: the same servers, fewer imports.
+
+Each test starts a real template (``python -m matrix_servers.warm``) and real shims, as
+``matrix.warm_start`` does, and speaks MCP to the forked server over the shim's own pipes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import matrix_servers.warm as template_module
+import pytest
+
+from matrix import warm_start
+from matrix.targets import Target
+from tests.servers.conftest import RAW_HANDSHAKE
+
+SHIM = str(Path(template_module.__file__).with_name("warm_shim.py"))
+INIT = RAW_HANDSHAKE[0]
+
+
+@pytest.fixture
+def template(tmp_path):
+    """A running template on a socket in ``tmp_path``; its socket path."""
+    path = str(tmp_path / "s")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "matrix_servers.warm", path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    yield proc, path
+    if proc.stdin:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def shim(path: str, *server: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-S", "-I", SHIM, path, "--", *server],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def initialize(proc: subprocess.Popen) -> dict:
+    assert proc.stdin and proc.stdout
+    proc.stdin.write((json.dumps(INIT) + "\n").encode())
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def children_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_gone(pid: int, within: float = 30.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_warm_server_answers_over_the_shims_own_pipes_in_a_process_of_its_own(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory")
+    answer = initialize(client)
+    assert answer["result"]["serverInfo"]["name"] == "matrix-memory"
+    [server_pid] = children_of(proc.pid)
+    assert server_pid not in (proc.pid, client.pid)
+    assert os.getpgid(server_pid) == server_pid  # its own group, which signals are sent to
+    assert client.stdin
+    client.stdin.close()  # end of stdin ends a stdio server, as it would a cold one
+    assert client.wait(timeout=60) == 0
+    assert wait_gone(server_pid)
+
+
+def test_the_shim_exits_with_the_servers_code_and_passes_on_its_stderr(template):
+    _, path = template
+    client = shim(path, "matrix_servers.memory", "--schema", "no-such-variant")
+    _, err = client.communicate(timeout=60)
+    assert client.returncode == 2  # argparse's usage error, as `python -m` would exit
+    assert b"invalid choice: 'no-such-variant'" in err
+
+
+def test_sigterm_to_the_shims_group_ends_the_server_and_the_shim_ends_the_same_way(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory")
+    initialize(client)
+    [server_pid] = children_of(proc.pid)
+    os.killpg(client.pid, signal.SIGTERM)  # what StdioTransport.close sends
+    code = client.wait(timeout=60)
+    assert wait_gone(server_pid)
+    assert code in (0, -signal.SIGTERM)  # the SDK server exits 0 on SIGTERM or dies of it
+
+
+def test_a_shim_killed_outright_takes_its_server_with_it(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory")
+    initialize(client)
+    [server_pid] = children_of(proc.pid)
+    os.killpg(client.pid, signal.SIGKILL)
+    client.wait(timeout=30)
+    assert wait_gone(server_pid), "the server outlived its killed shim"
+
+
+def test_the_server_gets_the_shims_environment_and_directory(template, tmp_path):
+    proc, path = template
+    temp, work = tmp_path / "temp", tmp_path / "cwd"
+    temp.mkdir()
+    work.mkdir()
+    client = subprocess.Popen(
+        [sys.executable, "-S", "-I", SHIM, path, "--", "matrix_servers.memory"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(temp)},
+        cwd=work,
+        start_new_session=True,
+    )
+    initialize(client)
+    [server_pid] = children_of(proc.pid)
+    # The memory server keeps its database in a temporary directory: under this TMPDIR.
+    assert [d.name[:14] for d in temp.iterdir()] == ["matrix-memory-"]
+    assert Path(f"/proc/{server_pid}/cwd").resolve() == work.resolve()
+    assert client.stdin
+    client.stdin.close()
+    client.wait(timeout=60)
+
+
+def test_a_server_the_template_does_not_hold_starts_cold_through_the_shim(template):
+    _, path = template
+    client = shim(path, "matrix_servers.faulty", "--mode", "ok")
+    assert "result" in initialize(client)
+    assert client.stdin
+    client.stdin.close()
+    assert client.wait(timeout=60) == 0
+
+
+def test_the_template_ends_when_its_lifeline_closes_and_takes_running_servers(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory")
+    initialize(client)
+    [server_pid] = children_of(proc.pid)
+    assert proc.stdin
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert wait_gone(server_pid)
+    client.wait(timeout=30)
+
+
+def test_bundled_sdk_servers_start_warm_unless_turned_off_and_others_always_cold(monkeypatch):
+    warm = warm_start.server_command(("matrix_servers.memory", "--schema", "anyof"))
+    assert warm[:4] == [sys.executable, "-S", "-I", SHIM] and warm[-3:] == [
+        "matrix_servers.memory",
+        "--schema",
+        "anyof",
+    ]
+    cold = [sys.executable, "-m", "matrix_servers.faulty", "--mode", "ok"]
+    assert warm_start.server_command(("matrix_servers.faulty", "--mode", "ok")) == cold
+    monkeypatch.setenv(warm_start.WARM_ENV, "0")
+    assert warm_start.server_command(("matrix_servers.memory",)) == [
+        sys.executable,
+        "-m",
+        "matrix_servers.memory",
+    ]
+    # What a user copies out of a report stays the cold command either way.
+    assert Target.bundled("memory").server_argv() == [sys.executable, "-m", "matrix_servers.memory"]
+
+
+def test_the_warm_modules_are_the_bundled_servers_built_on_the_sdk():
+    assert warm_start.WARM_MODULES == set(template_module.WARM_MODULES)
+    servers = Path(template_module.__file__).parent
+    on_sdk = {
+        f"matrix_servers.{d.name}"
+        for d in servers.iterdir()
+        if (d / "__main__.py").is_file()
+        and any(
+            re.search(r"^(from|import) (mcp|\.\.serving)\b", f.read_text(), re.MULTILINE)
+            for f in d.glob("*.py")
+        )
+    }
+    assert on_sdk == set(template_module.WARM_MODULES)
+
+
+def _cells(path: Path) -> list[tuple]:
+    cells = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] in ("discovery", "call"):
+            text = json.dumps(event.get("answer"), sort_keys=True)
+            text = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.+]+", "T", text)  # created_at stamps
+            cells.append(
+                (
+                    event["event"],
+                    event.get("profile"),
+                    event.get("tool"),
+                    event.get("case"),
+                    event["verdict"],
+                    event.get("reason"),
+                    json.dumps(event.get("findings"), sort_keys=True),
+                    text,
+                )
+            )
+    return sorted(cells)
+
+
+def test_a_run_gives_the_same_cells_warm_and_cold(cli, tmp_path, monkeypatch):
+    results = {}
+    for mode in ("1", "0"):
+        monkeypatch.setenv(warm_start.WARM_ENV, mode)
+        out = tmp_path / f"warm-{mode}.jsonl"
+        done = cli(
+            "run", "--server", "memory --schema anyof", "--client", "claude-code",
+            "--client", "continue", "--client", "langchain", "--results", str(out), "--quiet",
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        results[mode] = _cells(out)
+    assert results["1"] and results["1"] == results["0"]
