@@ -57,12 +57,13 @@ def _servers_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _socket_path() -> str:
-    """The running template's socket, starting the template first if this process has none."""
+def _socket_path() -> str | None:
+    """The running template's socket, starting the template first if this process has none;
+    None once a template has ended on its own (its servers then start cold)."""
     global _template, _socket_dir
     with _lock:
-        if _template is not None and _template.poll() is None and _socket_dir:
-            return os.path.join(_socket_dir, "s")
+        if _template is not None and _socket_dir:
+            return os.path.join(_socket_dir, "s") if _template.poll() is None else None
         _socket_dir = tempfile.mkdtemp(prefix="mcp-matrix-warm-")
         path = os.path.join(_socket_dir, "s")
         _template = subprocess.Popen(
@@ -84,15 +85,11 @@ def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
     servers = _servers_dir()
     if servers is None or not (servers / "warm_shim.py").is_file():
         return cold
-    return [
-        sys.executable,
-        "-S",
-        "-I",
-        str(servers / "warm_shim.py"),
-        _socket_path(),
-        "--",
-        *module_and_args,
-    ]
+    socket_path = _socket_path()
+    if socket_path is None:
+        return cold
+    shim = str(servers / "warm_shim.py")
+    return [sys.executable, "-S", "-I", shim, socket_path, "--", *module_and_args]
 
 
 def stop_template() -> None:

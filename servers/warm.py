@@ -15,6 +15,7 @@ child's process group is killed when its shim's connection closes before the chi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import runpy
@@ -99,7 +100,10 @@ def run_child(request: dict, fds: list[int]) -> None:
 
 
 class Template:
-    """The accept-fork-reap loop; single-threaded, so a fork copies nothing half-done."""
+    """The accept-fork-reap loop; single-threaded, so a fork copies nothing half-done.
+
+    One bad request or a failed fork costs that request only (its shim then starts the server
+    cold); the loop itself must not end while servers it forked are running."""
 
     def __init__(self, listener: socket.socket) -> None:
         self.listener = listener
@@ -121,7 +125,8 @@ class Template:
                 elif kind == "exited":
                     self.reap(pid)
                 else:  # the shim's connection: it only ever closes, and early means killed
-                    self.shim_gone(pid)
+                    self.selector.unregister(key.fileobj)
+                    self.kill(pid)
 
     def accept(self) -> None:
         try:
@@ -134,19 +139,30 @@ class Template:
         except (OSError, ValueError):
             conn.close()
             return
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no child: the shim reads no pid and starts the server cold
+            pid = -1
         if pid == 0:
-            self.in_child()
-            run_child(request, fds)
+            try:
+                self.in_child()
+                run_child(request, fds)  # ends the process itself
+            except BaseException:  # noqa: BLE001 - never unwind into the template's own code
+                traceback.print_exc()
+            os._exit(1)
         for fd in fds:
             os.close(fd)
-        pidfd = os.pidfd_open(pid)
+        if pid < 0:
+            conn.close()
+            return
+        pidfd = os.pidfd_open(pid)  # works: main() checked it before listening
         self.children[pid] = (conn, pidfd)
+        self.selector.register(pidfd, selectors.EVENT_READ, ("exited", pid))
         try:
             conn.sendall(f"pid {pid}\n".encode())
         except OSError:
-            self.shim_gone(pid)
-        self.selector.register(pidfd, selectors.EVENT_READ, ("exited", pid))
+            self.kill(pid)
+            return
         self.selector.register(conn, selectors.EVENT_READ, ("shim", pid))
 
     def in_child(self) -> None:
@@ -162,15 +178,17 @@ class Template:
         conn, pidfd = self.children.pop(pid)
         _, status = os.waitpid(pid, 0)
         self.selector.unregister(pidfd)
-        self.selector.unregister(conn)
         os.close(pidfd)
+        if conn.fileno() in self.selector.get_map():
+            self.selector.unregister(conn)
         try:
             conn.sendall(f"exit {status}\n".encode())
         except OSError:
             pass
         conn.close()
 
-    def shim_gone(self, pid: int) -> None:
+    @staticmethod
+    def kill(pid: int) -> None:
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -178,16 +196,27 @@ class Template:
 
     def shutdown(self) -> None:
         for pid in list(self.children):
-            self.shim_gone(pid)
+            self.kill(pid)
             self.reap(pid)
 
 
 def main(argv: list[str]) -> None:
+    path = argv[0]
+    try:
+        os.close(os.pidfd_open(os.getpid()))  # Linux 5.3+: without it, no socket, so every shim
+    except OSError:  # finds none and starts its server cold
+        sys.exit(3)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(argv[0])  # before the imports: a shim that connects early waits in the backlog
+    listener.bind(path)  # before the imports: a shim that connects early waits in the backlog
     listener.listen(128)
-    preload()
-    Template(listener).serve()
+    try:
+        preload()
+        Template(listener).serve()
+    finally:
+        listener.close()
+        os.unlink(path)  # and its private directory, when whoever started this did not
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(path))
 
 
 if __name__ == "__main__":

@@ -30,11 +30,14 @@ def connect(path: str) -> socket.socket | None:
         try:
             sock.connect(path)
             return sock
-        except OSError:
+        except FileNotFoundError:  # the template has not bound its socket yet
             sock.close()
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.02)
+        except OSError:  # nothing listens there any more
+            sock.close()
+            return None
 
 
 def read_line(stream) -> str:

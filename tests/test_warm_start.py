@@ -177,6 +177,22 @@ def test_the_template_ends_when_its_lifeline_closes_and_takes_running_servers(te
     assert proc.wait(timeout=60) == 0
     assert wait_gone(server_pid)
     client.wait(timeout=30)
+    assert not Path(path).exists()  # its socket goes with it
+
+
+def test_a_shim_whose_template_was_killed_starts_the_server_cold(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory")
+    initialize(client)  # the template is up and has its socket
+    client.stdin.close()
+    client.wait(timeout=60)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert Path(path).exists()  # SIGKILL left the socket file, with no one listening
+    late = shim(path, "matrix_servers.memory")
+    assert initialize(late)["result"]["serverInfo"]["name"] == "matrix-memory"
+    late.stdin.close()
+    assert late.wait(timeout=60) == 0
 
 
 def test_bundled_sdk_servers_start_warm_unless_turned_off_and_others_always_cold(monkeypatch):
