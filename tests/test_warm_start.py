@@ -258,7 +258,7 @@ def test_a_run_gives_the_same_cells_warm_and_cold(cli, tmp_path, monkeypatch):
         out = tmp_path / f"warm-{mode}.jsonl"
         done = cli(
             "run", "--server", "memory --schema anyof", "--client", "claude-code",
-            "--client", "continue", "--client", "langchain", "--results", str(out), "--quiet",
+            "--client", "continue", "--results", str(out), "--quiet",
         )  # fmt: skip
         assert done.returncode in (0, 1), done.stderr
         results[mode] = _cells(out)
