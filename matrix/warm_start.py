@@ -14,6 +14,7 @@ always start as their command says.
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
 import os
 import shutil
@@ -45,9 +46,20 @@ def supported() -> bool:
     """This platform can fork a template and pass descriptors to it, and the user did not opt out."""
     if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
         return False
+    return _platform_can()
+
+
+@functools.cache
+def _platform_can() -> bool:
     import socket
 
-    return all(hasattr(os, name) for name in ("fork", "pidfd_open")) and hasattr(socket, "send_fds")
+    if not (hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(os, "pidfd_open")):
+        return False
+    try:  # the call itself: a kernel before 5.3, or a seccomp filter, refuses it
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
 
 
 def _servers_dir() -> Path | None:
@@ -64,15 +76,23 @@ def _socket_path() -> str | None:
     with _lock:
         if _template is not None and _socket_dir:
             return os.path.join(_socket_dir, "s") if _template.poll() is None else None
-        _socket_dir = tempfile.mkdtemp(prefix="mcp-matrix-warm-")
-        path = os.path.join(_socket_dir, "s")
-        _template = subprocess.Popen(
-            [sys.executable, "-m", "matrix_servers.warm", path],
-            stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        try:
+            directory = tempfile.mkdtemp(prefix="mcp-matrix-warm-")
+        except OSError:  # no writable temporary directory: every server starts cold
+            return None
+        path = os.path.join(directory, "s")
+        try:
+            template = subprocess.Popen(
+                [sys.executable, "-m", "matrix_servers.warm", path],
+                stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            shutil.rmtree(directory, ignore_errors=True)
+            return None
+        _template, _socket_dir = template, directory
         atexit.register(stop_template)
         return path
 
@@ -102,7 +122,7 @@ def stop_template() -> None:
         try:
             if proc.stdin:
                 proc.stdin.close()
-            proc.wait(timeout=5.0)
+            proc.wait(timeout=10.0)  # its servers' grace, SIGTERM and SIGKILL take at most 8 s
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait(timeout=5.0)

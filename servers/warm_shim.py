@@ -53,7 +53,12 @@ def main(argv: list[str]) -> None:
     sock = connect(path)
     if sock is None:
         cold(server)
-    request = json.dumps({"argv": server, "env": dict(os.environ), "cwd": os.getcwd()}).encode()
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the directory was removed: let the cold server say what it makes of that
+        sock.close()
+        cold(server)
+    request = json.dumps({"argv": server, "env": dict(os.environ), "cwd": cwd}).encode()
     try:
         socket.send_fds(sock, [struct.pack("!I", len(request)) + request], [0, 1, 2])
     except OSError:

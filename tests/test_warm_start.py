@@ -159,12 +159,66 @@ def test_the_server_gets_the_shims_environment_and_directory(template, tmp_path)
 
 
 def test_a_server_the_template_does_not_hold_starts_cold_through_the_shim(template):
-    _, path = template
+    proc, path = template
     client = shim(path, "matrix_servers.faulty", "--mode", "ok")
     assert "result" in initialize(client)
-    assert client.stdin
+    assert children_of(proc.pid) == []  # not forked: the shim became the cold server
+    # The refused request left no copy of the pipes in the template: stdout ends with the server.
+    client.communicate(timeout=60)
+    assert client.returncode == 0
+
+
+def test_other_interpreter_settings_start_the_server_cold(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory", env={**os.environ, "PYTHONWARNINGS": "error"})
+    assert initialize(client)["result"]["serverInfo"]["name"] == "matrix-memory"
+    assert children_of(proc.pid) == []  # a fork would keep the template's warning filters
+    client.communicate(timeout=60)
+
+
+def test_a_server_exit_and_its_shims_death_in_one_wakeup_leave_the_template_serving(template):
+    proc, path = template
+    first = shim(path, "matrix_servers.memory")
+    initialize(first)
+    [server] = children_of(proc.pid)
+    os.kill(proc.pid, signal.SIGSTOP)  # both events wait for the template's next select()
+    try:
+        first.stdin.close()  # the server ends on its stdin's end...
+        assert wait_gone(server)
+        os.killpg(first.pid, signal.SIGKILL)  # ...and its shim dies before the template looks
+        first.wait(timeout=30)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    second = shim(path, "matrix_servers.memory")
+    assert initialize(second)["result"]["serverInfo"]["name"] == "matrix-memory"
+    assert proc.poll() is None and len(children_of(proc.pid)) == 1  # forked, by the same template
+    second.stdin.close()
+    second.wait(timeout=60)
+
+
+def test_a_killed_template_shows_each_shim_an_end_and_the_shim_ends_its_server(template):
+    proc, path = template
+    client = shim(path, "matrix_servers.memory")
+    initialize(client)
+    [server] = children_of(proc.pid)
+    proc.kill()
+    assert client.wait(timeout=60) == 1
+    assert wait_gone(server)
+
+
+def test_when_the_client_ends_its_servers_exit_on_their_own_and_clean_up(template, tmp_path):
+    proc, path = template
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    client = shim(path, "matrix_servers.memory", env={**os.environ, "TMPDIR": str(temp)})
+    initialize(client)
+    assert [d.name[:14] for d in temp.iterdir()] == ["matrix-memory-"]
+    # The client process ending closes both its server's stdin and the template's lifeline.
     client.stdin.close()
-    assert client.wait(timeout=60) == 0
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert client.wait(timeout=30) == 0  # the server exited by itself, not killed
+    assert list(temp.iterdir()) == []  # and removed its database
 
 
 def test_the_template_ends_when_its_lifeline_closes_and_takes_running_servers(template):
