@@ -37,8 +37,8 @@ from mcp import Client, MCPError, StdioServerParameters
 
 from tests.servers.conftest import RAW_HANDSHAKE
 
-CALL_TIMEOUT = 30.0
-STARTUP_TIMEOUT = 30.0
+CALL_TIMEOUT = 60.0  # a bound on a failure only (a stdio reader at load 18 waited over 30 s)
+STARTUP_TIMEOUT = 90.0  # a bound on a failure only: a Python server at load 18 took over 30 s
 SESSION_TIMEOUT = 90.0
 LISTENING_LINE = re.compile(r"^MCP_MATRIX_LISTENING (http://127\.0\.0\.1:(\d+)/mcp)$")
 CUSTOMER_EXPLANATION = "that is a customer id, not an account id"
