@@ -193,15 +193,17 @@ class Target:
             return shlex.split(self.server)[0]
         return ""
 
+    def _module_and_args(self) -> tuple[str, ...]:
+        name, *args = shlex.split(self.server)
+        return (*BUNDLED[name], *args)
+
     def server_argv(self) -> list[str]:
         """The bundled server's own command (``python -m MODULE ARGS``), as a user would type it."""
-        argv = shlex.split(self.server)
-        return [sys.executable, "-m", *BUNDLED[argv[0]], *argv[1:]]
+        return [sys.executable, "-m", *self._module_and_args()]
 
     def launch_argv(self) -> list[str]:
         """``server_argv``, started from the warm template when it can be (``matrix.warm_start``)."""
-        argv = shlex.split(self.server)
-        return server_command((*BUNDLED[argv[0]], *argv[1:]))
+        return server_command(self._module_and_args())
 
     def open(self, connect_timeout: float = 30.0) -> Transport:
         """A started transport; raises WireError if the server cannot be started."""

@@ -62,11 +62,14 @@ def _platform_can() -> bool:
     return True
 
 
-def _servers_dir() -> Path | None:
+@functools.cache
+def _shim() -> str | None:
+    """The installed ``warm_shim.py`` (run by path: importing ``matrix_servers`` is not needed)."""
     spec = importlib.util.find_spec("matrix_servers")
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(next(iter(spec.submodule_search_locations)))
+    shim = Path(next(iter(spec.submodule_search_locations))) / "warm_shim.py"
+    return str(shim) if shim.is_file() else None
 
 
 def _socket_path() -> str | None:
@@ -102,13 +105,10 @@ def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
     cold = [sys.executable, "-m", *module_and_args]
     if module_and_args[0] not in WARM_MODULES or not supported():
         return cold
-    servers = _servers_dir()
-    if servers is None or not (servers / "warm_shim.py").is_file():
+    shim = _shim()
+    socket_path = _socket_path() if shim else None
+    if shim is None or socket_path is None:
         return cold
-    socket_path = _socket_path()
-    if socket_path is None:
-        return cold
-    shim = str(servers / "warm_shim.py")
     return [sys.executable, "-S", "-I", shim, socket_path, "--", *module_and_args]
 
 

@@ -47,13 +47,16 @@ def template(tmp_path):
         proc.wait(timeout=10)
 
 
-def shim(path: str, *server: str, env: dict | None = None) -> subprocess.Popen:
+def shim(
+    path: str, *server: str, env: dict | None = None, cwd: Path | None = None
+) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-S", "-I", SHIM, path, "--", *server],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
+        cwd=cwd,
         start_new_session=True,
     )
 
@@ -139,15 +142,7 @@ def test_the_server_gets_the_shims_environment_and_directory(template, tmp_path)
     temp, work = tmp_path / "temp", tmp_path / "cwd"
     temp.mkdir()
     work.mkdir()
-    client = subprocess.Popen(
-        [sys.executable, "-S", "-I", SHIM, path, "--", "matrix_servers.memory"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "TMPDIR": str(temp)},
-        cwd=work,
-        start_new_session=True,
-    )
+    client = shim(path, "matrix_servers.memory", env={**os.environ, "TMPDIR": str(temp)}, cwd=work)
     initialize(client)
     [server_pid] = children_of(proc.pid)
     # The memory server keeps its database in a temporary directory: under this TMPDIR.
