@@ -24,6 +24,8 @@ def evolve(obj: Any, **changes: Any) -> Any:
     fields.update(obj.__dict__)
     if "original" in changes:
         fields.pop("server_name", None)  # ToolState caches it from ``original``
+    if "tools" in changes:
+        fields.pop("_by_tool", None)  # ClientView caches its index of ``tools``
     fields.update(changes)
     return new
 
@@ -165,7 +167,14 @@ class ClientView:
     findings: tuple[Finding, ...] = field(default=())
 
     def by_tool(self) -> dict[str, ToolView]:
-        return {t.tool: t for t in self.tools}
+        """Tools by name, built once per view: ``diff`` asks for it per change and profile, and
+        rebuilding it each time made a diff quadratic in the number of tools. Read it, never
+        change it (the dict is shared by every caller)."""
+        index = self.__dict__.get("_by_tool")
+        if index is None:
+            index = {t.tool: t for t in self.tools}
+            object.__setattr__(self, "_by_tool", index)
+        return index
 
 
 # -- calls -------------------------------------------------------------------------------

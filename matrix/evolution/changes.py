@@ -18,6 +18,7 @@ What it recognises, beyond added/removed/changed:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -248,11 +249,18 @@ def _added_tool(name: str, tool: Any, old: Mapping, new: Mapping) -> Change:
 
 
 def _names_relate(existing: str, added: str, tool: Any) -> bool:
+    """``added`` extends ``existing``'s name, or its description names ``existing`` as a word.
+    Called for every (kept, added) pair: the substring test rules most pairs out before a
+    pattern is needed, and each name's pattern is compiled once."""
+    if added.startswith(existing):
+        return True
     text = str(tool.get("description") or "") if isinstance(tool, Mapping) else ""
-    return (
-        added.startswith(existing)
-        or re.search(rf"(?<![A-Za-z0-9_]){re.escape(existing)}(?![A-Za-z0-9_])", text) is not None
-    )
+    return existing in text and _name_as_word(existing).search(text) is not None
+
+
+@functools.cache
+def _name_as_word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 
 def mapping_between(old_tool: Any, new_tool: Any) -> tuple[bool, dict[str, str], list[str]]:
