@@ -7,20 +7,28 @@ secrets masked (header values, env values, and values of secret-looking argument
 
 from __future__ import annotations
 
-import json
+import base64
+import os
 import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from matrix.errors import InputError, did_you_mean
+from matrix.text import MASK, redact, redact_json
 from matrix.warm_start import server_command
 from matrix.wire.stdio import StdioTransport
 from matrix.wire.transport import Transport
 
-MASK = "***"
-SECRET_WORDS = re.compile(r"(?i)(token|secret|passw|api[-_]?key|auth|credential|bearer|session)")
+# A name (flag, variable, header, query parameter) whose value is a credential: these words, and
+# key, pass, pwd, sig, dsn, pat as whole words (API_KEY, --key, ?sig=, but not --monkey).
+SECRET_NAME = re.compile(
+    r"(?i)token|secret|passw|api[-_]?key|apikey|auth|credential|bearer|session|cookie|signature"
+    r"|private|(^|[-_.])(key|pass|pwd|sig|dsn|pat)($|[-_.])"
+)
+SECRET_WORDS = SECRET_NAME  # its earlier name
 
 # Bundled reference servers (installed as the package ``matrix_servers``).
 BUNDLED: dict[str, tuple[str, ...]] = {
@@ -239,46 +247,175 @@ class Target:
         return t
 
     def describe(self) -> dict:
-        """The target as reports show it: secrets masked."""
+        """The target as reports show it: secrets masked (header and env values always; in the
+        command and the URL, every value ``secrets()`` finds)."""
+        secrets = self.secrets()
         d: dict = {"kind": self.kind}
         if self.kind == "stdio":
-            d["command"] = mask_argv(self.command)
+            d["command"] = [redact(arg, secrets) for arg in self.command]
         elif self.kind in ("http", "sse"):
-            d["url"] = mask_url(self.url)
+            d["url"] = redact(self.url, secrets)
             d["headers"] = {k: MASK for k in self.headers}
         else:
-            d["server"] = shlex.join(mask_argv(shlex.split(self.server)))
+            d["server"] = redact(self.server, secrets)
             d["transport"] = self.server_transport
         if self.env:
             d["env"] = {k: MASK for k in self.env}
         if self.cwd:
-            d["cwd"] = self.cwd
+            d["cwd"] = redact(self.cwd, secrets)
         if self.kind == "stdio":
             d["inherit_env"] = self.inherit_env
         if self.name:
-            d["name"] = self.name
+            d["name"] = redact(self.name, secrets)
         return d
 
     def secrets(self) -> list[str]:
-        """Every secret value this target carries, so writers can scrub them from any text."""
-        values = [v for v in self.headers.values()] + [v for v in self.env.values()]
-        values += [
-            v.split(None, 1)[1] for v in self.headers.values() if len(v.split(None, 1)) == 2
-        ]  # Bearer X
+        """Every secret value this target carries, in every form a server can echo it in (raw,
+        URL-encoded, inside an HTTP Basic header), longest first: what every output masks.
+
+        They are the values of ``--env`` and ``--header`` (and a header's token after its
+        scheme, decoded when Basic), URL userinfo and credential-looking query parameters (in
+        the URL and in any argument or env value), secret-looking flags' values (``--api-key V``,
+        ``--key=V``, ``-p V``), ``K=V`` arguments with a secret-looking ``K`` (``env API_KEY=V
+        cmd``), credential-looking positional tokens (``sk-...``, ``ghp_...``, long random
+        strings), and with ``--inherit-env`` the values of this environment's secret-looking
+        variables."""
+        values: list[str] = [*self.env.values(), *self.headers.values()]
+        for value in self.headers.values():
+            values += _header_secrets(value)
         argv = self.command or (tuple(shlex.split(self.server)) if self.server else ())
-        for arg, masked in zip(argv, mask_argv(argv)):
-            if arg != masked:
-                values.append(arg.split("=", 1)[-1])
-        if self.url:  # a password or a token in the URL, as mask_url hides them
-            values += re.findall(r"//[^/@:]+:([^/@]+)@", self.url)
-            values += re.findall(
-                r"(?i)[?&][^=&]*(?:token|key|secret|auth)[^=&]*=([^&#]+)", self.url
-            )
-        # Longest first, so a secret that contains another is masked whole.
-        return sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True)
+        values += argv_secrets(argv)
+        for text in (self.url, *self.env.values()):
+            values += url_secrets(text)
+        if self.inherit_env and self.kind == "stdio":
+            values += inherited_secrets(os.environ)
+        return with_encodings(values)
 
 
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+def _is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name.strip().lstrip("-")))
+
+
+# A positional argument that is a credential by its shape: a known token prefix, or a long
+# random string (letters and digits, no path or file name).
+_TOKEN_PREFIX = re.compile(
+    r"^(sk|pk|rk)[-_]|^(ghp|gho|ghu|ghs|ghr)_|^github_pat_|^glpat-|^xox[abposr]-|^xapp-"
+    r"|^(AKIA|ASIA)[A-Z0-9]{12}|^AIza|^ya29\.|^npm_|^pypi-|^hf_|^shp(at|ss)_|^eyJ[\w-]+\.",
+)
+_RANDOM_TOKEN = re.compile(r"[A-Za-z0-9_+=~-]{24,}")
+
+
+def looks_like_credential(token: str) -> bool:
+    """Whether a bare token is a credential by its shape (a known prefix, or 24+ characters of
+    mixed letters and digits with 12+ distinct ones): true of API keys, false of names and paths."""
+    if len(token) < 12 or any(c.isspace() for c in token):
+        return False
+    if _TOKEN_PREFIX.match(token):
+        return True
+    return bool(
+        _RANDOM_TOKEN.fullmatch(token)
+        and any(c.isdigit() for c in token)
+        and any(c.isalpha() for c in token)
+        and len(set(token)) >= 12
+    )
+
+
+def argv_secrets(argv: Sequence[str]) -> list[str]:
+    """The secret values on a command line: see ``Target.secrets``."""
+    out: list[str] = []
+    flag = ""  # the flag before this argument, when its value is a secret
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if flag and not arg.startswith("-"):
+            if not (flag == "-p" and _port(arg)):  # -p 8080 names a port
+                out.append(arg)  # --api-key VALUE, -p VALUE
+        elif eq and value and _is_secret_name(name):
+            out.append(value)  # --token=V, API_KEY=V (env prefixes, docker -e KEY=V)
+        elif not arg.startswith("-") and ":" in arg and _is_secret_name(arg.split(":", 1)[0]):
+            header = arg.split(":", 1)[1].strip()  # "Authorization: Bearer X" as an argument
+            out += [header, *_header_secrets(header)]
+        elif not arg.startswith("-") and looks_like_credential(value if eq else arg):
+            out.append(value if eq else arg)
+        out += url_secrets(arg)
+        secret_flag = arg == "-p" or (arg.startswith("--") and _is_secret_name(arg))
+        flag = arg if secret_flag and not eq else ""
+    return out
+
+
+def _port(value: str) -> bool:
+    return value.isdigit() and len(value) <= 5
+
+
+_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#@\s:]*)(?::([^/?#@\s]*))?@")
+_QUERY = re.compile(r"[?&;]([^=&#;\s]+)=([^&#;\s]*)")
+
+
+def url_secrets(text: str) -> list[str]:
+    """Secrets inside the URLs of ``text``: the userinfo password (or a userinfo-only token), and
+    the values of credential-looking query parameters (``?access_token=``, ``?password=``,
+    ``?sig=``); with the Basic header a client derives from the userinfo."""
+    out: list[str] = []
+    for match in _USERINFO.finditer(text):
+        user, password = match.group(1), match.group(2)
+        if password:
+            out += [password, _basic(unquote(user), unquote(password))]
+        elif user:  # https://TOKEN@host: the token is the username
+            out += [user, _basic(unquote(user), "")]
+    if "://" in text:
+        for name, value in _QUERY.findall(text):
+            if value and _is_secret_name(unquote_plus(name)):
+                out.append(value)
+    return out
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def _header_secrets(value: str) -> list[str]:
+    """A header value's token after its scheme (``Bearer X``), and a Basic token's decoded
+    ``user:password`` and password."""
+    parts = value.split(None, 1)
+    if len(parts) != 2:
+        return []
+    scheme, token = parts[0], parts[1].strip()
+    out = [token]
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(token, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return out
+        out += [decoded, decoded.partition(":")[2]]
+    return out
+
+
+INHERITED_MIN = 8  # an inherited value shorter than this is not masked (XDG_SESSION_TYPE=x11)
+
+
+def inherited_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The secrets of an environment a server inherits whole (``--inherit-env``): the values of
+    secret-looking variables (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) and passwords in any
+    value's URL (``DATABASE_URL``)."""
+    out: list[str] = []
+    for key, value in environ.items():
+        if _is_secret_name(key) and len(value) >= INHERITED_MIN:
+            out.append(value)
+        out += url_secrets(value)
+    return out
+
+
+MIN_SECRET = 4  # shorter values would mask ordinary words and numbers everywhere
+
+
+def with_encodings(values: Sequence[str]) -> list[str]:
+    """``values`` and their URL-encoded forms (how a client puts them in a URL or a form),
+    each at least ``MIN_SECRET`` characters, longest first."""
+    out: set[str] = set()
+    for value in values:
+        for form in (value, unquote(value), quote(value, safe=""), quote_plus(value), quote(value)):
+            if len(form) >= MIN_SECRET:
+                out.add(form)
+    return sorted(out, key=len, reverse=True)
 
 
 def parse_pairs(items: Sequence[str], sep: str, flag: str) -> dict[str, str]:
@@ -293,53 +430,16 @@ def parse_pairs(items: Sequence[str], sep: str, flag: str) -> dict[str, str]:
 
 
 def scrub_json(text: str, secrets: Sequence[str]) -> str:
-    """JSON text with every secret inside its strings (keys and values) replaced by ``***``.
-
-    Only string tokens are touched, so a secret like ``true`` or ``8080`` (``--env DEBUG=true``)
-    never turns a literal or a number into invalid JSON; each string that holds a secret is
-    decoded, scrubbed and encoded again, so a secret next to an escape is not cut in half.
-    Give longer secrets first (a secret inside another is then masked with it).
-    """
-    forms = [
-        f
-        for s in secrets
-        if s
-        for f in {s, json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1]}
-    ]
-    if not any(f in text for f in forms):
-        return text  # the usual case: no secret anywhere, no need to look at each string
-
-    def one(match: re.Match) -> str:
-        token = match.group(0)
-        value = json.loads(token)
-        clean = value
-        for secret in secrets:
-            if secret:
-                clean = clean.replace(secret, MASK)
-        return token if clean == value else json.dumps(clean, ensure_ascii=False)
-
-    return _JSON_STRING.sub(one, text)
+    """JSON text with every secret masked inside its strings (``matrix.text.redact_json``)."""
+    return redact_json(text, secrets)
 
 
-def mask_argv(argv) -> list[str]:
-    out: list[str] = []
-    mask_next = False
-    for arg in argv:
-        if mask_next:
-            out.append(MASK)
-            mask_next = False
-        elif arg.startswith("-") and "=" in arg and SECRET_WORDS.search(arg.split("=", 1)[0]):
-            out.append(arg.split("=", 1)[0] + "=" + MASK)
-        elif arg.startswith("-") and SECRET_WORDS.search(arg):
-            out.append(arg)
-            mask_next = True
-        else:
-            out.append(arg)
-    return out
+def mask_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with its secret values masked (``argv_secrets``)."""
+    secrets = with_encodings(argv_secrets(argv))
+    return [redact(arg, secrets) for arg in argv]
 
 
 def mask_url(url: str) -> str:
-    url = re.sub(r"//([^/@:]+):([^/@]+)@", rf"//\1:{MASK}@", url)
-    return re.sub(
-        r"([?&][^=&]*(?:token|key|secret|auth)[^=&]*=)[^&]+", rf"\1{MASK}", url, flags=re.IGNORECASE
-    )
+    """A URL with its userinfo password and credential-looking query values masked."""
+    return redact(url, with_encodings(url_secrets(url)))

@@ -12,11 +12,16 @@ escape instead (``\\x1b[2J`` stays readable, and acts on nothing), and markup is
 - ``markup(text)``: ``safe`` plus rich-markup escaping, for f-strings passed to ``console.print``.
 - ``terminal_console()``: the one way commands make a rich console: no markup guessing
   (highlight, emoji codes), and, when piped, no width limit, so tables never shrink to ellipses.
+- ``redact(text, secrets)`` / ``redact_json(text, secrets)``: the one masking of secret values
+  (``matrix.targets.Target.secrets`` lists them, in every encoding a transport derives): plain
+  text, or JSON text masked inside its strings only. Every writer and stream goes through them.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -24,6 +29,8 @@ from rich.markup import escape as _escape_markup
 
 _BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\u2028\u2029\x85])[ \t\r\n\u2028\u2029\x85]*")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+MASK = "***"
 
 # Wide enough for any grid a run prints; when piped, rich would otherwise assume 80 columns.
 PIPE_WIDTH = 10_000
@@ -71,4 +78,65 @@ def terminal_console(stderr: bool = False, **kw: Any) -> Console:
     return console
 
 
-__all__ = ["PIPE_WIDTH", "markup", "safe", "terminal_console"]
+def _json_forms(secret: str) -> set[str]:
+    """``secret`` as it appears raw and inside JSON strings (escaped, ASCII-escaped)."""
+    return {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}
+
+
+def _longest_first(secrets: Sequence[str]) -> list[str]:
+    return sorted({s for s in secrets if s}, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """Plain text with every secret (raw or JSON-escaped) replaced by ``***``; longer secrets
+    first, so a secret that contains another is masked whole. For ids and names too (the
+    pytest plugin's test ids): the same value always masks the same way."""
+    for secret in _longest_first(secrets):
+        for form in _json_forms(secret):
+            if form and form in text:
+                text = text.replace(form, MASK)
+    return text
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def redact_json(text: str, secrets: Sequence[str]) -> str:
+    """JSON text with every secret inside its strings (keys and values) replaced by ``***``.
+
+    Only string tokens are touched, so a secret like ``true`` or ``8080`` (``--env DEBUG=true``)
+    never turns a literal or a number into invalid JSON; each string that holds a secret is
+    decoded, masked and encoded again, so a secret next to an escape is not cut in half.
+    """
+    ordered = _longest_first(secrets)
+    if not any(f in text for s in ordered for f in _json_forms(s)):
+        return text  # the usual case: no secret anywhere, no need to look at each string
+
+    def one(match: re.Match) -> str:
+        token = match.group(0)
+        value = json.loads(token)
+        clean = value
+        for secret in ordered:
+            clean = clean.replace(secret, MASK)
+        return token if clean == value else json.dumps(clean, ensure_ascii=False)
+
+    return _JSON_STRING.sub(one, text)
+
+
+def redact_value(value: Any, secrets: Sequence[str]) -> Any:
+    """A decoded JSON value (a snapshot document) with the secrets masked in every string."""
+    if not any(secrets):
+        return value
+    return json.loads(redact_json(json.dumps(value, ensure_ascii=False, default=str), secrets))
+
+
+__all__ = [
+    "MASK",
+    "PIPE_WIDTH",
+    "markup",
+    "redact",
+    "redact_json",
+    "redact_value",
+    "safe",
+    "terminal_console",
+]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from matrix.commands.outputs import json_stdout, protect
 from matrix.errors import InputError
 from matrix.targets import Target, parse_pairs
+from matrix.text import redact_value
 from matrix.wire.session import Timeouts
 
 if TYPE_CHECKING:
@@ -146,10 +147,8 @@ def target_from(args: argparse.Namespace, default_server: str | None = None) -> 
     headers = parse_pairs(args.header, ":", "--header")
     env = parse_pairs(args.env, "=", "--env")
     target = _target(args, headers, env, default_server)
-    if target is not None:
-        protect(
-            target.secrets(), json_stdout=json_stdout(args)
-        )  # one scrubber for every command's output
+    if target is not None:  # one scrubber for every command's output
+        protect(target.secrets(), json_stdout=json_stdout(args))
     return target
 
 
@@ -191,7 +190,8 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
             "no target: give a SNAPSHOT file, --stdio CMD, --http URL, --sse URL or --server NAME",
             where="target",
         )
-    return Snapshot(take_snapshot(target, timeouts=timeouts_from(args)), source="live")
+    doc = take_snapshot(target, timeouts=timeouts_from(args))
+    return Snapshot(redact_value(doc, target.secrets()), source="live")  # what a server echoed
 
 
 __all__ = [

@@ -16,11 +16,13 @@ import sys
 from pathlib import Path
 
 from matrix.commands.common import add_profile_options, profiles_from, seconds
+from matrix.commands.outputs import protect
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
 from matrix.evolution import FAIL_ON, diff_snapshots
 from matrix.report.diff_text import FORMATS, write
 from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
 from matrix.targets import Target, parse_pairs
+from matrix.text import redact_value
 from matrix.wire.session import Timeouts
 
 SIDE_HELP = "a snapshot .json file, server:NAME [ARGS] (bundled), stdio:CMD, or an http(s):// URL"
@@ -122,7 +124,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def target_of(arg: str, args: argparse.Namespace) -> Target | None:
-    """The live target a side names, or None for a snapshot file."""
+    """The live target a side names (its secrets masked in every output from now on), or None
+    for a snapshot file."""
+    target = _target_of(arg, args)
+    if target is not None:
+        protect(target.secrets(), json_stdout=args.format == "json" and not args.output)
+    return target
+
+
+def _target_of(arg: str, args: argparse.Namespace) -> Target | None:
     env = parse_pairs(args.env, "=", "--env")
     if arg.startswith("server:"):
         return Target.bundled(
@@ -174,4 +184,4 @@ def side(arg: str, which: str, args: argparse.Namespace) -> Snapshot:
             f"the {which} side could not be measured ({arg}): {err.get('kind', 'error')}: "
             f"{err.get('message', '')}"
         )
-    return Snapshot(doc, source="live")
+    return Snapshot(redact_value(doc, target.secrets()), source="live")  # what a server echoed

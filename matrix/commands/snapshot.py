@@ -14,8 +14,7 @@ from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_UNMEASURABLE
 from matrix.features import annotations_label, tool_features
 from matrix.snapshot import Snapshot, SnapshotInterrupted, write_snapshot
-from matrix.targets import scrub_json
-from matrix.text import markup, terminal_console
+from matrix.text import markup, redact_value, terminal_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,11 +43,8 @@ def run(args: argparse.Namespace) -> int:
         print_summary(snap, terminal_console())
         return 0
     target = target_from(args)
-    if (
-        target is not None and target.secrets()
-    ):  # a server may echo its env or args back (stderr, descriptions)
-        text = scrub_json(json.dumps(snap.doc, ensure_ascii=False), target.secrets())
-        snap = Snapshot(json.loads(text), source=snap.source)
+    if target is not None:  # a server may echo its env or args back (stderr, descriptions)
+        snap = Snapshot(redact_value(snap.doc, target.secrets()), source=snap.source)
     if args.output:
         write_snapshot(snap.doc, args.output)
         print_summary(snap, terminal_console(stderr=True))

@@ -4,17 +4,14 @@ nothing that may write is called without the user's opt-in."""
 from __future__ import annotations
 
 import json
-import os
-import queue
-import subprocess
 import sys
-import threading
 
 import pytest
 
 from matrix.results import read_events
 from matrix.wire.stdio import MINIMAL_ENV
-from tests.conftest import NEUTRAL_CWD, run_cli
+from tests.conftest import run_cli
+from tests.hostile.cli_env import cli_with_env, listening
 from tests.hostile.conftest import (
     FORMATS,
     assert_no_crash,
@@ -29,19 +26,6 @@ ARG_SECRET = "arg-KEY-5b2e"  # --api-key ... on the server's command line
 HEADER_SECRET = "hdr-SECRET-91d0"  # --header "Authorization: Bearer ..."
 URL_SECRET = "url-TOKEN-c4d2"  # ?access_token=... in the URL
 READ_ONLY = {"readOnlyHint": True}
-
-
-def cli_with_env(*args: str, env: dict, timeout: float = 90) -> subprocess.CompletedProcess:
-    """The real CLI with extra variables in its own environment."""
-    return subprocess.run(
-        [sys.executable, "-m", "matrix", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=NEUTRAL_CWD,
-        env={**os.environ, **env},
-        check=False,
-    )
 
 
 def echo_tool(name: str, description: str = "") -> dict:
@@ -154,24 +138,11 @@ def test_env_and_argument_secrets_are_masked_in_every_output_even_when_the_serve
 
 
 @pytest.fixture
-def faulty_http(tmp_path):
+def faulty_http():
     """The faulty server over Streamable HTTP, started as a user would; its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "matrix_servers.faulty", "--transport", "http", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
-    try:
-        line = lines.get(timeout=30)
-        assert line.startswith("MCP_MATRIX_LISTENING "), line
-        yield line.split(" ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    argv = [sys.executable, "-m", "matrix_servers.faulty", "--transport", "http", "--port", "0"]
+    with listening(argv) as url:
+        yield url
 
 
 def test_header_and_url_secrets_are_masked_in_every_output(tmp_path, faulty_http):
