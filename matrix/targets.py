@@ -11,14 +11,13 @@ import base64
 import os
 import re
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from matrix.errors import InputError, did_you_mean
 from matrix.text import MASK, redact, redact_json
-from matrix.warm_start import server_command
+from matrix.warm_start import module_argv, server_command
 from matrix.wire.stdio import StdioTransport
 from matrix.wire.transport import Transport
 
@@ -206,8 +205,9 @@ class Target:
         return (*BUNDLED[name], *args)
 
     def server_argv(self) -> list[str]:
-        """The bundled server's own command (``python -m MODULE ARGS``), as a user would type it."""
-        return [sys.executable, "-m", *self._module_and_args()]
+        """The bundled server's own command (``python -P -m MODULE ARGS``), as a user would type
+        it: it never imports from the current directory (``warm_start.module_argv``)."""
+        return module_argv(self._module_and_args())
 
     def launch_argv(self) -> list[str]:
         """``server_argv``, started from the warm template when it can be (``matrix.warm_start``)."""

@@ -24,7 +24,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["WARM_ENV", "server_command", "stop_template"]
+__all__ = ["WARM_ENV", "module_argv", "server_command", "stop_template"]
 
 WARM_ENV = "MCP_MATRIX_WARM_SERVERS"
 # Kept in step with matrix_servers.warm.WARM_MODULES (a test checks): the servers on the SDK.
@@ -36,6 +36,24 @@ WARM_MODULES = frozenset(
         "matrix_servers.strict",
     }
 )
+
+# Python 3.10 has no -P: the same isolation as code that drops sys.path[0] (the current
+# directory) before it imports anything, then runs the module as `python -m` would.
+_RUN_MODULE = (
+    "import sys; del sys.path[0]; m = sys.argv.pop(1); sys.argv[0] = m; import runpy; "
+    "runpy.run_module(m, run_name='__main__', alter_sys=True)"
+)
+
+
+def module_argv(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
+    """``python -m MODULE ARGS`` for one of our own modules, never importing from the current
+    directory: plain ``-m`` puts it first on ``sys.path``, so a ``typing_extensions.py`` or
+    ``jsonschema.py`` in the folder a user runs mcp-matrix from would be executed
+    (docs/security.md). ``-P`` on Python 3.11 and later."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", *module_and_args]
+    return [sys.executable, "-c", _RUN_MODULE, *module_and_args]
+
 
 _lock = threading.Lock()
 _template: subprocess.Popen[bytes] | None = None
@@ -86,7 +104,7 @@ def _socket_path() -> str | None:
         path = os.path.join(directory, "s")
         try:
             template = subprocess.Popen(
-                [sys.executable, "-m", "matrix_servers.warm", path],
+                module_argv(("matrix_servers.warm", path)),
                 stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -102,7 +120,7 @@ def _socket_path() -> str | None:
 
 def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
     """The command that starts bundled server ``module_and_args``: warm when it can be."""
-    cold = [sys.executable, "-m", *module_and_args]
+    cold = module_argv(module_and_args)
     if module_and_args[0] not in WARM_MODULES or not supported():
         return cold
     shim = _shim()

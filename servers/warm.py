@@ -107,8 +107,8 @@ def run_child(request: dict, fds: list[int]) -> None:
     tempfile.tempdir = None  # gettempdir() is cached: read TMPDIR again, from this environment
     module, *args = request["argv"]
     sys.argv = [module, *args]
-    if sys.path:
-        sys.path[0] = os.getcwd()  # what `python -m` puts first: the directory it started in
+    # sys.path stays the template's, which holds no current directory (it was started with -P,
+    # matrix.warm_start.module_argv): a bundled server never imports from the user's folder.
     sys.modules.pop(f"{module}.__main__", None)  # run afresh as __main__; its imports stay loaded
     code: object = 0
     try:

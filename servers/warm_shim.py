@@ -19,8 +19,18 @@ import time
 CONNECT_WAIT = 10.0  # the template binds its socket first thing; this is for a loaded machine
 
 
+# As matrix.warm_start.module_argv (this file imports nothing of ours): `python -m`, never
+# importing from the current directory (-P; on Python 3.10, code that drops sys.path[0]).
+RUN_MODULE = (
+    "import sys; del sys.path[0]; m = sys.argv.pop(1); sys.argv[0] = m; import runpy; "
+    "runpy.run_module(m, run_name='__main__', alter_sys=True)"
+)
+
+
 def cold(argv: list[str]) -> None:
-    os.execv(sys.executable, [sys.executable, "-m", *argv])
+    if sys.version_info >= (3, 11):
+        os.execv(sys.executable, [sys.executable, "-P", "-m", *argv])
+    os.execv(sys.executable, [sys.executable, "-c", RUN_MODULE, *argv])
 
 
 def connect(path: str) -> socket.socket | None:

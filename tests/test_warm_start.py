@@ -31,7 +31,7 @@ def template(tmp_path):
     """A running template on a socket in ``tmp_path``; its socket path."""
     path = str(tmp_path / "s")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "matrix_servers.warm", path],
+        warm_start.module_argv(("matrix_servers.warm", path)),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -251,16 +251,15 @@ def test_bundled_sdk_servers_start_warm_unless_turned_off_and_others_always_cold
         "--schema",
         "anyof",
     ]
-    cold = [sys.executable, "-m", "matrix_servers.faulty", "--mode", "ok"]
+    cold = warm_start.module_argv(("matrix_servers.faulty", "--mode", "ok"))
     assert warm_start.server_command(("matrix_servers.faulty", "--mode", "ok")) == cold
     monkeypatch.setenv(warm_start.WARM_ENV, "0")
-    assert warm_start.server_command(("matrix_servers.memory",)) == [
-        sys.executable,
-        "-m",
-        "matrix_servers.memory",
-    ]
+    memory = warm_start.module_argv(("matrix_servers.memory",))
+    assert warm_start.server_command(("matrix_servers.memory",)) == memory
     # What a user copies out of a report stays the cold command either way.
-    assert Target.bundled("memory").server_argv() == [sys.executable, "-m", "matrix_servers.memory"]
+    assert Target.bundled("memory").server_argv() == memory
+    # Never importing from the current directory (tests/hostile/test_cwd_imports.py).
+    assert memory[:3] == [sys.executable, "-P", "-m"] or memory[1] == "-c"
 
 
 def test_the_warm_modules_are_the_bundled_servers_built_on_the_sdk():
