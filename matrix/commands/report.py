@@ -21,10 +21,12 @@ from matrix.verdicts import parse_verdicts
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="write results (JSON lines from `run --results`) as terminal, md, json, junit, sarif or html",
+        help="write results (JSON lines from `run --results`) as terminal, md, json, junit, sarif, "
+        "html, a CI job summary or GitHub annotations",
         description="Read one or more results files (a finished, interrupted or merged run) and write them "
         "in one format: the terminal grid, Markdown, the JSON report (mcp-matrix.report v1), JUnit XML, "
-        "SARIF 2.1.0 or a self-contained HTML page. Several files are merged in the order given.",
+        "SARIF 2.1.0, a self-contained HTML page, a job summary that fits a CI page (summary) or GitHub "
+        "Actions annotations (github). Several files are merged in the order given.",
     )
     p.add_argument("results", nargs="+", metavar="RESULTS", help="results files (JSON lines)")
     p.add_argument(
@@ -37,10 +39,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument(
         "--fail-on",
-        default=",".join(RELEASE_FAILING),
+        default=None,
         metavar="VERDICTS",
         help="verdicts reported as release-failing: JUnit failures, SARIF errors "
         f"(default: {','.join(RELEASE_FAILING)}; 'none' for no verdict)",
+    )
+    p.add_argument(
+        "--policy",
+        metavar="FILE",
+        help="the release policy (YAML, or a pyproject.toml with [tool.mcp-matrix]): its fail_on "
+        "replaces --fail-on's default, and summary and github state its gate, as `check` does",
+    )
+    p.add_argument(
+        "--sarif-source",
+        metavar="FILE",
+        help="sarif: the file in your repository that defines the tools; results point at "
+        "each tool's line in it (default: a logical location, which GitHub code scanning rejects)",
     )
     p.add_argument(
         "--quiet", action="store_true", help="terminal: print only the grid, no problems list"
@@ -55,16 +69,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    failing = parse_verdicts(args.fail_on, where="--fail-on")
+    policy = None
+    if args.policy:
+        from matrix.checklist import load_policy
+
+        policy = load_policy(args.policy)
+    failing = None if args.fail_on is None else parse_verdicts(args.fail_on, where="--fail-on")
     events: list[Event] = []
     for path in args.results:
         events.extend(read_typed(path))
+    options = {"policy": policy, "sarif_source": args.sarif_source}
     if args.output:
-        write_report(events, args.format, args.output, failing, details=not args.quiet)
+        write_report(events, args.format, args.output, failing, details=not args.quiet, **options)
         return EXIT_OK
     if args.format != "terminal" and isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")
-    write_report(events, args.format, None, failing, details=not args.quiet, verbose=args.verbose)
+    write_report(
+        events,
+        args.format,
+        None,
+        failing,
+        details=not args.quiet,
+        verbose=args.verbose,
+        **options,
+    )
     return EXIT_OK
 
 

@@ -21,7 +21,10 @@ from typing import IO, TYPE_CHECKING
 if TYPE_CHECKING:
     from matrix.events import Event
 
-Writer = Callable[[list["Event"], IO[str], Iterable[str]], None]
+Writer = Callable[..., None]  # (events, stream, failing, **options)
+
+if TYPE_CHECKING:
+    from matrix.checklist import Policy
 
 WRITERS: dict[str, str] = {
     "md": "matrix.report.markdown:write_markdown",
@@ -29,6 +32,8 @@ WRITERS: dict[str, str] = {
     "junit": "matrix.report.junit:write_junit",
     "sarif": "matrix.report.sarif:write_sarif",
     "html": "matrix.report.html:write_html",
+    "summary": "matrix.report.summary:write_summary",
+    "github": "matrix.report.github:write_github",
 }
 FORMATS = ("terminal", *WRITERS)
 # What a written file is conventionally called, for `run --report FMT` without a file name.
@@ -39,7 +44,11 @@ SUFFIX = {
     "junit": ".xml",
     "sarif": ".sarif",
     "html": ".html",
+    "summary": ".md",
+    "github": ".txt",
 }
+# Writers that also take the release policy (they state the gate's verdict, as `check` does).
+GATED = ("summary", "github")
 
 
 def writer(fmt: str) -> Writer:
@@ -55,8 +64,15 @@ def write_report(
     failing: Iterable[str] | None = None,
     details: bool = True,
     verbose: bool = False,
+    *,
+    policy: Policy | None = None,
+    sarif_source: str | Path | None = None,
 ) -> None:
     """Write ``events`` as ``fmt`` (one of FORMATS) to a text stream, a file path, or stdout (None).
+
+    ``policy``: the release policy; its ``fail_on`` is the default ``failing``, and the summary
+    and GitHub annotations state its gate. ``sarif_source``: the file that defines the tools,
+    where SARIF results point (else a logical location).
 
     Files are written as UTF-8; a character that cannot be encoded (a lone surrogate from a
     hostile server) is written as a backslash escape rather than failing the report.
@@ -68,21 +84,25 @@ def write_report(
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
     events = typed_events(events)  # as they are when typed; JSON events checked and typed once
-    failing = list(RELEASE_FAILING if failing is None else failing)
+    if failing is None:
+        failing = policy.fail_on if policy is not None else RELEASE_FAILING
+    failing = list(failing)
+    options: dict = {}
+    if fmt in GATED and policy is not None:
+        options["policy"] = policy
+    if fmt == "sarif" and sarif_source is not None:
+        options["source"] = sarif_source
     if stream_or_path is None or isinstance(stream_or_path, (str, Path)):
         path = None if stream_or_path is None else Path(stream_or_path)
         if path is None:
-            _write(events, fmt, sys.stdout, failing, details, to_terminal=True, verbose=verbose)
-            return
-        if fmt == "sarif":  # and, beside it, the snapshot its locations point into
-            from matrix.report.sarif import write_sarif_file
-
-            write_sarif_file(events, path, failing)
+            _write(
+                events, fmt, sys.stdout, failing, details, True, verbose=verbose, options=options
+            )
             return
         with path.open("w", encoding="utf-8", errors="backslashreplace", newline="\n") as handle:
-            _write(events, fmt, handle, failing, details, to_terminal=False)
+            _write(events, fmt, handle, failing, details, to_terminal=False, options=options)
         return
-    _write(events, fmt, stream_or_path, failing, details, to_terminal=False)
+    _write(events, fmt, stream_or_path, failing, details, to_terminal=False, options=options)
 
 
 def _write(
@@ -93,6 +113,7 @@ def _write(
     details: bool,
     to_terminal: bool,
     verbose: bool = True,
+    options: dict | None = None,
 ) -> None:
     if fmt == "terminal":
         from matrix.report.terminal import write_terminal
@@ -113,4 +134,4 @@ def _write(
             events, console, details=details, verbose=details and verbose
         )  # a file: every cell
         return
-    writer(fmt)(events, stream, failing)
+    writer(fmt)(events, stream, failing, **(options or {}))

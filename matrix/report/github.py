@@ -1,0 +1,84 @@
+"""GitHub Actions annotations: one ``::error`` workflow command per failed release-gate item and
+one ``::warning`` per other root cause, so a pull request shows what fails without opening a report.
+
+The gate is the checklist's (``matrix.checklist.evaluate``), as in the job summary. GitHub shows
+at most 10 errors and 10 warnings per step, so each list stops at 9 with one "N more" line.
+Everything is escaped by the workflow-command rules (``%``, CR and LF in the message; also ``:``
+and ``,`` in a property), so a server's tool name can never start a command of its own: every
+line this writer prints starts with ``::error`` or ``::warning``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import IO
+
+from matrix.checklist import Policy, evaluate
+from matrix.events import Event, typed_events
+from matrix.report.grid import RELEASE_FAILING
+from matrix.report.triage import build_triage, cause_title, cause_where, problems
+
+SHOWN = 9  # GitHub displays 10 annotations of a kind per step: 9 and the "N more" line
+MAX_MESSAGE = 2000  # characters of one message before escaping
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message (the toolkit's escapeData); other control characters (a
+    bell, an escape sequence from a server) are shown as escapes, never sent to the log."""
+    text = "".join(ch if ch.isprintable() or ch in "\r\n" else repr(ch)[1:-1] for ch in text)
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value (the toolkit's escapeProperty)."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, title: str, message: str) -> str:
+    """One workflow command line: ``::kind title=...::message``."""
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
+    return f"::{kind} title={escape_property(title[:200])}::{escape_data(message)}\n"
+
+
+def write_github(
+    events: Iterable[Event],
+    stream: IO[str],
+    failing: Iterable[str] = RELEASE_FAILING,
+    policy: Policy | None = None,
+) -> None:
+    """The annotations for ``events`` under ``policy`` (default: the default policy failing on
+    ``failing``), as workflow commands on ``stream``."""
+    events = typed_events(events)
+    policy = policy or Policy(fail_on=tuple(failing))
+    failed = [i for i in evaluate(events, policy) if not i.passed]
+    for item in failed[:SHOWN]:
+        stream.write(command("error", f"mcp-matrix gate: {item.name}", item.evidence))
+    if len(failed) > SHOWN:
+        stream.write(
+            command(
+                "error",
+                "mcp-matrix gate",
+                f"{len(failed) - SHOWN} more failed gate items: see the job summary and checklist.md",
+            )
+        )
+    gating = {item.cell for item in failed if item.cell}
+    others = [
+        c
+        for c in problems(build_triage(events))
+        if c.verdict not in policy.fail_on and not (c.seen & gating)
+    ]
+    for c in others[:SHOWN]:
+        message = f"{cause_title(c)} ({cause_where(c)})" + (f" Fix: {c.fix}" if c.fix else "")
+        stream.write(command("warning", f"mcp-matrix: {c.verdict}", message))
+    if len(others) > SHOWN:
+        stream.write(
+            command(
+                "warning",
+                "mcp-matrix",
+                f"{len(others) - SHOWN} more problems: see the job summary and matrix.md",
+            )
+        )
+
+
+__all__ = ["command", "escape_data", "escape_property", "write_github"]
