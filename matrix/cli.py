@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from matrix import __version__
+from matrix import __version__, outfiles
 from matrix.commands import outputs, signals
 from matrix.errors import EXIT_INPUT, MatrixError
 
@@ -82,15 +82,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         outputs.escape_surrogates(stream)
     try:
         outputs.check_output_paths(args)  # before any server starts, not after the whole run
-        return int(args.handler(args) or 0)
+        outfiles.refuse_overwriting(outputs.named_paths(args), input_paths(args))
+        code = int(args.handler(args) or 0)
+        return _after_write_failures(code)
     except MatrixError as exc:
         sys.stderr.write(f"mcp-matrix: error: {exc}\n")
         return exc.exit_code
+    except OSError as exc:  # our own output could not be written (a full disk, /dev/full)
+        if isinstance(exc, BrokenPipeError):
+            return 0
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"mcp-matrix: error: {where}cannot write: {exc.strerror or exc}\n")
+        return EXIT_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("mcp-matrix: interrupted\n")
         return signals.interrupted_exit_code()
-    except BrokenPipeError:
-        return 0
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -98,6 +104,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (OSError, ValueError):
                 pass
         signals.restore(previous)
+
+
+def input_paths(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """Every argument of the command that may name a file it reads: what no output may overwrite
+    (``refuse_overwriting`` keeps those that are files)."""
+    outs = {"report", "output"} | ({"results"} if args.command in outputs.WRITES_RESULTS else set())
+    found = []
+    for key, value in vars(args).items():
+        if key in outs or key == "handler":
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item:
+                found.append((item, item))
+    return found
+
+
+def _after_write_failures(code: int) -> int:
+    """Exit 2 naming each output that could not be written (a full disk), unless the command was
+    interrupted: a write failure is ours, never a finding (exit 1)."""
+    failures = outfiles.write_failures()
+    for failure in failures:
+        sys.stderr.write(f"mcp-matrix: error: {failure.where}: cannot write: {failure.reason}\n")
+    return code if not failures or code >= 128 else EXIT_INPUT
 
 
 if __name__ == "__main__":

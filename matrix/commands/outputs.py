@@ -27,7 +27,7 @@ from matrix.targets import MASK, scrub_json
 WRITES_RESULTS = ("run", "replay")  # elsewhere (report, check) a results file is an input
 
 
-def _named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
+def named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     results = getattr(args, "results", None)
     if getattr(args, "command", None) in WRITES_RESULTS and isinstance(results, str):
         yield "--results", results
@@ -43,7 +43,7 @@ def _named_paths(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
 
 def check_output_paths(args: argparse.Namespace) -> None:
     """Every output path the command was given can be written, or an ``InputError`` naming it."""
-    for flag, path in _named_paths(args):
+    for flag, path in named_paths(args):
         check_writable(path, flag)
 
 
