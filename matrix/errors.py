@@ -16,6 +16,8 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from matrix import INT_DIGITS
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INPUT = 2
@@ -71,18 +73,20 @@ def did_you_mean(word: str, choices) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-_LONG_NUMBER = re.compile(r"\d{4301,}")
+_LONG_NUMBER = re.compile(rf"\d{{{INT_DIGITS + 1},}}")
 
 
 def long_number_line(text: str) -> int | None:
-    """The line of the first integer longer than Python reads (4,300 digits), or None.
+    """The line of the first integer longer than we read (``matrix.INT_DIGITS``), or None.
 
     ``json.loads`` and YAML raise a bare ValueError for one; input readers say where it is."""
     match = _LONG_NUMBER.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else None
 
 
-TOO_LONG_NUMBER = "holds an integer of more than 4,300 digits, more than can be read safely"
+TOO_LONG_NUMBER = (
+    f"holds an integer of more than {INT_DIGITS:,} digits, more than can be read safely"
+)
 
 
 def check_input_file(path: Path, noun: str = "file") -> None:

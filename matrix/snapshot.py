@@ -394,7 +394,7 @@ def load_snapshot(path: str | Path) -> Snapshot:
         raise InputError(
             f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{p}:{exc.lineno}"
         ) from None
-    except ValueError:  # an integer over 4,300 digits
+    except ValueError:  # an integer over matrix.INT_DIGITS digits
         raise InputError(TOO_LONG_NUMBER, where=f"{p}:{long_number_line(text) or 1}") from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", where=str(p)) from None

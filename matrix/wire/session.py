@@ -51,6 +51,10 @@ class Timeouts:
     call: float = 30.0
     ping: float = 5.0
     shutdown: float = 2.0
+    # time.monotonic() by which every wait of the session ends whatever its own bound (the run's
+    # deadline, matrix/run_bounds.py); None: no such end. Pages of tools/list each get ``list``
+    # seconds, but all of them together end here.
+    until: float | None = None
 
 
 @dataclass(frozen=True)
@@ -405,6 +409,9 @@ class Session:
         """Send and read until the answer (or a message ``until`` accepts: then None), bounded."""
         started = time.monotonic()
         deadline = started + timeout
+        ends = self.timeouts.until
+        if ends is not None and ends < deadline:  # the run's deadline comes first
+            deadline, timeout = ends, max(0.0, ends - started)
         self._stray_ids = []
         self._sent_at = time.monotonic()
         self.transport.send(
@@ -417,8 +424,9 @@ class Session:
                     raise WireTimeout("")
                 item = self.transport.receive(remaining)
             except WireTimeout:
+                cut = " (the run's deadline)" if deadline == ends else ""
                 raise WireTimeout(
-                    f"{method} got no answer within {timeout:.1f}s{self._stray_note(request_id)}",
+                    f"{method} got no answer within {timeout:.1f}s{cut}{self._stray_note(request_id)}",
                     stderr_tail=self.transport.stderr_tail(),
                 ) from None
             if isinstance(item, WireError):
@@ -467,10 +475,11 @@ class Session:
             if len(self._stray_ids) < 5:
                 self._stray_ids.append(message.get("id"))
             return None
-        if getattr(self.transport, "received_at", self._sent_at) < self._sent_at:
+        if self.transport.arrived_before(request_id, self._sent_at):
             self.problems.add(
                 "response-before-request",
-                f"a response with id {request_id} arrived before request {request_id} was sent",
+                f"a response with id {request_id} was sent before request {request_id} was: "
+                "ignored, not taken for its answer",
             )
             return None
         if "error" in message:

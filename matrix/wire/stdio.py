@@ -7,9 +7,16 @@ its own session and group, so helpers it spawns (npx, uv) are ended with it. ``c
 waits for the reader threads: each owns its pipe and closes it at end of file.
 
 Bounds (docs/security.md): stdout lines over ``MAX_MESSAGE_BYTES`` are dropped as they stream
-in; writes go through a buffer of at most ``MAX_PENDING_WRITE_BYTES`` drained by a writer thread
-with non-blocking writes, so a server that never reads its stdin cannot stall a request past
-its timeout or grow our memory.
+in; writes go through a buffer drained by a writer thread with non-blocking writes, so a server
+that never reads its stdin cannot stall a request past its timeout. A message of ours is never
+refused for its size (a 5 MiB argument is the user's, not the server's fault): a send fails only
+when ``MAX_PENDING_WRITE_BYTES`` of earlier messages still wait behind the one the server is
+reading, which only a server that stopped reading (while it sends us requests) causes.
+
+An answer must come after its request, and that is checked on the pipes, not on the clock
+(``Ledger``): a "response" is refused when any of it was written before the request's last byte
+went into the server's stdin, or while the server had not yet read that byte, however our
+threads were scheduled.
 
 Environment: the server gets only ``MINIMAL_ENV`` from ours plus what the user configured,
 unless ``inherit_env`` is set: a tester must not leak the caller's secrets into a server.
@@ -17,16 +24,21 @@ unless ``inherit_env`` is set: a tester must not leak the caller's secrets into 
 
 from __future__ import annotations
 
+import array
 import collections
 import contextlib
+import fcntl
 import json
 import os
 import select
 import signal
 import subprocess
+import termios
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from matrix.wire.errors import ServerExited
 from matrix.wire.limits import (
@@ -41,6 +53,9 @@ from matrix.wire.transport import Transport
 
 STDERR_KEEP_LINES = 200
 STDERR_LINE_MAX = 2000
+SENT_KEPT = (
+    64  # requests whose place in the streams is remembered (the session asks about the last)
+)
 
 MINIMAL_ENV = (
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
@@ -100,6 +115,64 @@ def _chunks(fd: int) -> Iterator[bytes]:
         yield chunk
 
 
+def _in_pipe(fd: int | None) -> int:
+    """Bytes waiting in a pipe (either end), 0 when that cannot be told."""
+    if fd is None:
+        return 0
+    waiting = array.array("i", [0])
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, waiting, True)
+    except OSError:
+        return 0
+    return waiting[0]
+
+
+class Ledger:
+    """What has crossed each pipe, counted under one lock so that both sides are seen at one
+    instant: bytes we read from the server's stdout (``read``) and wrote to its stdin
+    (``written``), plus what still waits in either pipe (``FIONREAD``).
+
+    Each write notes how much the server had written to its stdout just before (``mark``); each
+    read notes how much of our stdin the server had read (``consumed``). A byte of stdout at a
+    position under a request's mark, or read while ``consumed`` was short of the request's end,
+    was written by a server that had not read the request. The lock is held only around
+    reads and writes that do not block (the pipes are polled first)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.read = 0
+        self.written = 0
+        self.out_fd: int | None = None
+        self.in_fd: int | None = None
+
+    def read_from(self, fd: int) -> tuple[bytes, int, int | None]:
+        """One read of stdout: the bytes, where they begin, how much of our stdin was read."""
+        with self._lock:
+            chunk = os.read(fd, MiB)
+            base = self.read
+            self.read += len(chunk)
+            consumed = self.written - _in_pipe(self.in_fd) if self.in_fd is not None else None
+        return chunk, base, consumed
+
+    def write_to(self, fd: int, data: bytes) -> tuple[int, int]:
+        """One non-blocking write to stdin: bytes written, and the server's output before it."""
+        with self._lock:
+            mark = self.read + _in_pipe(self.out_fd)
+            written = os.write(fd, data)
+            self.written += written
+        return written, mark
+
+    def forget(self, side: str, fd: int | None = None) -> None:
+        """A pipe is closing: stop asking it (its number may be reused); close ``fd`` if given."""
+        with self._lock:
+            if side == "out":
+                self.out_fd = None
+            else:
+                self.in_fd = None
+            if fd is not None:
+                os.close(fd)
+
+
 class StdioTransport(Transport):
     name = "stdio"
 
@@ -120,8 +193,16 @@ class StdioTransport(Transport):
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_KEEP_LINES)
         self._proc: subprocess.Popen[bytes] | None = None
         self._pending = bytearray()  # written by send(), drained by the writer thread
-        self._wakeup = threading.Condition()
+        self._wakeup = threading.Condition()  # guards the write side below
+        self._queued = 0  # bytes ever handed to send()
+        self._written = 0  # bytes ever written to the server's stdin
+        self._ends: collections.deque[tuple[int, Any]] = collections.deque()  # (end, request id)
+        self._sent: dict[Any, tuple[int, int]] = {}  # request id -> (its end, Ledger mark)
+        self._progress_at = time.monotonic()  # when the server last took bytes of ours
         self._write_failed = ""
+        self._ledger = Ledger()
+        self._line_ends: collections.deque[int] = collections.deque()  # of the chunk being split
+        self._chunk_reads: collections.deque[tuple[int, int | None]] = collections.deque()
         self._stdout_done = threading.Event()
 
     def start(self) -> None:
@@ -146,6 +227,7 @@ class StdioTransport(Transport):
         # Each reader owns its pipe (a duplicate it closes at end of file): close() never closes
         # a descriptor a reader is blocked on.
         out_fd, err_fd = os.dup(self._proc.stdout.fileno()), os.dup(self._proc.stderr.fileno())
+        self._ledger.out_fd, self._ledger.in_fd = out_fd, self._proc.stdin.fileno()
         self._proc.stdout.close()
         self._proc.stderr.close()
         self._proc.stdout = self._proc.stderr = None
@@ -164,15 +246,21 @@ class StdioTransport(Transport):
         return self._proc.pid if self._proc else None
 
     def _read_stdout(self, fd: int) -> None:
+        start = 0  # where the current line began in the server's stdout
         try:
-            for line in split_lines(_chunks(fd), MAX_MESSAGE_BYTES):
+            for line in split_lines(self._counted_chunks(fd), MAX_MESSAGE_BYTES):
+                reads = self._chunk_reads  # the read that brought the line's first byte
+                while len(reads) > 1 and reads[1][0] <= start:
+                    reads.popleft()
                 if isinstance(line, Oversize):
                     self._record_noise(line.describe("stdout"))
                     self._deliver_text(line, source="stdout")
                 else:
-                    self._deliver_text(line.decode("utf-8", errors="replace"))
+                    stamp = (start, reads[0][1] if reads else None)
+                    self._deliver_text(line.decode("utf-8", errors="replace"), stamp=stamp)
+                start = self._line_ends.popleft() if self._line_ends else self._ledger.read
         finally:
-            os.close(fd)
+            self._ledger.forget("out", fd)
             self._stdout_done.set()
         proc = self._proc
         assert proc is not None
@@ -192,6 +280,41 @@ class StdioTransport(Transport):
             )
         )
 
+    def _counted_chunks(self, fd: int) -> Iterator[bytes]:
+        """What stdout yields until end of file, each read noted: where it began and how much
+        of our stdin the server had read by then (``_chunk_reads``), and where each line ends
+        (``_line_ends``)."""
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while True:
+            try:
+                poller.poll()  # so the read below does not block while it holds the ledger
+                chunk, base, consumed = self._ledger.read_from(fd)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._chunk_reads.append((base, consumed))
+            nl = chunk.find(b"\n")
+            while nl >= 0:
+                self._line_ends.append(base + nl + 1)
+                nl = chunk.find(b"\n", nl + 1)
+            yield chunk
+
+    def arrived_before(self, request_id: Any, sent_at: float) -> bool:
+        """Some of the message was written before the request's last byte went into the
+        server's stdin (or that byte has not gone in yet), or while the server had not read it:
+        either way the server wrote it without having read the request."""
+        if self.received_stamp is None:
+            return super().arrived_before(request_id, sent_at)
+        start, consumed = self.received_stamp
+        with self._wakeup:
+            sent = self._sent.get(request_id)
+        if sent is None:
+            return True
+        end, mark = sent
+        return start < mark or (consumed is not None and consumed < end)
+
     def _read_stderr(self, fd: int) -> None:
         try:
             for line in split_lines(_chunks(fd), MAX_STDERR_LINE_BYTES):
@@ -208,31 +331,43 @@ class StdioTransport(Transport):
         return tuple(list(self._stderr)[-lines:])
 
     def send(self, message: dict) -> None:
-        """Queue one message for the writer thread; never blocks on a server that does not read."""
+        """Queue one message for the writer thread; never blocks on a server that does not read.
+
+        Refused only when earlier messages of ``MAX_PENDING_WRITE_BYTES`` or more still wait
+        behind the one being written (a server that stopped reading), never for its own size."""
         if not self._proc or not self._proc.stdin:
             raise ServerExited("the server is not running")
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
             errors="backslashreplace"
         )
+        request_id = message.get("id") if "method" in message else None
         with self._wakeup:
             if self._write_failed or self._closed:
                 raise ServerExited(
                     self._write_failed or "the server's stdin is closed",
                     stderr_tail=self.stderr_tail(),
                 )
-            if len(self._pending) + len(data) > MAX_PENDING_WRITE_BYTES:
+            behind = self._queued - self._ends[0][0] if self._ends else 0
+            if behind >= MAX_PENDING_WRITE_BYTES:
                 raise ServerExited(
-                    f"the server is not reading its stdin: {len(self._pending)} bytes are still waiting "
-                    f"to be written (cap {MAX_PENDING_WRITE_BYTES // MiB} MiB)",
+                    f"the server is not reading its stdin: {behind} bytes of earlier messages "
+                    f"wait behind the one it is reading (cap {MAX_PENDING_WRITE_BYTES // MiB} MiB); "
+                    f"it last took bytes of ours {time.monotonic() - self._progress_at:.1f}s ago",
                     stderr_tail=self.stderr_tail(),
                 )
+            if not self._pending:
+                self._progress_at = time.monotonic()  # the server owes us nothing until now
             self._pending += data
+            self._queued += len(data)
+            self._ends.append((self._queued, request_id))
             self._wakeup.notify()
 
     def _write(self) -> None:
         """Drain the pending bytes into the server's stdin with non-blocking writes."""
         assert self._proc and self._proc.stdin
         fd = self._proc.stdin.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
         while True:
             with self._wakeup:
                 while not self._pending and not self._closed:
@@ -241,17 +376,26 @@ class StdioTransport(Transport):
                     return
                 chunk = bytes(self._pending[:65536])
             try:
-                _, writable, _ = select.select([], [fd], [], 0.2)
-                written = os.write(fd, chunk) if writable else 0
+                written, mark = self._ledger.write_to(fd, chunk) if poller.poll(200) else (0, 0)
             except BlockingIOError:
-                written = 0
+                written, mark = 0, 0
             except (OSError, ValueError):
                 with self._wakeup:
                     self._write_failed = "the server's stdin is closed"
                     self._pending.clear()
+                    self._ends.clear()
                 return
             with self._wakeup:
                 del self._pending[:written]
+                self._written += written
+                if written:
+                    self._progress_at = time.monotonic()
+                while self._ends and self._ends[0][0] <= self._written:
+                    end, request_id = self._ends.popleft()
+                    if isinstance(request_id, (int, str)):
+                        self._sent[request_id] = (end, mark)
+                        if len(self._sent) > SENT_KEPT:
+                            del self._sent[next(iter(self._sent))]
 
     def close(self) -> None:
         """End the server and its whole group; Ctrl-C and SIGTERM wait until it is done."""
@@ -271,6 +415,7 @@ class StdioTransport(Transport):
             writer.join(timeout=2.0)  # it wakes within 0.2 s; stdin is closed only after it stopped
         try:
             if proc.stdin:
+                self._ledger.forget("in")
                 proc.stdin.close()
         except OSError:
             pass

@@ -335,22 +335,24 @@ def _fifo(tmp_path, name: str) -> str:
 BAD_INPUT_KINDS = {
     # name: (make the file -> (path, *words the error says), the command on that path)
     "snapshot-huge-integer": (
-        lambda t: (write(t, "snap.json", SNAP_HEAD + "9" * 5000 + "}\n"), ":3", "4,300 digits"),
+        lambda t: (write(t, "snap.json", SNAP_HEAD + "9" * 10_001 + "}\n"), ":3", "10,000 digits"),
         lambda p: ("discover", p),
     ),
     "results-huge-integer": (
         lambda t: (
-            write(t, "r.jsonl", START + '\n{"event": "call", "n": ' + "9" * 5000 + "}\n"),
+            write(t, "r.jsonl", START + '\n{"event": "call", "n": ' + "9" * 10_001 + "}\n"),
             ":2",
-            "4,300 digits",
+            "10,000 digits",
         ),
         lambda p: ("report", p, "--format", "md"),
     ),
     "calls-huge-integer": (
         lambda t: (
-            write(t, "live.jsonl", '{"id": ' + "9" * 5000 + ', "tool": "echo", "arguments": {}}\n'),
+            write(
+                t, "live.jsonl", '{"id": ' + "9" * 10_001 + ', "tool": "echo", "arguments": {}}\n'
+            ),
             ":1",
-            "4,300 digits",
+            "10,000 digits",
         ),
         lambda p: ("replay", p, "--server", "faulty", "--client", "continue"),
     ),

@@ -7,14 +7,25 @@ process's whole environment there as JSON at start), ``leak`` (a text the server
 tool descriptions, results and stderr: how a careless server echoes its own secrets),
 ``crash_on`` (a tool name whose call makes the server exit after writing ``leak`` to stderr).
 Every tools/call answers with its name and arguments as text.
+
+Hostile but valid options: ``record`` (a file each received line is appended to, as read),
+``early_response`` (after answering ``initialize``, a "response" to the next id, an empty tools
+list, written before reading that request; ``{"wait": S, "hold": S}`` waits S seconds before
+writing it, so the request is already waiting in its stdin, and S more before reading on),
+``server_info`` (the ``serverInfo`` it answers), ``discover`` (its ``server/discover`` result;
+without it the method is not found), ``call_text`` (the text every call answers, instead of
+its arguments). Integers of any length are read and written exactly (the config and
+messages may hold them).
 """
 
 import json
 import os
 import sys
+import time
 
 
 def main() -> None:
+    sys.set_int_max_str_digits(0)  # a test server of ours: integers of any length, exactly
     with open(sys.argv[1], encoding="utf-8") as fh:
         config = json.load(fh)
     leak = config.get("leak", "")
@@ -24,7 +35,11 @@ def main() -> None:
     sys.stderr.write(f"tiny: started with {sys.argv[1:]} {leak}\n")
     sys.stderr.flush()
     tools = config.get("tools", [])
+    record = open(config["record"], "a", encoding="utf-8") if config.get("record") else None
     for line in sys.stdin:
+        if record is not None:
+            record.write(line)
+            record.flush()
         if not line.strip():
             continue
         message = json.loads(line)
@@ -35,8 +50,11 @@ def main() -> None:
             result = {
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
                 "capabilities": {"tools": {}},
-                "serverInfo": {"name": "tiny", "version": f"1 {leak}".strip()},
+                "serverInfo": config.get("server_info")
+                or {"name": "tiny", "version": f"1 {leak}".strip()},
             }
+        elif method == "server/discover" and "discover" in config:
+            result = config["discover"]
         elif method == "tools/list":
             result = {"tools": tools}
         elif method == "tools/call":
@@ -44,7 +62,9 @@ def main() -> None:
                 sys.stderr.write(f"tiny: crashing in {params.get('name')} {leak}\n")
                 sys.stderr.flush()
                 os._exit(3)
-            text = json.dumps({"name": params.get("name"), "arguments": params.get("arguments")})
+            text = config.get("call_text") or json.dumps(
+                {"name": params.get("name"), "arguments": params.get("arguments")}
+            )
             result = {
                 "content": [{"type": "text", "text": f"{text} {leak}".strip()}],
                 "isError": False,
@@ -58,6 +78,14 @@ def main() -> None:
             print(json.dumps(reply), flush=True)
             continue
         print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+        early = config.get("early_response")
+        if method == "initialize" and early:
+            # The answer to a request not yet read: the client must not take it for that answer.
+            timing = early if isinstance(early, dict) else {}
+            time.sleep(timing.get("wait", 0))
+            forged = {"jsonrpc": "2.0", "id": message["id"] + 1, "result": {"tools": []}}
+            print(json.dumps(forged), flush=True)
+            time.sleep(timing.get("hold", 0))
 
 
 if __name__ == "__main__":

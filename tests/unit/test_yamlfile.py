@@ -117,7 +117,7 @@ def test_every_key_keeps_its_line_and_a_duplicate_key_is_named(tmp_path):
     ("text", "problem"),
     [
         ("a: ok\nb: x\x00y\n", (":2", "holds a NUL character; a cases file is text")),
-        ("a: 1" + "2" * 5000 + "\n", (":1", "holds an integer of more than 4,300 digits")),
+        ("a: 1" + "2" * 10_001 + "\n", (":1", "holds an integer of more than 10,000 digits")),
         ("cases: " + "[" * 1100 + "]" * 1100 + "\n", (":1", "nested too deeply to read")),
         (
             "a: &a [*a]\n",

@@ -1,0 +1,87 @@
+"""Integers longer than Python's default 4,300 digits round-trip exactly (issue 24).
+
+A schema whose ``enum``, ``default`` and ``examples`` held a 5,000-digit integer had it decoded
+as its digits in a string: the example was sent to the server as a string and judged intact,
+gemini-cli's call was "loud: must be integer" because of our own decoding, and vscode-copilot
+called a valid schema invalid. Integers now decode as ``int`` up to ``matrix.INT_DIGITS``
+digits (the process's conversion limit is raised to it), so they are compared, validated and
+written back as numbers; a longer one makes its message a protocol error naming the bound.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from matrix import INT_DIGITS
+from matrix.wire.errors import ProtocolError
+from matrix.wire.memory import InMemoryTransport
+from matrix.wire.session import Session
+from matrix.wire.transport import IntegerOverCap, decode_json
+from tests.conftest import run_cli
+from tests.hostile.conftest import assert_no_crash, matrix_run, tiny_server
+
+DIGITS = "9" * 5000
+BIG = int(DIGITS)
+PICK = {
+    "name": "pick",
+    "description": "Pick a number",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "enum": [BIG, 1], "default": BIG, "examples": [BIG]}
+        },
+        "required": ["n"],
+    },
+    "annotations": {"readOnlyHint": True},
+}
+CLIENTS = ("gemini-cli", "vscode-copilot", "claude-code")
+
+
+def test_a_5000_digit_integer_reaches_the_server_as_that_integer(tmp_path):
+    record = tmp_path / "received.jsonl"
+    config = {"tools": [PICK], "call_text": "ok", "record": str(record)}
+    run = matrix_run(tmp_path, "--stdio", tiny_server(tmp_path, config), clients=CLIENTS)
+    assert_no_crash(run)
+    calls = [line for line in record.read_text().splitlines() if '"tools/call"' in line]
+    assert len(calls) == len(CLIENTS)
+    for line in calls:  # the number's own bytes, never a string of its digits
+        assert f'"n":{DIGITS}' in line and f'"n":"{DIGITS}' not in line
+        assert json.loads(line)["params"]["arguments"] == {"n": BIG}
+    for (profile, _, _), cell in run.calls().items():
+        assert cell["verdict"] == "intact", (profile, cell.get("reason"))
+    for (profile, _), cell in run.discovery().items():
+        messages = " ".join(f["message"] for f in cell["findings"])
+        assert "invalid" not in messages and "must be integer" not in messages, (profile, messages)
+    schema = run.snapshot["tools"][0]["tool"]["inputSchema"]["properties"]["n"]
+    assert schema["enum"] == [BIG, 1] and schema["default"] == BIG  # recorded as numbers
+    assert run.returncode == 0, run.stdout[-2000:]
+    again = run_cli("report", str(tmp_path / "r.jsonl"), "--format", "md")
+    assert again.returncode == 0, again.stderr[-2000:]  # our own results read back
+
+
+def _answer_tools(tools_text: str):
+    def handler(text: str):
+        message = json.loads(text)
+        if message.get("method") == "initialize":
+            result = '{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{}}'
+        elif message.get("method") == "tools/list":
+            result = '{"tools":[' + tools_text + "]}"
+        else:
+            return []
+        yield ("line", f'{{"jsonrpc":"2.0","id":{message["id"]},"result":{result}}}')
+
+    return handler
+
+
+def test_an_integer_over_the_bound_is_a_protocol_error_naming_it_never_a_string():
+    long = "7" * (INT_DIGITS + 1)
+    with pytest.raises(IntegerOverCap):
+        decode_json("[" + long + "]")
+    assert decode_json("[-" + DIGITS + "]") == [-BIG]
+    tool = '{"name":"pick","inputSchema":{"type":"object","default":' + long + "}}"
+    with Session(InMemoryTransport(_answer_tools(tool))) as session:
+        session.initialize()
+        with pytest.raises(ProtocolError, match=f"over the {INT_DIGITS:,}-digit bound"):
+            session.list_tools()
