@@ -13,6 +13,13 @@ APIs (CALIBRATION-CONTRACT.md), each streaming (SSE) and not, whatever the reque
 - Gemini ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``
   (also under ``/v1/``), and ``GET .../models`` listings.
 
+Only the client may talk to it: every request must carry the run's key (``FakeModel.key``,
+which the harness gives the client as its provider's API key, in ``x-api-key``,
+``Authorization: Bearer``, ``x-goog-api-key``, ``api-key`` or ``?key=``). Anything else (a
+hostile MCP server that found the endpoint's URL and forges model requests) is answered 401
+and kept in ``refused``, never among the requests a calibration record is made of. A
+compressed body is capped while it is decompressed (``MAX_BODY``), not only on the wire.
+
 The turn logic is stateless: a request whose history already holds a tool result (or that
 offers no tools) gets the final text; any other request with tools gets every scripted call
 whose tool the request offers, in one turn. Side requests (titles, quota probes) therefore
@@ -21,11 +28,14 @@ get a harmless text.
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
+import secrets
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -334,7 +344,11 @@ class FakeModel:
         final_text: str = FINAL_TEXT,
         model: str = "fake-model",
         tools: Sequence[str] = (),
+        key: str | None = None,
     ) -> None:
+        """``key``: the API key every request must carry (a new random one when not given)."""
+        self.key = key or new_key()
+        self.refused: list[RecordedRequest] = []
         self.calls = tuple(calls)
         self.tools = tuple(tools) or tuple(
             c.tool for c in self.calls
@@ -376,6 +390,24 @@ class FakeModel:
     def requests_json(self) -> list[dict]:
         with self._lock:
             return [r.to_json() for r in self.requests]
+
+    def refuse(self, req: RecordedRequest) -> None:
+        with self._lock:
+            self.refused.append(req)
+
+    def refused_json(self) -> list[dict]:
+        """The requests refused for a missing or wrong key (their bodies are not kept)."""
+        with self._lock:
+            return [r.to_json() for r in self.refused]
+
+    def authorised(self, headers: Any, path: str) -> bool:
+        """Whether a request carries this run's key, where the four APIs' clients put it."""
+        given = [headers.get(h, "") for h in ("x-api-key", "x-goog-api-key", "api-key")]
+        auth = headers.get("authorization", "")
+        given.append(auth.split(None, 1)[1].strip() if " " in auth else auth)
+        given += re.findall(r"[?&]key=([^&#]*)", path)
+        expected = self.key.encode()
+        return any(hmac.compare_digest(g.encode(), expected) for g in given if g)
 
     def offered_tools(self) -> tuple[str, list[ModelTool]] | None:
         """The tools of the richest request (the most tools): what the model was shown."""
@@ -422,6 +454,11 @@ class FakeModel:
         return out
 
 
+def new_key() -> str:
+    """A per-run API key: what the client is configured with, and nobody else knows."""
+    return "sk-mcp-matrix-" + secrets.token_hex(16)
+
+
 def _call_id(i: int) -> str:
     return f"call_{i}_{uuid.uuid4().hex[:12]}"
 
@@ -445,7 +482,27 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _refused(self, body_bytes: int = 0) -> bool:
+        """Answer 401 and keep the request aside when it lacks the run's key."""
+        if self.fake.authorised(self.headers, self.path):
+            return False
+        self.fake.refuse(
+            RecordedRequest(
+                self.command,
+                self.path,
+                "refused",
+                False,
+                mask_headers(self.headers.items()),
+                {"bytes": body_bytes},
+                "refused",
+            )
+        )
+        self._json(401, {"error": {"message": "wrong or missing API key", "type": "auth"}})
+        return True
+
     def do_GET(self) -> None:
+        if self._refused():
+            return
         path = self.path.split("?", 1)[0].rstrip("/")
         self.fake.record(
             RecordedRequest(
@@ -505,12 +562,24 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
+        if self._refused(length):  # before reading: a forged body is never held
+            self.close_connection = True
+            return
         if length > MAX_BODY:
             self._json(413, {"error": {"message": "request too large"}})
             return
         raw = self.rfile.read(length) if length else self._read_chunked()
-        if self.headers.get("Content-Encoding", "").lower() in ("gzip", "zstd", "br"):
-            raw = _decompress(raw, self.headers["Content-Encoding"].lower())
+        encoding = self.headers.get("Content-Encoding", "").lower()
+        if encoding == "gzip":
+            try:
+                decoded = gunzip_capped(raw, MAX_BODY)
+            except (zlib.error, EOFError):
+                self._json(400, {"error": {"message": "not a valid gzip body"}})
+                return
+            if decoded is None:
+                self._json(413, {"error": {"message": "request too large once decompressed"}})
+                return
+            raw = decoded
         try:
             body = json.loads(raw or b"null")
         except ValueError:
@@ -583,12 +652,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
-def _decompress(raw: bytes, encoding: str) -> bytes:
-    if encoding == "gzip":
-        import gzip
-
-        return gzip.decompress(raw)
-    return raw  # zstd / br are not in the standard library; the body stays undecoded
+def gunzip_capped(raw: bytes, cap: int) -> bytes | None:
+    """A gzip body (one member or several) decompressed, or None past ``cap`` bytes: decoded in
+    steps of at most what is left of the cap, so a 1 MB body that inflates to 1 GiB never
+    does. zstd and br bodies stay undecoded (not in the standard library)."""
+    out = bytearray()
+    data = raw
+    while data:
+        member = zlib.decompressobj(wbits=31)
+        while True:
+            chunk = member.decompress(data, cap + 1 - len(out))
+            out += chunk
+            if len(out) > cap:
+                return None
+            data = member.unconsumed_tail
+            if member.eof or not (chunk or data):
+                break
+        if not member.eof:
+            raise EOFError("the gzip body ended early")
+        data = member.unused_data.lstrip(b"\0")  # members may be padded with zeros
+    return bytes(out)
 
 
 def _wants_stream(api: str | None, path: str, body: Any) -> bool:

@@ -33,6 +33,7 @@ from matrix.yamlfile import load_yaml_checked
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "gemini")
 PLACEHOLDERS = (
     "model_url",
+    "model_key",  # the run's API key: the fake model refuses every request without it
     "home",
     "workdir",
     "install",
@@ -296,6 +297,7 @@ class HarnessRun:
     requests: list[dict]
     tap: list[dict]
     workdir: str = ""
+    refused: list[dict] = field(default_factory=list)  # model requests without the run's key
 
 
 def minimal_env(home: Path, extra: Mapping[str, str]) -> dict[str, str]:
@@ -396,10 +398,11 @@ def run_recipe(
         d.mkdir(parents=True, exist_ok=True)
     tap_log = tmp / "tap.jsonl"
     http_tap = None
-    model = FakeModel(calls, tools=tool_names).start()
+    model = FakeModel(calls, tools=tool_names).start()  # with a new key: only our client has it
     try:
         values = {
             "model_url": model.url,
+            "model_key": model.key,
             "home": str(home),
             "workdir": str(workdir),
             "install": str(folder),
@@ -482,6 +485,7 @@ def run_recipe(
             requests=model.requests_json(),
             tap=taps.read_log(tap_log),
             workdir=str(tmp),
+            refused=model.refused_json(),
         )
     finally:
         model.close()
@@ -495,6 +499,7 @@ def _driver_env(recipe: Recipe, values: Mapping[str, str], server: ServerSpec) -
     """The env a library driver reads (CALIBRATION-CONTRACT.md), set for every recipe."""
     env = {
         "MCP_MATRIX_MODEL_URL": values["model_url"],
+        "MCP_MATRIX_MODEL_KEY": values["model_key"],
         "MCP_MATRIX_PROVIDER": recipe.provider,
         "MCP_MATRIX_SERVER_NAME": values["server_name"],
         "MCP_MATRIX_SERVER_COMMAND": values["server_command_json"],

@@ -30,7 +30,7 @@ def sse_events(text: str) -> list:
 
 
 def post(model: FakeModel, path: str, body: dict) -> httpx.Response:
-    return httpx.post(model.url + path, json=body, headers={"x-api-key": "sk-secret"}, timeout=30)
+    return httpx.post(model.url + path, json=body, headers={"x-api-key": model.key}, timeout=30)
 
 
 ANTHROPIC = {
@@ -190,9 +190,12 @@ def test_a_request_without_tools_is_a_side_request_and_gets_text():
 
 def test_model_listings_and_unknown_endpoints_answer_without_crashing():
     with FakeModel(CALLS) as model:
-        assert httpx.get(model.url + "/v1/models", timeout=10).json()["data"][0]["id"]
-        assert httpx.get(model.url + "/v1beta/models", timeout=10).json()["models"]
-        assert httpx.post(model.url + "/nowhere", json={}, timeout=10).status_code == 404
+        key = {"authorization": f"Bearer {model.key}"}
+        assert httpx.get(model.url + "/v1/models", headers=key, timeout=10).json()["data"][0]["id"]
+        assert httpx.get(model.url + f"/v1beta/models?key={model.key}", timeout=10).json()["models"]
+        assert (
+            httpx.post(model.url + "/nowhere", json={}, headers=key, timeout=10).status_code == 404
+        )
 
 
 def test_offered_tools_reports_the_richest_request():
@@ -255,3 +258,49 @@ def test_deferred_tools_are_loaded_with_one_tool_search_before_the_scripted_call
             ],
         }
         assert post(model, "/v1/messages", done).json()["content"][0]["text"] == FINAL_TEXT
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"x-api-key": "sk-forged"}, {"authorization": "Bearer sk-forged"}]
+)
+def test_a_request_without_the_runs_key_is_refused_and_kept_apart(headers):
+    with FakeModel(CALLS) as model:
+        forged = httpx.post(model.url + "/v1/messages", json=ANTHROPIC, headers=headers, timeout=30)
+        assert forged.status_code == 401
+        assert httpx.get(model.url + "/v1/models", headers=headers, timeout=30).status_code == 401
+        assert post(model, "/v1/messages", ANTHROPIC).status_code == 200  # the client's own
+        assert [r.answer for r in model.requests] == ["tool-calls"]
+        assert [(r["method"], r["answer"]) for r in model.refused_json()] == [
+            ("POST", "refused"),
+            ("GET", "refused"),
+        ]
+        assert "sk-forged" not in json.dumps(model.refused_json())
+
+
+def test_a_gzip_body_is_capped_while_it_is_decompressed():
+    """256 MiB of zeros in about 256 KB of gzip: refused at the 64 MiB cap, never inflated
+    (at acad0d4 the whole body was decompressed, then recorded)."""
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    zeros = bytes(1 << 20)
+    body = b"".join(packer.compress(zeros) for _ in range(256)) + packer.flush()
+    assert len(body) < 1 << 20
+    with FakeModel(CALLS) as model:
+        r = httpx.post(
+            model.url + "/v1/messages",
+            content=body,
+            headers={"x-api-key": model.key, "content-encoding": "gzip"},
+            timeout=60,
+        )
+        assert r.status_code == 413 and "decompressed" in r.text
+        assert model.requests == []
+        small = zlib.compressobj(9, zlib.DEFLATED, 31)
+        ok = small.compress(json.dumps(ANTHROPIC).encode()) + small.flush()
+        r = httpx.post(
+            model.url + "/v1/messages",
+            content=ok,
+            headers={"x-api-key": model.key, "content-encoding": "gzip"},
+            timeout=60,
+        )
+        assert r.status_code == 200 and model.requests[0].body["model"] == "m"

@@ -34,7 +34,7 @@ def toy_recipe(**changes) -> Recipe:
         "files": {
             "{workdir}/mcp.json": '{"mcpServers": {"{server_name}": {"command": "{server_command}", "args": {server_args_json}}}}'
         },
-        "env": {"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "sk-fake"},
+        "env": {"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "{model_key}"},
         "run": (sys.executable, TOY, "{workdir}/mcp.json", "{prompt}"),
         "timeout": 60,
     }
@@ -67,7 +67,11 @@ def test_a_recipe_runs_its_client_against_the_fake_model_and_the_tapped_server(t
 
 def test_a_client_that_hangs_is_stopped_at_the_recipe_timeout_with_its_process_group(tmp_path):
     recipe = toy_recipe(
-        env={"ANTHROPIC_BASE_URL": "{model_url}", "ANTHROPIC_API_KEY": "k", "TOY_HANG": "1"},
+        env={
+            "ANTHROPIC_BASE_URL": "{model_url}",
+            "ANTHROPIC_API_KEY": "{model_key}",
+            "TOY_HANG": "1",
+        },
         timeout=8,  # long enough for the toy client to reach its hang at load 18 (3 s was not)
     )
     run = run_recipe(recipe, probe_server(tmp_path), [], install_root=tmp_path / "cache")

@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-FAKE_KEY = "sk-mcp-matrix-fake-key"  # the fake model accepts any key; a real one is never needed
+# The fake model refuses a request without the run's key; the harness passes it (never a real key).
+FAKE_KEY = os.environ.get("MCP_MATRIX_MODEL_KEY", "sk-mcp-matrix-fake-key")
 PROMPT = "Call the tools you are given, as you are told, then stop."
 
 

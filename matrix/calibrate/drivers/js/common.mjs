@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
-export const FAKE_KEY = "sk-mcp-matrix-fake-key";
+// The fake model refuses a request without the run's key; the harness passes it (never a real key).
+export const FAKE_KEY = process.env.MCP_MATRIX_MODEL_KEY ?? "sk-mcp-matrix-fake-key";
 export const PROMPT = "Call the tools you are given, as you are told, then stop.";
 
 export function readEnv() {
