@@ -23,18 +23,31 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from matrix.errors import InputError, InputErrors, did_you_mean
+from matrix.errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_UNMEASURABLE,
+    InputError,
+    InputErrors,
+    did_you_mean,
+)
 from matrix.events import (
     CallCell,
     Cell,
     DiscoveryCell,
     Event,
     ProfileError,
-    RunFinished,
-    RunStarted,
     typed_events,
 )
-from matrix.report.grid import RELEASE_FAILING
+from matrix.report.grid import (
+    LOST_TOOL,
+    RELEASE_FAILING,
+    calls_not_made,
+    default_required,
+    not_made_text,
+    opt_in,
+    runs,
+)
 from matrix.schemas import load_schema
 from matrix.yamlfile import key_path, load_yaml_source
 
@@ -42,10 +55,6 @@ POLICY_SCHEMA: dict = load_schema("policy")  # published: matrix/schemas/policy.
 
 
 EVOLUTION_KEYS = ("baseline", "aliases", "recorded_calls", "retire_quiet_days")
-
-
-# Discovery verdicts that fail a release when they hit a required client (the default gate).
-LOST_TOOL = ("session-broken", "server-dropped", "hidden")
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,18 @@ class Item:
     passed: bool
     evidence: str
     cell: tuple | None = None  # (event, profile, tool, case) of the cell this item is about
+    # failed because something could not be measured (a run cut short, a profile that failed,
+    # calls not made): never a pass, and exit 3 rather than 1 when nothing measured failed
+    unmeasured: bool = False
+
+
+def exit_code(items: Iterable[Item]) -> int:
+    """The checklist's exit code: 1 when an item about what was measured failed, else 3 when
+    something could not be measured, else 0 (README: exit codes)."""
+    failed = [i for i in items if not i.passed]
+    if any(not i.unmeasured for i in failed):
+        return EXIT_FINDINGS
+    return EXIT_UNMEASURABLE if failed else EXIT_OK
 
 
 def cell_key(cell: Cell) -> tuple:
@@ -121,18 +142,6 @@ def _from_pyproject(p: Path) -> dict:
         path = key_path(("tool", "mcp-matrix", *e.absolute_path))
         raise InputError(f"{path}: {e.message}", where=str(p))
     return data
-
-
-def default_required(events: Iterable[Event]) -> tuple[str, ...]:
-    """The clients a release must not lose a tool in when no policy names them: every profile of
-    the run that is ``required_by_default`` (not a probe, not an opt-in configuration). Results
-    written before that field existed fall back to excluding the probes (``versions: probe``)."""
-    start = next((e for e in typed_events(events) if isinstance(e, RunStarted)), RunStarted())
-    return tuple(
-        p["name"]
-        for p in start.profiles
-        if p.get("required_by_default", str(p.get("versions", "")).strip() != "probe")
-    )
 
 
 def lost_tools(events: Iterable[Event], required: Iterable[str]) -> list[DiscoveryCell]:
@@ -198,22 +207,51 @@ def _last_message(cell: Cell) -> str:
     )
 
 
+def _run_item(events: list[Event]) -> Item:
+    """Every run of the stream (each shard of a merged file) finished and measured the server."""
+    problems = []
+    all_runs = runs(events)
+    for n, run in enumerate(all_runs, 1):
+        label = f"run {run.start.run_id or n}: " if len(all_runs) > 1 and run.start else ""
+        if run.finish is None:
+            problems.append(f"{label}unfinished (no run-finished: killed, or still running)")
+        elif run.finish.interrupted:
+            problems.append(f"{label}interrupted")
+        elif not run.finish.measured:
+            error = run.finish.error if isinstance(run.finish.error, dict) else {}
+            problems.append(f"{label}could not measure the server: {error.get('message', '')}")
+    if not all_runs:
+        problems.append("no run in the results")
+    if problems:
+        return Item(
+            "the run finished and measured the server",
+            False,
+            "; ".join(problems)[:600],
+            unmeasured=True,
+        )
+    evidence = "run-finished present" + (
+        f" in each of the {len(all_runs)} runs" if len(all_runs) > 1 else ""
+    )
+    return Item("the run finished and measured the server", True, evidence)
+
+
+def _calls_item(events: list[Event]) -> Item:
+    """Every call a profile was to make was made: a cell not measured is never a pass."""
+    missing = calls_not_made(events)
+    name = "every planned call was made"
+    if not missing:
+        return Item(name, True, "no call ruled out by the run's deadline or the circuit breaker")
+    evidence = not_made_text(missing) + "; nothing about them passed"
+    return Item(name, False, evidence, unmeasured=True)
+
+
 def evaluate(events: Iterable[Event], policy: Policy) -> list[Item]:
-    """Every checklist item, passed or failed, with the evidence behind it."""
+    """Every checklist item, passed or failed, with the evidence behind it. A stream of several
+    runs (``merge`` of shards) is judged as the union of its runs: every run's profiles, cells
+    and ends."""
     events = typed_events(events)
     cells = [e for e in events if isinstance(e, (DiscoveryCell, CallCell))]
-    items: list[Item] = []
-    finished = [e for e in events if isinstance(e, RunFinished)]
-    measured = bool(finished) and all(f.measured and not f.interrupted for f in finished)
-    items.append(
-        Item(
-            "the run finished and measured the server",
-            measured,
-            "run-finished present"
-            if measured
-            else "the run was interrupted, unfinished or could not measure the server",
-        )
-    )
+    items: list[Item] = [_run_item(events)]
     errors = [e for e in events if isinstance(e, ProfileError)]
     items.append(
         Item(
@@ -223,8 +261,10 @@ def evaluate(events: Iterable[Event], policy: Policy) -> list[Item]:
             if not errors
             else f"{len(errors)} profile-error event(s), e.g. {errors[0].profile}: {errors[0].error[:200]}"
             " (its cells are missing, so nothing about them passed)",
+            unmeasured=bool(errors),
         )
     )
+    items.append(_calls_item(events))
     matched: set[int] = set()
 
     def expected(cell: Cell) -> dict | None:
@@ -269,8 +309,9 @@ def evaluate(events: Iterable[Event], policy: Policy) -> list[Item]:
             )
         )
     failing = set(policy.fail_on)
+    optional = opt_in(events) - set(required)  # never failed on, unless required by name
     for cell in cells:
-        if cell.verdict not in failing:
+        if cell.verdict not in failing or cell.profile in optional:
             continue
         rule = expected(cell)
         reason = (cell.reason if isinstance(cell, CallCell) else "") or _last_message(cell)
@@ -310,18 +351,23 @@ def to_markdown(items: list[Item], policy: Policy) -> str:
     """The checklist as Markdown for a release pull request."""
     from matrix.report.markdown import md
 
-    failed = sum(not i.passed for i in items)
+    failed = sum(not i.passed and not i.unmeasured for i in items)
+    unmeasured = sum(not i.passed and i.unmeasured for i in items)
+    verdict = "FAILED" if failed else "NOT MEASURED" if unmeasured else "PASSED"
     lines = [
         "## mcp-matrix release checklist",
         "",
         (
-            f"Policy: `{md(policy.source)}` · **{'FAILED' if failed else 'PASSED'}** "
-            f"({len(items) - failed} passed, {failed} failed)"
+            f"Policy: `{md(policy.source)}` · **{verdict}** "
+            f"({len(items) - failed - unmeasured} passed, {failed} failed"
+            + (f", {unmeasured} not measured" if unmeasured else "")
+            + ")"
         ),
         "",
     ]
     for i in items:
-        lines.append(f"- [{'x' if i.passed else ' '}] {md(i.name)} — {md(i.evidence)}")
+        note = " (not measured)" if not i.passed and i.unmeasured else ""
+        lines.append(f"- [{'x' if i.passed else ' '}] {md(i.name)}{note} — {md(i.evidence)}")
     return "\n".join(lines) + "\n"
 
 

@@ -7,7 +7,7 @@ import datetime as _dt
 from pathlib import Path
 
 from matrix import api
-from matrix.checklist import check_policy_clients, load_policy, to_markdown
+from matrix.checklist import check_policy_clients, exit_code, load_policy, to_markdown
 from matrix.commands.common import (
     add_profile_options,
     add_target_options,
@@ -16,7 +16,7 @@ from matrix.commands.common import (
     timeouts_from,
 )
 from matrix.commands.run import DEFAULT_SERVER
-from matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError
+from matrix.errors import EXIT_UNMEASURABLE, InputError
 from matrix.evolution.calls_file import parse_timestamp
 from matrix.profiles.loader import load_profiles
 from matrix.release import policy_baseline, release_items
@@ -97,13 +97,36 @@ def run(args: argparse.Namespace) -> int:
     )
     console = terminal_console(soft_wrap=True)
     for item in items:
-        mark = "[green]passed[/]" if item.passed else "[red]FAILED[/]"
+        mark = (
+            "[green]passed[/]"
+            if item.passed
+            else "[yellow]NOT MEASURED[/]"
+            if item.unmeasured
+            else "[red]FAILED[/]"
+        )
         console.print(f"{mark} {markup(item.name)} [dim]— {markup(item.evidence)}[/]")
-    failed = sum(not i.passed for i in items)
-    console.print(f"\n{len(items) - failed} passed, {failed} failed")
+    failed = sum(not i.passed and not i.unmeasured for i in items)
+    unmeasured = [i for i in items if not i.passed and i.unmeasured]
+    console.print(
+        f"\n{len(items) - failed - len(unmeasured)} passed, {failed} failed"
+        + (f", {len(unmeasured)} not measured" if unmeasured else "")
+    )
     if args.output:
         Path(args.output).write_text(to_markdown(items, policy), encoding="utf-8")
-    return EXIT_FINDINGS if failed else EXIT_OK
+    code = exit_code(items)
+    if unmeasured:  # never a pass: what was not measured, on stderr with the exit code
+        err = terminal_console(stderr=True, soft_wrap=True)
+        for item in unmeasured:
+            err.print(
+                f"mcp-matrix: could not measure: {markup(item.name)}: {markup(item.evidence)}",
+                style="yellow",
+            )
+        if code == EXIT_UNMEASURABLE:
+            err.print(
+                "mcp-matrix: the release gate cannot pass what it could not measure; exit 3",
+                style="yellow",
+            )
+    return code
 
 
 def parse_now(value: str | None) -> _dt.datetime:

@@ -27,7 +27,7 @@ from matrix.events import (
     SnapshotTaken,
     typed_events,
 )
-from matrix.report.grid import RELEASE_FAILING, build_grid
+from matrix.report.grid import RELEASE_FAILING, Scope, build_grid, gate_scope
 from matrix.schemas import load_schema
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL, rank
 
@@ -42,6 +42,7 @@ def build_report(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILI
     """The report document for a list of result events (see docs/reports.md for every key)."""
     events = typed_events(events)
     failing = list(failing)
+    scope = gate_scope(events, failing)  # every run's profiles: a merged file as its shards
     runs: list[dict] = []
     snapshots: list[_Tools] = []
     cells: list[dict] = []
@@ -68,7 +69,7 @@ def build_report(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILI
             _finish(runs[run_index()], e)
         elif isinstance(e, (DiscoveryCell, CallCell)):
             i = run_index()
-            cells.append(_cell(e, runs[i]["run_id"], snapshots[i], failing))
+            cells.append(_cell(e, runs[i]["run_id"], snapshots[i], scope))
         elif isinstance(e, Skipped):
             i = run_index()
             skipped.append(
@@ -201,7 +202,7 @@ def primary_finding(
     return next((f for f in findings if f.get("lost")), findings[0])
 
 
-def _cell(e: Cell, run_id: str | None, tools: _Tools, failing: list[str]) -> dict:
+def _cell(e: Cell, run_id: str | None, tools: _Tools, scope: Scope) -> dict:
     verdict = e.verdict
     discovery = isinstance(e, DiscoveryCell)
     if discovery:
@@ -236,7 +237,7 @@ def _cell(e: Cell, run_id: str | None, tools: _Tools, failing: list[str]) -> dic
         "meaning": MEANING.get(verdict, ""),
         "severity": rank(verdict),
         "finding": verdict not in ("visible", "intact"),
-        "release_failing": verdict in failing,
+        "release_failing": scope.fails(e),
         "reason": reason,
         "blast_radius": blast,
         "behaviours": behaviours,

@@ -9,18 +9,26 @@ ellipsis. Everything from the server or a profile goes through matrix.text first
 from __future__ import annotations
 
 import string
+import sys
 import textwrap
 from collections.abc import Iterable
 
 from rich.console import Console
 from rich.text import Text
 
-from matrix.events import CallCell, Event, RunFinished, RunStarted, Skipped, typed_events
+from matrix.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
 from matrix.report import triage
 from matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
-from matrix.report.grid import build_grid
-from matrix.report.triage import LIST_LIMIT, Cause, build_triage, citable, problems
-from matrix.text import safe
+from matrix.report.grid import Run, build_grid, calls_not_made, not_made_text, runs
+from matrix.report.triage import (
+    LIST_LIMIT,
+    Cause,
+    build_triage,
+    citable,
+    problems,
+    safe_outcomes,
+)
+from matrix.text import safe, terminal_console
 from matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 
 MAX_WIDTH = 120
@@ -113,12 +121,26 @@ def evidence_line(c: Cause, limit: int = 1) -> str:
 
 
 def write_triage(
-    causes: list[Cause], console: Console, verbose: bool = True, limit: int | None = None
+    causes: list[Cause],
+    console: Console,
+    verbose: bool = True,
+    limit: int | None = None,
+    unmeasured: bool = False,
 ) -> None:
-    """``limit``: show only the first causes (a large server), then say how many were left out."""
+    """``limit``: show only the first causes (a large server), then say how many were left out.
+    ``unmeasured``: some cells could not be measured, so an empty list is no all-clear."""
     todo = problems(causes)
     notes = [c for c in causes if c.stricter]
-    if not todo:
+    if not todo and unmeasured:
+        console.print(
+            Text(
+                "No problem among the cells measured, but not every cell was measured "
+                "(could not measure: see above, on stderr); nothing about those passed.",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    elif not todo:
         console.print(
             Text("No problems to fix: every cell is visible, intact or tolerated.", style="green")
         )
@@ -167,6 +189,14 @@ def write_triage(
             ),
             soft_wrap=True,
         )
+    for c in safe_outcomes(causes):
+        _wrap(
+            console,
+            f"{cause_title(c)} ({c.cells} cell(s), in {names(c.clients)})",
+            0,
+            first="loud, the safe outcome (nothing to fix: keep validating strictly): ",
+            style="dim",
+        )
     for c in notes:
         _wrap(
             console,
@@ -177,8 +207,20 @@ def write_triage(
         )
 
 
+def _not_measured(events: list[Event]) -> dict[str, str]:
+    """Profile -> why some of its cells were not measured (a profile-error, calls not made)."""
+    out = {e.profile: "not measured: profile-error" for e in events if isinstance(e, ProfileError)}
+    counts: dict[str, int] = {}
+    for e in calls_not_made(events):
+        counts[str(e.profile)] = counts.get(str(e.profile), 0) + 1
+    for profile, n in counts.items():
+        out.setdefault(profile, f"{n} call(s) not made")
+    return out
+
+
 def write_grid(events: list[Event], console: Console) -> None:
     grid = build_grid(events)
+    unmeasured = _not_measured(events)
     codes = {p: CODES[i] if i < len(CODES) else "?" for i, p in enumerate(grid.profiles)}
     tool_w = max((len(printable(t)) for t in grid.tools), default=4)
     tool_w = max(tool_w, 4)
@@ -196,7 +238,7 @@ def write_grid(events: list[Event], console: Console) -> None:
         console.print(row, soft_wrap=True)
     line = "clients:"
     for p in grid.profiles:  # a code and its client never split across lines
-        item = f"{codes[p]} {printable(p)}"
+        item = f"{codes[p]} {printable(p)}" + (f" ({unmeasured[p]})" if p in unmeasured else "")
         if len(line) + 2 + len(item) > _width(console):
             console.print(line, soft_wrap=True, markup=False, style="dim")
             line = "        "
@@ -215,22 +257,51 @@ def write_grid(events: list[Event], console: Console) -> None:
             console.print(line, soft_wrap=True)
 
 
+def _err_console(console: Console) -> Console:
+    """Where "could not measure" goes: stderr when the output is stdout (a run, ``report``), the
+    output itself when it is a file (a report file keeps it)."""
+    return terminal_console(stderr=True, soft_wrap=True) if console.file is sys.stdout else console
+
+
+def _could_not_measure(run: Run, err: Console) -> None:
+    """Why a run could not measure the server, with the server's last stderr lines and hints."""
+    finish = run.finish
+    error = (finish.error if finish else None) or {}
+    _wrap(err, clean(error.get("message", "")), 0, first="could not measure: ", style="red")
+    for line in (error.get("stderr_tail") or [])[-10:]:
+        err.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
+    target = (run.start or _NO_START).target or {}
+    if target.get("kind") == "stdio" and target.get("inherit_env") is False:
+        _wrap(
+            err,
+            "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
+            "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env",
+            0,
+            first="  hint: ",
+        )
+    if error.get("hint"):
+        _wrap(err, clean(error["hint"]), 0, first="  hint: ")
+
+
 def write_terminal(
     events: Iterable[Event],
     console: Console,
     details: bool = True,
     verbose: bool = False,
     triage: bool = True,
+    err: Console | None = None,
 ) -> None:
-    """``details``: the triage list with fixes and evidence; ``verbose``: also every cell."""
+    """``details``: the triage list with fixes and evidence; ``verbose``: also every cell.
+    ``err``: where what could not be measured is said (default: stderr when ``console`` writes
+    to stdout, else ``console``). Every run of a merged stream is read."""
     events = typed_events(events)
+    err = err or _err_console(console)
     grid = build_grid(events)
-    start = next((e for e in events if isinstance(e, RunStarted)), None)
-    finish = next((e for e in events if isinstance(e, RunFinished)), None)
+    all_runs = runs(events)
     status = ""
-    if finish and finish.interrupted:
+    if any(r.finish and r.finish.interrupted for r in all_runs):
         status = " · interrupted"
-    elif not finish and start:
+    elif any(r.start and not r.finish for r in all_runs):
         status = " · unfinished run"
     console.print(
         Text(
@@ -242,30 +313,34 @@ def write_terminal(
     sentence = server_key_sentence(events)
     if sentence:
         _wrap(console, sentence, 0, style="dim")
-    if finish and not finish.measured:
-        err = finish.error or {}
-        _wrap(console, clean(err.get("message", "")), 0, first="could not measure: ", style="red")
-        tail = (err.get("stderr_tail") or [])[-10:]
-        for line in tail:
-            console.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
-        target = (start or _NO_START).target or {}
-        if target.get("kind") == "stdio" and target.get("inherit_env") is False:
-            _wrap(
-                console,
-                "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
-                "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env",
-                0,
-                first="  hint: ",
-            )
-        if err.get("hint"):
-            _wrap(console, clean(err["hint"]), 0, first="  hint: ")
+    failed_runs = [r for r in all_runs if r.finish and not r.finish.measured]
+    for run in failed_runs:
+        _could_not_measure(run, err)
+    errors = [e for e in events if isinstance(e, ProfileError)]
+    for e in errors:
+        _wrap(
+            err,
+            f"profile {printable(e.profile)}: {clean(e.error[:300])} (its calls are missing; "
+            "its column shows discovery only)",
+            0,
+            first="could not measure: ",
+            style="red",
+        )
+    missing = calls_not_made(events)
+    if missing:
+        _wrap(err, clean(not_made_text(missing)), 0, first="could not measure: ", style="red")
     console.print()
-    if finish and not finish.measured and not grid.tools:
+    if failed_runs and len(failed_runs) == len(all_runs) and not grid.tools:
         return  # nothing was measured: no grid of empty cells
+    unmeasured = bool(failed_runs or errors or missing or status)
     if triage and details:
         large = is_large(len(grid.tools)) and not verbose
         write_triage(
-            build_triage(events), console, verbose=verbose, limit=TRIAGE_LIMIT if large else None
+            build_triage(events),
+            console,
+            verbose=verbose,
+            limit=TRIAGE_LIMIT if large else None,
+            unmeasured=unmeasured,
         )
         console.print()
     if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
@@ -279,7 +354,16 @@ def write_terminal(
     if verbose:
         console.print()
         write_cells(events, console)
-    skipped = [e for e in events if isinstance(e, Skipped)]
+    if missing:
+        console.print(
+            Text(
+                f"{len(missing)} call(s) not made: not measured, so not passed (could not measure, "
+                "above)" + ("" if verbose else "; --verbose lists them"),
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    skipped = [e for e in events if isinstance(e, Skipped) and not e.profile]
     if skipped:
         console.print(
             Text(
@@ -321,8 +405,10 @@ def write_cells(events: list[Event], console: Console) -> None:
             line.append(f" (evidence: {c.weakest_evidence})", "dim")
         console.print(line, soft_wrap=True)
     for e in (e for e in events if isinstance(e, Skipped)):
+        who = f"{printable(e.profile)} " if e.profile else ""
+        case = f"::{printable(e.case)}" if e.case else ""
         console.print(
-            Text(f"{'skipped':>17} {printable(e.tool)}: {clean(e.reason)}", style="dim"),
+            Text(f"{'skipped':>17} {who}{printable(e.tool)}{case}: {clean(e.reason)}", style="dim"),
             soft_wrap=True,
         )
 

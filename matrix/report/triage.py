@@ -22,17 +22,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.advice import advice_for
+from matrix.advice import KEEP_LOUD, advice_for
 from matrix.events import (
     CallCell,
     Cell,
     DiscoveryCell,
     Event,
-    RunStarted,
     SnapshotTaken,
     typed_events,
 )
 from matrix.materiality import MATERIAL, keyword_at, materiality_of
+from matrix.report.grid import gate_scope
 from matrix.verdicts import rank
 
 FINE = frozenset({"visible", "intact", "tolerated", "skipped"})
@@ -61,19 +61,21 @@ class Cause:
     weakest: str | None = None
     stricter: bool = False  # a forced stricter schema: a note, not a loss
     culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
-    optional: bool = (
-        False  # every client it hits is one the release gate does not require by default
-    )
+    optional: bool = False  # the default release gate fails on none of its cells
     by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
+    # every cell loud and the only advice "keep validating strictly": the safe outcome, listed
+    # after the problems, never one to fix
+    safe: bool = False
     keywords: list[str] = field(default_factory=list)
     seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
 
     @property
     def severity(self) -> tuple[int, int, int, int]:
-        """Notes last; before them, what hits a client the gate requires comes before what hits
-        only opt-in configurations and probes (a pinned protocol era, a rollout flag)."""
+        """Notes last, after the safe outcomes; before them, what hits a client the gate requires
+        comes before what hits only opt-in configurations and probes (a pinned protocol era, a
+        rollout flag)."""
         return (
-            1 if self.stricter else 0,
+            2 if self.stricter else 1 if self.safe else 0,
             1 if self.optional else 0,
             rank(self.verdict),
             -self.cells,
@@ -97,6 +99,7 @@ class Cause:
             "note": self.stricter,
             "by_verdict": self.by_verdict,
             "optional": self.optional,
+            "safe": self.safe,
         }
 
 
@@ -297,17 +300,22 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             ),
             e,
         )
-    optional = _optional_clients(events)
+    # Labelled "not required by default" exactly when the default gate ignores every cell of
+    # the cause (read over every run of a merged file, as the gate reads it).
+    gate = gate_scope(events)
     merged = _merged(causes)
     for cause in merged:
-        cause.optional = bool(cause.clients) and all(c in optional for c in cause.clients)
+        cause.optional = (
+            bool(cause.clients)
+            and not set(cause.clients) & gate.required
+            and not any(
+                gate.judges(verdict, client)
+                for verdict, clients in cause.by_verdict.items()
+                for client in clients
+            )
+        )
+        cause.safe = set(cause.by_verdict) == {"loud"} and cause.fix == KEEP_LOUD
     return sorted(merged, key=lambda c: c.severity)
-
-
-def _optional_clients(events: list[Event]) -> set[str]:
-    """The run's profiles that are not ``required_by_default`` (probes, opt-in configurations)."""
-    start = next((e for e in events if isinstance(e, RunStarted)), RunStarted())
-    return {p["name"] for p in start.profiles if p.get("required_by_default") is False}
 
 
 def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
@@ -413,8 +421,14 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
 
 
 def problems(causes: list[Cause]) -> list[Cause]:
-    """The causes that are problems to fix (not the stricter-schema notes)."""
-    return [c for c in causes if not c.stricter]
+    """The causes that are problems to fix: not the stricter-schema notes, nor the safe outcomes
+    (a loud refusal whose advice is to keep validating strictly: nothing to change)."""
+    return [c for c in causes if not c.stricter and not c.safe]
+
+
+def safe_outcomes(causes: list[Cause]) -> list[Cause]:
+    """Loud refusals the model reads and retries on: the server does right, nothing to fix."""
+    return [c for c in causes if c.safe and not c.stricter]
 
 
 __all__ = [
@@ -425,5 +439,6 @@ __all__ = [
     "citable",
     "name_list",
     "problems",
+    "safe_outcomes",
     "whole_server",
 ]
