@@ -25,7 +25,7 @@ from matrix.probes import HANDSHAKE_PROBES, Prober, answer_json, probe_handshake
 from matrix.schemas import checker
 from matrix.targets import ServerKey, Target, server_key
 from matrix.wire.errors import ProtocolError, WireError
-from matrix.wire.session import LATEST_PROTOCOL, MODERN_PROTOCOL, Session, Timeouts
+from matrix.wire.session import LATEST_PROTOCOL, MODERN_PROTOCOL, Session, Timeouts, bounded
 from matrix.wire.transport import Transport
 
 MODERN_PROBE = ("always", "if-refused")  # take_snapshot's ``modern``: when to probe 2026-07-28
@@ -229,8 +229,8 @@ def _snapshot(
         doc["pages"] = [
             {
                 "index": p.index,
-                "cursor": p.cursor,
-                "nextCursor": p.next_cursor,
+                "cursor": bounded(p.cursor),
+                "nextCursor": bounded(p.next_cursor),
                 "count": len(p.tools),
                 "elapsed_ms": ms(p.elapsed),
             }

@@ -16,6 +16,11 @@ notifications (e.g. ``notifications/tools/list_changed``), server-to-client requ
 (answered with a JSON-RPC error unless the session declared the capability), responses
 with ids nobody asked for, and stdout noise. Transport failures raise ``WireError``;
 JSON-RPC error responses come back as ``RpcError`` values.
+
+What a server says about itself (the ``initialize`` and ``server/discover`` results, error
+objects, notification parameters) is kept only up to a bound per field (``bounded``): every
+report echoes it, once per cell, and 1.5 MB of protocol versions became 144 MB of results.
+Tools and call results are kept exactly as sent.
 """
 
 from __future__ import annotations
@@ -40,6 +45,12 @@ META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: data {supported: [...], requested}
 MAX_INPUT_ROUNDS = 4  # multi round-trip retries of one call before we stop answering
+# What one field a server sends about itself keeps (``bounded``, docs/security.md).
+ECHO_CHARS = 8192  # characters in all, strings and keys
+ECHO_STRING = 4096  # characters of one string
+ECHO_ITEMS = 100  # items of one list, keys of one object
+ECHO_DEPTH = 16  # levels of nesting
+VERSION_LISTS = ("supportedVersions", "supported")  # lists of protocol versions, by key
 
 
 @dataclass(frozen=True)
@@ -274,7 +285,7 @@ class Session:
         def acknowledged(message: dict) -> bool:
             if message.get("method") == "notifications/subscriptions/acknowledged":
                 p = message.get("params")
-                found.append(p.get("notifications") if isinstance(p, dict) else None)
+                found.append(bounded(p.get("notifications")) if isinstance(p, dict) else None)
                 return True
             return False
 
@@ -328,7 +339,7 @@ class Session:
             key = repr(next_cursor)
             if key in seen or next_cursor == cursor:
                 self.problems.add(
-                    "repeated-cursor", f"nextCursor {next_cursor!r} was already followed"
+                    "repeated-cursor", f"nextCursor {_short(next_cursor)} was already followed"
                 )
                 return ToolListing(tuple(pages), stopped="repeated-cursor")
             if len(pages) >= page_cap:
@@ -401,6 +412,8 @@ class Session:
         request_id = next(self._ids)
         answer = self._wait(request_id, method, params, timeout)
         assert answer is not None  # no ``until``: only the answer ends the wait
+        if method in ("initialize", "server/discover"):  # the server about itself: bounded
+            return Response(bounded_fields(answer.result), answer.error, answer.elapsed)
         return answer
 
     def _wait(
@@ -448,8 +461,8 @@ class Session:
             elif len(self.notifications) < MAX_RECORDED:
                 self.notifications.append(
                     {
-                        "method": message.get("method"),
-                        "params": message.get("params"),
+                        "method": bounded(message.get("method")),
+                        "params": bounded(message.get("params")),
                         "before_request": request_id,
                     }
                 )
@@ -470,7 +483,7 @@ class Session:
                 return None
             self.problems.add(
                 "unexpected-id",
-                f"response with id {message.get('id')!r} while waiting for {request_id}",
+                f"response with id {_short(message.get('id'))} while waiting for {request_id}",
             )
             if len(self._stray_ids) < 5:
                 self._stray_ids.append(message.get("id"))
@@ -483,7 +496,7 @@ class Session:
             )
             return None
         if "error" in message:
-            return Response(error=RpcError.from_message(message["error"]))
+            return Response(error=RpcError.from_message(bounded_fields(message["error"])))
         if "result" not in message:
             raise ProtocolError(
                 f"response {request_id} has neither result nor error",
@@ -525,7 +538,9 @@ class Session:
     def _answer_server_request(self, message: dict) -> None:
         method = message.get("method")
         if len(self.server_requests) < MAX_RECORDED:
-            self.server_requests.append({"method": method, "id": message.get("id")})
+            self.server_requests.append(
+                {"method": bounded(method), "id": bounded(message.get("id"))}
+            )
         else:
             self.dropped += 1
         capability = {
@@ -549,6 +564,74 @@ class Session:
             self.transport.send(reply)
         except WireError:
             self.problems.add("reply-failed", f"could not answer the server's {method} request")
+
+
+def bounded(value: Any, key: str = "", budget: int = ECHO_CHARS) -> Any:
+    """``value`` as a server sent it, cut to a bounded prefix that says how much there was:
+    a string to ``ECHO_STRING`` characters plus ``… (N characters in all)``, a list or object
+    to ``ECHO_ITEMS`` entries plus a last ``… (N items in all)`` item (``"…"`` key), nesting to
+    ``ECHO_DEPTH``, all of it to ``budget`` characters. A list of protocol versions (under a
+    ``VERSION_LISTS`` key) also keeps every version mcp-matrix speaks, wherever it stands, so
+    no verdict changes. Values within the bounds are returned unchanged."""
+    return _Echo(budget).keep(value, key, 0)
+
+
+def bounded_fields(value: Any) -> Any:
+    """``bounded`` with a budget per top-level field, so one huge field starves no other."""
+    if not isinstance(value, dict) or len(value) > ECHO_ITEMS:
+        return bounded(value)
+    return {k: bounded(v, k) for k, v in value.items()}
+
+
+class _Echo:
+    """One ``bounded`` walk: the characters it may still keep."""
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+
+    def keep(self, value: Any, key: str, depth: int) -> Any:
+        if isinstance(value, str):
+            return self._text(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            self.left -= max(8, value.bit_length() // 3)  # about its digits
+            return value
+        if not isinstance(value, (list, dict)):
+            self.left -= 8
+            return value
+        if depth >= ECHO_DEPTH:
+            return f"… (nested deeper than {ECHO_DEPTH} levels)"
+        if isinstance(value, list):
+            return self._items(value, key, depth)
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if len(out) >= ECHO_ITEMS or self.left <= 0:
+                out["…"] = f"{len(value):,} keys in all"
+                break
+            out[self._text(k)] = self.keep(v, k, depth + 1)
+        return out
+
+    def _items(self, value: list, key: str, depth: int) -> list:
+        speaks = (*HANDSHAKE_PROTOCOLS, *MODERN_PROTOCOLS) if key in VERSION_LISTS else ()
+        out: list[Any] = []
+        for item in value:
+            if len(out) < ECHO_ITEMS and self.left > 0:
+                out.append(self.keep(item, "", depth + 1))
+            elif isinstance(item, str) and item in speaks and item not in out:
+                out.append(item)
+        if len(out) < len(value):
+            out.append(f"… ({len(value):,} items in all)")
+        return out
+
+    def _text(self, text: str) -> str:
+        n = max(0, min(len(text), ECHO_STRING, self.left))
+        self.left -= n
+        return text if n == len(text) else f"{text[:n]}… ({len(text):,} characters in all)"
+
+
+def _short(value: Any) -> str:
+    """A value a server chose (an id, a cursor) as a problem message quotes it."""
+    text = repr(value)
+    return text if len(text) <= 100 else f"{text[:100]}… ({len(text):,} characters)"
 
 
 def same_id(got: Any, wanted: int) -> bool:

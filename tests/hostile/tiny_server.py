@@ -13,8 +13,8 @@ Hostile but valid options: ``record`` (a file each received line is appended to,
 list, written before reading that request; ``{"wait": S, "hold": S}`` waits S seconds before
 writing it, so the request is already waiting in its stdin, and S more before reading on),
 ``server_info`` (the ``serverInfo`` it answers), ``discover`` (its ``server/discover`` result;
-without it the method is not found), ``call_text`` (the text every call answers, instead of
-its arguments). Integers of any length are read and written exactly (the config and
+without it the method is not found), ``initialize_error`` (the error object ``initialize`` is
+answered with, for the versions in ``refuse`` or for all), ``call_text`` (the text every call answers, instead of its arguments). Integers of any length are read and written exactly (the config and
 messages may hold them).
 """
 
@@ -46,6 +46,15 @@ def main() -> None:
         if "id" not in message or "method" not in message:
             continue
         method, params = message["method"], message.get("params") or {}
+        refused = config.get("refuse", [params.get("protocolVersion")])
+        if (
+            method == "initialize"
+            and "initialize_error" in config
+            and params.get("protocolVersion") in refused
+        ):
+            reply = {"jsonrpc": "2.0", "id": message["id"], "error": config["initialize_error"]}
+            print(json.dumps(reply), flush=True)
+            continue
         if method == "initialize":
             result = {
                 "protocolVersion": params.get("protocolVersion", "2025-06-18"),
