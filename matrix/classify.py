@@ -126,6 +126,7 @@ def classify(
     refused: Finding | None = None,
     client_failure: Finding | None = None,
     reference: Answer | None = None,
+    unsteady: str | None = None,
     invalid: tuple[Violation, ...] = (),
     unread: tuple[str, ...] = (),
     hidden_reason: str | None = None,
@@ -135,7 +136,9 @@ def classify(
 ) -> Verdict:
     """Decide one (profile, tool, case) cell: the one classifier of ``run``, ``replay`` and ``diff``.
 
-    ``reference`` is the intact call's answer, if calling twice was safe; ``invalid`` how the
+    ``reference`` is the intact call's answer, if calling twice was safe; ``unsteady`` why
+    sameness with it could not be shown although it was made (the server's answers changed
+    between calls: the difference may not be the mutation's); ``invalid`` how the
     call sent fails the server's listed ``inputSchema`` (an unmutated call the server refuses
     is ``failed`` only when it was valid: an invalid one is refused legibly, ``loud``);
     ``unread`` the pointers of what was sent that the server accepted without reading (its
@@ -233,6 +236,12 @@ def classify(
         return v(
             "tolerated", f"{described}; the server gave the same result as for the intact call"
         )
+    if unsteady is not None:
+        return v(
+            "unverified",
+            f"{described}; the server reported success, but sameness with the intact call could "
+            f"not be shown: {unsteady}",
+        )
     if lossy:
         return v("silent-loss", f"{described}; the server reported success on the reduced call")
     if ignored:
@@ -242,7 +251,7 @@ def classify(
     sameness = (
         "sameness could not be checked (calling twice is not safe)"
         if reference is None
-        else "the result differs from the intact call's"
+        else "the result differs from the intact call's (made right after it, the same way)"
     )
     return v("silent-corruption", f"{described}; the server reported success and {sameness}")
 

@@ -138,12 +138,6 @@ class Connection:
             raise
         return session
 
-    def adopt(self, session: Session, transport: Any) -> None:
-        """Make the calls on a session already open (the snapshot's, listed): no server is started
-        until it fails. Its bounds become this connection's, capped by the time the run has left."""
-        session.timeouts = self.timeouts
-        self.session, self._transport = session, transport
-
     def abort(self) -> None:
         """From another thread: end the call in flight now and make no more (the user interrupted)."""
         self._aborted = True

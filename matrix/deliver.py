@@ -103,16 +103,22 @@ class Server(Protocol):
 
     def send(self, plan: CallPlan) -> Answer: ...
 
-    def intact(self, call: Intended) -> Answer | None:
-        """The intact call's answer where calling twice is safe, else None (sameness unknown)."""
+    def may_repeat(self, call: Intended) -> bool:
+        """Whether ``call``'s tool may be called more than once (else each way of sending it is
+        not tried: the call goes out once, the usual way)."""
+        ...
+
+    def intact(self, call: Intended, plan: CallPlan) -> Answer | None:
+        """The intact call's answer, made as ``plan`` was (its session, right after it) where
+        calling twice is safe, else None (sameness unknown)."""
         ...
 
     def violations(self, tool: str, arguments: Any) -> tuple[Violation, ...]:
         """What the server's listed ``inputSchema`` says of ``arguments`` (empty: valid, or no schema)."""
         ...
 
-    def again(self, call: Intended, arguments: Any) -> Answer | None:
-        """The answer to ``call``'s tool with other ``arguments`` where calling twice is safe, else None."""
+    def again(self, call: Intended, plan: CallPlan) -> Answer | None:
+        """``plan`` sent (once more, or with other arguments) where calling twice is safe, else None."""
         ...
 
 
@@ -139,11 +145,13 @@ class Caller(Protocol):
 class LiveServer:
     """The real server, through a connection (``matrix.run``'s, reopened after a failure).
 
-    ``reference`` gives the intact call's answer where calling twice is safe (``run`` made it in
-    a reference session beforehand; ``replay`` makes it on the same session, for read-only
-    tools); ``repeat_safe`` says whether another call of the tool may be made (to see whether
-    the server reads a key its schema does not list); ``on_answer`` hears of every answer (the
-    run's circuit breaker). ``used`` says whether a call went to the shared session."""
+    ``repeat_safe`` says whether the tool may be called more than once: then the intact call
+    is made on the same connection right after the mutated one, as the client made it (its
+    session, a new one for a client that opens one per call), so both meet the same server
+    state, and the server is asked whether it reads a key its schema does not list; else a
+    call goes out exactly once. ``reference`` replaces that intact call (``replay``'s own);
+    ``on_answer`` hears of every answer (the run's circuit breaker). ``used`` says whether a
+    call went to the shared session."""
 
     judges_results = True
 
@@ -171,16 +179,24 @@ class LiveServer:
             self._on_answer(plan.tool, answer)
         return answer
 
-    def intact(self, call: Intended) -> Answer | None:
-        return self._reference(call) if self._reference is not None else None
+    def may_repeat(self, call: Intended) -> bool:
+        return self._repeat_safe is not None and self._repeat_safe(call)
+
+    def intact(self, call: Intended, plan: CallPlan) -> Answer | None:
+        if self._reference is not None:
+            return self._reference(call)
+        return self.again(call, intact_plan(call, plan))
 
     def violations(self, tool: str, arguments: Any) -> tuple[Violation, ...]:
         return listed_violations(self.tools.get(tool), arguments)
 
-    def again(self, call: Intended, arguments: Any) -> Answer | None:
-        if self._repeat_safe is None or not self._repeat_safe(call):
-            return None
-        return self.send(CallPlan(tool=call.tool, arguments=arguments))
+    def again(self, call: Intended, plan: CallPlan) -> Answer | None:
+        return self.send(plan) if self.may_repeat(call) else None
+
+
+def intact_plan(call: Intended, plan: CallPlan) -> CallPlan:
+    """``plan`` with the intended arguments: the intact call, sent the way the mutated one was."""
+    return replace(plan, arguments=call.arguments, omit_arguments=call.omit_arguments)
 
 
 Rule = Callable[
@@ -219,8 +235,11 @@ class SchemaServer:
     def send(self, plan: CallPlan) -> Answer:
         return self.answer(plan.tool, None if plan.omit_arguments else plan.arguments)
 
-    def intact(self, call: Intended) -> Answer | None:
-        return self.answer(call.tool, None if call.omit_arguments else call.arguments)
+    def may_repeat(self, call: Intended) -> bool:
+        return True  # a model: nothing is written
+
+    def intact(self, call: Intended, plan: CallPlan) -> Answer | None:
+        return self.send(intact_plan(call, plan))
 
     def answer(self, tool: str, arguments: Any) -> Answer:
         """How the modelled server answers ``tools/call`` of ``tool`` with ``arguments`` (the same
@@ -254,8 +273,8 @@ class SchemaServer:
         text = json.dumps(read, sort_keys=True, default=str)
         return Answer(result={"content": [{"type": "text", "text": text}], "isError": False})
 
-    def again(self, call: Intended, arguments: Any) -> Answer | None:
-        return self.answer(call.tool, arguments)
+    def again(self, call: Intended, plan: CallPlan) -> Answer | None:
+        return self.send(plan)
 
 
 def _input_schema(tool: Any) -> Any:
@@ -296,7 +315,9 @@ class Delivery:
     order: the all-intermittent variant first, the usual one last); ``answers`` are theirs.
     ``variants`` are every way the client may send the call, delivered or not.
     ``before_server`` is True when the verdict needed no server (the client does not show the
-    tool, or refuses to send the call): the same on every attempt.
+    tool, or refuses to send the call): the same on every attempt. ``unsent`` are the other ways
+    the client sometimes sends the call, not sent: the tool may not be called twice, so the
+    call went out once, the usual way.
     """
 
     verdict: Verdict
@@ -305,6 +326,7 @@ class Delivery:
     variants: tuple[Variant, ...] = ()
     before_server: bool = False
     notes: tuple[Finding, ...] = ()
+    unsent: tuple[Variant, ...] = ()
 
     @property
     def answer(self) -> Answer | None:
@@ -363,13 +385,22 @@ def deliver(
 ) -> Delivery:
     """The intended ``call`` through ``profile`` (holding ``held``) to ``server``, and its verdict.
 
-    ``intermittent=False`` delivers only the usual variant (``replay``: a recorded call is sent
-    once, a write is never made twice); the intermittent ones are still in ``variants``.
+    Each way the client may send the call is delivered (``intermittent=False``: only the usual
+    one, ``replay``'s recorded calls) when the server may be called twice for it; otherwise the
+    call reaches the server exactly once, the usual way (a write listed in a cases file runs
+    once per profile), and the other ways are ``unsent``. A way the client refuses to send
+    needs no server and is always judged.
     """
     ready = prepare(profile, held, call)
     if ready.verdict is not None:
         return Delivery(ready.verdict, (ready.verdict,), (None,), before_server=True)
     chosen = ready.variants if intermittent else ready.variants[-1:]
+    unsent: tuple[Variant, ...] = ()
+    sent = [v for v in chosen if v.plan.refused is None]
+    if len(sent) > 1 and not server.may_repeat(call):
+        chosen = [v for v in chosen if v.plan.refused is not None or v is sent[-1]]
+        usual = set(sent[-1].plan.applied)
+        unsent = tuple(v for v in sent[:-1] if set(v.plan.applied) != usual)  # another way
     verdicts: list[Verdict] = []
     answers: list[Answer | None] = []
     notes: list[Finding] = []
@@ -381,7 +412,13 @@ def deliver(
     worst = min(verdicts, key=lambda v: rank(v.verdict))
     before = all(v.plan.refused is not None for v in chosen)
     return Delivery(
-        worst, tuple(verdicts), tuple(answers), ready.variants, before, tuple(dict.fromkeys(notes))
+        worst,
+        tuple(verdicts),
+        tuple(answers),
+        ready.variants,
+        before,
+        tuple(dict.fromkeys(notes)),
+        unsent,
     )
 
 
@@ -395,7 +432,7 @@ def decide(
 ) -> tuple[Verdict, Answer | None]:
     """One variant sent (unless the client refuses it: then ``server`` may be None) and classified."""
     plan = variant.plan
-    answer = failure = reference = None
+    answer = failure = reference = unsteady = None
     invalid: tuple[Violation, ...] = ()
     lost: tuple[str, ...] = ()
     if plan.refused is None and server is not None:
@@ -403,11 +440,11 @@ def decide(
         if answer.ok and server.judges_results:
             failure = result_failure(profile, answer.result, ctx)
         if variant.mutations and answer.ok and failure is None and call.expect.outcome != "error":
-            reference = server.intact(call)
+            reference, unsteady = compare(server, call, plan, answer)
         if not answer.ok and answer.wire_error is None:  # why the listed schema refuses it
             invalid = answer.violations or server.violations(call.tool, plan.arguments)
         if answer.ok and failure is None:
-            lost = unread(server, call, held.live_raw.get(call.tool), plan.arguments, answer)
+            lost = unread(server, call, held.live_raw.get(call.tool), plan.arguments, answer, plan)
     names = plan.applied + ((failure.behaviour,) if failure else ())
     if ctx.stale and held.note is not None:
         names += ("cache-tools",)
@@ -419,6 +456,7 @@ def decide(
         refused=plan.refused,
         client_failure=failure,
         reference=reference,
+        unsteady=unsteady,
         invalid=invalid,
         unread=lost,
         behaviours=names,
@@ -428,15 +466,46 @@ def decide(
     return verdict, answer
 
 
+def compare(
+    server: Server, call: Intended, plan: CallPlan, answer: Answer
+) -> tuple[Answer | None, str | None]:
+    """The intact call's answer, and why sameness with it could not be shown (None: it could).
+
+    The intact call goes right after the mutated one, the same way (``Server.intact``). When
+    the two answers differ, the mutated call is sent once more: the same answer again means the
+    server answered the same call alike before and after the intact one, so the difference is
+    the mutation's; another answer means the server's state or its answers changed between
+    calls, and the difference proves nothing (never a finding on a guess)."""
+    reference = server.intact(call, plan)
+    if reference is None or (reference.ok and same_result(answer, reference)):
+        return reference, None
+    if reference.wire_error is not None:
+        return reference, f"the intact call got no answer ({reference.wire_error.get('kind')})"
+    repeated = server.again(call, plan)
+    if repeated is not None and repeated.ok and same_result(answer, repeated):
+        return reference, None
+    return reference, (
+        "the mutated call, sent again right after the intact one, got another answer "
+        "(the server's state changed between the calls, or its answer varies)"
+    )
+
+
 def unread(
-    server: Server, call: Intended, tool: Any, arguments: Any, answer: Answer
+    server: Server,
+    call: Intended,
+    tool: Any,
+    arguments: Any,
+    answer: Answer,
+    sent: CallPlan | None = None,
 ) -> tuple[str, ...]:
     """The keys sent that the server accepted without reading them: those its listed schema does
-    not name, when the same call without them got the same answer (measured, never assumed)."""
+    not name, when the same call without them (made as ``sent`` was) got the same answer
+    (measured, never assumed)."""
     kept, pointers = unlisted(tool, arguments)
     if not pointers:
         return ()
-    without = server.again(call, kept)
+    base = sent if sent is not None else CallPlan(tool=call.tool, arguments=arguments)
+    without = server.again(call, replace(base, arguments=kept, omit_arguments=False))
     return pointers if without is not None and without.ok and same_result(answer, without) else ()
 
 
@@ -458,9 +527,11 @@ __all__ = [
     "Prepared",
     "SchemaServer",
     "Server",
+    "compare",
     "decide",
     "deliver",
     "hold",
+    "intact_plan",
     "listed_violations",
     "prepare",
     "result_failure",

@@ -1,8 +1,10 @@
 """The matrix: profiles x tools x cases against a live server, events out.
 
 One session per profile, presenting that profile's identity, profiles in parallel
-(``jobs``); a reference session makes each case's intact call once where calling twice is
-safe, so a mutated call that got the same answer is ``tolerated`` rather than ``silent-*``.
+(``jobs``). Where calling twice is safe, a mutated call's intact twin is made on the same
+session right after it (``matrix.deliver.compare``: the same server state), so a mutated call
+that got the same answer is ``tolerated`` rather than ``silent-*``; a call that may not be
+repeated (a write the cases file lists) reaches the server exactly once per profile.
 Each session lists tools (first page) after initialize, as every client does before calling,
 so a server that breaks the session on tools/list (an expired session id) is caught.
 The runner prints nothing: it emits events (matrix.results) that writers consume.
@@ -27,8 +29,8 @@ from matrix import __version__
 from matrix.behaviours import registry
 from matrix.cases import Case, plan_cases, repeat_safe, tools_by_name, unknown_tools
 from matrix.classify import Answer, Verdict
-from matrix.connection import Connection, Interrupted, breaker_saw
-from matrix.deliver import Held, Intended, LiveServer, deliver
+from matrix.connection import Interrupted, breaker_saw
+from matrix.deliver import Delivery, Held, Intended, LiveServer, deliver
 from matrix.discovery import discover_all
 from matrix.errors import InputErrors
 from matrix.events import (
@@ -140,13 +142,15 @@ def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
     try:
         held = _snapshot_with_retry(config, deadline)
         doc: dict | None = held.doc
+        held.close()  # no call goes on it: each profile calls on its own sessions
     except KeyboardInterrupt as exc:  # take_snapshot closed the server on its way out
-        doc = getattr(exc, "doc", None)  # a snapshot finished before the interrupt is kept
+        # a snapshot finished before the interrupt is kept (also one interrupted while closing)
+        doc = getattr(exc, "doc", None) or (held.doc if held is not None else None)
         interrupted_early = True
     try:
-        return _after_snapshot(config, emit, doc, held, interrupted_early, deadline, progress)
+        return _after_snapshot(config, emit, doc, interrupted_early, deadline, progress)
     finally:
-        if held is not None:  # closed already once the reference calls are done; else here
+        if held is not None:  # closed already, unless an interrupt came first
             with contextlib.suppress(KeyboardInterrupt):  # the stream has ended: not re-raised
                 held.close()
 
@@ -155,7 +159,6 @@ def _after_snapshot(
     config: RunConfig,
     emit: Emit,
     doc: dict | None,
-    held: OpenSnapshot | None,
     interrupted_early: bool,
     deadline: Deadline,
     progress: _Counter,
@@ -225,12 +228,18 @@ def _after_snapshot(
 
     error = snap.error or _list_failure(snap.doc)
     if error:
+        late = deadline.passed()  # the connection or the listing ran into --timeout-run
         emit(
             RunFinished(
-                finished_at=now(), measured=False, counts=counts, error=error, interrupted=False
+                finished_at=now(),
+                measured=False,
+                counts=counts,
+                error=error,
+                interrupted=False,
+                deadline_passed=late,
             )
         )
-        return RunOutcome(False, counts=counts)
+        return RunOutcome(False, counts=counts, deadline_passed=late)
     unknown = unknown_tools([tool for _, tool in snap.tools], config.cases)
     if unknown:  # a case for a tool the server does not list: the user's to fix, before any call
         error = {
@@ -247,7 +256,7 @@ def _after_snapshot(
         raise InputErrors(unknown)
 
     try:
-        _run_cells(config, snap, count, emit, deadline, breaker, progress, held)
+        _run_cells(config, snap, count, emit, deadline, breaker, progress)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
@@ -265,7 +274,7 @@ def _after_snapshot(
 
 
 def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> OpenSnapshot:
-    """The run's snapshot, its main session kept open for the reference calls; a handshake that
+    """The run's snapshot (the caller closes its main session); a handshake that
     timed out is retried once with twice the bound, since on a loaded machine our bound, not the
     server, may be what failed."""
     versions, modern = probe_versions(config.profiles), modern_probe(config.profiles)
@@ -343,7 +352,6 @@ def _run_cells(
     deadline: Deadline,
     breaker: CircuitBreaker,
     progress: _Counter,
-    held: OpenSnapshot | None = None,
 ) -> None:
     """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates.
 
@@ -386,7 +394,6 @@ def _run_cells(
     )
     stop = threading.Event()
     progress.phase("calling", total=len(cases) * len(config.profiles))
-    reference = _reference_answers(config, cases, live_by_name, stop, deadline, held)
     runners: list[_ProfileRunner] = []
 
     def not_called(profile: str, case: Case, reason: str) -> None:
@@ -416,7 +423,7 @@ def _run_cells(
                     not_called(profile.name, case, why)
                     continue
                 try:
-                    event = runner.run_case(case, holding, reference.get(case.id))
+                    event = runner.run_case(case, holding)
                     if event.get("stale") and window is not None:
                         event["stale_for"] = (
                             window.text
@@ -479,43 +486,6 @@ def longest_first(profiles: list[Profile], calls: int) -> list[int]:
     return sorted(range(len(profiles)), key=lambda i: -sessions_opened(profiles[i], calls))
 
 
-def _reference_answers(
-    config: RunConfig,
-    cases: list[Case],
-    tools: dict,
-    stop: threading.Event,
-    deadline: Deadline,
-    held: OpenSnapshot | None = None,
-) -> dict[str, Answer]:
-    """The intact call's answer for each case where calling twice is safe.
-
-    The calls are made on the snapshot's main session (``held``: our own client, a server
-    started for us alone), which is closed once they are done; a session that fails is reopened
-    as the spec-correct reference client on a server of its own (so is one with no ``held``).
-    This session is no cell, so its timeouts trip a breaker of its own (it stops waiting on
-    that tool, or on the server) and not the run's: the profiles still call, and a server that
-    hangs shows as ``broken`` cells before the run's breaker stops them."""
-    wanted = [c for c in cases if c.expect.outcome != "error" and repeat_safe(tools.get(c.tool), c)]
-    out: dict[str, Answer] = {}
-    own = CircuitBreaker(enabled=config.circuit_breaker)
-    runner = Connection(config.target, config.timeouts, None, deadline, own)
-    if held is not None and held.session is not None:
-        runner.adopt(held.session, held.transport)
-        held.session = held.transport = None  # the runner's now: it closes it
-    try:
-        for case in wanted:
-            if stop.is_set() or deadline.passed() or own.reason(case.tool):
-                continue
-            bound = runner.timeouts.call
-            out[case.id] = runner.call(
-                case.tool, case.arguments, None, case.omit_arguments, new_session=False
-            )
-            breaker_saw(own, case.tool, "the reference session", out[case.id], bound)
-    finally:
-        runner.close()
-    return out
-
-
 class _ProfileRunner:
     """One profile's session: each case through ``matrix.deliver`` to the live server."""
 
@@ -536,7 +506,7 @@ class _ProfileRunner:
     def close(self) -> None:
         self.conn.close()
 
-    def run_case(self, case: Case, held: Held, reference: Answer | None) -> dict:
+    def run_case(self, case: Case, held: Held) -> dict:
         base = {
             "event": "call",
             "profile": self.profile.name,
@@ -551,19 +521,14 @@ class _ProfileRunner:
         def heard(tool: str, answer: Answer) -> None:
             breaker_saw(self.breaker, case.tool, self.profile.name, answer, bound)
 
-        server = LiveServer(
-            self.conn,
-            held.live_raw,
-            reference=lambda _: reference if safe else None,
-            on_answer=heard,
-            repeat_safe=lambda _: safe,
-        )
+        server = LiveServer(self.conn, held.live_raw, on_answer=heard, repeat_safe=lambda _: safe)
         call = Intended(case.tool, case.arguments, case.omit_arguments, case.expect, case.id)
         done = deliver(self.profile, held, call, server)
         chosen = done.verdict
         event = {**base, **_verdict_json(chosen), "stale": held.stale}
-        if done.notes:
-            event["notes"] = [n.message for n in done.notes]
+        notes = [n.message for n in done.notes] + once_notes(done, safe)
+        if notes:
+            event["notes"] = notes
         if len(done.verdicts) > 1:
             event["variants"] = [
                 {"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in done.verdicts
@@ -571,6 +536,25 @@ class _ProfileRunner:
             if chosen.sometimes:
                 event["frequency"] = "sometimes"
         return event
+
+
+def once_notes(done: Delivery, safe: bool) -> list[str]:
+    """What a cell says of a call that may not be repeated (a write): the ways the client
+    sometimes sends it that were not sent, and a failure after which it was not sent again."""
+    if safe:
+        return []
+    notes = [
+        f"the client sometimes sends this call another way ({', '.join(v.sometimes)}); "
+        "not sent that way: the tool may write, so the call was sent once, the usual way "
+        "(repeat_safe: true on the case sends every way)"
+        for v in done.unsent
+    ]
+    if any(a is not None and a.wire_error is not None for a in done.answers):
+        notes.append(
+            "the call may have run on the server before the failure; it was not sent again "
+            "(the tool may write)"
+        )
+    return notes
 
 
 def _verdict_json(v: Verdict) -> dict:

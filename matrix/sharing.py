@@ -10,6 +10,8 @@ the server cannot tell them apart. Two things can then be shared:
   its calls sent one at a time;
 - ``calls`` (opt-in): a byte-identical call of the same group is sent once and its answer
   given to each profile that makes it; the cell says whose answer it got (``answer_from``).
+  A profile that makes the same call twice (to see whether the server answers it alike) has
+  its second one sent.
 
 Both are sound only while the server's state cannot change, so they are used only in a run
 whose every call goes to a read-only tool (``readOnlyHint: true``, not destructive). One call
@@ -136,7 +138,9 @@ class _SharedSession:
 class ProfileConnection:
     """A profile's way to the server, with ``Connection``'s interface: its own session, or its
     group's (calls serialised), and another profile's answer to a byte-identical read-only call
-    when calls are shared."""
+    when calls are shared. A call the profile makes again is sent again: a repeat asks the
+    server whether its answer changed (``matrix.deliver.compare``), which a kept answer cannot
+    tell."""
 
     def __init__(
         self, shared: _SharedSession, profile: str, read_only_tools: frozenset[str]
@@ -145,6 +149,7 @@ class ProfileConnection:
         self.profile = profile
         self._read_only = read_only_tools
         self._answer_from: list[str] = []
+        self._asked: set[str] = set()  # the calls this profile has had an answer to
         self._released = False
 
     @property
@@ -159,15 +164,16 @@ class ProfileConnection:
             else None
         )
         with shared.lock:
-            if key is not None and key in shared.answers:
+            if key is not None and key in shared.answers and key not in self._asked:
                 source, answer = shared.answers[key]
                 self._answer_from.append(source)
+                self._asked.add(key)
                 return answer
             answer = shared.conn.call(tool, arguments, meta, omit, new_session)
-            if (
-                key is not None and answer.wire_error is None
-            ):  # a failure is never handed on: the next one tries
-                shared.answers[key] = (self.profile, answer)
+            if key is not None:
+                self._asked.add(key)
+                if answer.wire_error is None:  # a failure is never handed on: the next one tries
+                    shared.answers[key] = (self.profile, answer)
         return answer
 
     def take_answer_from(self) -> list[str]:

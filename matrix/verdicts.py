@@ -110,6 +110,19 @@ VERDICTS: tuple[Verdict, ...] = (
         False,
         "loud",
     ),
+    # A mutated call that succeeded and was compared with the intact call, while the server's
+    # answers changed between calls: the difference may be the state's, so no finding is claimed
+    # (the gate passes); for a replayed caller the data was still sent changed, unseen ("silent").
+    Verdict(
+        "unverified",
+        "call",
+        "≟",
+        "yellow",
+        "the call was changed and succeeded; the server's answers changed between calls, "
+        "so whether the change mattered could not be shown",
+        False,
+        "silent",
+    ),
     Verdict(
         "degraded",
         "discovery",

@@ -172,6 +172,34 @@ def test_a_tool_that_may_write_is_sent_by_every_profile_even_when_calls_are_shar
     assert sorted(sent) == ["echo", "write_note", "write_note"]
 
 
+def test_a_profile_that_repeats_a_shared_call_has_it_sent_again(tmp_path):
+    """A repeat asks whether the server's answer changed (the check behind ``unverified``): a
+    kept answer cannot tell, so the repeat goes to the server; another profile's first call of
+    the same bytes still gets the kept answer."""
+    record = tmp_path / "calls.jsonl"
+    by_name = {p.name: p for p in _profiles()}
+    profiles = [by_name[KEPT[0]], by_name[KEPT[1]]]
+    plan = SharingPlan("calls", (KEPT,), True, "forced for the test")
+    pool = SessionPool(
+        plan,
+        profiles,
+        Target.bundled(f"faulty --mode ok --record {record}"),
+        Timeouts(initialize=60, call=60),
+        Deadline(None),
+        CircuitBreaker(False),
+        read_only_tools=["echo"],
+    )
+    try:
+        first, second = (pool.connection(p) for p in profiles)
+        for conn in (first, second, second, first):
+            assert conn.call("echo", {"text": "hi"}, None, False, False).ok
+        assert second.take_answer_from() == [KEPT[0]] and first.take_answer_from() == []
+    finally:
+        pool.close()
+    sent = [json.loads(line)["name"] for line in record.read_text().splitlines()]
+    assert sent == ["echo", "echo", "echo"]  # the first call, then each profile's repeat
+
+
 def test_profiles_that_differ_in_anything_they_send_never_share_a_session():
     profiles = _profiles()
     groups = plan_sharing("sessions", profiles, []).groups

@@ -60,6 +60,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--db", type=Path, default=None, help="SQLite file (default: a file in a temp dir)"
     )
     parser.add_argument(
+        "--call-log",
+        default=None,
+        metavar="FILE",
+        help="append one JSON line per tools/call received (tool, arguments, client, pid)",
+    )
+    parser.add_argument(
         "--page-size",
         type=_positive,
         default=None,
@@ -74,7 +80,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         backend = MemoryBackend(args.db if args.db is not None else Path(tmp) / "memory.db")
         try:
             server = gate_protocol(
-                build_server(backend, schema=args.schema, page_size=args.page_size), args.protocol
+                build_server(
+                    backend, schema=args.schema, page_size=args.page_size, call_log=args.call_log
+                ),
+                args.protocol,
             )
             if args.transport == "http":
                 anyio.run(serve_http, server, args.host, args.port)

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sqlite3
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -220,13 +222,38 @@ def list_tools_page(
     )
 
 
+_log_lock = threading.Lock()
+
+
+def log_call(path: str, ctx: ServerRequestContext[Any], name: str, arguments: Any) -> None:
+    """Append one JSON line per tools/call received (before it is handled), flushed at once:
+    which client sent it (clientInfo name/version, absent in the 2026-07-28 era), from which
+    server process, so a test can count what reached the server per session and per client."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    line = json.dumps(
+        {
+            "tool": name,
+            "arguments": arguments,
+            "client": f"{info.name}/{info.version}" if info is not None else None,
+            "pid": os.getpid(),
+        },
+        ensure_ascii=False,
+    )
+    with _log_lock, open(path, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+        fh.flush()
+
+
 def build_server(
     backend: Backend,
     *,
     schema: schemas.SchemaVariant = "flat",
     page_size: int | None = None,
+    call_log: str | None = None,
 ) -> Server[Any]:
-    """The MCP server over ``backend`` (inject a spy or fake here in tests)."""
+    """The MCP server over ``backend`` (inject a spy or fake here in tests); ``call_log``: a file
+    that gets one line per tools/call received (``log_call``)."""
     if page_size is not None and page_size < 1:
         raise ValueError("page_size must be at least 1")
     definitions = schemas.tool_definitions(schema)
@@ -240,6 +267,8 @@ def build_server(
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        if call_log:
+            log_call(call_log, ctx, params.name, params.arguments)
         return call_tool(by_name, backend, params.name, params.arguments)
 
     def input_schema(name: str) -> dict[str, Any] | None:

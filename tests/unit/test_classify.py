@@ -7,6 +7,7 @@ import pytest
 from matrix.classify import Answer, Expectation, classify
 from matrix.model import Finding
 from matrix.simulate.calls import mutations
+from matrix.verdicts import RELEASE_FAILING
 
 OK = Answer(
     result={"content": [{"type": "text", "text": "stored"}], "structuredContent": {"id": 1}}
@@ -61,6 +62,24 @@ def test_a_mutated_call_with_a_different_result_than_the_intact_call_is_silent_c
         classify(expect=SUCCESS, mutations=m, answer=OTHER, reference=OK).verdict
         == "silent-corruption"
     )
+
+
+@pytest.mark.parametrize("removed", [False, True], ids=["changed", "removed"])
+def test_a_difference_the_servers_changing_answers_may_explain_is_unverified_and_passes(removed):
+    """The intact call's answer differs, but so did the mutated call's own answer when sent
+    again: the state (or the answer) changed between calls, so no silent-* is claimed."""
+    m = (
+        mutations({"a": 1, "tags": ["x"]}, {"a": 1})
+        if removed
+        else mutations({"tags": ["x"]}, {"tags": '["x"]'})
+    )
+    why = "the mutated call, sent again, got another answer"
+    v = classify(expect=SUCCESS, mutations=m, answer=OK, reference=OTHER, unsteady=why)
+    assert v.verdict == "unverified" and "could not be shown" in v.reason and why in v.reason
+    assert v.verdict not in RELEASE_FAILING
+    # the same answer as the intact call's still settles it
+    same = classify(expect=SUCCESS, mutations=m, answer=OK, reference=OK, unsteady=None)
+    assert same.verdict == "tolerated"
 
 
 @pytest.mark.parametrize("answer", [TOOL_ERROR, RPC_ERROR])
