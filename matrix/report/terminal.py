@@ -141,8 +141,13 @@ def write_triage(
             soft_wrap=True,
         )
     elif not todo:
+        loud = " (or loud, the safe outcome: below)" if safe_outcomes(causes) else ""
         console.print(
-            Text("No problems to fix: every cell is visible, intact or tolerated.", style="green")
+            Text(
+                f"No problems to fix: every cell is visible, intact or tolerated{loud}.",
+                style="green",
+            ),
+            soft_wrap=True,
         )
     else:
         cells = sum(c.cells for c in todo)
@@ -189,12 +194,22 @@ def write_triage(
             ),
             soft_wrap=True,
         )
-    for c in safe_outcomes(causes):
+    safe_ones = safe_outcomes(causes)
+    if safe_ones:
+        console.print(
+            Text(
+                "Loud, the safe outcome: the model reads the error and retries (nothing to fix; "
+                "keep validating strictly):",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+    for c in safe_ones:
         _wrap(
             console,
             f"{cause_title(c)} ({c.cells} cell(s), in {names(c.clients)})",
             0,
-            first="loud, the safe outcome (nothing to fix: keep validating strictly): ",
+            first="  - ",
             style="dim",
         )
     for c in notes:
