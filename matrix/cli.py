@@ -7,9 +7,39 @@ Machine output goes to stdout alone; progress and errors go to stderr.
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
+
+_HELD: list[int] = []  # signals received while the program was still starting
+_ORIGINAL: dict[int, object] = {}  # the handlers before they were held
+
+
+def _program() -> bool:
+    """This process is the ``mcp-matrix`` program (the console script or ``python -m matrix``),
+    not a caller importing this module."""
+    parts = (sys.argv[0] if sys.argv else "").replace("\\", "/").split("/")
+    return parts[-1] == "mcp-matrix" or parts[-2:] == ["matrix", "__main__.py"]
+
+
+def _hold_early_signals() -> None:
+    """Ctrl-C or SIGTERM in the first second (imports, argument parsing: longer under load) was
+    a traceback: until ``main`` handles them, they are held, then delivered where they stop the
+    command cleanly (exit 130 or 143). ``_signal``: ``signal`` would import ``enum`` first."""
+    import _signal
+
+    if not _program():
+        return
+    for sig in (_signal.SIGINT, _signal.SIGTERM):
+        try:
+            _ORIGINAL[sig] = _signal.signal(sig, lambda signum, frame: _HELD.append(signum))
+        except ValueError:  # not the main thread: signals are not ours to handle
+            return
+
+
+_hold_early_signals()  # before the imports below, which are most of the start-up time
+
+import argparse  # after the signals are held
+import importlib
+import signal
 from collections.abc import Sequence
 
 from matrix import __version__, outfiles
@@ -72,15 +102,22 @@ def commands_needed(argv: Sequence[str]) -> tuple[str, ...]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+    except SystemExit:  # --help, --version, a usage error: a signal held meanwhile is moot
+        _release_held({})
+        raise
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
+        _release_held({})
         return EXIT_INPUT
     previous = signals.install()
+    previous = _release_held(previous)
     for stream in (sys.stdout, sys.stderr):
         outputs.escape_surrogates(stream)
     try:
+        _deliver_held(args)
         outputs.check_output_paths(args)  # before any server starts, not after the whole run
         outfiles.refuse_overwriting(outputs.named_paths(args), input_paths(args))
         code = int(args.handler(args) or 0)
@@ -104,6 +141,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (OSError, ValueError):
                 pass
         signals.restore(previous)
+
+
+def _deliver_held(args: argparse.Namespace) -> None:
+    """A signal held during start-up stops the command as if it came now: when the command
+    connects to a server, as it connects (``run`` then writes its results, ending with
+    ``run-finished``, ``interrupted: true``); otherwise at once."""
+    if not _HELD:
+        return
+    sig = _HELD[0]
+    if any(getattr(args, k, None) for k in ("stdio", "http", "sse", "server")) or (
+        args.command == "run"  # no target: the bundled default server
+    ):
+        from matrix.targets import before_connecting
+
+        before_connecting(lambda: signal.raise_signal(sig))
+    else:
+        signal.raise_signal(sig)
+
+
+def _release_held(previous: dict[int, object]) -> dict[int, object]:
+    """The handlers to restore when ``main`` ends: those from before the hold, not the hold's."""
+    if not _ORIGINAL:
+        return previous
+    restore = {**previous, **_ORIGINAL}
+    if not previous:  # no handler of ours replaced the hold: put the originals back now
+        signals.restore(restore)
+    _ORIGINAL.clear()
+    return restore
 
 
 def input_paths(args: argparse.Namespace) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ import base64
 import os
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
@@ -226,6 +226,8 @@ class Target:
     def transport(self, connect_timeout: float = 30.0) -> Transport:
         """The transport to this target, not yet started: a caller that must end the server
         whatever happens (Ctrl-C included) holds it before ``start()`` runs the server."""
+        while _BEFORE_CONNECTING:  # a Ctrl-C held since start-up stops the command here
+            _BEFORE_CONNECTING.pop(0)()
         if self.kind == "stdio":
             t: Transport = StdioTransport(
                 self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env
@@ -290,6 +292,16 @@ class Target:
         if self.inherit_env and self.kind == "stdio":
             values += inherited_secrets(os.environ)
         return with_encodings(values)
+
+
+_BEFORE_CONNECTING: list[Callable[[], None]] = []
+
+
+def before_connecting(action: Callable[[], None]) -> None:
+    """Run ``action`` once, when the first transport of this process is made: the CLI delivers
+    a Ctrl-C pressed during its start-up there, inside a run's interrupt handling (so its
+    results still end with ``run-finished``), not before the run has begun."""
+    _BEFORE_CONNECTING.append(action)
 
 
 def _is_secret_name(name: str) -> bool:

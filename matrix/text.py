@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape as _escape_markup
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _BREAKS = re.compile(r"[ \t]*(?:\r\n|[\r\n\u2028\u2029\x85])[ \t\r\n\u2028\u2029\x85]*")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -65,13 +65,17 @@ def safe(text: Any, fold: bool = False) -> str:
 
 def markup(text: Any, fold: bool = False) -> str:
     """``safe(text)`` escaped for rich markup, to splice into a markup string."""
-    return _escape_markup(safe(text, fold=fold))
+    from rich.markup import escape  # here: a process that never prints through rich skips it
+
+    return escape(safe(text, fold=fold))
 
 
 def terminal_console(stderr: bool = False, **kw: Any) -> Console:
     """A rich console for command output: no highlighting or ``:emoji:`` codes (both would
     rewrite a server's text), and, when not a terminal (a pipe, a CI log), plain text at the
     width the content needs rather than 80 columns with cells cut to ellipses."""
+    from rich.console import Console
+
     console = Console(stderr=stderr, highlight=False, emoji=False, **kw)
     if not console.is_terminal and "width" not in kw:
         console.width = PIPE_WIDTH
