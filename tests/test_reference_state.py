@@ -44,7 +44,11 @@ def run(tmp_path: Path, target: tuple[str, ...], cases: str, *clients: str):
 
 
 @pytest.mark.timeout(600)
-def test_a_read_after_a_write_is_compared_with_the_intact_call_in_the_same_server_state(tmp_path):
+def test_a_read_after_a_write_is_compared_with_the_intact_call_in_the_same_server_state(
+    tmp_path, transport
+):
+    """Over stdio each session is a server process of its own (the old reference session's held
+    no note); over HTTP one process serves every session."""
     log = tmp_path / "calls.jsonl"
     cases = (
         "cases:\n"
@@ -55,7 +59,8 @@ def test_a_read_after_a_write_is_compared_with_the_intact_call_in_the_same_serve
         "    - name: counts\n"
         "      omit_arguments: true\n"
     )
-    r, cells = run(tmp_path, ("--server", f"memory --call-log {log}"), cases, "cline")
+    target = ("--server", f"memory --call-log {log}", "--server-transport", transport)
+    r, cells = run(tmp_path, target, cases, "cline")
 
     stats = cells[("cline", "memory_stats")]
     assert stats["mutations"] and stats["mutations"][0]["kind"] == "added"  # {} for no arguments
