@@ -16,6 +16,7 @@ import pytest
 
 from matrix.wire.errors import ServerExited
 from matrix.wire.limits import MAX_PENDING_WRITE_BYTES, MiB
+from matrix.wire.session import Session, Timeouts
 from matrix.wire.stdio import StdioTransport
 from tests.hostile.conftest import assert_no_crash, matrix_run, tiny_server
 
@@ -67,3 +68,21 @@ def test_a_server_that_stops_reading_is_still_named_once_4_mib_wait_behind():
             transport.send(chunk)
     finally:
         transport.close()
+
+
+def test_our_own_retry_of_an_input_required_call_with_8_mib_is_sent_whole(tmp_path):
+    """The 2026-07-28 retry carries the call's arguments again: ours, so never refused."""
+    record = tmp_path / "received.jsonl"
+    config = {"tools": [ECHO], "call_text": "ok", "record": str(record), "input_required": True}
+    command = tiny_server(tmp_path, config).split()
+    text = "x" * (8 * MiB)
+    session = Session(
+        StdioTransport(command), capabilities={"elicitation": {}}, timeouts=Timeouts()
+    )
+    with session:
+        session.adopt_modern()
+        response = session.call_tool("echo", {"text": text})
+    assert response.result["content"] == [{"type": "text", "text": "ok"}]
+    calls = [json.loads(line) for line in record.read_text().splitlines() if '"tools/call"' in line]
+    assert [c["params"]["arguments"]["text"] == text for c in calls] == [True, True]
+    assert calls[1]["params"]["inputResponses"] == {"e1": {"action": "decline"}}

@@ -14,7 +14,9 @@ list, written before reading that request; ``{"wait": S, "hold": S}`` waits S se
 writing it, so the request is already waiting in its stdin, and S more before reading on),
 ``server_info`` (the ``serverInfo`` it answers), ``discover`` (its ``server/discover`` result;
 without it the method is not found), ``initialize_error`` (the error object ``initialize`` is
-answered with, for the versions in ``refuse`` or for all), ``call_text`` (the text every call answers, instead of its arguments). Integers of any length are read and written exactly (the config and
+answered with, for the versions in ``refuse`` or for all), ``call_text`` (the text every call answers, instead of its arguments), ``input_required`` (a
+call without ``inputResponses`` is answered 2026-07-28 ``input_required``, asking for an
+elicitation). Integers of any length are read and written exactly (the config and
 messages may hold them).
 """
 
@@ -66,6 +68,18 @@ def main() -> None:
             result = config["discover"]
         elif method == "tools/list":
             result = {"tools": tools}
+        elif (
+            method == "tools/call"
+            and config.get("input_required")
+            and "inputResponses" not in params
+        ):
+            result = {
+                "resultType": "input_required",
+                "requestState": "tiny-1",
+                "inputRequests": {
+                    "e1": {"method": "elicitation/create", "params": {"message": "?"}}
+                },
+            }
         elif method == "tools/call":
             if params.get("name") == config.get("crash_on"):
                 sys.stderr.write(f"tiny: crashing in {params.get('name')} {leak}\n")
