@@ -6,7 +6,7 @@ property, one in ten retypes a property, one in twenty is removed, one in twenty
 of the time per tool at the large size to the time per tool at the small size is printed: a
 linear diff stays near 1x; a quadratic one grows with the size ratio (5x for 1,000 -> 5,000).
 
-    python benchmarks/diff.py [--small 1000] [--large 5000] [--client claude-code] [--repeat 3]
+    python benchmarks/diff.py [--small 1000] [--large 5000] [--client NAME ...] [--repeat 3]
     python benchmarks/diff.py --smoke        # tiny sizes: the suite runs this so it cannot rot
 """
 
@@ -76,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", type=int, default=1000)
     ap.add_argument("--large", type=int, default=5000)
-    ap.add_argument("--client", action="append", default=None)
+    ap.add_argument("--client", action="append", default=[], help="only these (default: all)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat")
     args = ap.parse_args(argv)
     if args.smoke:
         args.small, args.large, args.repeat = 20, 60, 1
-    clients = args.client or ["claude-code"]
+    clients = args.client
     with tempfile.TemporaryDirectory() as tmp:
         small = write_pair(args.small, Path(tmp))
         large = write_pair(args.large, Path(tmp))
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         best_large = min(timed(*large, clients) for _ in range(args.repeat))
     per_small, per_large = best_small / args.small, best_large / args.large
     print(
-        f"diff, {', '.join(clients)}: {args.small} tools {best_small:.2f} s, "
+        f"diff, {', '.join(clients) or 'every profile'}: {args.small} tools {best_small:.2f} s, "
         f"{args.large} tools {best_large:.2f} s"
     )
     print(
