@@ -1,8 +1,10 @@
 """``mcp-matrix merge``: join results from several runs or shards into one results file.
 
 A tox parallel run or a CI matrix sharded by client ends in one report: every event of
-every input, in order, each input's ``run-started`` kept (writers treat several as one
-merged run). Inputs are checked like any results file first.
+every input, in order, each input's ``run-started`` kept. The gate and every writer read all
+of them (``matrix.report.grid.runs``, ``run_profiles``), so a merged file is judged exactly as
+the union of its shards, whatever the order of the inputs. Inputs are checked like any
+results file first.
 """
 
 from __future__ import annotations
