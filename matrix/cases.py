@@ -75,6 +75,8 @@ def load_cases(path: str | Path) -> list[Case]:
     """Read and validate a cases file; errors name the file, line and key."""
     src = load_yaml_source(Path(path), CASES_SCHEMA, noun="cases file")
     out = []
+    for tool in src.data["cases"]:
+        check_tool_key(tool, f"{path}:{src.line(('cases', str(tool)))}")
     for tool, calls in src.data["cases"].items():
         where = f"{path}:{src.line(('cases', tool))}"
         for call in calls:
@@ -101,6 +103,20 @@ def load_cases(path: str | Path) -> list[Case]:
             )
         seen.add(c.id)
     return out
+
+
+def check_tool_key(tool: Any, where: str) -> None:
+    """A key of ``cases`` must be a tool name (a string): YAML reads ``42:`` as an integer and
+    ``null:`` or ``~:`` as None, which named no tool and crashed the check after tools/list."""
+    if isinstance(tool, str):
+        return
+    shown = "null" if tool is None else str(tool).lower() if isinstance(tool, bool) else repr(tool)
+    kind = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number"}
+    raise InputError(
+        f"cases.{shown}: a tool name must be a string, got {kind.get(type(tool), 'a value')}; "
+        f'quote it ("{shown}") if that is the tool\'s name',
+        where=where,
+    )
 
 
 def tools_by_name(tools: Iterable[Any]) -> dict[str, list[dict]]:

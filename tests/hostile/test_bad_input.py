@@ -130,6 +130,11 @@ def test_a_profile_that_is_not_yaml_names_its_line(tmp_path):
         ("cases:\n  echo:\n    - &a [*a]\n", (":3", "alias refers to itself")),
         ("", (":1", "empty")),
         (b"\xff\xfe\x00 not text", ("cannot read the cases file", "utf-8")),
+        (
+            "cases:\n  42:\n    - name: x\n",
+            (":2", "cases.42", "a tool name must be a string", "an integer", '"42"'),
+        ),
+        ("cases:\n  null:\n    - name: x\n", ("cases.null", "a tool name must be a string")),
     ],
     ids=[
         "bad-enum",
@@ -139,6 +144,8 @@ def test_a_profile_that_is_not_yaml_names_its_line(tmp_path):
         "alias-cycle",
         "empty",
         "not-utf8",
+        "integer-tool-key",
+        "null-tool-key",
     ],
 )
 def test_a_bad_cases_file_is_one_error_before_any_server_starts(tmp_path, text, words):
