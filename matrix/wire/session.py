@@ -506,11 +506,13 @@ class Session:
         return Response(result=message["result"])
 
     def _stray_note(self, request_id: int) -> str:
-        """Why a timeout happened when the server did answer, but with the wrong id."""
+        """Why a timeout happened although the server spoke: it answered with the wrong id, or
+        it never read all of the request (stdio)."""
+        unread = self.transport.unread_note(request_id)
         if not self._stray_ids:
-            return ""
+            return unread
         ids = ", ".join(repr(i)[:40] for i in self._stray_ids)
-        return f"; a response with id {ids} arrived instead of id {request_id} (the server answered with the wrong id)"
+        return f"; a response with id {ids} arrived instead of id {request_id} (the server answered with the wrong id){unread}"
 
     def _answer_input(self, params: dict, result: dict) -> dict | None:
         """The retried call's params, answering each input request as ``_answer_server_request``

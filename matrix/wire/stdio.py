@@ -127,6 +127,13 @@ def _in_pipe(fd: int | None) -> int:
     return waiting[0]
 
 
+def _keep(kept: dict, key: Any, value: Any) -> None:
+    """Remember ``value`` for ``key``, forgetting the oldest beyond ``SENT_KEPT``."""
+    kept[key] = value
+    if len(kept) > SENT_KEPT:
+        del kept[next(iter(kept))]
+
+
 class Ledger:
     """What has crossed each pipe, counted under one lock so that both sides are seen at one
     instant: bytes we read from the server's stdout (``read``) and wrote to its stdin
@@ -161,6 +168,11 @@ class Ledger:
             written = os.write(fd, data)
             self.written += written
         return written, mark
+
+    def consumed(self) -> int:
+        """How many bytes of our stdin the server has read."""
+        with self._lock:
+            return self.written - _in_pipe(self.in_fd)
 
     def forget(self, side: str, fd: int | None = None) -> None:
         """A pipe is closing: stop asking it (its number may be reused); close ``fd`` if given."""
@@ -198,6 +210,7 @@ class StdioTransport(Transport):
         self._written = 0  # bytes ever written to the server's stdin
         self._ends: collections.deque[tuple[int, Any]] = collections.deque()  # (end, request id)
         self._sent: dict[Any, tuple[int, int]] = {}  # request id -> (its end, Ledger mark)
+        self._spans: dict[Any, tuple[int, int]] = {}  # request id -> where it is in our stdin
         self._progress_at = time.monotonic()  # when the server last took bytes of ours
         self._write_failed = ""
         self._ledger = Ledger()
@@ -315,6 +328,18 @@ class StdioTransport(Transport):
         end, mark = sent
         return start < mark or (consumed is not None and consumed < end)
 
+    def unread_note(self, request_id: Any) -> str:
+        with self._wakeup:
+            span = self._spans.get(request_id)
+        consumed = self._ledger.consumed()
+        if span is None or consumed >= span[1]:
+            return ""
+        start, end = span
+        return (
+            f"; the server read {max(0, consumed - start):,} of the request's {end - start:,} "
+            "bytes: it stopped reading its stdin"
+        )
+
     def _read_stderr(self, fd: int) -> None:
         try:
             for line in split_lines(_chunks(fd), MAX_STDERR_LINE_BYTES):
@@ -360,6 +385,8 @@ class StdioTransport(Transport):
             self._pending += data
             self._queued += len(data)
             self._ends.append((self._queued, request_id))
+            if isinstance(request_id, (int, str)):
+                _keep(self._spans, request_id, (self._queued - len(data), self._queued))
             self._wakeup.notify()
 
     def _write(self) -> None:
@@ -393,9 +420,7 @@ class StdioTransport(Transport):
                 while self._ends and self._ends[0][0] <= self._written:
                     end, request_id = self._ends.popleft()
                     if isinstance(request_id, (int, str)):
-                        self._sent[request_id] = (end, mark)
-                        if len(self._sent) > SENT_KEPT:
-                            del self._sent[next(iter(self._sent))]
+                        _keep(self._sent, request_id, (end, mark))
 
     def close(self) -> None:
         """End the server and its whole group; Ctrl-C and SIGTERM wait until it is done."""

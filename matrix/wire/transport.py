@@ -105,6 +105,11 @@ class Transport:
         that request's answer. Here by time; stdio tells by its pipes (``stdio.Ledger``)."""
         return self.received_at < sent_at
 
+    def unread_note(self, request_id: Any) -> str:
+        """``; the server read N of the request's M bytes ...`` when the transport can tell that
+        the server has not read all of request ``request_id``, else ``""``."""
+        return ""
+
     def interrupt(self, reason: str) -> None:
         """Fail the request being waited for now (safe from any thread), e.g. on Ctrl-C."""
         self._interrupted = ServerExited(reason, stderr_tail=self.stderr_tail())

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from matrix.wire.errors import ServerExited
+from matrix.wire.errors import ServerExited, WireTimeout
 from matrix.wire.limits import MAX_PENDING_WRITE_BYTES, MiB
 from matrix.wire.session import Session, Timeouts
 from matrix.wire.stdio import StdioTransport
@@ -86,3 +86,14 @@ def test_our_own_retry_of_an_input_required_call_with_8_mib_is_sent_whole(tmp_pa
     calls = [json.loads(line) for line in record.read_text().splitlines() if '"tools/call"' in line]
     assert [c["params"]["arguments"]["text"] == text for c in calls] == [True, True]
     assert calls[1]["params"]["inputResponses"] == {"e1": {"action": "decline"}}
+
+
+def test_a_request_the_server_never_reads_times_out_saying_so():
+    """A timeout is blamed on the server with the evidence: it read none of the request."""
+    transport = StdioTransport([sys.executable, "-c", "import time; time.sleep(120)"])
+    unread = r"the server read 0 of the request's [\d,]+ bytes"
+    with (
+        Session(transport, timeouts=Timeouts(call=1.0)) as session,
+        pytest.raises(WireTimeout, match=unread),
+    ):
+        session.call_tool("echo", {"text": "x" * MiB})
