@@ -16,7 +16,9 @@ autoescape, and the data is embedded as ``<script type="application/json">`` (AS
 with ``<``, ``>`` and ``&`` written as ``\\u003c``-style escapes), read with ``JSON.parse``
 and put on the page only through ``textContent`` and attributes. The page's
 Content-Security-Policy allows no network and only the page's own inline script and style
-(by hash), so even a missed escape could not load or run anything.
+(by hash), so even a missed escape could not load or run anything. Every string of the report is
+shown as ``matrix.text.safe`` shows it (``shown``): control characters and bidi overrides
+(U+202E makes a name display reversed) become visible escapes; line breaks stay.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from markupsafe import Markup
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.json_report import build_report, describe_target
 from matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
+from matrix.text import safe
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -223,6 +226,25 @@ def page_data(doc: Mapping[str, Any], later_problems: Sequence[Mapping[str, Any]
     return _escape_script("".join(parts) + "}")
 
 
+def shown(value: Any) -> Any:
+    """``value`` (a report document, or any part of it) with every string as the page shows it:
+    control and format characters (ESC, BEL, U+202E) as visible escapes, line breaks kept."""
+    if isinstance(value, str):
+        if value.isprintable():
+            return value
+        return "\n".join(safe(line) for line in value.split("\n"))
+    if isinstance(value, Mapping):
+        return {shown(k): shown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shown(v) for v in value]
+    return value
+
+
+def _finalize(value: Any) -> Any:
+    """What the template prints: strings shown as ``shown`` shows them (markup is ours)."""
+    return value if isinstance(value, Markup) or not isinstance(value, str) else shown(value)
+
+
 def _csp_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
@@ -233,6 +255,7 @@ def _environment() -> Environment:
         loader=FileSystemLoader(str(TEMPLATES)),
         autoescape=select_autoescape(default=True, default_for_string=True),
         keep_trailing_newline=True,
+        finalize=_finalize,
     )
 
 
@@ -247,6 +270,7 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
     # The inline style and script are static blocks: render them alone to hash them for the CSP.
     style = "".join(template.blocks["style"](template.new_context({})))
     script = "".join(template.blocks["script"](template.new_context({})))
+    doc = shown(doc)  # the grid, the details and the metadata the page draws from it
     server = doc.get("server") or {}
     runs = [
         dict(r, target_text=describe_target(r.get("target")), status=_status(r))
@@ -263,6 +287,7 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
         }
         for c in problems(causes or [])
     ]
+    listed = shown(listed)
     return template.render(
         title=f"{server.get('name') or 'unknown server'} {server.get('version') or ''}".strip(),
         server=server,
@@ -294,5 +319,6 @@ __all__ = [
     "page_data",
     "render_html",
     "script_json",
+    "shown",
     "write_html",
 ]

@@ -146,3 +146,20 @@ def test_a_profile_error_fails_the_checklist(tmp_path):
     ]
     items = {i.name: i for i in evaluate(events, load_policy(None))}
     assert items["every profile was measured"].passed is False
+
+
+HOSTILE_NAME = "invoice\u202etxt.exe\x1b[2J\x07"  # displays reversed, clears a screen, rings
+
+
+def test_the_html_problems_list_shows_control_and_bidi_characters_as_escapes(tmp_path):
+    """A hostile tool name in the HTML report's problems list (and its data) is shown as
+    visible escapes: no raw ESC, BEL or U+202E anywhere in the page."""
+    config = {"tools": [echo_tool(HOSTILE_NAME, "d\x1b]0;title\x07")], "crash_on": HOSTILE_NAME}
+    run = matrix_run(tmp_path, "--stdio", tiny_server(tmp_path, config), clients=("continue",))
+    assert_no_crash(run)
+    assert run.returncode == 1, run.stderr[-2000:]  # the crash is a broken call
+    page = run.report("html")
+    for raw in ("\u202e", "\x1b", "\x07"):
+        assert raw not in page, f"{raw!r} reached the HTML report"
+    problems = page.split('id="problem-list"', 1)[1].split("</ol>", 1)[0]
+    assert "invoice\\u202etxt.exe\\x1b[2J\\x07" in problems
