@@ -131,7 +131,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
             if number == len(lines) and not line.endswith("\n"):
                 return  # the run was interrupted mid-write: keep everything before
             raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
-        except ValueError:  # an integer over 4,300 digits
+        except ValueError:  # an integer over matrix.INT_DIGITS digits
             raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
         except RecursionError:
             raise InputError(

@@ -236,7 +236,7 @@ def parse_yaml(
         return src, [InputError(message, where=f"{path}:{line}")]
     except yaml.YAMLError as exc:
         return src, [InputError(f"YAML syntax error: {exc}", where=f"{path}:1")]
-    except ValueError:  # an integer over 4,300 digits
+    except ValueError:  # an integer over matrix.INT_DIGITS digits
         return src, [InputError(TOO_LONG_NUMBER, where=f"{path}:{long_number_line(text) or 1}")]
     finally:
         loader.dispose()

@@ -116,7 +116,7 @@ def parse_line(
         raise InputError(
             f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{path}:{line}"
         ) from None
-    except ValueError:  # an integer over 4,300 digits
+    except ValueError:  # an integer over matrix.INT_DIGITS digits
         raise InputError(TOO_LONG_NUMBER, where=f"{path}:{line}") from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", where=f"{path}:{line}") from None
