@@ -59,7 +59,7 @@ EVOLUTION_KEYS = ("baseline", "aliases", "recorded_calls", "retire_quiet_days")
 
 @dataclass(frozen=True)
 class Policy:
-    # None: the default set, every real client profile of the run (default_required)
+    # None: the default set, every profile of every run required by default (default_required)
     required_clients: tuple[str, ...] | None = None
     fail_on: tuple[str, ...] = RELEASE_FAILING
     expected_failures: tuple[dict, ...] = ()
@@ -305,7 +305,7 @@ def evaluate(events: Iterable[Event], policy: Policy) -> list[Item]:
             Item(
                 f"the {len(required)} required clients show every tool",
                 True,
-                "default: every real client profile of the run (not the probes); name them with required_clients",
+                "default: every profile of every run required by default (not the probes or opt-in configurations); name them with required_clients",
             )
         )
     failing = set(policy.fail_on)
