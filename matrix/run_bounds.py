@@ -19,16 +19,22 @@ with the load, in every timeout we report.
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import final
 
 from matrix.wire.session import Timeouts
 
 # Each wait keeps at least this much, so a nearly spent deadline still lets a call be sent
 # and answered by a fast server rather than failing before it starts.
 MIN_WAIT = 0.05
+# How long past ``--timeout-run`` a run may take to end: calls stop ``shutdown`` seconds before
+# the deadline, then the sessions close (each bounded, about 4 s at worst, in parallel) and the
+# results and reports are written (docs/security.md).
+DEADLINE_GRACE = 10.0
 
 
 class Deadline:
@@ -55,7 +61,9 @@ class Deadline:
         return left is not None and left <= 0
 
     def cap(self, timeouts: Timeouts) -> Timeouts:
-        """``timeouts`` with every wait bounded by the time left (unchanged without a deadline)."""
+        """``timeouts`` with every wait bounded by the time left (unchanged without a deadline),
+        and ``until`` set to the deadline itself: a session made with them ends every later wait
+        there too (every page of a slow ``tools/list``, not only the first)."""
         left = self.remaining()
         if left is None:
             return timeouts
@@ -66,6 +74,7 @@ class Deadline:
             list=min(timeouts.list, bound),
             call=min(timeouts.call, bound),
             ping=min(timeouts.ping, bound),
+            until=self._ends,
         )
 
     def reason(self) -> str:
@@ -121,6 +130,61 @@ class CircuitBreaker:
                 )
 
 
+@final
+class Watchdog:
+    """The run's last bound: ``grace`` seconds past its deadline, a run that has not ended is
+    stopped as Ctrl-C stops it (SIGINT to the main thread: calls cut short, servers ended,
+    results ending with ``run-finished``, reports written); if even that has not ended it
+    ``final`` seconds later, ``last_words`` runs (it ends the results file) and the process
+    exits with ``EXIT_CODE``. No wire wait should ever need it (each is bounded, docs/wire.md):
+    it is what keeps a CI job's budget when one does."""
+
+    EXIT_CODE = 3  # the run could not measure everything: as a passed deadline
+
+    def __init__(
+        self,
+        seconds: float | None,
+        grace: float = DEADLINE_GRACE,
+        final: float = 30.0,
+        last_words: Callable[[], None] | None = None,
+    ) -> None:
+        self.seconds = seconds
+        self.grace = grace
+        self.final = final
+        self.last_words = last_words
+        self.fired = False
+        self._timers: list[threading.Timer] = []
+
+    def __enter__(self) -> Watchdog:
+        if self.seconds is not None and threading.current_thread() is threading.main_thread():
+            for after, action in (
+                (self.seconds + self.grace, self._stop),
+                (self.seconds + self.grace + self.final, self._exit),
+            ):
+                timer = threading.Timer(after, action)
+                timer.daemon = True
+                timer.start()
+                self._timers.append(timer)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for timer in self._timers:
+            timer.cancel()
+
+    def _stop(self) -> None:
+        self.fired = True
+        main = threading.main_thread().ident
+        if main is not None:
+            signal.pthread_kill(main, signal.SIGINT)
+
+    def _exit(self) -> None:
+        try:
+            if self.last_words is not None:
+                self.last_words()
+        finally:
+            os._exit(self.EXIT_CODE)
+
+
 def timeout_note() -> str:
     """What to say with every timeout we report: the bound is ours, the machine may be the cause."""
     try:
@@ -135,4 +199,4 @@ def timeout_note() -> str:
     )
 
 
-__all__ = ["MIN_WAIT", "CircuitBreaker", "Deadline", "timeout_note"]
+__all__ = ["DEADLINE_GRACE", "MIN_WAIT", "CircuitBreaker", "Deadline", "Watchdog", "timeout_note"]

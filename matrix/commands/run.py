@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
+import json
 import sys
 import textwrap
 from contextlib import ExitStack
@@ -20,12 +22,13 @@ from matrix.commands.common import (
 )
 from matrix.commands.signals import interrupted_exit_code
 from matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
-from matrix.events import Cell
+from matrix.events import Cell, RunFinished, Skipped, as_json
 from matrix.outfiles import open_results
 from matrix.report.grid import RELEASE_FAILING
 from matrix.report.terminal import names, write_terminal
 from matrix.report.writers import FORMATS
 from matrix.run import Progress
+from matrix.run_bounds import DEADLINE_GRACE, Watchdog
 from matrix.sharing import SHARE_MODES
 from matrix.text import markup, terminal_console
 from matrix.verdicts import parse_verdicts
@@ -181,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
         out = (
             stack.enter_context(open_results(args.results)) if args.results else None
         )  # one run per file, locked; `merge` joins runs
+        dog = stack.enter_context(
+            Watchdog(args.timeout_run, last_words=lambda: last_words(out, args.timeout_run))
+        )
         if status:
             stack.enter_context(status)
         outcome = api.run(
@@ -205,8 +211,17 @@ def run(args: argparse.Namespace) -> int:
     console = terminal_console(soft_wrap=True)
     write_terminal(outcome.events, console, details=not args.quiet, verbose=args.verbose)
     gate = outcome.gate(fail_on, require)
-    if outcome.measured:
-        write_gate(console, list(gate.lost), list(gate.over), fail_on)
+    if outcome.measured and not outcome.interrupted:
+        if gate.passed and outcome.deadline_passed:
+            write_deadline_gate(console, outcome.events, args.timeout_run)
+        else:
+            write_gate(console, list(gate.lost), list(gate.over), fail_on)
+    if outcome.interrupted and dog.fired:
+        sys.stderr.write(
+            f"mcp-matrix: the run was still going {DEADLINE_GRACE:g} s after its deadline "
+            f"(--timeout-run {args.timeout_run:g} s): stopped as Ctrl-C stops it; exit 3\n"
+        )
+        return EXIT_UNMEASURABLE
     if outcome.interrupted:
         return interrupted_exit_code()
     if not outcome.measured:
@@ -220,6 +235,41 @@ def run(args: argparse.Namespace) -> int:
     if not gate.passed:
         return EXIT_FINDINGS
     return EXIT_UNMEASURABLE if outcome.deadline_passed else EXIT_OK
+
+
+def write_deadline_gate(console, events, timeout_run: float | None) -> None:
+    """Nothing failed, but the deadline left calls unmade: not a pass (exit 3), and said so."""
+    unmade = sum(1 for e in events if isinstance(e, Skipped) and e.profile is not None)
+    console.print(
+        f"release gate: NOT PASSED: the run's deadline (--timeout-run {timeout_run or 0:g} s) "
+        f"passed first; {unmade} call(s) not made are not measured (exit 3)",
+        style="yellow",
+        soft_wrap=True,
+        markup=False,
+    )
+
+
+def last_words(out, timeout_run: float | None) -> None:
+    """The watchdog's last resort (``Watchdog.last_words``): end a results file that has its
+    ``run-started`` with a ``run-finished`` saying why, before the process exits."""
+    if out is None or not out.tell():
+        return
+    finished = RunFinished(
+        finished_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        measured=False,
+        counts={},
+        error={
+            "kind": "deadline",
+            "message": f"the run did not end within {DEADLINE_GRACE:g} s of its deadline "
+            f"(--timeout-run {timeout_run or 0:g} s), nor after being stopped; exited",
+            "detail": "",
+            "stderr_tail": [],
+        },
+        interrupted=True,
+        deadline_passed=True,
+    )
+    out.write("\n" + json.dumps(as_json(finished)) + "\n")
+    out.flush()
 
 
 def parse_require(value: str | None, profiles: list) -> tuple[str, ...] | None:

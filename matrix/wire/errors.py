@@ -2,6 +2,7 @@
 
     WireError                      -- the server gave no answer a client could use
     ├── ServerExited               -- the process ended (or the HTTP connection failed for good)
+    │   └── ConnectionLost         -- HTTP: the connection was refused, reset or closed mid-answer
     ├── WireTimeout                -- no answer within the bound
     ├── ProtocolError              -- an answer arrived but is not usable JSON-RPC / MCP
     └── HttpError                  -- Streamable HTTP answered with a status or content type a client rejects
@@ -40,6 +41,13 @@ class WireError(Exception):
 
 class ServerExited(WireError):
     kind = "server-exited"
+
+
+class ConnectionLost(ServerExited):
+    """An HTTP connection refused, reset or closed before the answer: no process of ours ended,
+    so the advice is HTTP's (the server's logs, a proxy in front of it), not stdio's."""
+
+    kind = "connection-lost"
 
 
 class WireTimeout(WireError):

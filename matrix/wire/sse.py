@@ -21,9 +21,17 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from matrix.wire.errors import HttpError, ProtocolError, ServerExited, WireTimeout
-from matrix.wire.limits import MAX_MESSAGE_BYTES, Oversize, split_lines, sse_events
-from matrix.wire.transport import NOISE_LINE_MAX, Transport
+from matrix.wire.errors import HttpError, ProtocolError, ServerExited, WireError, WireTimeout
+from matrix.wire.http import ACK_WAIT, READ_TIMEOUT, excerpt, post_failed
+from matrix.wire.limits import (
+    ACCEPT_ENCODING,
+    MAX_MESSAGE_BYTES,
+    Oversize,
+    decoded,
+    split_lines,
+    sse_events,
+)
+from matrix.wire.transport import Transport
 
 
 class SseTransport(Transport):
@@ -42,12 +50,15 @@ class SseTransport(Transport):
         self.connect_timeout = connect_timeout
         self.endpoint: str | None = None
         self.protocol_version: str | None = None  # not sent: 2024-11-05 has no such header
-        # No read timeout on the stream (a quiet server is not a dead one): the session bounds waits.
+        # No read timeout on the GET stream (a quiet server is not a dead one: the session bounds
+        # waits); every POST has one per read (``READ_TIMEOUT``), and the caller never waits on it.
         self._client = httpx.Client(
             timeout=httpx.Timeout(post_timeout, connect=connect_timeout, read=None),
             follow_redirects=False,
         )
-        self._post_timeout = post_timeout
+        self._post_timeouts = httpx.Timeout(
+            post_timeout, connect=connect_timeout, read=READ_TIMEOUT
+        )
         self._stream: httpx.Response | None = None
         self._ready = threading.Event()
         self._start_error: Exception | None = None
@@ -70,22 +81,25 @@ class SseTransport(Transport):
     def _read_stream(self) -> None:
         try:
             request = self._client.build_request(
-                "GET", self.url, headers={"Accept": "text/event-stream", **self.headers}
+                "GET",
+                self.url,
+                headers={
+                    "Accept": "text/event-stream",
+                    "Accept-Encoding": ACCEPT_ENCODING,
+                    **self.headers,
+                },
             )
             response = self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            self._starting_failed(
-                ServerExited(f"GET {self.url} failed: {type(exc).__name__}: {exc}")
-            )
+            self._starting_failed(post_failed(f"GET {self.url}", exc))
             return
         self._stream = response
         try:
             if response.status_code != 200:
-                body = next(iter(response.iter_bytes()), b"")[:NOISE_LINE_MAX].decode(
-                    "utf-8", errors="replace"
-                )
                 self._starting_failed(
-                    HttpError(f"HTTP {response.status_code} for GET {self.url}", detail=body)
+                    HttpError(
+                        f"HTTP {response.status_code} for GET {self.url}", detail=excerpt(response)
+                    )
                 )
                 return
             ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -98,7 +112,8 @@ class SseTransport(Transport):
                 )
                 return
             # Bounded like every stream (matrix/wire/limits.py, docs/security.md).
-            for name, data in sse_events(split_lines(response.iter_bytes(), MAX_MESSAGE_BYTES)):
+            body = decoded(response.iter_raw(), response.headers.get("content-encoding", ""))
+            for name, data in sse_events(split_lines(body, MAX_MESSAGE_BYTES)):
                 if isinstance(data, Oversize):
                     self._deliver_text(data, source="the SSE stream")
                 elif name == "endpoint" and not self._ready.is_set():
@@ -136,28 +151,68 @@ class SseTransport(Transport):
             self._fail(error)  # type: ignore[arg-type]
 
     def send(self, message: dict) -> None:
+        """POST one message; never blocks past ``ACK_WAIT`` (a request's POST not at all).
+
+        The POST runs on a thread of its own: a server that never answers it, dribbles its status
+        line or sends an endless body holds that thread, not the session (issue 24: a held POST
+        kept ``run`` past its deadline). Only the status and, for an error, the first bytes of the
+        body (decompressed by us, capped) are read; a 2xx body is never read. A request's answer
+        comes on the stream, so its POST is not waited for: a failure fails the request."""
         if self._closed or self.endpoint is None:
             raise ServerExited("the SSE session is not open")
         expects_answer = "method" in message and "id" in message
-        try:
-            response = self._client.post(
-                self.endpoint,
-                json=message,
-                headers={"Content-Type": "application/json", **self.headers},
-            )
-        except httpx.HTTPError as exc:
-            raise ServerExited(
-                f"POST {self.endpoint} failed: {type(exc).__name__}: {exc}"
-            ) from None
-        if response.status_code >= 400:
-            detail = response.text[:NOISE_LINE_MAX]
-            if expects_answer:
-                raise HttpError(
-                    f"HTTP {response.status_code} for {message.get('method')}", detail=detail
-                )
+        done = threading.Event()
+        threading.Thread(
+            target=self._post,
+            args=(message, expects_answer, done),
+            name="mcp-sse-post",
+            daemon=True,
+        ).start()
+        if not expects_answer and not done.wait(ACK_WAIT):
             self._record_noise(
-                f"HTTP {response.status_code} for {message.get('method', 'a response')}"
+                f"POST {message.get('method', 'a response')}: no status within {ACK_WAIT:g} s "
+                "(not waited for longer)"
             )
+
+    def _post(self, message: dict, expects_answer: bool, done: threading.Event) -> None:
+        what = str(message.get("method", "a response"))
+        try:
+            error = self._post_status(message, what)
+        except Exception as exc:  # a thread of ours never dies loudly (close() under it included)
+            error = HttpError(f"POST {what} failed: {type(exc).__name__}: {exc}")
+        finally:
+            done.set()
+        if error is None or self._closed:
+            return
+        if expects_answer:
+            self._fail(error)
+        else:
+            self._record_noise(f"{error.message} {error.detail}".strip())
+
+    def _post_status(self, message: dict, what: str) -> WireError | None:
+        """POST ``message``: None when accepted, else why not. Only the status is read, and for
+        an error the first bytes of the body (decompressed by us, capped)."""
+        try:
+            request = self._client.build_request(
+                "POST",
+                self.endpoint or "",
+                json=message,
+                headers={
+                    "Content-Type": "application/json",
+                    "Accept-Encoding": ACCEPT_ENCODING,
+                    **self.headers,
+                },
+                timeout=self._post_timeouts,
+            )
+            response = self._client.send(request, stream=True)
+        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError, ValueError) as exc:
+            return post_failed(f"POST {self.endpoint}", exc)
+        try:
+            if response.status_code < 400:
+                return None  # 202 Accepted; its body (if any) is never read
+            return HttpError(f"HTTP {response.status_code} for {what}", detail=excerpt(response))
+        finally:
+            response.close()
 
     def close(self) -> None:
         if self._closed:

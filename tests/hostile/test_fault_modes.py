@@ -33,7 +33,7 @@ def unmeasured(run: Run, kind: str, *words: str) -> None:
     text = f"{error['message']} {error['detail']} {' '.join(error['stderr_tail'])}"
     assert all(w in text for w in words), error
     assert not run.of("discovery") and not run.of("call")
-    assert "could not measure" in run.stdout
+    assert "could not measure" in run.stderr  # what could not be measured goes to stderr
 
 
 def calls_broken(run: Run, *words: str) -> None:
@@ -50,14 +50,17 @@ def check_ok(run: Run) -> None:
     assert ("claude-code", "echo", "auto") in calls and ("continue", "slow_echo", "auto") in calls
 
 
+def exited(run: Run) -> str:
+    """A crashed server's error kind: its process ended (stdio), or its connection (HTTP)."""
+    return "server-exited" if "stdio" in run.dir.name else "connection-lost"
+
+
 def check_crash_on_initialize(run: Run) -> None:
-    unmeasured(
-        run, "server-exited", *(["boom during initialize"] if "stdio" in run.dir.name else [])
-    )
+    unmeasured(run, exited(run), *(["boom during initialize"] if "stdio" in run.dir.name else []))
 
 
 def check_crash_on_call(run: Run) -> None:
-    calls_broken(run, "server-exited")
+    calls_broken(run, exited(run))
     if "stdio" in run.dir.name:  # the server's last words are the reason's end
         assert all("boom during tools/call" in e["reason"] for e in run.of("call"))
 
