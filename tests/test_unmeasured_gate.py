@@ -58,8 +58,10 @@ def test_a_run_cut_short_by_its_deadline_never_passes_the_gate(transport, tmp_pa
     assert f"{policy} call(s) not made (safety policy or no case)" in r.stdout
     assert f"{len(not_made)} call(s) not made: not measured, so not passed" in r.stdout
 
-    check = run_cli_in_process("check", str(results))
+    checklist = tmp_path / "checklist.md"
+    check = run_cli_in_process("check", str(results), "-o", str(checklist))
     assert "NOT MEASURED every planned call was made" in check.stdout
+    assert "every planned call was made (not measured)" in checklist.read_text(encoding="utf-8")
     assert "--timeout-run 8 s" in check.stdout
     assert "could not measure" in check.stderr
     failed = [line for line in check.stdout.splitlines() if line.startswith("FAILED ")]
