@@ -50,6 +50,14 @@ def render_summary(events: list[Event], policy: Policy) -> str:
         _headline(events, cells, items, failed, policy),
         "",
     ]
+    if policy.extra.get("baseline") or policy.extra.get("aliases"):
+        out += [
+            (
+                "The gate (`mcp-matrix check`) also applies this policy's schema-evolution items "
+                "(baseline, aliases), which need the live server: see checklist.md."
+            ),
+            "",
+        ]
     if failed:
         out += [f"### Gate: {len(failed)} failed", ""]
         out += [_item(i) for i in failed[:MAX_ITEMS]]

@@ -157,3 +157,10 @@ def test_the_verdict_is_the_one_check_gives_for_the_same_policy(tmp_path):
             page.stdout[:300],
         )
     assert verdicts == ["FAILED", "passed"]
+
+
+def test_a_policy_with_evolution_items_says_the_gate_applies_them_too():
+    policy = Policy(extra={"baseline": "released.json"})
+    text = render(ev.full_run(), policy=policy)
+    assert "also applies this policy's schema-evolution items" in text
+    assert "schema-evolution" not in render(ev.full_run())
