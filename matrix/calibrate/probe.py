@@ -7,7 +7,9 @@ per argument. ``PROBE_COVERAGE`` says which set exposes which registry behaviour
 it complete against ``matrix.behaviours.registry``.
 
 Scripted calls carry arguments chosen to expose mangling: arrays, objects, booleans, nulls,
-``1.0``, unknown keys, and a stringified array (does the client parse it back?).
+``1.0``, unknown keys, and a stringified array (does the client parse it back?). ``coercion``
+sends the string form of every JSON type where the schema asks for the type (and a number where
+it asks for a string); ``big-int`` sends integers beyond 2^53, where a double cannot hold them.
 """
 
 from __future__ import annotations
@@ -209,6 +211,149 @@ CORE_CALLS = (
 )
 
 
+# -- argument coercion: the schema asks for a type, the model sends its string form -----------
+
+COERCION_TOOLS = (
+    CONTROL,
+    _tool(
+        "coerce_scalars",
+        {
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "on": {"type": "boolean"},
+                "off": {"type": "boolean"},
+                "label": {"type": "string", "description": "A string that looks like a number."},
+            },
+        },
+        "The call sends every scalar as its string form; label is a string already.",
+    ),
+    _tool(
+        "coerce_json",
+        {
+            "type": "object",
+            "properties": {
+                "obj": {"type": "object", "properties": {"a": {"type": "integer"}}},
+                "arr": {"type": "array", "items": {"type": "integer"}},
+            },
+        },
+        "The call sends the object and the array as JSON strings.",
+    ),
+    _tool(
+        "coerce_odd",
+        {
+            "type": "object",
+            "properties": {
+                "word": {"type": "integer", "description": "The call sends a non-number."},
+                "frac": {"type": "integer", "description": "The call sends 2.5 as a string."},
+                "yes": {"type": "boolean", "description": "The call sends 'yes'."},
+                "spaced": {"type": "number", "description": "The call sends ' 3 '."},
+                "big": {"type": "integer", "description": "The call sends 2^53 + 1 as a string."},
+                "point_zero": {"type": "integer", "description": "The call sends '5.0'."},
+                "sci": {"type": "number", "description": "The call sends '1e3'."},
+                "negative": {"type": "integer", "description": "The call sends '-7'."},
+                "caps": {"type": "boolean", "description": "The call sends 'True'."},
+            },
+        },
+        "Strings a coercion may or may not accept.",
+    ),
+    _tool(
+        "coerce_nested",
+        {
+            "type": "object",
+            "properties": {
+                "outer": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                "ids": {"type": "array", "items": {"type": "integer"}},
+            },
+        },
+        "String forms inside an object and an array.",
+    ),
+    _tool(
+        "coerce_union",
+        {
+            "type": "object",
+            "properties": {
+                "either": {"type": ["integer", "string"]},
+                "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "nullable": {"type": ["integer", "null"]},
+            },
+        },
+        "A type list and an anyOf that both allow a number.",
+    ),
+    _tool(
+        "coerce_reverse",
+        {
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "flag_text": {"type": "string"}},
+        },
+        "String properties; the call sends a number and a boolean.",
+    ),
+)
+COERCION_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall(
+        "coerce_scalars",
+        {"count": "5", "ratio": "2.5", "on": "true", "off": "false", "label": "7"},
+    ),
+    ScriptedCall("coerce_json", {"obj": '{"a": 1}', "arr": "[1, 2]"}),
+    ScriptedCall(
+        "coerce_odd",
+        {
+            "word": "abc",
+            "frac": "2.5",
+            "yes": "yes",
+            "spaced": " 3 ",
+            "big": "9007199254740993",
+            "point_zero": "5.0",
+            "sci": "1e3",
+            "negative": "-7",
+            "caps": "True",
+        },
+    ),
+    ScriptedCall("coerce_nested", {"outer": {"n": "5"}, "ids": ["1", "2"]}),
+    ScriptedCall("coerce_union", {"either": "5", "maybe": "5", "nullable": "5"}),
+    ScriptedCall("coerce_reverse", {"text": 5, "flag_text": True}),
+)
+
+# -- integers beyond 2^53: what a client holding JSON numbers as doubles sends ----------------
+
+BIG = 2**53 + 1  # 9007199254740993: the first integer a double cannot hold
+INT_SCHEMA = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+BIG_INT_TOOLS = (
+    CONTROL,
+    _tool("big_id", INT_SCHEMA, "The call sends 2^53 + 1."),
+    _tool("big_negative", INT_SCHEMA, "The call sends -(2^53 + 1)."),
+    _tool("big_int64", INT_SCHEMA, "The call sends 2^63 - 1 (the largest signed 64-bit id)."),
+    _tool("big_safe", INT_SCHEMA, "The call sends 2^53 - 1, the largest exact one (a control)."),
+    _tool(
+        "big_nested",
+        {
+            "type": "object",
+            "properties": {
+                "ids": {"type": "array", "items": {"type": "integer"}},
+                "ref": {"type": "object", "properties": {"id": {"type": "integer"}}},
+            },
+        },
+        "The call sends 2^53 + 1 inside an array and an object.",
+    ),
+    _tool(
+        "big_string",
+        {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        "The call sends 2^53 + 1 as a string, as a string schema asks (a control).",
+    ),
+)
+BIG_INT_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall("big_id", {"id": BIG}),
+    ScriptedCall("big_negative", {"id": -BIG}),
+    ScriptedCall("big_int64", {"id": 2**63 - 1}),
+    ScriptedCall("big_safe", {"id": 2**53 - 1}),
+    ScriptedCall("big_nested", {"ids": [BIG], "ref": {"id": BIG}}),
+    ScriptedCall("big_string", {"id": str(BIG)}),
+)
+
+
 def _hazard(
     id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0
 ) -> ProbeSet:
@@ -335,6 +480,18 @@ PROBE_SETS: dict[str, ProbeSet] = {
             page_size=1,
         ),
         ProbeSet(
+            "coercion",
+            "string forms of integers, numbers, booleans, objects and arrays (type coercion)",
+            COERCION_TOOLS,
+            COERCION_CALLS,
+        ),
+        ProbeSet(
+            "big-int",
+            "integers beyond 2^53 (JSON numbers held as doubles round them)",
+            BIG_INT_TOOLS,
+            BIG_INT_CALLS,
+        ),
+        ProbeSet(
             "many",
             "130 tools (tool-count caps)",
             (CONTROL,)
@@ -401,6 +558,8 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "adk-fence-descriptions": ("core",),
     "pydantic-ai-openai-schema": ("core",),
     "langchain-genai-schema": ("core", "root-anyof", "many"),
+    "coerce-arguments": ("coercion",),
+    "round-big-integers": ("big-int",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

@@ -173,6 +173,25 @@ def new_record(
     }
 
 
+def merge_probe_sets(base: dict, newer: dict) -> dict:
+    """``base`` with the probe sets of ``newer`` (the same client version) added or replaced.
+
+    A probe set added to a record on a later day keeps that day as its own ``date``, so the
+    record still says when each observation was made; the record's ``date`` stays the first.
+    """
+    for key in ("profile", "client_version"):
+        if base.get(key) != newer.get(key):
+            raise InputError(
+                f"cannot merge a record of {newer.get(key)!r} into one of {base.get(key)!r} ({key})"
+            )
+    sets = dict(base.get("probe_sets") or {})
+    for set_id, obs in (newer.get("probe_sets") or {}).items():
+        sets[set_id] = (
+            {**obs, "date": newer["date"]} if newer.get("date") != base.get("date") else obs
+        )
+    return {**base, "probe_sets": sets}
+
+
 def calibrations_dir() -> Path:
     from matrix.profiles.loader import bundled_profiles_dir
 

@@ -1,0 +1,109 @@
+"""The two silent hazards probed on real clients (probe sets ``coercion`` and ``big-int``): every client
+calibrated on them keeps both sets in its latest record and its profile predicts every cell, and a
+live run shows a rounded 64-bit id as a loss exactly in the profiles observed to round it."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from matrix.calibrate import probe, record
+from matrix.calibrate.drift import agreement, record_drift
+from matrix.profiles.loader import load_profiles
+from tests.conftest import run_cli
+
+HAZARD_SETS = ("coercion", "big-int")
+# Profiles whose client was run on both sets (docs/calibration.md, "Argument coercion and big integers").
+CALIBRATED = (
+    "claude-code",
+    "claude-code-278",
+    "qwen-code",
+    "opencode",
+    "gemini-cli",
+    "codex",
+    "vercel-ai-sdk",
+    "vercel-ai-sdk-anthropic",
+    "vercel-ai-sdk-google",
+    "ts-sdk",
+    "python-sdk",
+    "openai-agents",
+    "pydantic-ai",
+    "langchain",
+    "claude-code-legacy",
+)
+# Clients that send the model's integers exactly (Python and Rust); every JavaScript one rounds.
+EXACT_CLIENTS = {"codex", "python-sdk", "openai-agents", "pydantic-ai", "langchain"}
+ROUNDS = {"claude-code", "qwen-code", "opencode"}  # run live below: observed to round
+EXACT = {"python-sdk", "codex"}  # run live below: observed exact
+
+
+@pytest.mark.parametrize("name", CALIBRATED)
+def test_the_latest_record_holds_both_hazard_sets_and_the_profile_predicts_every_cell(name):
+    _, doc = record.latest_record(name)
+    for set_id in HAZARD_SETS:
+        obs = doc["probe_sets"].get(set_id)
+        assert obs is not None, f"{name}: the latest record has no {set_id} observations"
+        assert obs["probe_digest"] == probe.digest(probe.PROBE_SETS[set_id]), (
+            f"{name}: {set_id} was observed on an older version of the set"
+        )
+        cells = record_drift(load_profiles()[name], {"probe_sets": {set_id: obs}}, probe.PROBE_SETS)
+        agree, total = agreement(cells)
+        assert total == 35 and agree == total, (
+            f"{name} on {set_id}: {agree}/{total}; first drift: "
+            f"{[c.to_json() for c in cells if not c.agree][:2]}"
+        )
+
+
+def test_the_records_show_which_clients_round_big_integers():
+    for name in CALIBRATED:
+        _, doc = record.latest_record(name)
+        sent = {c["tool"]: c.get("arguments") for c in doc["probe_sets"]["big-int"]["calls"]}
+        rounded = sent["big_id"] == {"id": 2**53}
+        assert rounded == (name not in EXACT_CLIENTS), name
+        assert sent["big_safe"] == {"id": 2**53 - 1} and sent["big_string"] == {
+            "id": str(2**53 + 1)
+        }
+
+
+def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_it(tmp_path):
+    tools = [t for t in probe.PROBE_SETS["big-int"].tools if t["name"] in ("big_id", "big_safe")]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    (tmp_path / "cases.yaml").write_text(
+        "cases:\n"
+        "  big_id:\n    - name: unsafe\n      arguments: {id: 9007199254740993}\n"
+        "  big_safe:\n    - name: safe\n      arguments: {id: 9007199254740991}\n"
+    )
+    results = tmp_path / "results.jsonl"
+    server = f"{sys.executable} -m matrix_servers.probe --tools {tmp_path / 'tools.json'}"
+    clients = [a for name in sorted(ROUNDS | EXACT) for a in ("--client", name)]
+    r = run_cli(
+        "run",
+        "--stdio",
+        server,
+        "--cases",
+        str(tmp_path / "cases.yaml"),
+        "--no-auto-cases",
+        "--results",
+        str(results),
+        "--quiet",
+        *clients,
+        timeout=300,
+    )
+    assert r.returncode == 1, r.stderr[-2000:]  # silent-corruption fails the default gate
+    calls = [
+        e for e in map(json.loads, results.read_text().splitlines()) if e.get("event") == "call"
+    ]
+    verdict = {(e["profile"], e["tool"]): e for e in calls}
+    for name in ROUNDS:
+        cell = verdict[(name, "big_id")]
+        assert cell["verdict"] == "silent-corruption", cell
+        assert cell["mutations"] == [
+            {"kind": "changed", "pointer": "/id", "before": 2**53 + 1, "after": 2**53}
+        ]
+        assert "round-big-integers" in cell["behaviours"]
+        assert verdict[(name, "big_safe")]["verdict"] == "intact"
+    for name in EXACT:
+        assert verdict[(name, "big_id")]["verdict"] == "intact"
+        assert verdict[(name, "big_safe")]["verdict"] == "intact"
