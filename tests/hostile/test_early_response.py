@@ -3,7 +3,14 @@
 The red team's server answered ``initialize`` and then wrote ``{"id": 2, "result": {"tools":
 []}}`` before it read request 2: mcp-matrix took it for the tools/list answer in 6 runs of 6,
 showed 0 tools and passed the gate. Whether an answer came after its request is decided on the
-pipes (``matrix.wire.stdio.Ledger``), never on the clock, so thread scheduling cannot flip it.
+pipes (``matrix.wire.stdio.Ledger``), never on the clock, so thread scheduling cannot flip it:
+a response is refused when some of it was written before the request's last byte went in, or
+read by us while the server had not read that byte.
+
+Not decidable, and not refused: a "response" written after the request went in and before the
+server read it, that reaches us only after the server read the request (it is then as late as a
+real answer). A server that writes its guess and reads at once can hit that window: 4 of 200
+sessions here at load 17.
 """
 
 from __future__ import annotations
@@ -26,9 +33,9 @@ ECHO = {
     },
     "annotations": {"readOnlyHint": True},
 }
-# At once: written right after the initialize answer, before request 2 is sent. Waiting: written
-# when request 2 already waits unread in the server's stdin, which it reads only a second later.
-TIMINGS = {"at-once": True, "request-waiting": {"wait": 0.3, "hold": 1.0}}
+# At once: in the write of the initialize answer, before request 2 can be sent. Waiting: written
+# when request 2 already waits unread in the server's stdin, which it reads two seconds later.
+TIMINGS = {"at-once": True, "request-waiting": {"wait": 0.3, "hold": 2.0}}
 
 
 @pytest.mark.parametrize("timing", TIMINGS)
@@ -43,11 +50,12 @@ def test_a_response_written_before_its_request_is_ignored_and_reported(tmp_path,
 
 
 def test_no_scheduling_lets_an_early_response_through(tmp_path):
-    """Ten sessions in a row: the old check (a clock stamp taken when our reader thread got to
-    the line) let the forged list through in most of them."""
-    command = tiny_server(tmp_path, {"tools": [ECHO], "early_response": True}).split()
+    """Sessions in a row, the "response" written while request 2 waits unread: the old check
+    (a clock stamp taken when our reader thread got to the line) took it in every one."""
+    timing = {"wait": 0.1, "hold": 1.0}
+    command = tiny_server(tmp_path, {"tools": [ECHO], "early_response": timing}).split()
     assert command[:2] == [sys.executable, str(TINY_SERVER)]
-    for _ in range(10):
+    for _ in range(3):
         session = Session(StdioTransport(command), timeouts=Timeouts(initialize=30, list=30))
         with session:
             session.initialize()
