@@ -315,9 +315,9 @@ class Delivery:
     order: the all-intermittent variant first, the usual one last); ``answers`` are theirs.
     ``variants`` are every way the client may send the call, delivered or not.
     ``before_server`` is True when the verdict needed no server (the client does not show the
-    tool, or refuses to send the call): the same on every attempt. ``unsent`` are the other ways
-    the client sometimes sends the call, not sent: the tool may not be called twice, so the
-    call went out once, the usual way.
+    tool, or refuses to send the call): the same on every attempt. ``unsent`` are the ways the
+    client may send the call that were not sent: the tool may not be called twice, so the call
+    went out once, the way the client sometimes sends it (``deliver``).
     """
 
     verdict: Verdict
@@ -387,8 +387,10 @@ def deliver(
 
     Each way the client may send the call is delivered (``intermittent=False``: only the usual
     one, ``replay``'s recorded calls) when the server may be called twice for it; otherwise the
-    call reaches the server exactly once, the usual way (a write listed in a cases file runs
-    once per profile), and the other ways are ``unsent``. A way the client refuses to send
+    call reaches the server exactly once (a write listed in a cases file runs once per profile):
+    the way the client sometimes sends it, when that differs from the usual way (it carries
+    every change the usual way does and more: the way most likely to go wrong, so the release
+    gate still sees it), and the usual way is ``unsent``. A way the client refuses to send
     needs no server and is always judged.
     """
     ready = prepare(profile, held, call)
@@ -398,9 +400,11 @@ def deliver(
     unsent: tuple[Variant, ...] = ()
     sent = [v for v in chosen if v.plan.refused is None]
     if len(sent) > 1 and not server.may_repeat(call):
-        chosen = [v for v in chosen if v.plan.refused is not None or v is sent[-1]]
-        usual = set(sent[-1].plan.applied)
-        unsent = tuple(v for v in sent[:-1] if set(v.plan.applied) != usual)  # another way
+        first, usual = sent[0], sent[-1]  # plan_call's order: all intermittent ones on, then none
+        differs = set(first.plan.applied) != set(usual.plan.applied)
+        kept = first if differs else usual
+        chosen = [v for v in chosen if v.plan.refused is not None or v is kept]
+        unsent = (usual,) if differs else ()
     verdicts: list[Verdict] = []
     answers: list[Answer | None] = []
     notes: list[Finding] = []

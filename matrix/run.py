@@ -533,22 +533,24 @@ class _ProfileRunner:
             event["variants"] = [
                 {"verdict": v.verdict, "sometimes": list(v.sometimes)} for v in done.verdicts
             ]
-            if chosen.sometimes:
-                event["frequency"] = "sometimes"
+        if chosen.sometimes:  # also when only that way was sent (a write: ``deliver``)
+            event["frequency"] = "sometimes"
         return event
 
 
 def once_notes(done: Delivery, safe: bool) -> list[str]:
-    """What a cell says of a call that may not be repeated (a write): the ways the client
-    sometimes sends it that were not sent, and a failure after which it was not sent again."""
+    """What a cell says of a call that may not be repeated (a write): that it went out once, the
+    way the client sometimes sends it, not also the usual way; a failure after which it was not
+    sent again."""
     if safe:
         return []
-    notes = [
-        f"the client sometimes sends this call another way ({', '.join(v.sometimes)}); "
-        "not sent that way: the tool may write, so the call was sent once, the usual way "
-        "(repeat_safe: true on the case sends every way)"
-        for v in done.unsent
-    ]
+    notes = []
+    if done.unsent:
+        notes.append(
+            "sent once, the way the client sometimes sends it "
+            f"({', '.join(done.verdict.sometimes)}), the way most likely to go wrong; not also "
+            "the usual way, since the tool may write (repeat_safe: true on the case sends both)"
+        )
     if any(a is not None and a.wire_error is not None for a in done.answers):
         notes.append(
             "the call may have run on the server before the failure; it was not sent again "

@@ -92,9 +92,14 @@ def test_a_listed_write_runs_once_per_profile_and_case_in_profiles_that_try_seve
     assert stores(received) == expected
     cells = {(e["profile"], e["case"]): e for e in events if e["event"] == "call"}
     assert len(cells) == 6
-    for name in MULTI_SHAPE:  # the way not sent is said, with the opt-in
-        notes = " ".join(cells[(name, "one")].get("notes", []))
+    for name in MULTI_SHAPE:  # sent the way most likely to go wrong; the cell says so
+        cell = cells[(name, "one")]
+        notes = " ".join(cell.get("notes", []))
         assert "stringify-arguments" in notes and "repeat_safe: true" in notes
+        assert cell["frequency"] == "sometimes" and cell["mutations"]
+        assert cell["verdict"] == "loud"  # the server refuses the stringified array, as before
+    sent_as = {c["client"]: c["arguments"]["tags"] for c in received if c["tool"] == "memory_store"}
+    assert sent_as[client_of("claude-desktop")] == '["c"]'  # case two, stringified
     assert not cells[(ONE_SHAPE, "one")].get("notes")
 
 
