@@ -104,8 +104,8 @@ class Server(Protocol):
     def send(self, plan: CallPlan) -> Answer: ...
 
     def may_repeat(self, call: Intended) -> bool:
-        """Whether ``call``'s tool may be called more than once (else each way of sending it is
-        not tried: the call goes out once, the usual way)."""
+        """Whether ``call``'s tool may be called more than once (else the call goes out once,
+        one way: ``deliver``; no intact call is made beside it)."""
         ...
 
     def intact(self, call: Intended, plan: CallPlan) -> Answer | None:
