@@ -225,10 +225,8 @@ class HttpTransport(Transport):
                 )
             )
             return
-        try:
-            decode_json(decoded_text)
-        except (ValueError, RecursionError):
-            stripped = decoded_text.lstrip()
+        stripped = decoded_text.lstrip()
+        if not stripped.startswith(("{", "[")):  # broken JSON is ``invalid JSON`` at once, below
             looks_sse = stripped.startswith(("event:", "data:", "id:", ":", "retry:"))
             what = (
                 "is server-sent events (event:/data: lines) labelled application/json"
