@@ -144,9 +144,8 @@ class Scope:
 
     def judges(self, verdict: str, profile: str) -> bool:
         """A cell of ``verdict`` in ``profile`` fails the release."""
-        if verdict in LOST_TOOL and profile in self.required:
-            return True
-        return verdict in self.failing and (profile not in self.opt_in or profile in self.required)
+        lost = verdict in LOST_TOOL and profile in self.required
+        return lost or self._over(verdict, profile)
 
     def fails(self, cell: Cell) -> bool:
         """The cell fails the release: the reports' ``release_failing`` (JUnit, SARIF, JSON)."""
@@ -154,9 +153,10 @@ class Scope:
 
     def over(self, cell: Cell) -> bool:
         """The cell fails the release by its verdict (``failing``), not as a lost tool."""
-        return cell.verdict in self.failing and (
-            cell.profile not in self.opt_in or cell.profile in self.required
-        )
+        return self._over(cell.verdict, cell.profile)
+
+    def _over(self, verdict: str, profile: str) -> bool:
+        return verdict in self.failing and (profile not in self.opt_in or profile in self.required)
 
 
 def gate_scope(
