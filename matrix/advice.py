@@ -298,8 +298,23 @@ def advice_parts(
     else:
         found = _call_parts(cell, tool)
     if verdict in BY_VERDICT and (not found or verdict in _ALWAYS):
-        found = found + [BY_VERDICT[verdict]]
+        found = found + [_verdict_advice(cell)]
     return _dedupe(found)[:_MAX_PARTS]
+
+
+# A broken call whose HTTP connection was lost (``connection-lost``, matrix.wire.errors): no
+# process of ours ended and stdout is not involved, so the advice is HTTP's.
+HTTP_CONNECTION_LOST = (
+    "Answer every request on the HTTP connection it came on, within the timeout: a handler that "
+    "crashes resets it; check the server's HTTP logs, and any proxy, load balancer or "
+    "idle-connection limit in front of it."
+)
+
+
+def _verdict_advice(cell: Cell) -> str:
+    if cell.verdict == "broken" and getattr(cell, "reason", "").startswith("connection-lost"):
+        return HTTP_CONNECTION_LOST
+    return BY_VERDICT[cell.verdict]
 
 
 def _discovery_parts(verdict: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:

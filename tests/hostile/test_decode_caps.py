@@ -12,7 +12,9 @@ import time
 
 import pytest
 
-from matrix.results import read_events
+from matrix.advice import advice_for
+from matrix.events import CallCell
+from matrix.results import read_events, read_typed
 from tests.conftest import run_cli
 from tests.hostile.conftest import measured_cli
 from tests.hostile.test_deadline_wire import hostile
@@ -75,3 +77,16 @@ def test_a_body_a_client_cannot_read_is_named_at_once_not_a_timeout(tmp_path, mo
         assert all(w in call["reason"] for w in words), call["reason"]
         assert "the timeout is ours" not in call["reason"] and "stdout" not in call["reason"]
     assert elapsed < 60, elapsed  # one call timeout: nothing waited for it
+
+
+def test_a_reset_http_connection_gets_http_advice_not_stdio_advice(tmp_path):
+    """Issue 22.6: a reset was ``server-exited`` and its fix read "nothing but JSON-RPC on stdout
+    (log to stderr)", which an HTTP server cannot act on."""
+    with hostile("http-reset") as url:
+        r = run_cli(*run_args(tmp_path, "--http", url), timeout=300)
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    calls = [e for e in read_typed(tmp_path / "r.jsonl") if isinstance(e, CallCell)]
+    assert calls
+    for cell in calls:
+        advice = advice_for(cell) or ""
+        assert "HTTP" in advice and "stdout" not in advice, advice
