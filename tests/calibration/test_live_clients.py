@@ -14,15 +14,16 @@ import pytest
 from tests.conftest import run_cli
 
 # recipe -> the probe sets run here (core covers per-tool and per-argument behaviours; the
-# root-anyof set is the headline difference between the two Claude Code eras).
+# root-anyof set is the headline difference between the two Claude Code eras; coercion and
+# big-int hold the two clients whose coercion rules differ most, a few seconds each).
 LIVE = {
-    "claude-code": ("core", "root-anyof"),
+    "claude-code": ("core", "root-anyof", "coercion", "big-int"),
     "claude-code-deferred": ("core", "root-anyof"),  # the default mode: tools loaded by ToolSearch
     "claude-code-278": ("core", "root-anyof"),
     "claude-code-legacy": ("paged",),
     "codex": ("core",),
     "gemini-cli": ("core",),
-    "qwen-code": ("core",),
+    "qwen-code": ("core", "coercion", "big-int"),
     "opencode": ("core",),
 }
 
