@@ -19,7 +19,7 @@ from matrix.calibrate.calibration import calibrate, check_transport, probe_sets
 from matrix.commands.common import add_target_options, target_from, timeouts_from
 from matrix.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError
 from matrix.profiles.loader import load_profiles
-from matrix.text import safe
+from matrix.text import redact_value, safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -91,17 +91,18 @@ def run(args: argparse.Namespace) -> int:
         keep=args.keep,
         on_step=lambda step: sys.stderr.write(f"calibrate: {step}\n"),
     )
+    rec = redact_value(done.record, target.secrets()) if target else done.record  # echoed secrets
     if args.output:
-        record.write_record(done.record, args.output)
+        record.write_record(rec, args.output)
     if args.json:
         doc = {
-            "record": done.record,
+            "record": rec,
             "profile": profiles[profile_name].name,
             "drift": [c.to_json() for c in done.cells],
         }
         sys.stdout.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     else:
-        print_drift(done.record, profile_name, list(done.cells), list(done.failed))
+        print_drift(rec, profile_name, list(done.cells), list(done.failed))
     if not done.measured:
         return EXIT_UNMEASURABLE
     return EXIT_FINDINGS if done.failed or any(not c.agree for c in done.cells) else 0
