@@ -384,9 +384,12 @@ class StdioTransport(Transport):
                 self._progress_at = time.monotonic()  # the server owes us nothing until now
             self._pending += data
             self._queued += len(data)
-            self._ends.append((self._queued, request_id))
+            # where the message ends, its newline aside: a server parsing JSON as it streams in
+            # may answer before it has read that byte
+            end = self._queued - 1
+            self._ends.append((end, request_id))
             if isinstance(request_id, (int, str)):
-                _keep(self._spans, request_id, (self._queued - len(data), self._queued))
+                _keep(self._spans, request_id, (self._queued - len(data), end))
             self._wakeup.notify()
 
     def _write(self) -> None:
