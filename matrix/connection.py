@@ -17,7 +17,7 @@ from matrix.classify import Answer
 from matrix.profiles.model import Profile
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
 from matrix.targets import Target
-from matrix.wire.eras import SPEC_CORRECT, Handshake, start_session
+from matrix.wire.eras import Handshake, start_session
 from matrix.wire.errors import ProtocolError, ServerExited, WireError, WireTimeout
 from matrix.wire.session import HANDSHAKE_PROTOCOLS, LATEST_PROTOCOL, Session, Timeouts
 
@@ -26,11 +26,9 @@ class Interrupted(Exception):
     """A call cut short because the user interrupted the run: its cell is not recorded."""
 
 
-def wire_handshake(profile: Profile | None) -> Handshake:
-    """How a session for ``profile`` opens: its declared handshake; the spec's way for the
-    reference session; ``initialize`` accepting any answer for a profile that declares none."""
-    if profile is None:
-        return SPEC_CORRECT
+def wire_handshake(profile: Profile) -> Handshake:
+    """How a session for ``profile`` opens: its declared handshake; ``initialize`` accepting any
+    answer for a profile that declares none."""
     h = profile.handshake
     if h is None:
         return Handshake(fallback="initialize-only", accepts=(*HANDSHAKE_PROTOCOLS, "2024-10-07"))
@@ -57,7 +55,7 @@ class Connection:
         self,
         target: Target,
         timeouts: Timeouts,
-        profile: Profile | None,
+        profile: Profile,
         deadline: Deadline | None = None,
         breaker: CircuitBreaker | None = None,
     ) -> None:
@@ -93,36 +91,30 @@ class Connection:
             try:
                 return self._open_once(list_first, longer)
             except WireTimeout as exc:
-                who = self.profile.name if self.profile else "the reference session"
-                self.breaker.handshake_timed_out(who, longer.initialize)
+                self.breaker.handshake_timed_out(self.profile.name, longer.initialize)
                 exc.message += (
                     f" (the second try; the first waited {self._timeouts.initialize:g} s)"
                 )
                 raise
 
     def _open_once(self, list_first: bool, timeouts: Timeouts) -> Session:
-        identity = self.profile.identity if self.profile else None
+        identity = self.profile.identity
         transport = self.target.transport(connect_timeout=timeouts.initialize)
         self._transport = (
             transport  # held before its server starts: close() ends it whatever happens
         )
-        kwargs: dict[str, Any] = {"timeouts": timeouts}
-        if identity is not None:
-            kwargs.update(
-                client_info=dict(identity.client_info),
-                protocol_version=identity.protocol_version,
-                capabilities=dict(identity.capabilities),
-            )
-        session = Session(transport, **kwargs)
+        session = Session(
+            transport,
+            timeouts=timeouts,
+            client_info=dict(identity.client_info),
+            protocol_version=identity.protocol_version,
+            capabilities=dict(identity.capabilities),
+        )
         try:
             if self._aborted:
                 raise ServerExited("the run was interrupted")
             transport.start()
-            version = (
-                identity.protocol_version
-                if identity is not None and identity.protocol_version
-                else LATEST_PROTOCOL
-            )
+            version = identity.protocol_version or LATEST_PROTOCOL
             started = start_session(session, wire_handshake(self.profile), version)
             if not started.started:
                 raise ProtocolError(
