@@ -413,7 +413,8 @@ def test_the_workflow_run_as_a_runner_runs_it_shards_merges_reports_and_gates(
     ]
     r.summary = r.temp / "summary.md"
     r.fail = {"github/codeql-action/upload-sarif"}
-    conclusion = r.job(workflow["jobs"]["gate"]["steps"], github_context(r))
+    context = {**github_context(r), "needs": {"shard": {"result": "success"}}}
+    conclusion = r.job(workflow["jobs"]["gate"]["steps"], context)
     names = [entry[0] for entry in r.log]
     gate = next(entry for entry in r.log if entry[0] == "Release gate")
     assert conclusion == "success" and gate[1] == 0, gate
@@ -444,6 +445,13 @@ def test_the_workflow_run_as_a_runner_runs_it_shards_merges_reports_and_gates(
     assert summary.startswith("## mcp-matrix: release gate passed\n")
     assert "https://github.com/owner/server/actions/runs/1#artifacts" in summary
     assert not [a for a in r.annotations if a[0] == "error"]
+    # A shard job that failed (say, before it uploaded): the same results never pass.
+    context["needs"]["shard"]["result"] = "failure"
+    assert r.job(workflow["jobs"]["gate"]["steps"], context) == "failure"
+    gate = [entry for entry in r.log if entry[0] == "Release gate"][-1]
+    assert gate[1] == 1 and "4 passed, 0 failed" in gate[2], gate
+    missing = "a shard job ended in failure: its clients' results may be missing"
+    assert any(m.startswith(missing) for kind, _, m in r.annotations if kind == "error")
 
 
 @pytest.mark.timeout(600)  # installs mcp-matrix into a fresh venv, runs, reports
