@@ -107,3 +107,17 @@ def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_i
     for name in EXACT:
         assert verdict[(name, "big_id")]["verdict"] == "intact"
         assert verdict[(name, "big_safe")]["verdict"] == "intact"
+
+
+def test_a_probe_set_merged_into_a_record_keeps_its_own_date_and_versions_must_match():
+    from matrix.errors import InputError
+
+    base = {"profile": "p", "client_version": "1", "date": "2026-12-01", "probe_sets": {"a": {}}}
+    later = {"profile": "p", "client_version": "1", "date": "2026-12-02", "probe_sets": {"b": {}}}
+    merged = record.merge_probe_sets(base, later)
+    assert merged["date"] == "2026-12-01" and merged["probe_sets"] == {
+        "a": {},
+        "b": {"date": "2026-12-02"},
+    }
+    with pytest.raises(InputError, match="client_version"):
+        record.merge_probe_sets(base, {**later, "client_version": "2"})
