@@ -104,7 +104,8 @@ class RunOutcome:
         self, fail_on: Sequence[str] = RELEASE_FAILING, require: Sequence[str] | None = None
     ) -> Gate:
         """The release gate. ``require`` None: every real client profile of the run (not the
-        probes), or none when ``fail_on`` is empty too (nothing fails)."""
+        probes), or none when ``fail_on`` is empty too (nothing fails). An opt-in configuration's
+        cells count only when ``require`` names it, as in ``check``."""
         events = self.events
         if require is None:
             required = default_required(events) if fail_on else ()
@@ -114,7 +115,7 @@ class RunOutcome:
             fail_on=tuple(fail_on),
             required=required,
             lost=tuple(lost_tools(events, required)),
-            over=tuple(over_threshold(events, fail_on)),
+            over=tuple(over_threshold(events, fail_on, required)),
         )
 
 

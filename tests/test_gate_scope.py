@@ -62,6 +62,24 @@ def test_an_opt_in_profile_never_fails_the_gate_over_http_and_its_label_says_so(
     assert failed and all("python-sdk-modern" in line for line in failed), named.stdout
 
 
+def test_run_require_naming_an_opt_in_profile_fails_on_its_broken_calls():
+    """``run --require`` judges the calls of the clients it names, as ``check --policy`` does
+    (before, ``run`` counted only their lost tools: the broken calls passed)."""
+    r = run_cli(
+        "run",
+        "--server",
+        "faulty --mode ok",
+        "--server-transport",
+        "http",
+        "--client",
+        "python-sdk-modern",
+        "--require",
+        "python-sdk-modern",
+    )
+    assert r.returncode == 1, r.stdout
+    assert "release gate: FAILED" in r.stdout
+
+
 def test_a_loud_refusal_the_model_can_read_is_the_safe_outcome_not_a_problem(tmp_path):
     r = run_cli(
         "run",
