@@ -40,7 +40,7 @@ _hold_early_signals()  # before the imports below, which are most of the start-u
 import argparse  # after the signals are held
 import importlib
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from matrix import __version__, outfiles
 from matrix.commands import outputs, signals
@@ -121,6 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         outputs.check_output_paths(args)  # before any server starts, not after the whole run
         outfiles.refuse_overwriting(outputs.named_paths(args), input_paths(args))
         code = int(args.handler(args) or 0)
+        held = _held_not_delivered()
+        if held is not None:
+            sys.stderr.write("mcp-matrix: interrupted\n")
+            return held
         return _after_write_failures(code)
     except MatrixError as exc:
         sys.stderr.write(f"mcp-matrix: error: {exc}\n")
@@ -143,21 +147,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         signals.restore(previous)
 
 
-def _deliver_held(args: argparse.Namespace) -> None:
-    """A signal held during start-up stops the command as if it came now: when the command
-    connects to a server, as it connects (``run`` then writes its results, ending with
-    ``run-finished``, ``interrupted: true``); otherwise at once."""
-    if not _HELD:
-        return
-    sig = _HELD[0]
-    if any(getattr(args, k, None) for k in ("stdio", "http", "sse", "server")) or (
-        args.command == "run"  # no target: the bundled default server
-    ):
-        from matrix.targets import before_connecting
+_CONNECTED: list[bool] = []  # set once the command has made its first server connection
 
-        before_connecting(lambda: signal.raise_signal(sig))
-    else:
+
+def _connects(args: argparse.Namespace) -> bool:
+    """The command will connect to a server (a live target, or ``run``'s bundled default)."""
+    return args.command == "run" or any(
+        getattr(args, k, None) for k in ("stdio", "http", "sse", "server")
+    )
+
+
+def _deliver_held(args: argparse.Namespace) -> None:
+    """A Ctrl-C (or SIGTERM) before a command connects to its server stops it as the server is
+    connected, inside the run's own interrupt handling (``run`` then writes its results, ending
+    with ``run-finished``, ``interrupted: true``), not in the middle of loading profiles and
+    cases; a second one stops it at once. A command without a server stops at once."""
+    if not _connects(args):
+        for sig in _HELD[:1]:
+            signal.raise_signal(sig)
+        return
+    from matrix.targets import before_connecting
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _until_connected(signal.getsignal(sig)))
+    before_connecting(_on_connecting)
+
+
+def _until_connected(handler: object) -> Callable[[int, object], None]:
+    def hold(signum: int, frame: object) -> None:
+        if not _CONNECTED and not _HELD:
+            _HELD.append(signum)  # delivered as the server is connected
+        elif callable(handler):
+            handler(signum, frame)
+
+    return hold
+
+
+def _on_connecting() -> None:
+    _CONNECTED.append(True)
+    for sig in _HELD[:1]:
         signal.raise_signal(sig)
+
+
+def _held_not_delivered() -> int | None:
+    """The exit code of a signal held for a connection that never came (the command ended or
+    failed first), or None."""
+    return 128 + _HELD[0] if _HELD and not _CONNECTED else None
 
 
 def _release_held(previous: dict[int, object]) -> dict[int, object]:

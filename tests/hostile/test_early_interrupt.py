@@ -61,3 +61,36 @@ def test_a_signal_during_start_up_of_a_command_without_a_server_stops_it_at_once
     )
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
     assert r.returncode == 128 + signal.SIGINT and "interrupted" in r.stderr
+
+
+DURING_PREPARATION = (
+    "import os, signal, sys\n"
+    "sys.argv = ['mcp-matrix', *sys.argv[1:]]\n"
+    "import matrix.cli, matrix.api\n"
+    "load = matrix.api.profiles\n"
+    "def interrupted_while_loading(*args, **kw):\n"  # Ctrl-C while the profiles are read
+    "    os.kill(os.getpid(), signal.SIGINT)\n"
+    "    return load(*args, **kw)\n"
+    "matrix.api.profiles = interrupted_while_loading\n"
+    "sys.exit(matrix.cli.main())\n"
+)
+
+
+def test_ctrl_c_while_the_command_prepares_its_run_still_writes_the_results(tmp_path):
+    """Between start-up and the first connection (profiles, cases, the results file) a Ctrl-C
+    is delivered as the server is connected: the run's own interrupt handling writes its
+    results (it was exit 130 with no results file)."""
+    results = tmp_path / "r.jsonl"
+    r = subprocess.run(
+        [sys.executable, "-c", DURING_PREPARATION, "run", "--server", "memory"]
+        + ["--results", str(results)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=NEUTRAL_CWD,
+        check=False,
+    )
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.returncode == 130, r.stderr[-2000:]
+    events = read_events(results)
+    assert events[-1]["event"] == "run-finished" and events[-1]["interrupted"] is True
