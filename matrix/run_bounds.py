@@ -35,6 +35,10 @@ MIN_WAIT = 0.05
 # the deadline, then the sessions close (each bounded, about 4 s at worst, in parallel) and the
 # results and reports are written (docs/security.md).
 DEADLINE_GRACE = 10.0
+# A session's waits end this long after the calls' stop time (``Timeouts.until``): a call in
+# flight then is cut short by the run (``not called``/``cut short``, polled every 0.2 s), not
+# reported ``broken`` by a timeout of its own at the same instant.
+UNTIL_MARGIN = 1.0
 
 
 class Deadline:
@@ -74,7 +78,7 @@ class Deadline:
             list=min(timeouts.list, bound),
             call=min(timeouts.call, bound),
             ping=min(timeouts.ping, bound),
-            until=self._ends,
+            until=None if self._ends is None else self._ends + UNTIL_MARGIN,
         )
 
     def reason(self) -> str:
