@@ -471,7 +471,7 @@ def test_the_action_in_one_job_for_a_users_own_server_fails_the_job_on_a_lost_to
             "uses": "./",
             "with": {
                 "stdio": f"{sys.executable} -m matrix_servers.memory --schema anyof",
-                "clients": "claude-code-278",
+                "clients": "claude-code-278,\ncontinue",  # commas and newlines both split
                 "cases": "cases.yaml",
             },
         }
@@ -480,6 +480,9 @@ def test_the_action_in_one_job_for_a_users_own_server_fails_the_job_on_a_lost_to
     gate = next(entry for entry in r.log if entry[0] == "Release gate")
     assert conclusion == "failure" and gate[1] == 1, gate
     assert "FAILED claude-code-278 sees memory_reflect" in gate[2]
+    results = r.workspace / "mcp-matrix" / "results.jsonl"
+    ran = {json.loads(line).get("profile") for line in results.read_text().splitlines()}
+    assert {"claude-code-278", "continue"} <= ran
     summary = r.summary.read_text(encoding="utf-8")
     assert summary.startswith("## mcp-matrix: release gate FAILED\n")
     assert "policy: pyproject.toml" in summary
