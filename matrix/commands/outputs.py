@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 from collections.abc import Iterator, Sequence
 from typing import IO
 
 from matrix.outfiles import ENCODING_ERRORS, check_writable
 from matrix.report.writers import FORMATS
-from matrix.targets import MASK, scrub_json
+from matrix.targets import scrub_json
+from matrix.text import redact
 
 WRITES_RESULTS = ("run", "replay")  # elsewhere (report, check) a results file is an input
 
@@ -58,16 +58,8 @@ def escape_surrogates(stream: IO[str]) -> None:
 
 
 def scrub_text(text: str, secrets: Sequence[str]) -> str:
-    """Plain text with every secret (raw or JSON-escaped) replaced by ``***``."""
-    for secret in secrets:
-        for form in {
-            secret,
-            json.dumps(secret, ensure_ascii=False)[1:-1],
-            json.dumps(secret)[1:-1],
-        }:
-            if form:
-                text = text.replace(form, MASK)
-    return text
+    """Plain text with every secret masked: ``matrix.text.redact``, the one masking."""
+    return redact(text, secrets)
 
 
 class ScrubbingStream(io.TextIOBase):
