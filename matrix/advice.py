@@ -67,6 +67,11 @@ STRICT_VALIDATION = (
     "(a stringified array, object or boolean) with a tool error the model can read, so the call is "
     "loud; never coerce silently."
 )
+BIG_INTEGERS = (
+    "Take 64-bit ids and other integers above 2^53 as strings (type: string, pattern: "
+    "^-?[0-9]+$): a JavaScript client parses the model's arguments into doubles and sends a "
+    "neighbouring number, which is still a valid integer, so no server-side validation can see it."
+)
 KEEP_LOUD = (
     "This is loud, the safe outcome: the model reads the error and retries, at the cost of a turn. "
     "Keep validating strictly; never coerce silently."
@@ -242,6 +247,7 @@ BY_BEHAVIOUR: dict[str, str] = {
     "drop-nulls": NULLS,
     "new-session-per-call": SESSIONS,
     "client-validate": CLIENT_REFUSED,
+    "round-big-integers": BIG_INTEGERS,
 }
 
 BY_VERDICT: dict[str, str] = {
@@ -297,7 +303,7 @@ def advice_parts(
         found = _discovery_parts(verdict, cell.findings if finding is None else (finding,))
     else:
         found = _call_parts(cell, tool)
-    if verdict in BY_VERDICT and (not found or verdict in _ALWAYS):
+    if verdict in BY_VERDICT and (not found or verdict in _ALWAYS) and not _unseen(cell):
         found = found + [_verdict_advice(cell)]
     return _dedupe(found)[:_MAX_PARTS]
 
@@ -309,6 +315,12 @@ HTTP_CONNECTION_LOST = (
     "crashes resets it; check the server's HTTP logs, and any proxy, load balancer or "
     "idle-connection limit in front of it."
 )
+
+
+def _unseen(cell: Cell) -> bool:
+    """A change no server-side check can see (a rounded integer is still a valid integer): the
+    verdict's own advice, validate strictly, would not help, so only the specific fix is given."""
+    return isinstance(cell, CallCell) and "round-big-integers" in cell.behaviours
 
 
 def _verdict_advice(cell: Cell) -> str:

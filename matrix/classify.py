@@ -17,6 +17,9 @@ from matrix.evidence import Evidence, weakest
 from matrix.model import Finding, Mutation
 
 LOSSY = ("removed", "nulled")
+# What a client does when it converts an argument to another JSON type (a string "5" to 5, 42 to
+# "42"): the value the model meant, written as another type.
+CONVERSIONS = ("retyped", "stringified")
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ def classify(
     reference: Answer | None = None,
     unsteady: str | None = None,
     invalid: tuple[Violation, ...] = (),
+    repaired: tuple[Violation, ...] = (),
     unread: tuple[str, ...] = (),
     hidden_reason: str | None = None,
     behaviours: tuple[str, ...] = (),
@@ -141,7 +145,10 @@ def classify(
     between calls: the difference may not be the mutation's); ``invalid`` how the
     call sent fails the server's listed ``inputSchema`` (an unmutated call the server refuses
     is ``failed`` only when it was valid: an invalid one is refused legibly, ``loud``);
-    ``unread`` the pointers of what was sent that the server accepted without reading (its
+    ``repaired`` how the call as the model wrote it fails the server's listed ``inputSchema``,
+    when the client only converted types (``CONVERSIONS``) and the server accepted the call sent:
+    the client repaired the call, which is not a loss (Claude Code and Qwen Code convert "5" to 5
+    for an integer, observed); ``unread`` the pointers of what was sent that the server accepted without reading (its
     listed schema does not name them, and the call without them got the same answer).
     """
 
@@ -206,6 +213,13 @@ def classify(
             f"the intact, valid call was refused with {what}: {answer.summary().get('text') or answer.summary().get('message', '')}",
         )
     # The server reported success.
+    if repaired:
+        return v(
+            "tolerated",
+            f"{described}: the client converted the arguments to the types the server's "
+            f"inputSchema asks for, and the server accepted them (as the model wrote it, the call "
+            f"fails that schema: {plain_errors(repaired)})",
+        )
     lossy = [m for m in mutations if m.kind in LOSSY]
     if expect.outcome == "error":
         if lossy:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from matrix.behaviours import registry
 from matrix.behaviours.validation import Violation, validate
-from matrix.classify import Answer, Expectation, Verdict, classify, same_result
+from matrix.classify import CONVERSIONS, Answer, Expectation, Verdict, classify, same_result
 from matrix.model import CallContext, CallPlan, ClientView, Finding, ToolView
 from matrix.profiles.model import Profile
 from matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
@@ -438,6 +438,7 @@ def decide(
     plan = variant.plan
     answer = failure = reference = unsteady = None
     invalid: tuple[Violation, ...] = ()
+    repaired: tuple[Violation, ...] = ()
     lost: tuple[str, ...] = ()
     if plan.refused is None and server is not None:
         answer = server.send(plan)
@@ -449,6 +450,12 @@ def decide(
             invalid = answer.violations or server.violations(call.tool, plan.arguments)
         if answer.ok and failure is None:
             lost = unread(server, call, held.live_raw.get(call.tool), plan.arguments, answer, plan)
+        if (
+            answer.ok
+            and variant.mutations
+            and all(m.kind in CONVERSIONS for m in variant.mutations)
+        ):
+            repaired = server.violations(call.tool, call.arguments)  # as the model wrote it
     names = plan.applied + ((failure.behaviour,) if failure else ())
     if ctx.stale and held.note is not None:
         names += ("cache-tools",)
@@ -462,6 +469,7 @@ def decide(
         reference=reference,
         unsteady=unsteady,
         invalid=invalid,
+        repaired=repaired,
         unread=lost,
         behaviours=names,
         evidence=evidence_for(profile, names),

@@ -121,3 +121,44 @@ def test_a_probe_set_merged_into_a_record_keeps_its_own_date_and_versions_must_m
     }
     with pytest.raises(InputError, match="client_version"):
         record.merge_probe_sets(base, {**later, "client_version": "2"})
+
+
+def test_a_string_the_client_converts_to_the_schemas_type_is_tolerated_not_a_loss(tmp_path):
+    """Claude Code and Qwen Code send "5" as 5 where the schema asks for an integer (observed):
+    the server gets a valid call the model's own text would have failed, so the client repaired
+    it: ``tolerated``, never ``silent-corruption`` (which it was, because the intact "5" is
+    refused and so "differs"). A client that sends "5" as it is gets the server's refusal."""
+    tools = [t for t in probe.PROBE_SETS["coercion"].tools if t["name"] == "coerce_scalars"]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    (tmp_path / "cases.yaml").write_text(
+        "cases:\n  coerce_scalars:\n    - name: count-as-text\n      arguments: {count: '5'}\n"
+    )
+    results = tmp_path / "results.jsonl"
+    server = f"{sys.executable} -m matrix_servers.probe --tools {tmp_path / 'tools.json'}"
+    r = run_cli(
+        "run",
+        "--stdio",
+        server,
+        "--cases",
+        str(tmp_path / "cases.yaml"),
+        "--no-auto-cases",
+        "--results",
+        str(results),
+        "--quiet",
+        *("--client", "claude-code", "--client", "qwen-code", "--client", "python-sdk"),
+        timeout=300,
+    )
+    calls = {
+        e["profile"]: e
+        for e in map(json.loads, results.read_text().splitlines())
+        if e.get("event") == "call"
+    }
+    for name in ("claude-code", "qwen-code"):
+        cell = calls[name]
+        assert cell["verdict"] == "tolerated", cell
+        assert cell["mutations"] == [
+            {"kind": "retyped", "pointer": "/count", "before": "5", "after": 5}
+        ]
+        assert "converted the arguments to the types" in cell["reason"]
+    assert calls["python-sdk"]["verdict"] != "tolerated"
+    assert "silent-corruption" not in r.stdout

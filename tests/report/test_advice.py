@@ -139,3 +139,9 @@ def test_every_finding_code_the_behaviours_produce_has_advice():
 def test_every_advised_behaviour_exists_in_the_registry():
     names = set(registry.load_all())
     assert not sorted(set(BY_BEHAVIOUR) - names)
+
+
+def test_a_rounded_big_integer_is_fixed_by_taking_ids_as_strings_not_by_validating():
+    text = advice_for(call("silent-corruption", ["round-big-integers"], ["changed"]))
+    assert "as strings" in text and "2^53" in text
+    assert "Validate arguments strictly" not in text  # a rounded id is still a valid integer
