@@ -560,6 +560,8 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "langchain-genai-schema": ("core", "root-anyof", "many"),
     "coerce-arguments": ("coercion",),
     "round-big-integers": ("big-int",),
+    "copilot-tool-name": ("core", "long-name", "dotted-name"),
+    "copilot-schema": ("core", "root-anyof", "root-not-object", "no-type"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {
