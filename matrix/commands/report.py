@@ -53,8 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sarif-source",
         metavar="FILE",
-        help="sarif: the file in your repository that defines the tools; results point at "
-        "each tool's line in it (default: a logical location, which GitHub code scanning rejects)",
+        help="sarif, github: the file in your repository that defines the tools; results and "
+        "annotations point at each tool's line in it (default: a logical location, which GitHub "
+        "code scanning rejects)",
     )
     p.add_argument(
         "--quiet", action="store_true", help="terminal: print only the grid, no problems list"

@@ -11,11 +11,13 @@ line this writer prints starts with ``::error`` or ``::warning``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import IO
 
 from matrix.checklist import Policy, evaluate
 from matrix.events import Event, typed_events
 from matrix.report.grid import RELEASE_FAILING
+from matrix.report.sarif import Source
 from matrix.report.triage import build_triage, cause_title, cause_where, problems
 
 SHOWN = 9  # GitHub displays 10 annotations of a kind per step: 9 and the "N more" line
@@ -34,11 +36,19 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(kind: str, title: str, message: str) -> str:
-    """One workflow command line: ``::kind title=...::message``."""
+def command(
+    kind: str, title: str, message: str, where: tuple[str, int | None] | None = None
+) -> str:
+    """One workflow command line: ``::kind file=...,line=...,title=...::message``."""
     if len(message) > MAX_MESSAGE:
         message = message[: MAX_MESSAGE - 1] + "…"
-    return f"::{kind} title={escape_property(title[:200])}::{escape_data(message)}\n"
+    properties = []
+    if where is not None:
+        properties.append(f"file={escape_property(where[0])}")
+        if where[1]:
+            properties.append(f"line={where[1]}")
+    properties.append(f"title={escape_property(title[:200])}")
+    return f"::{kind} {','.join(properties)}::{escape_data(message)}\n"
 
 
 def write_github(
@@ -46,14 +56,24 @@ def write_github(
     stream: IO[str],
     failing: Iterable[str] = RELEASE_FAILING,
     policy: Policy | None = None,
+    source: str | Path | None = None,
 ) -> None:
     """The annotations for ``events`` under ``policy`` (default: the default policy failing on
-    ``failing``), as workflow commands on ``stream``."""
+    ``failing``), as workflow commands on ``stream``; with ``source`` (the file that defines the
+    tools, as for SARIF) each one about a tool named in it is placed on that line."""
     events = typed_events(events)
     policy = policy or Policy(fail_on=tuple(failing))
+    tools = Source(source) if source else None
+
+    def where(tool: str | None) -> tuple[str, int | None] | None:
+        """The tool's line in the source: a file-level annotation would sit on the wrong file."""
+        line = tools.line(tool) if tools and tool else None
+        return (tools.uri, line) if line else None
+
     failed = [i for i in evaluate(events, policy) if not i.passed]
     for item in failed[:SHOWN]:
-        stream.write(command("error", f"mcp-matrix gate: {item.name}", item.evidence))
+        tool = item.cell[2] if item.cell else None
+        stream.write(command("error", f"mcp-matrix gate: {item.name}", item.evidence, where(tool)))
     if len(failed) > SHOWN:
         stream.write(
             command(
@@ -70,7 +90,7 @@ def write_github(
     ]
     for c in others[:SHOWN]:
         message = f"{cause_title(c)} ({cause_where(c)})" + (f" Fix: {c.fix}" if c.fix else "")
-        stream.write(command("warning", f"mcp-matrix: {c.verdict}", message))
+        stream.write(command("warning", f"mcp-matrix: {c.verdict}", message, where(c.tool)))
     if len(others) > SHOWN:
         stream.write(
             command(

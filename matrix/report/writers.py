@@ -72,7 +72,7 @@ def write_report(
 
     ``policy``: the release policy; its ``fail_on`` is the default ``failing``, and the summary
     and GitHub annotations state its gate. ``sarif_source``: the file that defines the tools,
-    where SARIF results point (else a logical location).
+    where SARIF results and GitHub annotations point (else a logical location, no file).
 
     Files are written as UTF-8; a character that cannot be encoded (a lone surrogate from a
     hostile server) is written as a backslash escape rather than failing the report.
@@ -90,7 +90,7 @@ def write_report(
     options: dict = {}
     if fmt in GATED and policy is not None:
         options["policy"] = policy
-    if fmt == "sarif" and sarif_source is not None:
+    if fmt in ("sarif", "github") and sarif_source is not None:
         options["source"] = sarif_source
     if stream_or_path is None or isinstance(stream_or_path, (str, Path)):
         path = None if stream_or_path is None else Path(stream_or_path)

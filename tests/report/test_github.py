@@ -16,7 +16,7 @@ from tests.report import events as ev
 from tests.report.test_summary import large_run
 
 # A workflow command as the runner parses it: ::name key=value,key=value::message
-COMMAND = re.compile(r"^::(error|warning) title=([^:,]*)::(.*)$")
+COMMAND = re.compile(r"^::(error|warning) (?:file=([^:,]*),line=(\d+),)?title=([^:,]*)::(.*)$")
 
 
 def unescape(text: str) -> str:
@@ -25,13 +25,26 @@ def unescape(text: str) -> str:
     return text
 
 
-def annotations(events) -> list[tuple[str, str, str]]:
+def annotations(events, **options) -> list[tuple[str, str, str]]:
+    """(kind, title, message) of each line, each checked to be one of our commands."""
+    return [(kind, title, message) for kind, _, title, message in placed(events, **options)]
+
+
+def placed(events, **options) -> list[tuple[str, tuple | None, str, str]]:
     buf = io.StringIO()
-    write_report(events, "github", buf)
+    write_report(events, "github", buf, **options)
     lines = buf.getvalue().splitlines()
     parsed = [COMMAND.match(line) for line in lines]
     assert all(parsed), [line for line, m in zip(lines, parsed) if not m]
-    return [(m.group(1), unescape(m.group(2)), unescape(m.group(3))) for m in parsed]
+    return [
+        (
+            m.group(1),
+            (unescape(m.group(2)), int(m.group(3))) if m.group(2) else None,
+            unescape(m.group(4)),
+            unescape(m.group(5)),
+        )
+        for m in parsed
+    ]
 
 
 def test_each_failed_gate_item_is_an_error_and_other_problems_are_warnings():
@@ -77,3 +90,21 @@ def test_the_command_line_prints_the_annotations(results_file):
     done = run_cli("report", str(results_file), "-f", "github")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("::error title=mcp-matrix gate%3A ")
+
+
+def test_with_the_tools_source_an_annotation_sits_on_the_line_that_names_its_tool(
+    tmp_path, monkeypatch
+):
+    from tests.report.test_sarif import TOOLS_SOURCE
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tools.py").write_text(TOOLS_SOURCE, encoding="utf-8")
+    got = placed(ev.full_run(), sarif_source="tools.py")
+    lines = TOOLS_SOURCE.splitlines()
+    by_title = {title: where for _, where, title, _ in got}
+    where = by_title["mcp-matrix gate: claude-code sees memory_reflect"]
+    assert where[0] == "tools.py" and lines[where[1] - 1] == '@server.tool(name="memory_reflect")'
+    file, line = by_title["mcp-matrix gate: cursor sees list_items"]
+    assert file == "tools.py"
+    assert lines[line - 1] == "def list_items(ids): ..."
+    assert by_title["mcp-matrix gate: every profile was measured"] is None  # about no tool
