@@ -45,6 +45,7 @@ from collections.abc import Callable, Sequence
 from matrix import __version__, outfiles
 from matrix.commands import outputs, signals
 from matrix.errors import EXIT_INPUT, MatrixError
+from matrix.targets import before_connecting  # imported with commands.outputs anyway
 
 COMMANDS = (
     "snapshot",
@@ -112,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         _release_held({})
         return EXIT_INPUT
+    _CONNECTED.clear()
     previous = signals.install()
     previous = _release_held(previous)
     for stream in (sys.stdout, sys.stderr):
@@ -139,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("mcp-matrix: interrupted\n")
         return signals.interrupted_exit_code()
     finally:
+        _HELD.clear()  # this command's; a caller may run main again in this process
+        before_connecting(None)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()  # a scrubbing stream holds a line without its newline
@@ -166,8 +170,6 @@ def _deliver_held(args: argparse.Namespace) -> None:
         for sig in _HELD[:1]:
             signal.raise_signal(sig)
         return
-    from matrix.targets import before_connecting
-
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _until_connected(signal.getsignal(sig)))
     before_connecting(_on_connecting)

@@ -226,8 +226,12 @@ class Target:
     def transport(self, connect_timeout: float = 30.0) -> Transport:
         """The transport to this target, not yet started: a caller that must end the server
         whatever happens (Ctrl-C included) holds it before ``start()`` runs the server."""
-        while _BEFORE_CONNECTING:  # a Ctrl-C held since start-up stops the command here
-            _BEFORE_CONNECTING.pop(0)()
+        try:  # a Ctrl-C held since start-up stops the command here (probes race: pop is atomic)
+            action = _BEFORE_CONNECTING.pop()
+        except IndexError:
+            pass
+        else:
+            action()
         if self.kind == "stdio":
             t: Transport = StdioTransport(
                 self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env
@@ -297,11 +301,11 @@ class Target:
 _BEFORE_CONNECTING: list[Callable[[], None]] = []
 
 
-def before_connecting(action: Callable[[], None]) -> None:
-    """Run ``action`` once, when the first transport of this process is made: the CLI delivers
-    a Ctrl-C pressed during its start-up there, inside a run's interrupt handling (so its
+def before_connecting(action: Callable[[], None] | None) -> None:
+    """Run ``action`` once, when the next transport is made (None: forget the one set): the CLI
+    delivers a Ctrl-C pressed while it started there, inside a run's interrupt handling (so its
     results still end with ``run-finished``), not before the run has begun."""
-    _BEFORE_CONNECTING.append(action)
+    _BEFORE_CONNECTING[:] = [action] if action is not None else []
 
 
 def _is_secret_name(name: str) -> bool:
