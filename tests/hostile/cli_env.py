@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 
+from matrix.calibrate.harness import kill_group, start_http_server
 from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD
 
 
@@ -34,19 +33,8 @@ def cli_with_env(*args: str, env: dict, timeout: float = 180) -> subprocess.Comp
 @contextlib.contextmanager
 def listening(argv: Sequence[str]) -> Iterator[str]:
     """Start ``argv`` (a server printing ``MCP_MATRIX_LISTENING URL`` first); its URL; ended after."""
-    proc = subprocess.Popen(
-        list(argv),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    proc, url = start_http_server(argv, timeout=60)
     try:
-        line = lines.get(timeout=60)
-        assert line.startswith("MCP_MATRIX_LISTENING "), line
-        yield line.split(" ", 1)[1].strip()
+        yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        kill_group(proc)
