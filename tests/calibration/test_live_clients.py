@@ -25,6 +25,7 @@ LIVE = {
     "gemini-cli": ("core",),
     "qwen-code": ("core", "coercion", "big-int"),
     "opencode": ("core",),
+    "copilot-cli": ("core", "long-name"),
 }
 
 
