@@ -17,7 +17,15 @@ from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD, run_cli
 
 TINY_SERVER = Path(__file__).with_name("tiny_server.py")
 PEAK_RSS = Path(__file__).with_name("peak_rss.py")
-FORMATS = {"md": "r.md", "html": "r.html", "json": "r.json", "junit": "r.xml", "sarif": "r.sarif"}
+FORMATS = {
+    "md": "r.md",
+    "html": "r.html",
+    "json": "r.json",
+    "junit": "r.xml",
+    "sarif": "r.sarif",
+    "summary": "r.summary.md",
+    "github": "r.github.txt",
+}
 # Bounds of every hostile run: short, so a hang shows as a timeout verdict, not a stuck test.
 TIMEOUTS = ("--timeout-call", "3", "--timeout-initialize", "5", "--timeout-list", "5")
 
@@ -110,6 +118,10 @@ def assert_reports_render(run: Run) -> None:
     ET.fromstring(run.report("junit"))  # parses: no raw control characters, no broken markup
     sarif = json.loads(run.report("sarif"))
     assert sarif["version"] == "2.1.0" and len(sarif["runs"]) == 1
+    # Workflow commands: every line is one annotation of ours, so a name holding a newline and
+    # "::error::" (or "::stop-commands::") cannot start a command of its own.
+    for line in run.report("github").splitlines():
+        assert re.match(r"::(error|warning|notice)( [^:]*)?::", line), line
     html = run.report("html")
     # The page's own two script elements and no other; its JSON data holds no raw "<".
     assert re.findall(r"<script\b[^>]*>", html) == [
