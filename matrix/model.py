@@ -114,6 +114,11 @@ class ListState:
     ``outcome`` is ``ok``, ``server-dropped`` (the client lost every tool of the server) or
     ``session-broken`` (the client keeps the tools but every request fails); ``culprit``
     is the index of the tool that caused it, if one did.
+
+    ``blocked`` (set only by ``matrix.simulate.discovery.run_discovery`` when it ends) are
+    the indices of the tools that break the session (a model API refusing the request
+    their names or schemas make): discovery set each aside when it failed the session and
+    went on with the others, so every other tool holds its own prediction.
     """
 
     server: str
@@ -122,6 +127,7 @@ class ListState:
     outcome: str = "ok"
     culprit: int | None = None
     findings: tuple[Finding, ...] = ()
+    blocked: tuple[int, ...] = ()
 
     def fail(self, outcome: str, finding: Finding, culprit: int | None = None) -> ListState:
         if self.outcome != "ok":  # the first failure decides; later ones add nothing
@@ -159,12 +165,25 @@ class ToolView:
 
 @dataclass(frozen=True)
 class ClientView:
-    """What one client profile makes of a snapshot: a verdict per tool."""
+    """What one client profile makes of a snapshot: a verdict per tool.
+
+    ``culprits`` names the tools that break the session (each one's own cell is
+    ``session-broken``, its last finding the rule); every other tool's cell is then its own
+    prediction, what the client does with it once the culprits are fixed. When ``outcome`` is
+    not ``ok`` and there are no culprits (a dropped server, a handshake that never succeeds),
+    every tool carries the outcome: ``whole``.
+    """
 
     profile: str
     outcome: str
     tools: tuple[ToolView, ...]
     findings: tuple[Finding, ...] = field(default=())
+    culprits: tuple[str, ...] = ()
+
+    @property
+    def whole(self) -> bool:
+        """Every tool shares the list-level outcome: no cell holds a tool's own prediction."""
+        return self.outcome != "ok" and not self.culprits
 
     def by_tool(self) -> dict[str, ToolView]:
         """Tools by name, built once per view: ``diff`` asks for it per change and profile, and

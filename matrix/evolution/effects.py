@@ -298,7 +298,9 @@ def discovery_effects(sides: Sides, changes: list[Change]) -> list[Change]:
 
     for profile in sides.profiles:
         ov, nv = sides.old_views[profile.name], sides.new_views[profile.name]
-        if nv.outcome != "ok" and ov.outcome == "ok":
+        # A view whose session a tool breaks (``culprits``) still holds every other tool's own
+        # prediction: it is compared tool by tool, the culprit's cell naming the rule.
+        if nv.whole and not ov.whole:
             culprit, reason = _culprit(nv)
             if culprit is not None and reason is not None:
                 lost = (
@@ -317,7 +319,7 @@ def discovery_effects(sides: Sides, changes: list[Change]) -> list[Change]:
                     ),
                 )
             continue
-        if ov.outcome != "ok" and nv.outcome == "ok":
+        if ov.whole and nv.outcome == "ok":
             culprit, reason = _culprit(ov)
             if culprit is not None and reason is not None:
                 attach(
@@ -332,7 +334,7 @@ def discovery_effects(sides: Sides, changes: list[Change]) -> list[Change]:
                     ),
                 )
             continue
-        if nv.outcome != "ok":
+        if nv.whole:
             continue
         old_by = ov.by_tool()
         for tv in nv.tools:
@@ -358,6 +360,8 @@ def discovery_effects(sides: Sides, changes: list[Change]) -> list[Change]:
                     if before.verdict != tv.verdict
                     else f"still {tv.verdict}, and now"
                 )
+                if tv.tool in nv.culprits:
+                    how = f"every request of the session fails in this client because of {tv.tool}"
                 attach(
                     name,
                     finding.pointer,
@@ -422,8 +426,9 @@ def _culprit(view: ClientView) -> tuple[ToolView | None, Finding | None]:
     reason = view.findings[-1] if view.findings else None
     if reason is None:
         return None, None
+    same = (reason.code, reason.pointer, reason.message)  # cells carry it with its materiality
     for tv in view.tools:
-        if reason in tv.findings:
+        if any((f.code, f.pointer, f.message) == same for f in tv.findings):
             return tv, reason
     return None, reason
 

@@ -38,6 +38,7 @@ __all__ = [
     "over_threshold",
     "run_profiles",
     "runs",
+    "session_blockers",
 ]
 
 # Discovery verdicts that lose a tool: they fail the gate in a required client.
@@ -201,6 +202,26 @@ def over_threshold(
     events = list(events)
     scope = Scope(frozenset(failing), frozenset(required), opt_in(events))
     return [e for e in events if isinstance(e, (DiscoveryCell, CallCell)) and scope.over(e)]
+
+
+def session_blockers(events: Iterable[Event]) -> dict[str, tuple[int, tuple[str, ...]]]:
+    """Profile -> (how many tools it lists, the tools that break its session), for each profile
+    whose other tools' cells hold their own predictions: each culprit's cell is
+    ``session-broken`` and the rest are what the client does with them if the model API accepted
+    the request. Results written before per-tool predictions were kept (every tool of the server
+    ``session-broken``, the culprit named in each copy's finding) give none."""
+    listed: dict[str, set[str]] = {}
+    broken: dict[str, list[str]] = {}
+    for e in events:
+        if isinstance(e, DiscoveryCell):
+            listed.setdefault(e.profile, set()).add(e.tool)
+            if e.verdict == "session-broken" and e.tool not in broken.setdefault(e.profile, []):
+                broken[e.profile].append(e.tool)
+    return {
+        p: (len(listed[p]), tuple(tools))
+        for p, tools in broken.items()
+        if tools and len(tools) < len(listed[p])
+    }
 
 
 def calls_not_made(events: Iterable[Event]) -> list[Skipped]:

@@ -19,7 +19,14 @@ from rich.text import Text
 from matrix.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
 from matrix.report import triage
 from matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
-from matrix.report.grid import Run, build_grid, calls_not_made, not_made_text, runs
+from matrix.report.grid import (
+    Run,
+    build_grid,
+    calls_not_made,
+    not_made_text,
+    runs,
+    session_blockers,
+)
 from matrix.report.triage import (
     LIST_LIMIT,
     Cause,
@@ -270,6 +277,15 @@ def write_grid(events: list[Event], console: Console) -> None:
     if key:
         for line in key.wrap(console, _width(console)):
             console.print(line, soft_wrap=True)
+    if session_blockers(events):
+        _wrap(
+            console,
+            f"{SYMBOL['session-broken']} marks the tool that breaks the session in that client: "
+            "if the request is refused, every tool of the server fails there; the other cells "
+            "show each tool as if it were accepted",
+            0,
+            style="dim",
+        )
 
 
 def _err_console(console: Console) -> Console:

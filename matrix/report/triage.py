@@ -32,7 +32,7 @@ from matrix.events import (
     typed_events,
 )
 from matrix.materiality import MATERIAL, keyword_at, materiality_of
-from matrix.report.grid import gate_scope
+from matrix.report.grid import gate_scope, session_blockers
 from matrix.verdicts import rank
 
 FINE = frozenset({"visible", "intact", "tolerated", "skipped"})
@@ -61,6 +61,9 @@ class Cause:
     weakest: str | None = None
     stricter: bool = False  # a forced stricter schema: a note, not a loss
     culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
+    # a tool that breaks the session while the other tools keep their own cells: how many tools
+    # the server lists in the client(s), every one of them failing if the request is refused
+    session_tools: int = 0
     optional: bool = False  # the default release gate fails on none of its cells
     by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
     # every cell loud and the only advice "keep validating strictly": the safe outcome, listed
@@ -173,6 +176,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
     calls = [e for e in events if isinstance(e, CallCell)]
     causes: dict[tuple, Cause] = {}
     hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
+    blockers = session_blockers(discovery)
 
     # Membership beside each cause's ordered list of tools: a cause that takes down 5,000 tools
     # is added to once per cell (100,000), and scanning its list made the triage quadratic.
@@ -234,6 +238,8 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             if not blamed:  # the culprit's own cell names the tool to change
                 if tool not in cause.culprits:
                     cause.culprits.append(tool)
+                if verdict == "session-broken" and e.profile in blockers:
+                    cause.session_tools = max(cause.session_tools, blockers[e.profile][0])
                 cause.fix = fix
                 # Every tool's own cell carries a session or server finding (the handshake, the
                 # era): the server as a whole is the cause, not one of its tools.
@@ -343,6 +349,7 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
         first.cells += len(cause.seen - first.seen)
         first.seen |= cause.seen
         first.calls_lost += cause.calls_lost
+        first.session_tools = max(first.session_tools, cause.session_tools)
         first.clients += [c for c in cause.clients if c not in first.clients]
         have = set(first.tools)
         first.tools += [t for t in cause.tools if t not in have]
@@ -409,14 +416,21 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
             else f"in {name_list(clients, show=show)}"
         )
     blast = []
-    if c.blast_radius in ("server", "session") and len(c.tools) > 1:
+    radius = f"blast radius: {c.blast_radius}"
+    if c.session_tools:  # the other tools' cells are their own: say what the refusal takes
+        where = "this client" if len(c.clients) == 1 else "each of these clients"
+        radius = (
+            f"blast radius: every tool of this server in {where} ({c.session_tools} tools), "
+            "if the request is refused; the other cells show each tool as if it were accepted"
+        )
+    elif c.blast_radius in ("server", "session") and len(c.tools) > 1:
         blast.append(f"takes down {len(c.tools)} tools")
     if c.calls_lost:
         blast.append(f"{c.calls_lost} calls could not be made")
     if c.optional:
         blast.append("not required by default (an opt-in configuration or a probe)")
     return " · ".join(
-        parts + ([f"blast radius: {c.blast_radius}"] if c.blast_radius != "tool" else []) + blast
+        parts + ([radius] if c.blast_radius != "tool" else []) + blast
     )
 
 

@@ -94,12 +94,46 @@ def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListSt
 
 
 def run_discovery(profile: Profile, state: ListState) -> ListState:
-    """Run every discovery behaviour of ``profile`` over ``state`` in order."""
+    """Run every discovery behaviour of ``profile`` over ``state`` in order.
+
+    A behaviour that breaks the session because of one tool (``session-broken`` with a
+    culprit: a model API that refuses the request that tool's name or schema makes) does not
+    end discovery: the culprit is set aside with that finding and the behaviour runs again
+    over the other tools, and so do the behaviours after it. The final state has the culprits
+    back in place, ``outcome`` ``session-broken`` and their indices in ``blocked``; every other
+    tool holds what the client does with it if the API accepted the request (no per-tool
+    prediction is hidden by a session-level claim no offline run can show).
+    """
+    aside: list[ToolState] = []
     for use in profile.discovery:
         spec = registry.get(use.name)
-        after = spec.fn(state, **dict(use.params))
-        state = _stamp_new(state, after, use)
-    return state
+        after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+        while (culprit := _blocking(state, after)) is not None:
+            finding = after.findings[-1]
+            aside.append(state.tools[culprit].with_finding(finding))
+            state = evolve(
+                state,
+                tools=state.tools[:culprit] + state.tools[culprit + 1 :],
+                findings=state.findings + (finding,),
+            )
+            after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+        state = after
+    if not aside:
+        return state
+    tools = tuple(sorted(state.tools + tuple(aside), key=lambda t: t.index))
+    blocked = tuple(t.index for t in aside)
+    if state.outcome != "ok":  # a later failure of the whole list (a dropped server) decides
+        return evolve(state, tools=tools, blocked=blocked)
+    return evolve(
+        state, tools=tools, outcome="session-broken", culprit=blocked[0], blocked=blocked
+    )
+
+
+def _blocking(before: ListState, after: ListState) -> int | None:
+    """The position in ``before`` of the tool that made ``after`` break the session, if one did."""
+    if before.outcome != "ok" or after.outcome != "session-broken" or after.culprit is None:
+        return None
+    return next((i for i, t in enumerate(before.tools) if t.index == after.culprit), None)
 
 
 @contextmanager
@@ -138,36 +172,51 @@ def client_views(profiles: Iterable[Profile], state: ListState) -> list[ClientVi
 
 def _client_view(profile: Profile, state: ListState) -> ClientView:
     final = run_discovery(profile, state)
+    if final.outcome != "ok" and not (final.blocked and final.outcome == "session-broken"):
+        return _whole_view(profile, final)
+    blocked = set(final.blocked)
     views = []
-    reason = blamed = None
-    if final.outcome != "ok":
-        culprit = final.culprit
-        reason = final.findings[-1] if final.findings else None
-        if reason is not None and culprit is not None:
-            culprit_name = (
-                (final.tools[culprit].server_name or f"#{culprit}")
-                if culprit < len(final.tools)
-                else "?"
-            )
-            blamed = replace(
-                reason,
-                message=f"because of tool {culprit_name!r}: {reason.message}",
-                culprit=culprit_name,
-            )
     for tool in final.tools:
         label = tool.server_name or f"#{tool.index}"
-        if final.outcome != "ok":
-            findings = tool.findings
-            if reason is not None:
-                own = blamed is None or final.culprit == tool.index
-                findings = findings + ((reason if own else blamed),)
-            views.append(_view(tool, label, final.outcome, findings, visible=False))
+        if tool.index in blocked:  # its last finding is the rule that breaks the session
+            views.append(_view(tool, label, "session-broken", tool.findings, visible=False))
         elif tool.hidden:
             views.append(_view(tool, label, "hidden", tool.findings, visible=False))
         else:
             findings = derive(tool.findings)  # degraded only when a constraint or guidance was lost
             verdict = "degraded" if any(f.materiality in MATERIAL for f in findings) else "visible"
             views.append(_view(tool, label, verdict, findings, visible=True))
+    culprits = tuple(v.tool for v in views if v.verdict == "session-broken")
+    return ClientView(
+        profile=profile.name,
+        outcome=final.outcome,
+        tools=tuple(views),
+        findings=final.findings,
+        culprits=culprits,
+    )
+
+
+def _whole_view(profile: Profile, final: ListState) -> ClientView:
+    """Every tool carries the list's outcome (a dropped server: the client holds none of them);
+    the culprit's cell has the finding, every other cell a copy naming the culprit."""
+    reason = final.findings[-1] if final.findings else None
+    blamed = None
+    culprit = next((t for t in final.tools if t.index == final.culprit), None)
+    if reason is not None and final.culprit is not None:
+        culprit_name = (culprit.server_name or f"#{final.culprit}") if culprit else "?"
+        blamed = replace(
+            reason,
+            message=f"because of tool {culprit_name!r}: {reason.message}",
+            culprit=culprit_name,
+        )
+    views = []
+    for tool in final.tools:
+        findings = tool.findings
+        if reason is not None:
+            own = blamed is None or final.culprit == tool.index
+            findings = findings + ((reason if own else blamed),)
+        label = tool.server_name or f"#{tool.index}"
+        views.append(_view(tool, label, final.outcome, findings, visible=False))
     return ClientView(
         profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings
     )

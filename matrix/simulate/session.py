@@ -197,8 +197,12 @@ def session_views(
             for t in view.tools
         )
         out.append(
-            replace(
-                view, outcome="session-broken", tools=tools, findings=view.findings + (finding,)
+            replace(  # the client never lists the tools: no tool has a prediction of its own
+                view,
+                outcome="session-broken",
+                tools=tools,
+                findings=view.findings + (finding,),
+                culprits=(),
             )
         )
     return out

@@ -1,0 +1,249 @@
+"""A tool whose name the model API refuses breaks the session, and that claim no offline run can
+show: it is one root cause naming the tool, the rule and its evidence, while every other tool's
+cell stays its own prediction (issue 23 section 4). The gate still fails on it.
+
+Real runs: a stdio server of our own (tests/hostile/tiny_server.py) through the real CLI, with a
+dotted name and a 70-character name among ordinary tools, in Claude Code, Codex and the OpenAI
+Agents SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from matrix.events import CallCell, DiscoveryCell, RunStarted
+from matrix.report.grid import session_blockers
+from matrix.report.triage import build_triage, cause_where
+from matrix.results import read_typed
+from tests.conftest import run_cli
+from tests.hostile.conftest import tiny_server
+
+CLIENTS = ("claude-code", "codex", "openai-agents")
+LONG = "search_the_entire_knowledge_base_for_documents_matching_a_query_string"  # 70 characters
+DOTTED = "files.read"
+ORDINARY = ("get_weather", "add")
+
+
+def _tool(name: str, **properties: dict) -> dict:
+    return {
+        "name": name,
+        "description": f"{name} for a test",
+        "inputSchema": {"type": "object", "properties": properties, "required": list(properties)},
+    }
+
+
+TOOLS = {
+    "get_weather": _tool("get_weather", city={"type": "string"}),
+    DOTTED: _tool(DOTTED, path={"type": "string"}),
+    LONG: _tool(LONG, q={"type": "string"}),
+    "add": _tool("add", a={"type": "integer"}, b={"type": "integer"}),
+}
+CASES = """server: tiny
+cases:
+  get_weather:
+    - name: ok
+      arguments: {city: Paris}
+  add:
+    - name: ok
+      arguments: {a: 1, b: 2}
+"""
+
+
+def _run(
+    tmp_path: Path, names: tuple[str, ...], *extra: str, clients=CLIENTS
+) -> tuple[subprocess.CompletedProcess, list]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(CASES, encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    server = tiny_server(tmp_path, {"tools": [TOOLS[n] for n in names]})
+    args = ["run", "--stdio", server, "--name", "tiny", "--cases", str(cases)]
+    args += ["--results", str(results), *extra]
+    for client in clients:
+        args += ["--client", client]
+    done = run_cli(*args, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done, read_typed(results)
+
+
+@pytest.fixture(scope="module")
+def blocked(tmp_path_factory) -> tuple[subprocess.CompletedProcess, list]:
+    return _run(tmp_path_factory.mktemp("blocked"), tuple(TOOLS))
+
+
+def _cells(events: list, kind: type) -> dict[tuple[str, str], object]:
+    return {(e.profile, e.tool): e for e in events if isinstance(e, kind)}
+
+
+def test_each_ordinary_tool_keeps_its_own_cell_and_its_calls_run_when_a_name_breaks_the_session(
+    blocked,
+):
+    done, events = blocked
+    discovery, calls = _cells(events, DiscoveryCell), _cells(events, CallCell)
+    for client in CLIENTS:
+        for tool in ORDINARY:
+            assert discovery[(client, tool)].verdict == "visible", (client, tool)
+            assert discovery[(client, tool)].model_name
+            assert calls[(client, tool)].verdict == "intact", (client, tool)
+        long = discovery[(client, LONG)]
+        assert long.verdict == "session-broken"
+        assert long.findings[-1]["blast_radius"] == "session"
+        assert long.findings[-1]["evidence"], "the provider rule cites its evidence"
+    # the dotted name breaks only the client that sends it as it is; the others rename it
+    assert discovery[("openai-agents", DOTTED)].verdict == "session-broken"
+    assert discovery[("claude-code", DOTTED)].verdict == "degraded"
+    assert discovery[("claude-code", DOTTED)].model_name == "mcp__tiny__files_read"
+    assert done.returncode == 1  # the gate: a session broken in a required client
+
+
+def test_the_blocker_is_one_root_cause_with_the_culprit_the_rule_and_every_tool_as_blast_radius(
+    blocked,
+):
+    done, events = blocked
+    broken = [c for c in build_triage(events) if c.verdict == "session-broken"]
+    by_culprit = {tuple(c.culprits): c for c in broken}
+    assert set(by_culprit) == {(LONG,), (DOTTED,)}
+    long = by_culprit[(LONG,)]
+    assert sorted(long.clients) == sorted(CLIENTS) and long.tools == [LONG]
+    assert long.code == "name-too-long" and long.evidence
+    assert long.session_tools == len(TOOLS)
+    where = cause_where(long)
+    assert f"every tool of this server in each of these clients ({len(TOOLS)} tools)" in where
+    assert "if the request is refused" in where
+    assert by_culprit[(DOTTED,)].clients == ["openai-agents"]
+    assert session_blockers(events) == {
+        "claude-code": (4, (LONG,)),
+        "codex": (4, (LONG,)),
+        "openai-agents": (4, (DOTTED, LONG)),
+    }
+    # the terminal: the two causes, the blast radius, and the grid's key says what the mark means
+    assert len(re.findall(r"^ *\d+\. session-broken ", done.stdout, re.MULTILINE)) == 2, done.stdout
+    assert "every tool of this server in this client (4 tools)" in done.stdout
+    assert "marks the tool that breaks the session in that client" in done.stdout
+
+
+def test_the_ordinary_tools_cells_are_what_they_are_on_a_server_without_the_blocking_names(
+    blocked, tmp_path
+):
+    """No false alarm: a cell is never worse than the client's own if the API accepted."""
+    _, events = blocked
+    _, plain = _run(tmp_path, ORDINARY)
+    with_blocker, without = _cells(events, DiscoveryCell), _cells(plain, DiscoveryCell)
+    calls, plain_calls = _cells(events, CallCell), _cells(plain, CallCell)
+    for key, cell in without.items():
+        other = with_blocker[key]
+        assert (other.verdict, other.model_name, other.model_schema, other.findings) == (
+            cell.verdict,
+            cell.model_name,
+            cell.model_schema,
+            cell.findings,
+        ), key
+        assert calls[key].verdict == plain_calls[key].verdict == "intact", key
+
+
+def test_a_session_broken_by_one_name_still_fails_the_gate_of_a_required_client(tmp_path):
+    tools = ("get_weather", DOTTED, "add")
+    required, _ = _run(
+        tmp_path / "required",
+        tools,
+        "--fail-on",
+        "none",
+        "--require",
+        "openai-agents",
+        clients=("openai-agents",),
+    )
+    assert required.returncode == 1, required.stdout
+    assert "release gate: FAILED" in required.stdout
+    not_required, _ = _run(
+        tmp_path / "none", tools, "--fail-on", "none", clients=("openai-agents",)
+    )
+    assert not_required.returncode == 0, not_required.stdout
+
+
+def test_check_fails_a_results_file_whose_required_client_has_its_session_broken(tmp_path):
+    _run(tmp_path, ("get_weather", DOTTED, "add"), "--fail-on", "none", clients=("openai-agents",))
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("required_clients: [openai-agents]\n", encoding="utf-8")
+    done = run_cli("check", str(tmp_path / "results.jsonl"), "--policy", str(policy))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert DOTTED in done.stdout, done.stdout
+
+
+def test_results_written_before_blockers_were_kept_apart_still_read_as_one_cause():
+    """A file from before: every tool ``session-broken``, the culprit named in each copy."""
+    rule = {
+        "code": "name-invalid",
+        "message": "model-facing name 'files.read' has characters the model API does not allow",
+        "blast_radius": "session",
+        "evidence": [{"level": "observed", "source": "clients/calibrations/x.json"}],
+    }
+    blamed = {**rule, "message": f"because of tool 'files.read': {rule['message']}"}
+    blamed["culprit"] = DOTTED
+    events = [
+        RunStarted(profiles=({"name": "openai-agents", "client": "openai-agents"},)),
+        DiscoveryCell(
+            profile="openai-agents", tool="add", verdict="session-broken", findings=(blamed,)
+        ),
+        DiscoveryCell(
+            profile="openai-agents", tool=DOTTED, verdict="session-broken", findings=(rule,)
+        ),
+        DiscoveryCell(
+            profile="openai-agents",
+            tool="get_weather",
+            verdict="session-broken",
+            findings=(blamed,),
+        ),
+    ]
+    assert session_blockers(events) == {}
+    (cause,) = build_triage(events)
+    assert cause.culprits == [DOTTED] and cause.session_tools == 0
+    assert "takes down 3 tools" in cause_where(cause)
+
+
+def _diff(tmp_path: Path, old: tuple[str, ...], new: tuple[str, ...] | list) -> dict:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    new_tools = [TOOLS[n] for n in new] if isinstance(new, tuple) else new
+    done = run_cli(
+        "diff",
+        "stdio:" + tiny_server(tmp_path / "old", {"tools": [TOOLS[n] for n in old]}),
+        "stdio:" + tiny_server(tmp_path / "new", {"tools": new_tools}),
+        "--name",
+        "tiny",
+        "--client",
+        "claude-code",
+        "--client",
+        "openai-agents",
+        "--format",
+        "json",
+        "--fail-on",
+        "none",
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_diff_puts_a_new_blocking_name_on_its_tool_and_leaves_the_other_tools_alone(tmp_path):
+    doc = _diff(tmp_path, ORDINARY, (*ORDINARY, LONG))
+    by_tool = {c["tool"]: c for c in doc["changes"]}
+    assert set(by_tool) == {LONG}, by_tool
+    effects = {e["profile"]: e for e in by_tool[LONG]["clients"]}
+    assert effects["openai-agents"]["effect"] == "session-broken"
+    assert "over the limit of 64" in effects["openai-agents"]["message"]
+
+
+def test_diff_names_a_change_that_makes_a_client_drop_the_whole_server(tmp_path):
+    """The whole-list outcome keeps its own words (found with this work: it was left out)."""
+    untyped = dict(TOOLS["add"], inputSchema={"anyOf": [{"type": "object", "properties": {}}]})
+    doc = _diff(tmp_path, ORDINARY, [TOOLS["get_weather"], untyped])
+    effects = [e for c in doc["changes"] if c["tool"] == "add" for e in c["clients"]]
+    dropped = [e for e in effects if e["effect"] == "server-dropped"]
+    assert dropped and dropped[0]["profile"] == "claude-code", effects
+    assert "every tool of the server is lost in this client because of add" in dropped[0]["message"]
