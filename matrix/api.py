@@ -38,7 +38,7 @@ from matrix.report.grid import over_threshold
 from matrix.report.writers import FORMATS, write_report
 from matrix.results import ResultsWriter
 from matrix.run import Progress, RunConfig, run_matrix
-from matrix.sharing import SHARE_MODES
+from matrix.sharing import SHARE_MODES, Work
 from matrix.snapshot import Snapshot, load_snapshot, take_snapshot
 from matrix.targets import Target
 from matrix.verdicts import RELEASE_FAILING
@@ -69,6 +69,7 @@ class RunOutcome:
     events: tuple[Event, ...]
     counts: Mapping[str, int] = field(default_factory=dict)
     json_events: tuple[dict, ...] = field(default=(), repr=False, compare=False)
+    work: Work | None = None  # the calls' sessions and requests against the least (matrix.sharing)
 
     @property
     def cells(self) -> tuple[Cell, ...]:
@@ -198,7 +199,7 @@ def run(
     timeout_run: float | None = None,
     jobs: int = 4,
     circuit_breaker: bool = True,
-    share: str = "sessions",
+    share: str = "calls",
     results: str | Path | IO[str] | None = None,
     reports: Sequence[tuple[str, str | Path]] = (),
     fail_on: Sequence[str] = RELEASE_FAILING,
@@ -258,6 +259,7 @@ def run(
         events=tuple(writer.typed),
         counts=dict(done.counts),
         json_events=tuple(writer.events),
+        work=done.work,
     )
 
 

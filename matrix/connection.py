@@ -48,6 +48,12 @@ def breaker_saw(breaker: CircuitBreaker, tool: str, who: str, answer: Answer, bo
         breaker.answered()
 
 
+def _speak_as(session: Session, who: Profile) -> None:
+    """The identity the next requests carry (the 2026-07-28 era's per-request ``_meta``)."""
+    session.client_info = dict(who.identity.client_info)
+    session.capabilities = dict(who.identity.capabilities)
+
+
 class Connection:
     """A session to the target that reopens after a failure (a crashed server is restarted)."""
 
@@ -67,21 +73,24 @@ class Connection:
         self.session: Session | None = None
         self._transport: Any = None  # the one in use, so abort() can reach it from another thread
         self._aborted = False
+        self.opened = 0  # sessions started (over stdio, server processes), restarts included
+        self._joined: set[str] = set()  # the profiles whose requests the open session carries
 
     @property
     def timeouts(self) -> Timeouts:
         """The bounds, each capped by the time the run has left."""
         return self.deadline.cap(self._timeouts)
 
-    def _open(self, list_first: bool = True) -> Session:
+    def _open(self, list_first: bool = True, who: Profile | None = None) -> Session:
         """Connect as the client does (its handshake, matrix.wire.eras), then list tools (the first page) before any call.
 
         A handshake that times out is tried once more with twice the bound (a loaded machine,
         not the server, may be slow); if that times out too, the circuit breaker hears of it.
         ``list_first=False`` for a session opened per call: such clients (langchain-mcp-adapters)
         list tools once, elsewhere, and go straight to the call."""
+        who = who or self.profile
         try:
-            return self._open_once(list_first, self.timeouts)
+            return self._open_once(list_first, self.timeouts, who)
         except WireTimeout:
             if self._aborted or self.deadline.passed():
                 raise
@@ -89,16 +98,16 @@ class Connection:
                 replace(self._timeouts, initialize=2 * self._timeouts.initialize)
             )
             try:
-                return self._open_once(list_first, longer)
+                return self._open_once(list_first, longer, who)
             except WireTimeout as exc:
-                self.breaker.handshake_timed_out(self.profile.name, longer.initialize)
+                self.breaker.handshake_timed_out(who.name, longer.initialize)
                 exc.message += (
                     f" (the second try; the first waited {self._timeouts.initialize:g} s)"
                 )
                 raise
 
-    def _open_once(self, list_first: bool, timeouts: Timeouts) -> Session:
-        identity = self.profile.identity
+    def _open_once(self, list_first: bool, timeouts: Timeouts, who: Profile) -> Session:
+        identity = who.identity
         transport = self.target.transport(connect_timeout=timeouts.initialize)
         self._transport = (
             transport  # held before its server starts: close() ends it whatever happens
@@ -113,9 +122,10 @@ class Connection:
         try:
             if self._aborted:
                 raise ServerExited("the run was interrupted")
+            self.opened += 1
             transport.start()
             version = identity.protocol_version or LATEST_PROTOCOL
-            started = start_session(session, wire_handshake(self.profile), version)
+            started = start_session(session, wire_handshake(who), version)
             if not started.started:
                 raise ProtocolError(
                     f"the session never started: {started.reason}",
@@ -137,21 +147,38 @@ class Connection:
         if transport is not None:
             transport.interrupt("the run was interrupted")
 
-    def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer:
-        """One tools/call; a failure of the wire is the answer (``broken``), an abort raises ``Interrupted``."""
+    def call(
+        self,
+        tool: str,
+        arguments: Any,
+        meta: Any,
+        omit: bool,
+        new_session: bool,
+        who: Profile | None = None,
+    ) -> Answer:
+        """One tools/call as ``who`` (default: the connection's profile) makes it; a failure of
+        the wire is the answer (``broken``), an abort raises ``Interrupted``. Another profile
+        than the connection's goes on its session only in the 2026-07-28 era, where every
+        request carries its client's identity (``matrix.sharing``): it first sends its own
+        ``server/discover`` and lists tools on it, as it would on a session of its own."""
         if self._aborted:
             raise Interrupted()
+        who = who or self.profile
         started = time.monotonic()
         try:
             if new_session:
-                session = self._open(list_first=False)
+                session = self._open(list_first=False, who=who)
                 try:
                     r = session.call_tool(tool, arguments, meta=meta, omit_arguments=omit)
                 finally:
                     session.close()
             else:
                 if self.session is None:
-                    self.session = self._open()
+                    self.session = self._open(who=who)
+                    self._joined = {who.name}
+                elif who.name not in self._joined and self.session.era == "modern":
+                    self._join(self.session, who)
+                _speak_as(self.session, who)
                 r = self.session.call_tool(tool, arguments, meta=meta, omit_arguments=omit)
         except WireError as exc:
             self.close()  # the next call starts afresh
@@ -164,6 +191,17 @@ class Connection:
         return Answer(
             result=r.result, error=r.error.to_json() if r.error else None, elapsed=r.elapsed
         )
+
+    def _join(self, session: Session, who: Profile) -> None:
+        """``who`` opens its stateless session on the open connection: its own discover, then
+        the first page of tools/list, each with its identity in ``_meta``."""
+        _speak_as(session, who)
+        version = who.identity.protocol_version or LATEST_PROTOCOL
+        started = start_session(session, wire_handshake(who), version)
+        if started.era != "modern":
+            raise ProtocolError(f"the session never started: {started.reason or started.era}")
+        self._joined.add(who.name)
+        session.list_tools(first_page_only=True)
 
     def close(self) -> None:
         """End the session and the server last started (closing twice is harmless)."""

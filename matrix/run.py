@@ -45,7 +45,14 @@ from matrix.events import (
 )
 from matrix.profiles.model import Profile
 from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
-from matrix.sharing import ProfileConnection, SessionPool, plan_sharing, read_only
+from matrix.sharing import (
+    ProfileConnection,
+    ServerEras,
+    SessionPool,
+    Work,
+    plan_sharing,
+    read_only,
+)
 from matrix.simulate.caching import stale_window
 from matrix.simulate.calls import held_view
 from matrix.snapshot import OpenSnapshot, Snapshot, open_snapshot
@@ -110,7 +117,7 @@ class RunConfig:
     on_progress: Callable[[Progress], None] | None = None
     timeout_run: float | None = None  # the whole run's deadline (matrix.run_bounds)
     circuit_breaker: bool = True
-    share: str = "sessions"  # matrix.sharing.SHARE_MODES
+    share: str = "calls"  # matrix.sharing.SHARE_MODES
 
 
 @dataclass
@@ -119,6 +126,7 @@ class RunOutcome:
     interrupted: bool = False
     counts: dict[str, int] = field(default_factory=dict)
     deadline_passed: bool = False
+    work: Work | None = None  # what the calls cost the server against the least (matrix.sharing)
 
 
 def now() -> str:
@@ -255,8 +263,9 @@ def _after_snapshot(
         )
         raise InputErrors(unknown)
 
+    work = None
     try:
-        _run_cells(config, snap, count, emit, deadline, breaker, progress)
+        work = _run_cells(config, snap, count, emit, deadline, breaker, progress)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
@@ -270,7 +279,7 @@ def _after_snapshot(
             deadline_passed=passed,
         )
     )
-    return RunOutcome(True, interrupted, counts, deadline_passed=passed)
+    return RunOutcome(True, interrupted, counts, deadline_passed=passed, work=work)
 
 
 def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> OpenSnapshot:
@@ -352,8 +361,9 @@ def _run_cells(
     deadline: Deadline,
     breaker: CircuitBreaker,
     progress: _Counter,
-) -> None:
+) -> Work:
     """Discovery, then calls through every profile; KeyboardInterrupt stops the calls in flight and propagates.
+    Returns what the calls cost the server against the least they could.
 
     A call the deadline or the circuit breaker rules out is a ``skipped`` event naming the
     profile and why, so every cell of the matrix is either measured or explained."""
@@ -381,7 +391,12 @@ def _run_cells(
         else {}
     )
 
-    sharing = plan_sharing(config.share, config.profiles, [live_by_name.get(c.tool) for c in cases])
+    sharing = plan_sharing(
+        config.share,
+        config.profiles,
+        [live_by_name.get(c.tool) for c in cases],
+        ServerEras.of(snap.eras),
+    )
     emit(sharing.to_event())
     sessions = SessionPool(
         sharing,
@@ -471,6 +486,7 @@ def _run_cells(
     finally:
         pool.shutdown(wait=True)
         sessions.close()
+    return sessions.work()
 
 
 def sessions_opened(profile: Profile, calls: int) -> int:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.classify import Answer
@@ -34,25 +34,88 @@ from matrix.events import Sharing
 from matrix.profiles.model import Profile
 from matrix.run_bounds import CircuitBreaker, Deadline
 from matrix.targets import Target
-from matrix.wire.session import Timeouts
+from matrix.wire.session import LATEST_PROTOCOL, Timeouts
 
 SHARE_MODES = ("none", "sessions", "calls")
 
 
-def wire_identity(profile: Profile) -> str:
+@dataclass(frozen=True)
+class ServerEras:
+    """What the snapshot's probes saw the server answer (``eras`` of the snapshot): the version
+    ``initialize`` negotiated for each version asked for, and the versions a ``server/discover``
+    at ``modern_asked`` named (empty: not answered). With them, a client's own decisions (which
+    answered version it accepts) are known before its session opens."""
+
+    negotiated: Mapping[str, str] = field(default_factory=dict)
+    modern_asked: str = ""
+    modern: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, eras: Any) -> ServerEras:
+        """From a snapshot's ``eras`` (None or malformed: nothing known)."""
+        eras = eras if isinstance(eras, dict) else {}
+        handshake = eras.get("handshake") if isinstance(eras.get("handshake"), dict) else {}
+        negotiated = {
+            a["requested"]: a["protocolVersion"]
+            for a in handshake.get("answers") or []
+            if isinstance(a, dict)
+            and isinstance(a.get("requested"), str)
+            and isinstance(a.get("protocolVersion"), str)
+            and not a.get("error")
+            and not a.get("wireError")
+        }
+        modern = eras.get("modern") if isinstance(eras.get("modern"), dict) else {}
+        supported = modern.get("supportedVersions")
+        answered = modern.get("answered") is True and not modern.get("error")
+        return cls(
+            negotiated,
+            str(modern.get("requested") or ""),
+            tuple(v for v in supported if isinstance(v, str))
+            if answered and isinstance(supported, list)
+            else (),
+        )
+
+
+def wire_identity(profile: Profile, eras: ServerEras | None = None) -> str:
     """Everything a profile's session sends or decides on before its first call, as one string:
-    equal strings open byte-identical sessions (the handshake versions it accepts included,
-    since a version one accepts and the other refuses ends one session and not the other)."""
-    identity = profile.identity
-    return json.dumps(
-        {
-            "clientInfo": identity.client_info,
-            "protocolVersion": identity.protocol_version,
-            "capabilities": identity.capabilities,
-            "handshake": repr(wire_handshake(profile)),
-        },
-        sort_keys=True,
-        default=str,
+    equal strings open byte-identical sessions on this server. Without ``eras`` the handshake
+    versions it accepts count as they are (a version one accepts and the other refuses ends one
+    session and not the other); with them, only whether it accepts what the server answers.
+    A session the server takes into the 2026-07-28 era at once has no handshake: every request
+    carries its client's identity in ``_meta``, so such profiles share a connection whatever
+    their identity, each request sent as its client sends it (``stateless``)."""
+    identity, h = profile.identity, wire_handshake(profile)
+    if eras is not None and stateless(profile, eras):
+        return json.dumps({"era": "modern", "version": eras.modern_asked})
+    sent: dict[str, Any] = {
+        "clientInfo": identity.client_info,
+        "capabilities": identity.capabilities,
+    }
+    if eras is None:
+        sent.update(protocolVersion=identity.protocol_version, handshake=repr(h))
+    else:
+        asked = identity.protocol_version or LATEST_PROTOCOL
+        answer = eras.negotiated.get(asked)
+        sent.update(
+            protocolVersion=identity.protocol_version,
+            fallback=h.fallback,
+            modern_versions=h.modern_versions if h.discovers else (),
+            initialize_after_discover=h.initialize_after_discover,
+            accepts=True if answer in h.accepts else h.accepts,  # refused: the reason names them
+        )
+    return json.dumps(sent, sort_keys=True, default=str)
+
+
+def stateless(profile: Profile, eras: ServerEras) -> bool:
+    """The profile's session reaches the 2026-07-28 era at once on this server: it discovers
+    first, at the version the server's ``server/discover`` was answered at, and sends no
+    ``initialize`` after it (claude-code#96183 does: its connection holds handshake state)."""
+    h = wire_handshake(profile)
+    return (
+        h.discovers
+        and not h.initialize_after_discover
+        and h.modern_versions[:1] == (eras.modern_asked,)
+        and eras.modern_asked in eras.modern
     )
 
 
@@ -71,6 +134,9 @@ class SharingPlan:
     groups: tuple[tuple[str, ...], ...]  # profiles that share one session, each group in run order
     calls: bool
     reason: str
+    # the groups the server cannot tell apart, whatever the mode: the least work is counted per
+    # group (every profile alone when a call may write)
+    units: tuple[tuple[str, ...], ...] = ()
 
     def to_event(self) -> Sharing:
         return Sharing(
@@ -81,11 +147,15 @@ class SharingPlan:
         )
 
 
-def plan_sharing(mode: str, profiles: list[Profile], called_tools: Iterable[Any]) -> SharingPlan:
-    """Group ``profiles`` by wire identity when ``mode`` allows it and every called tool is read-only."""
+def plan_sharing(
+    mode: str,
+    profiles: list[Profile],
+    called_tools: Iterable[Any],
+    eras: ServerEras | None = None,
+) -> SharingPlan:
+    """Group ``profiles`` by wire identity (on the server whose ``eras`` are given) when ``mode``
+    allows it and every called tool is read-only."""
     alone = tuple((p.name,) for p in profiles)
-    if mode == "none":
-        return SharingPlan(mode, alone, False, "--share none: one session per profile")
     writers = sorted(
         {
             str(t.get("name")) if isinstance(t, dict) else "?"
@@ -94,25 +164,76 @@ def plan_sharing(mode: str, profiles: list[Profile], called_tools: Iterable[Any]
         }
     )
     if writers:
-        return SharingPlan(
-            mode,
-            alone,
-            False,
+        reason = (
             f"nothing shared: {', '.join(writers[:5])}"
-            f"{' ...' if len(writers) > 5 else ''} may write, so the server's state can change",
+            f"{' ...' if len(writers) > 5 else ''} may write, so the server's state can change"
         )
-    groups: dict[str, list[str]] = {}
+        if mode == "none":
+            reason = "--share none: one session per profile"
+        return SharingPlan(mode, alone, False, reason, alone)
+    same: dict[str, list[str]] = {}
     for p in profiles:
-        groups.setdefault(wire_identity(p), []).append(p.name)
-    shared = tuple(tuple(g) for g in groups.values())
+        same.setdefault(wire_identity(p, eras), []).append(p.name)
+    units = tuple(tuple(g) for g in same.values())
+    if mode == "none":
+        return SharingPlan(mode, alone, False, "--share none: one session per profile", units)
     calls = mode == "calls"
     return SharingPlan(
         mode,
-        shared,
+        units,
         calls,
         "every call is read-only; profiles identical on the wire share a session"
         + (" and byte-identical calls" if calls else ""),
+        units,
     )
+
+
+@dataclass(frozen=True)
+class Work:
+    """What the calls cost the server against the least they could: sessions opened (over stdio,
+    server processes started) and tools/call requests sent. The least is one session per group
+    of profiles the server cannot tell apart (per profile when a call may write) and per call of
+    a client that opens a session per call, and one call per distinct call of such a group (a
+    profile's own repeat counts again); a session restarted after a failure counts as made."""
+
+    sessions: int
+    calls: int
+    least_sessions: int
+    least_calls: int
+
+    def text(self) -> str:
+        return (
+            f"server sessions for the calls: {self.sessions} opened (least {self.least_sessions}); "
+            f"tools/call: {self.calls} sent (least {self.least_calls})"
+        )
+
+
+class _Least:
+    """The least work, counted as calls are asked for: the n-th ask of the same call bytes in
+    one group of profiles the server cannot tell apart needs a call (and, for a session per
+    call, a session) only once; a group's kept session is needed once it makes a call."""
+
+    def __init__(self, units: Iterable[tuple[str, ...]]) -> None:
+        self.unit = {name: i for i, group in enumerate(units) for name in group}
+        self.lock = threading.Lock()
+        self.needed: set[tuple] = set()
+        self.sessions: set[int] = set()
+        self.calls = 0
+        self.per_call = 0
+
+    def ask(self, profile: str, key: str | None, nth: int, new_session: bool) -> None:
+        unit = self.unit.get(profile, -1 - len(self.unit))
+        with self.lock:
+            if key is not None:
+                need = (unit, key, nth)
+                if need in self.needed:
+                    return
+                self.needed.add(need)
+            self.calls += 1
+            if new_session:
+                self.per_call += 1
+            else:
+                self.sessions.add(unit)
 
 
 class _SharedSession:
@@ -123,9 +244,9 @@ class _SharedSession:
         self.lock = threading.Lock()
         self.members = members
         self.share_calls = share_calls
-        self.answers: dict[
-            str, tuple[str, Answer]
-        ] = {}  # call bytes -> (profile that made it, answer)
+        self.sent = 0
+        # call bytes -> each answer the server gave them, in order, and the profile that asked
+        self.answers: dict[str, list[tuple[str, Answer]]] = {}
 
     def release(self) -> None:
         with self.lock:
@@ -137,19 +258,32 @@ class _SharedSession:
 
 class ProfileConnection:
     """A profile's way to the server, with ``Connection``'s interface: its own session, or its
-    group's (calls serialised), and another profile's answer to a byte-identical read-only call
-    when calls are shared. A call the profile makes again is sent again: a repeat asks the
-    server whether its answer changed (``matrix.deliver.compare``), which a kept answer cannot
-    tell."""
+    group's (calls serialised), and, when calls are shared, the answer the group's server gave
+    to the same read-only call bytes asked for the same time: a profile's first ask gets the
+    first answer, its repeat (``matrix.deliver.compare`` asks whether the server's answer
+    changed) the answer to the group's second ask, sent if no profile asked twice yet."""
 
     def __init__(
-        self, shared: _SharedSession, profile: str, read_only_tools: frozenset[str]
+        self,
+        shared: _SharedSession,
+        profile: Profile,
+        read_only_tools: frozenset[str],
+        least: _Least,
     ) -> None:
         self._shared = shared
-        self.profile = profile
+        self._profile = profile
+        self.profile = profile.name
+        # what every request of this profile carries beside the call (its identity in _meta in
+        # the 2026-07-28 era; the same for every profile of a handshake session)
+        self._sends = json.dumps(
+            [profile.identity.client_info, profile.identity.capabilities],
+            sort_keys=True,
+            default=str,
+        )
         self._read_only = read_only_tools
+        self._least = least
         self._answer_from: list[str] = []
-        self._asked: set[str] = set()  # the calls this profile has had an answer to
+        self._asked: dict[str, int] = {}  # call bytes -> how many times this profile asked
         self._released = False
 
     @property
@@ -159,21 +293,31 @@ class ProfileConnection:
     def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer:
         shared = self._shared
         key = (
-            json.dumps([tool, arguments, meta, omit, new_session], ensure_ascii=False, default=str)
-            if shared.share_calls and tool in self._read_only
+            json.dumps(
+                [self._sends, tool, arguments, meta, omit, new_session],
+                ensure_ascii=False,
+                default=str,
+            )
+            if tool in self._read_only
             else None
         )
+        nth = self._asked.get(key, 0) if key is not None else 0
+        if key is not None:
+            self._asked[key] = nth + 1
+        self._least.ask(self.profile, key, nth, new_session)
+        kept = shared.share_calls and key is not None
         with shared.lock:
-            if key is not None and key in shared.answers and key not in self._asked:
-                source, answer = shared.answers[key]
+            given = shared.answers.get(key, []) if kept else []
+            if nth < len(given):
+                source, answer = given[nth]
                 self._answer_from.append(source)
-                self._asked.add(key)
                 return answer
-            answer = shared.conn.call(tool, arguments, meta, omit, new_session)
-            if key is not None:
-                self._asked.add(key)
-                if answer.wire_error is None:  # a failure is never handed on: the next one tries
-                    shared.answers[key] = (self.profile, answer)
+            answer = shared.conn.call(tool, arguments, meta, omit, new_session, self._profile)
+            shared.sent += 1
+            # a failure is never handed on: the next profile tries; a later ask stays unsent
+            # only while every earlier one was answered
+            if kept and answer.wire_error is None and nth == len(given):
+                shared.answers.setdefault(key, []).append((self.profile, answer))
         return answer
 
     def take_answer_from(self) -> list[str]:
@@ -191,7 +335,8 @@ class ProfileConnection:
 
 
 class SessionPool:
-    """The run's connections, one per group of ``plan``; ``close`` ends them all."""
+    """The run's connections, one per group of ``plan``; ``close`` ends them all; ``work`` says
+    what they cost the server against the least they could."""
 
     def __init__(
         self,
@@ -205,6 +350,7 @@ class SessionPool:
     ) -> None:
         by_name = {p.name: p for p in profiles}
         self._read_only = frozenset(read_only_tools)
+        self._least = _Least(plan.units or tuple((p.name,) for p in profiles))
         self._groups: dict[str, _SharedSession] = {}
         for group in plan.groups:
             conn = Connection(target, timeouts, by_name[group[0]], deadline, breaker)
@@ -213,9 +359,25 @@ class SessionPool:
                 self._groups[name] = session
 
     def connection(self, profile: Profile) -> ProfileConnection:
-        return ProfileConnection(self._groups[profile.name], profile.name, self._read_only)
+        return ProfileConnection(self._groups[profile.name], profile, self._read_only, self._least)
+
+    def _sessions(self) -> list[_SharedSession]:
+        return list({id(s): s for s in self._groups.values()}.values())
+
+    def work(self) -> Work:
+        """Sessions opened and calls sent so far, and the least the same calls needed."""
+        least = self._least
+        with least.lock:
+            least_sessions, least_calls = len(least.sessions) + least.per_call, least.calls
+        sessions = self._sessions()
+        return Work(
+            sum(s.conn.opened for s in sessions),
+            sum(s.sent for s in sessions),
+            least_sessions,
+            least_calls,
+        )
 
     def close(self) -> None:
         """End every session (the ones whose profiles never ran included); closing twice is harmless."""
-        for session in {id(s): s for s in self._groups.values()}.values():
+        for session in self._sessions():
             session.conn.close()

@@ -172,14 +172,15 @@ def test_a_tool_that_may_write_is_sent_by_every_profile_even_when_calls_are_shar
     assert sorted(sent) == ["echo", "write_note", "write_note"]
 
 
-def test_a_profile_that_repeats_a_shared_call_has_it_sent_again(tmp_path):
+def test_a_profile_that_repeats_a_shared_call_gets_the_servers_answer_to_a_repeat(tmp_path):
     """A repeat asks whether the server's answer changed (the check behind ``unverified``): a
-    kept answer cannot tell, so the repeat goes to the server; another profile's first call of
-    the same bytes still gets the kept answer."""
+    profile's first ask gets the group's first answer, its repeat the server's answer to a
+    second ask of the same bytes, sent by whichever profile repeats first (a kept first answer
+    cannot say whether it changed)."""
     record = tmp_path / "calls.jsonl"
     by_name = {p.name: p for p in _profiles()}
     profiles = [by_name[KEPT[0]], by_name[KEPT[1]]]
-    plan = SharingPlan("calls", (KEPT,), True, "forced for the test")
+    plan = SharingPlan("calls", (KEPT,), True, "forced for the test", (KEPT,))
     pool = SessionPool(
         plan,
         profiles,
@@ -191,13 +192,16 @@ def test_a_profile_that_repeats_a_shared_call_has_it_sent_again(tmp_path):
     )
     try:
         first, second = (pool.connection(p) for p in profiles)
-        for conn in (first, second, second, first):
+        for conn in (first, second, second, first, first):
             assert conn.call("echo", {"text": "hi"}, None, False, False).ok
-        assert second.take_answer_from() == [KEPT[0]] and first.take_answer_from() == []
+        assert second.take_answer_from() == [KEPT[0]] and first.take_answer_from() == [KEPT[1]]
+        work = pool.work()
     finally:
         pool.close()
     sent = [json.loads(line)["name"] for line in record.read_text().splitlines()]
-    assert sent == ["echo", "echo", "echo"]  # the first call, then each profile's repeat
+    # the first call, the second profile's repeat, the first profile's third ask
+    assert sent == ["echo", "echo", "echo"]
+    assert (work.sessions, work.calls, work.least_sessions, work.least_calls) == (1, 3, 1, 3)
 
 
 def test_profiles_that_differ_in_anything_they_send_never_share_a_session():

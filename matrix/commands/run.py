@@ -29,7 +29,7 @@ from matrix.report.terminal import names, write_terminal
 from matrix.report.writers import FORMATS
 from matrix.run import Progress
 from matrix.run_bounds import DEADLINE_GRACE, Watchdog
-from matrix.sharing import SHARE_MODES
+from matrix.sharing import SHARE_MODES, Work
 from matrix.text import markup, terminal_console
 from matrix.verdicts import parse_verdicts
 
@@ -117,10 +117,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--share",
         choices=SHARE_MODES,
-        default="sessions",
-        help="when every call is read-only: profiles identical on the wire share a session (sessions, the "
-        "default), and also send a byte-identical call once, its answer marked in each cell (calls); "
-        "none: one session per profile (docs/wire.md)",
+        default="calls",
+        help="when every call is read-only: profiles identical on the wire share a session and send a "
+        "byte-identical call once, its answer marked in each cell (calls, the default); sessions: "
+        "share the session only; none: one session per profile (docs/wire.md)",
     )
     p.set_defaults(handler=run)
 
@@ -210,6 +210,8 @@ def run(args: argparse.Namespace) -> int:
         )
     console = terminal_console(soft_wrap=True)
     write_terminal(outcome.events, console, details=not args.quiet, verbose=args.verbose)
+    if args.verbose:
+        write_work(console, outcome.work)
     gate = outcome.gate(fail_on, require)
     if outcome.measured and not outcome.interrupted:
         if gate.passed and outcome.deadline_passed:
@@ -235,6 +237,12 @@ def run(args: argparse.Namespace) -> int:
     if not gate.passed:
         return EXIT_FINDINGS
     return EXIT_UNMEASURABLE if outcome.deadline_passed else EXIT_OK
+
+
+def write_work(console, work: Work | None) -> None:
+    """--verbose: what the calls cost the server against the least they could (docs/wire.md)."""
+    if work is not None:
+        console.print(work.text(), markup=False, highlight=False)
 
 
 def write_deadline_gate(console, events, timeout_run: float | None) -> None:
