@@ -136,8 +136,13 @@ def copilot_tool_name(state: ListState, separator: str = "-", max_length: int = 
 
 
 # The keywords Copilot CLI moves out of a schema node into its description, in the order it
-# writes them (observed per group; the order across groups on one node is assumed).
+# writes them. Observed on nodes holding many at once; the places of unevaluatedItems (before
+# contains), contains/minContains/maxContains and unevaluatedProperties (before minProperties)
+# relative to minItems..uniqueItems and propertyNames were not pinned down.
 MOVED_KEYWORDS = (
+    "contentEncoding",
+    "contentMediaType",
+    "not",
     "minLength",
     "maxLength",
     "pattern",
@@ -147,15 +152,26 @@ MOVED_KEYWORDS = (
     "multipleOf",
     "exclusiveMinimum",
     "exclusiveMaximum",
+    "patternProperties",
+    "unevaluatedItems",
     "minItems",
     "maxItems",
     "uniqueItems",
-    "patternProperties",
+    "contains",
+    "minContains",
+    "maxContains",
     "propertyNames",
+    "unevaluatedProperties",
     "minProperties",
     "maxProperties",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
 )
-# Where the rewrite goes below the root: properties, items, combinator variants; $defs assumed.
+# Where the rewrite goes below the root: properties, items, combinator variants, $defs,
+# additionalProperties (observed); a moved keyword's subschemas are written as they are.
 _WALK = W.Walk(
     maps=("properties", "$defs", "definitions"),
     lists=("anyOf", "oneOf", "allOf"),
@@ -165,7 +181,8 @@ _WALK = W.Walk(
 
 
 def _text(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """A value as the client writes it into a description: compact JSON, keys sorted."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
 def _append(old: Any, text: str) -> str:
@@ -191,6 +208,11 @@ def _node(value: Any, node: W.Node) -> Any:
         out = {**out, "items": {"anyOf": items}}
     elif "items" not in out and out.get("type") == "array":
         out = {**out, "items": {}}
+    if isinstance(out.get("additionalItems"), bool):  # a boolean schema the client re-types
+        out = {
+            **out,
+            "additionalItems": {"description": f"{{schema: {_text(out['additionalItems'])}}}"},
+        }
     moved = [(k, out[k]) for k in MOVED_KEYWORDS if k in out]
     if moved:
         out = _described(out, moved)

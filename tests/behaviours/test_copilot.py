@@ -186,3 +186,83 @@ def test_a_root_that_is_not_an_object_is_replaced_and_arrays_get_items():
         "type": "object",
         "properties": {"p": {"type": "array", "items": {"anyOf": [{"type": "string"}]}}},
     }
+
+
+def test_many_keywords_on_one_node_are_written_in_the_clients_order():
+    got = schema(
+        {
+            "type": "object",
+            "properties": {
+                "m": {
+                    "type": ["string", "array", "object", "number"],
+                    "maxProperties": 3,
+                    "uniqueItems": True,
+                    "maximum": 5,
+                    "format": "date",
+                    "minItems": 1,
+                    "exclusiveMaximum": 9,
+                    "pattern": "^a",
+                    "propertyNames": {"minLength": 1},
+                    "minLength": 2,
+                    "multipleOf": 1,
+                    "minimum": 0,
+                    "maxItems": 4,
+                    "patternProperties": {"^z": {}},
+                    "minProperties": 1,
+                    "exclusiveMinimum": -1,
+                    "maxLength": 7,
+                },
+                "a": {
+                    "type": "string",
+                    "not": {"const": "x"},
+                    "minLength": 1,
+                    "maxLength": 5,
+                    "contentEncoding": "base64",
+                    "contentMediaType": "text/plain",
+                    "title": "T",
+                },
+                "c": {
+                    "type": "object",
+                    "if": {"required": ["x"]},
+                    "then": {"required": ["y"]},
+                    "else": {"required": ["z"]},
+                    "dependentRequired": {"x": ["y"]},
+                    "unevaluatedProperties": False,
+                    "minProperties": 1,
+                },
+                "nt": {"not": {"type": "string", "minLength": 3}},
+                "b": {"type": "array", "items": {"type": "integer"}, "additionalItems": False},
+                "ap": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string", "minLength": 3},
+                },
+                "p": {"$ref": "#/$defs/P"},
+            },
+            "$defs": {"P": {"type": "string", "minLength": 4}},
+        }
+    )
+    props = got["properties"]
+    assert props["m"]["description"] == (
+        '{minLength: 2, maxLength: 7, pattern: "^a", format: "date", minimum: 0, maximum: 5, '
+        "multipleOf: 1, exclusiveMinimum: -1, exclusiveMaximum: 9, "
+        'patternProperties: {"^z":{}}, minItems: 1, maxItems: 4, uniqueItems: true, '
+        'propertyNames: {"minLength":1}, minProperties: 1, maxProperties: 3}'
+    )
+    assert props["a"] == {
+        "type": "string",
+        "title": "T",
+        "description": '{contentEncoding: "base64", contentMediaType: "text/plain", '
+        'not: {"const":"x"}, minLength: 1, maxLength: 5}',
+    }
+    assert props["c"]["description"] == (
+        "{unevaluatedProperties: false, minProperties: 1, "
+        'if: {"required":["x"]}, then: {"required":["y"]}, else: {"required":["z"]}, '
+        'dependentRequired: {"x":["y"]}}'
+    )
+    assert props["nt"] == {"description": '{not: {"minLength":3,"type":"string"}}'}
+    assert props["b"]["additionalItems"] == {"description": "{schema: false}"}
+    assert props["ap"]["additionalProperties"] == {
+        "type": "string",
+        "description": "{minLength: 3}",
+    }
+    assert got["$defs"] == {"P": {"type": "string", "description": "{minLength: 4}"}}
