@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -19,3 +21,18 @@ def test_the_diff_benchmark_runs_to_its_ratio_in_smoke_mode():
     )
     assert done.returncode == 0, done.stderr
     assert "time per tool, large / small:" in done.stdout
+
+
+@pytest.mark.timeout(700)  # four whole runs on a loaded machine; no timing asserted
+def test_the_run_cost_benchmark_runs_to_its_ratios_in_smoke_mode():
+    """Two profiles vs one on the default run and on mcp-server-time (a PyPI server, a test
+    extra), each with the --verbose line of sessions and calls against the least."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "run_cost.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("all / one: cpu") == 2
+    assert done.stdout.count("server sessions for the calls:") == 2

@@ -1,0 +1,92 @@
+"""What `mcp-matrix run` through every profile costs against one profile, in one run of this script.
+
+For each target, the two commands run in turn as whole processes (A all profiles, B one profile,
+A B A B ...); each one's CPU is what the operating system accounts to it and the processes it
+waited for (the servers included), as `/usr/bin/time` reports it (``resource.getrusage
+(RUSAGE_CHILDREN)`` before and after). The ratio A/B is taken pair by pair and the median printed,
+so a loaded machine moves both sides. A's `--verbose` line says what its calls cost the server
+against the least (docs/wire.md).
+
+    python benchmarks/run_cost.py                      # the default run and mcp-server-time, 3 pairs
+    python benchmarks/run_cost.py --target time --repeat 5
+    python benchmarks/run_cost.py --smoke              # two profiles vs one, one pair (the suite runs it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+TARGETS = {
+    # the README's first command: the bundled memory server and its cases (they write)
+    "default": [],
+    # a third-party stdio server from PyPI (the test extra `mcp-server-time`), read-only tools
+    "time": ["--stdio", "mcp-server-time --local-timezone UTC"],
+}
+ONE = "claude-code"
+SMOKE_ALL = ("claude-code", "codex-raw")
+WORK = re.compile(r"server sessions for the calls: [^\n]*")
+
+
+@dataclass(frozen=True)
+class Measured:
+    cpu: float
+    wall: float
+    work: str
+
+
+def measure(argv: list[str]) -> Measured:
+    """One whole `mcp-matrix run`: its CPU and its servers', its wall, its --verbose counts line."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):  # 1: findings (the default run's gate fails by design)
+        sys.exit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    found = WORK.search(done.stdout)
+    return Measured(cpu, wall, found.group(0) if found else "")
+
+
+def command(target: str, clients: tuple[str, ...]) -> list[str]:
+    argv = [sys.executable, "-m", "matrix", "run", *TARGETS[target], "--quiet", "--verbose"]
+    return argv + [a for c in clients for a in ("--client", c)]
+
+
+def compare(target: str, every: tuple[str, ...], repeat: int) -> None:
+    """A (``every``: () for all profiles) and B (one profile) in turn; the ratio pair by pair."""
+    pairs = []
+    for _ in range(repeat):
+        a = measure(command(target, every))
+        b = measure(command(target, (ONE,)))
+        pairs.append((a, b))
+    cpu = statistics.median(a.cpu / b.cpu for a, b in pairs)
+    wall = statistics.median(a.wall / b.wall for a, b in pairs)
+    a_cpu = statistics.median(a.cpu for a, _ in pairs)
+    b_cpu = statistics.median(b.cpu for _, b in pairs)
+    who = f"{len(every)} profiles" if every else "all profiles"
+    print(f"{target}: {who} {a_cpu:.1f} s cpu vs {ONE} {b_cpu:.1f} s cpu ({repeat} pair(s))")
+    print(f"  all / one: cpu {cpu:.2f}x, wall {wall:.2f}x (goal <= 2x)")
+    print(f"  all: {pairs[-1][0].work or 'no counts line'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--target", choices=(*TARGETS, "both"), default="both")
+    parser.add_argument("--repeat", type=int, default=3, help="pairs per target")
+    parser.add_argument("--smoke", action="store_true", help="two profiles vs one, one pair")
+    args = parser.parse_args()
+    targets = list(TARGETS) if args.target == "both" else [args.target]
+    for target in targets:
+        compare(target, SMOKE_ALL if args.smoke else (), 1 if args.smoke else args.repeat)
+
+
+if __name__ == "__main__":
+    main()
