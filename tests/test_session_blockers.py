@@ -247,3 +247,38 @@ def test_diff_names_a_change_that_makes_a_client_drop_the_whole_server(tmp_path)
     dropped = [e for e in effects if e["effect"] == "server-dropped"]
     assert dropped and dropped[0]["profile"] == "claude-code", effects
     assert "every tool of the server is lost in this client because of add" in dropped[0]["message"]
+
+
+# -- the simulation alone (offline: the same discovery every command runs) ----------------------
+
+
+def _names_view(profile: str, names: list[str]):
+    from tests.behaviours.conftest import discover
+
+    return discover(profile, [_tool(n, x={"type": "string"}) for n in names], "tiny")
+
+
+@pytest.mark.parametrize("profile", CLIENTS)
+def test_many_blocking_names_each_get_their_own_cell_and_the_rest_stay_visible(profile):
+    longs = [f"{LONG}_{i}" for i in range(7)]
+    names = [n for pair in zip(longs, [f"tool_{i}" for i in range(7)]) for n in pair]
+    out = _names_view(profile, names)
+    verdicts = {t.tool: t.verdict for t in out.tools}
+    assert {verdicts[n] for n in longs} == {"session-broken"}
+    assert {verdicts[f"tool_{i}"] for i in range(7)} == {"visible"}
+    assert out.culprits == tuple(longs)
+    for n in longs:  # each culprit's own finding names its own name
+        assert n in out.by_tool()[n].findings[-1].message
+    assert [t.tool for t in out.tools] == names  # the list's order is kept
+
+
+def test_a_name_collision_the_client_refuses_blames_the_second_tool_only():
+    """A rule of the list (Agents SDK: two tools of one name end the agent run)."""
+    out = _names_view("openai-agents", ["dup", "get_weather", "dup", "add"])
+    assert [t.verdict for t in out.tools] == [
+        "visible",
+        "visible",
+        "session-broken",
+        "visible",
+    ]
+    assert out.tools[2].findings[-1].code == "name-collision"

@@ -108,7 +108,23 @@ def run_discovery(profile: Profile, state: ListState) -> ListState:
     for use in profile.discovery:
         spec = registry.get(use.name)
         after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+        reruns = 0
         while (culprit := _blocking(state, after)) is not None:
+            if reruns == 2:
+                # Many culprits: a rule of one tool (its name, its schema) fails that tool alone
+                # too, so the rest are found in one pass, not by a run of the list per culprit.
+                alone = _alone(state, spec.fn, use)
+                if alone:
+                    aside += alone
+                    kept = {t.index for t in alone}
+                    state = evolve(
+                        state,
+                        tools=tuple(t for t in state.tools if t.index not in kept),
+                        findings=state.findings + tuple(t.findings[-1] for t in alone),
+                    )
+                    after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+                    reruns += 1
+                    continue
             finding = after.findings[-1]
             aside.append(state.tools[culprit].with_finding(finding))
             state = evolve(
@@ -117,16 +133,30 @@ def run_discovery(profile: Profile, state: ListState) -> ListState:
                 findings=state.findings + (finding,),
             )
             after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+            reruns += 1
         state = after
     if not aside:
         return state
     tools = tuple(sorted(state.tools + tuple(aside), key=lambda t: t.index))
-    blocked = tuple(t.index for t in aside)
+    blocked = tuple(sorted(t.index for t in aside))
     if state.outcome != "ok":  # a later failure of the whole list (a dropped server) decides
         return evolve(state, tools=tools, blocked=blocked)
-    return evolve(
-        state, tools=tools, outcome="session-broken", culprit=blocked[0], blocked=blocked
-    )
+    return evolve(state, tools=tools, outcome="session-broken", culprit=blocked[0], blocked=blocked)
+
+
+def _alone(state: ListState, fn: Any, use: BehaviourUse) -> list[ToolState]:
+    """The tools that break the session even as the only tool of the list, each with the
+    behaviour's finding added (stamped)."""
+    out = []
+    params = dict(use.params)
+    for tool in state.tools:
+        if tool.hidden:
+            continue
+        one = evolve(state, tools=(tool,))
+        after = fn(one, **params)
+        if _blocking(one, after) == 0:
+            out.append(tool.with_finding(_stamp(after.findings[-1], use)))
+    return out
 
 
 def _blocking(before: ListState, after: ListState) -> int | None:
