@@ -102,73 +102,97 @@ def read_events(path: str | Path) -> list[dict]:
 
 
 def iter_events(path: str | Path) -> Iterator[dict]:
+    """Every event of a results file as JSON, read a line at a time (a 5,000-tool run is 100s
+    of MB: the file is never held whole). Equal ``findings`` lists come back as one shared
+    list: a finding repeated on every tool of a profile is held once, not 100,000 times."""
     p = Path(path)
     check_input_file(p, "results file")
     try:
         handle = p.open(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
-    with handle:
-        try:
-            lines = handle.readlines()
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines",
-                where=str(p),
-            ) from None
     schemas: dict[int, Any] = {}
-    if not lines:
+    shared: dict[str, Any] = {}
+    number = 0
+    with handle:
+        lines = enumerate(handle, 1)
+        while True:
+            try:
+                number, line = next(lines)
+            except StopIteration:
+                break
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines",
+                    where=str(p),
+                ) from None
+            event = _event(p, number, line, schemas, shared)
+            if event is _END:
+                return  # the run was interrupted mid-write: keep everything before
+            if event is not None:
+                yield event
+    if number == 0:
         raise InputError(
             "the results file is empty; expected JSON lines starting with a run-started event",
             where=str(p),
         )
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError as exc:
-            if number == len(lines) and not line.endswith("\n"):
-                return  # the run was interrupted mid-write: keep everything before
-            raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
-        except ValueError:  # an integer over matrix.INT_DIGITS digits
-            raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
-        except RecursionError:
+
+
+_END: Any = object()
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dict[str, Any]) -> Any:
+    """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line)."""
+    if not line.strip():
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as exc:
+        if not line.endswith("\n"):  # only the last line lacks its newline
+            return _END
+        raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
+    except ValueError:  # an integer over matrix.INT_DIGITS digits
+        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
+    except RecursionError:
+        raise InputError(
+            "JSON nested too deeply to read; expected one event object a line",
+            where=f"{p}:{number}",
+        ) from None
+    if not isinstance(event, dict) or "event" not in event:
+        raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
+    if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
+        raise InputError(
+            f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}",
+            where=f"{p}:1",
+        )
+    if number == 1 and event.get("version") not in READABLE:
+        raise InputError(
+            f"results version {event.get('version')!r} is not supported; expected one of "
+            f"{list(READABLE)}",
+            where=f"{p}:1",
+        )
+    if event["event"] == "schema":
+        if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
+            raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
+        schemas[event["id"]] = event.get("schema")
+        return None
+    if "model_schema_ref" in event:
+        ref = event.pop("model_schema_ref")
+        if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
             raise InputError(
-                "JSON nested too deeply to read; expected one event object a line",
+                f"model_schema_ref {ref!r} names no schema event before it",
                 where=f"{p}:{number}",
-            ) from None
-        if not isinstance(event, dict) or "event" not in event:
-            raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
-        if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
-            raise InputError(
-                f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}",
-                where=f"{p}:1",
             )
-        if number == 1 and event.get("version") not in READABLE:
-            raise InputError(
-                f"results version {event.get('version')!r} is not supported; expected one of "
-                f"{list(READABLE)}",
-                where=f"{p}:1",
-            )
-        if event["event"] == "schema":
-            if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
-                raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
-            schemas[event["id"]] = event.get("schema")
-            continue
-        if "model_schema_ref" in event:
-            ref = event.pop("model_schema_ref")
-            if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
-                raise InputError(
-                    f"model_schema_ref {ref!r} names no schema event before it",
-                    where=f"{p}:{number}",
-                )
-            event["model_schema"] = schemas[ref]
-        try:
-            check_event(event)
-        except EventError as exc:
-            raise InputError(str(exc), where=f"{p}:{number}") from None
-        yield event
+        event["model_schema"] = schemas[ref]
+    try:
+        check_event(event)
+    except EventError as exc:
+        raise InputError(str(exc), where=f"{p}:{number}") from None
+    findings = event.get("findings")
+    if findings and isinstance(findings, list):
+        event["findings"] = shared.setdefault(_ENCODER.encode(findings), findings)
+    return event
 
 
 def read_typed(path: str | Path) -> list[Event]:

@@ -84,7 +84,7 @@ def test_a_schema_file_names_each_key_once(name):
         ("results", "mcp-matrix.results", (1, 2)),
         ("snapshot", SNAPSHOT_FORMAT, SNAPSHOT_VERSIONS),
         ("discovery", discovery_doc.FORMAT, discovery_doc.READABLE),
-        ("report", json_report.FORMAT, (json_report.VERSION,)),
+        ("report", json_report.FORMAT, json_report.READABLE),
         ("diff", DIFF_FORMAT, (1,)),
         ("replay", REPLAY_FORMAT, (1,)),
     ],

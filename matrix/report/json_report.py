@@ -1,10 +1,16 @@
-"""The JSON report (``format: mcp-matrix.report``, ``version: 1``; docs/reports.md).
+"""The JSON report (``format: mcp-matrix.report``, ``version: 2``; docs/reports.md).
 
-``build_report`` turns a results stream (finished, interrupted, or several runs merged) into
+``report_document`` turns a results stream (finished, interrupted, or several runs merged) into
 one document: the runs, the profiles, the tools x clients grid, every cell with its reason,
-evidence, snapshot pointer and fix advice, the skipped calls and the counts. The other
-writers (Markdown, JUnit, SARIF, HTML) render this same document, so every format says the
-same thing about every cell.
+evidence, snapshot pointer and fix advice, the skipped calls and the counts. Version 2 stores
+each distinct value once: a cell is a row of numbers (``columns``) naming its entry in the
+tables ``details`` (what happened: verdict, reason, findings, advice...), ``findings``,
+``evidence``, ``schemas`` and ``texts`` (pointers and model-facing names). A 5,000-tool server
+through 36 clients wrote 548 MB in version 1, each cell in full with its findings and schema.
+
+``read_report`` gives the version-1 shape (every cell in full) of either version; that is
+``build_report``, the document the other writers (Markdown, JUnit, SARIF, HTML) render, so
+every format says the same thing about every cell.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from typing import IO, Any
 
 from matrix import __version__
 from matrix.advice import advice_for
+from matrix.content_table import ContentTable, resolve
+from matrix.errors import InputError
 from matrix.events import (
     CallCell,
     Cell,
@@ -27,54 +35,175 @@ from matrix.events import (
     SnapshotTaken,
     typed_events,
 )
-from matrix.report.grid import RELEASE_FAILING, Scope, build_grid, gate_scope
+from matrix.report.grid import RELEASE_FAILING, gate_scope, run_profiles
 from matrix.schemas import load_schema
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL, rank
 
 FORMAT = "mcp-matrix.report"
-VERSION = 1
+VERSION = 2
+READABLE = (1, 2)
+# A version-2 cell, in order: positions in runs, profiles, tools; the tool's position in its
+# run's snapshot; positions in details, texts (pointer, model_name) and schemas.
+COLUMNS = (
+    "run",
+    "profile",
+    "tool",
+    "index",
+    "detail",
+    "release_failing",
+    "pointer",
+    "model_name",
+    "schema",
+)
+CALL_KEYS = (
+    "origin",
+    "expect",
+    "mutations",
+    "answer",
+    "stale",
+    "sometimes",
+    "frequency",
+    "variants",
+)
 
 _DECIDING = ("hidden", "server-dropped", "session-broken")
 _REASON_PARTS = 3
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+_dump = _ENCODER.encode  # the C encoder; one row a line, no pure-Python indent
+
+
+def report_document(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> dict:
+    """The version-2 report document of a list of result events (docs/reports.md), as JSON."""
+    return {
+        k: json.loads("[" + ",".join(v.texts) + "]") if isinstance(v, _Table) else v
+        for k, v in _document(events, failing).items()
+    }
 
 
 def build_report(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> dict:
-    """The report document for a list of result events (see docs/reports.md for every key)."""
+    """The report with every cell in full (the version-1 shape): what the other writers render."""
+    return read_report(_document(events, failing))
+
+
+def write_json(
+    events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+) -> None:
+    """The version-2 document, one cell row or table entry a line (the C encoder throughout)."""
+    doc = _document(events, failing)
+    w = stream.write
+    w("{\n")
+    last = len(doc) - 1
+    for n, (key, value) in enumerate(doc.items()):
+        w(f"{_dump(key)}: ")
+        if key == "grid":
+            w(f'{{"profiles": {_dump(value["profiles"])}, "rows": [')
+            w(",".join("\n" + _dump(row) for row in value["rows"]))
+            w("\n]}" if value["rows"] else "]}")
+        elif isinstance(value, _Table):
+            w("[" + ",".join("\n" + text for text in value.texts) + ("\n]" if value else "]"))
+        elif isinstance(value, list) and key in _ROWS:
+            w("[" + ",".join("\n" + _dump(item) for item in value) + ("\n]" if value else "]"))
+        else:
+            w(_dump(value))
+        w(",\n" if n < last else "\n")
+    w("}\n")
+
+
+def _document(events: Iterable[Event], failing: Iterable[str]) -> dict:
+    """The version-2 document with its tables as ``_Table`` (their entries' JSON text)."""
     events = typed_events(events)
     failing = list(failing)
     scope = gate_scope(events, failing)  # every run's profiles: a merged file as its shards
-    runs: list[dict] = []
-    snapshots: list[_Tools] = []
-    cells: list[dict] = []
-    skipped: list[dict] = []
-    profile_errors: list[dict] = []
-    current = -1
-
-    def run_index() -> int:
-        nonlocal current
-        if current < 0:  # events before any run-started (a hand-merged file): an anonymous run
-            runs.append(_run_record(RunStarted()))
-            snapshots.append(_Tools({}))
-            current = 0
-        return current
-
+    listed: dict[str, Mapping[str, Any]] = {}  # each profile as the first run lists it
     for e in events:
         if isinstance(e, RunStarted):
-            runs.append(_run_record(e))
-            snapshots.append(_Tools({}))
-            current = len(runs) - 1
+            for p in e.profiles:
+                listed.setdefault(p["name"], p)
+    build = _Builder(scope, list(run_profiles(events)))
+    for e in events:
+        build.add(e)
+    doc = build.document(listed)
+    first = doc["runs"][0] if doc["runs"] else _run_record(RunStarted())
+    complete = bool(doc["runs"]) and all(
+        r["finished"] and r["measured"] and not r["interrupted"] for r in doc["runs"]
+    )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "generated_by": {"name": "mcp-matrix", "version": __version__},
+        "mcp_matrix": first["mcp_matrix"],
+        "server": first["server"],
+        "complete": complete,
+        "release_failing": failing,
+        **doc,
+    }
+
+
+_ROWS = ("runs", "profiles", "legend", "cells", "skipped", "profile_errors")
+
+
+class _Table(ContentTable):
+    """A table of the document: written as its entries' JSON text, one a line. Strings are
+    looked up by value (a cell's pointer is a new string each time, equal to many others)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._strings: dict[str, int] = {}
+
+    def ref(self, value: Any) -> int:
+        if not isinstance(value, str):
+            return super().ref(value)
+        known = self._strings.get(value)
+        if known is None:
+            known = self._strings[value] = len(self.texts)
+            self.texts.append(_dump(value))
+        return known
+
+
+class _Builder:
+    """One pass over the events: runs, cells as rows, each distinct value once in a table."""
+
+    def __init__(self, scope: Any, profiles: list[str]) -> None:
+        self.scope = scope
+        self.runs: list[dict] = []
+        self.snapshots: list[_Tools] = []
+        self.profiles = {name: i for i, name in enumerate(profiles)}
+        self.tools: dict[str, int] = {}
+        self.worst: list[dict[int, str]] = []  # per tool: profile position -> worst verdict
+        self.cells: list[list] = []
+        self.skipped: list[dict] = []
+        self.profile_errors: list[dict] = []
+        self.counts: dict[str, int] = {}
+        self.kinds = {"discovery": 0, "call": 0}
+        self.release_failing = 0
+        self.details, self.findings, self.evidence = _Table(), _Table(), _Table()
+        self.schemas, self.texts = _Table(), _Table()
+        self._discovery: dict[tuple, tuple[int, Mapping | None]] = {}
+        self._finding_refs: dict[tuple[int, str], int] = {}
+        self._evidence_refs: dict[str, int] = {}
+        self.findings_count = 0
+
+    def run_index(self) -> int:
+        if not self.runs:  # events before any run-started (a hand-merged file): an anonymous run
+            self.runs.append(_run_record(RunStarted()))
+            self.snapshots.append(_Tools({}))
+        return len(self.runs) - 1
+
+    def add(self, e: Event) -> None:
+        if isinstance(e, RunStarted):
+            self.runs.append(_run_record(e))
+            self.snapshots.append(_Tools({}))
         elif isinstance(e, SnapshotTaken):
-            snapshots[run_index()] = _Tools(e.snapshot)
+            self.snapshots[self.run_index()] = _Tools(e.snapshot)
         elif isinstance(e, RunFinished):
-            _finish(runs[run_index()], e)
+            _finish(self.runs[self.run_index()], e)
         elif isinstance(e, (DiscoveryCell, CallCell)):
-            i = run_index()
-            cells.append(_cell(e, runs[i]["run_id"], snapshots[i], scope))
+            self.cell(e)
         elif isinstance(e, Skipped):
-            i = run_index()
-            skipped.append(
+            run = self.runs[self.run_index()]["run_id"]
+            self.skipped.append(
                 {
-                    "run": runs[i]["run_id"],
+                    "run": run,
                     "profile": e.profile,
                     "tool": e.tool,
                     "case": e.case,
@@ -82,63 +211,358 @@ def build_report(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILI
                 }
             )
         elif isinstance(e, ProfileError):
-            i = run_index()
-            profile_errors.append(
-                {"run": runs[i]["run_id"], "profile": e.profile, "error": e.error}
-            )
+            run = self.runs[self.run_index()]["run_id"]
+            self.profile_errors.append({"run": run, "profile": e.profile, "error": e.error})
 
-    grid = build_grid(events)
-    profiles = _profiles(events, grid.profiles)
-    counts = {v: 0 for v in SEVERITY}
-    for c in cells:
-        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-    counts = {v: n for v, n in counts.items() if n}
-    first = runs[0] if runs else _run_record(RunStarted())
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "generated_by": {"name": "mcp-matrix", "version": __version__},
-        "mcp_matrix": first["mcp_matrix"],
-        "server": first["server"],
-        "complete": bool(runs)
-        and all(r["finished"] and r["measured"] and not r["interrupted"] for r in runs),
-        "runs": runs,
-        "profiles": profiles,
-        "tools": list(grid.tools),
-        "release_failing": failing,
-        "legend": [
-            {"verdict": v, "symbol": SYMBOL[v], "meaning": MEANING[v]}
-            for v in SEVERITY
-            if v in counts
-        ],
-        "grid": {
-            "profiles": list(grid.profiles),
-            "rows": [
-                {"tool": t, "cells": [grid.worst(t, p) for p in grid.profiles]} for t in grid.tools
+    def cell(self, e: Cell) -> None:
+        run = self.run_index()
+        tools = self.snapshots[run]
+        profile = self.profiles.setdefault(e.profile, len(self.profiles))
+        tool = self.tools.get(e.tool)
+        if tool is None:
+            tool = self.tools[e.tool] = len(self.tools)
+            self.worst.append({})
+        verdict = e.verdict
+        if isinstance(e, DiscoveryCell):
+            index = e.index if e.index is not None else tools.index.get(e.tool)
+            detail, primary = self.discovery_detail(e, run, index, tools)
+            if primary is None:
+                pointer = _tool_pointer(index)
+            else:
+                pointer = primary.get("snapshot_pointer") or _under(index, _s(primary["pointer"]))
+            name = None if e.model_name is None else self.texts.ref(e.model_name)
+            schema = None if e.model_schema is None else self.schemas.ref(e.model_schema)
+            self.kinds["discovery"] += 1
+        else:
+            index = tools.index.get(e.tool)
+            raw = tools.tools[index] if index is not None else None
+            detail = self.details.ref(self.call_detail(e, raw))
+            pointer = _call_pointer(index, e.mutations)
+            name = schema = None
+            self.kinds["call"] += 1
+        fails = self.scope.fails(e)
+        self.release_failing += fails
+        self.counts[verdict] = self.counts.get(verdict, 0) + 1
+        self.findings_count += verdict not in ("visible", "intact")
+        worst = self.worst[tool]
+        held = worst.get(profile)
+        if held is None or rank(verdict) < rank(held):
+            worst[profile] = verdict
+        self.cells.append(
+            [
+                run,
+                profile,
+                tool,
+                index,
+                detail,
+                fails,
+                None if pointer is None else self.texts.ref(pointer),
+                name,
+                schema,
+            ]
+        )
+
+    def discovery_detail(
+        self, e: DiscoveryCell, run: int, index: int | None, tools: _Tools
+    ) -> tuple[int, Mapping | None]:
+        """The detail of a discovery cell and its deciding finding's entry, made once per
+        distinct (run, verdict, findings): a culprit's pointer depends on the run's snapshot."""
+        key = (run, e.verdict, e.weakest_evidence, _dump(e.findings))
+        known = self._discovery.get(key)
+        if known is not None:
+            return known
+        findings = [self.finding_ref(f, tools) for f in e.findings]
+        entries = [json.loads(self.findings.texts[f]) for f in findings]
+        behaviours = list(dict.fromkeys(f["behaviour"] for f in entries if f["behaviour"]))
+        evidence: dict[tuple, None] = {}
+        for f, raw in zip(entries, e.findings):
+            for ev in raw.get("evidence", ()):
+                evidence.setdefault((f["behaviour"], self.evidence_ref(ev)), None)
+        primary = primary_finding(e.findings, e.verdict)
+        entry = None if primary is None else entries[e.findings.index(primary)]
+        detail = {
+            "kind": "discovery",
+            "verdict": e.verdict,
+            "reason": self.text(_discovery_reason(e)),
+            "blast_radius": primary.get("blast_radius") if primary else None,
+            "behaviours": behaviours,
+            "evidence": [list(k) for k in evidence],
+            "weakest_evidence": e.weakest_evidence,
+            "advice": self.text(advice_for(e, None)),
+            "findings": findings,
+        }
+        known = self._discovery[key] = (self.details.ref(detail), entry)
+        return known
+
+    def finding_ref(self, f: Mapping[str, Any], tools: _Tools) -> int:
+        culprit = f.get("culprit")
+        at = None
+        if culprit:  # a list-level failure reported on every tool: point at the tool that caused it
+            place = tools.index.get(_s(culprit))
+            at = None if place is None else _under(place, _s(f.get("pointer")))
+        return self.findings.ref(
+            {
+                "code": f["code"],
+                "message": f["message"],
+                "pointer": f.get("pointer", ""),
+                "snapshot_pointer": at,
+                "lost": bool(f.get("lost")),
+                "blast_radius": f.get("blast_radius"),
+                "behaviour": f.get("behaviour", ""),
+                "evidence": [self.evidence_ref(ev) for ev in f.get("evidence", ())],
+            }
+        )
+
+    def text(self, value: str | None) -> int | None:
+        return None if value is None else self.texts.ref(value)
+
+    def evidence_ref(self, ev: Mapping[str, Any]) -> int:
+        return self.evidence.ref(dict(ev))
+
+    def call_detail(self, e: CallCell, raw_tool: Mapping | None) -> dict:
+        evidence = dict.fromkeys(("", self.evidence_ref(ev)) for ev in e.evidence)
+        return {
+            "kind": "call",
+            "verdict": e.verdict,
+            "case": e.case,
+            "reason": self.text(e.reason),
+            "blast_radius": "tool" if e.verdict == "unreachable" else "call",
+            "behaviours": list(e.behaviours),
+            "evidence": [list(k) for k in evidence],
+            "weakest_evidence": e.weakest_evidence,
+            "advice": self.text(advice_for(e, raw_tool)),
+            "findings": [],
+            "origin": e.origin,
+            "expect": e.expect,
+            "mutations": [dict(m) for m in e.mutations],
+            "answer": e.answer,
+            "stale": bool(e.stale),
+            "sometimes": list(e.sometimes),
+            "frequency": e.frequency,
+            "variants": [dict(v) for v in e.variants or ()],
+        }
+
+    def document(self, known: Mapping[str, Mapping[str, Any]]) -> dict:
+        names = list(self.profiles)
+        verdicts = [v for v in SEVERITY if v in self.counts]
+        verdicts += sorted((v for v in self.counts if v not in SYMBOL), key=rank)
+        place = {v: i for i, v in enumerate(verdicts)}
+        width = len(names)
+        rows = []
+        for worst in self.worst:
+            row: list[int | None] = [None] * width
+            for p, v in worst.items():
+                row[p] = place[v]
+            rows.append(row)
+        cells = len(self.cells)
+        return {
+            "runs": self.runs,
+            "profiles": [_profile(known.get(n), n) for n in names],
+            "tools": list(self.tools),
+            "legend": [
+                {"verdict": v, "symbol": SYMBOL.get(v, "?"), "meaning": MEANING.get(v, "")}
+                for v in verdicts
             ],
-        },
-        "cells": cells,
-        "skipped": skipped,
-        "profile_errors": profile_errors,
-        "counts": {
-            "verdicts": counts,
-            "cells": len(cells),
-            "discovery": sum(1 for c in cells if c["kind"] == "discovery"),
-            "calls": sum(1 for c in cells if c["kind"] == "call"),
-            "findings": sum(1 for c in cells if c["finding"]),
-            "release_failing": sum(1 for c in cells if c["release_failing"]),
-            "skipped": len(skipped),
-            "profile_errors": len(profile_errors),
-        },
+            "grid": {"profiles": names, "rows": rows},
+            "columns": list(COLUMNS),
+            "cells": self.cells,
+            "skipped": self.skipped,
+            "profile_errors": self.profile_errors,
+            "counts": {
+                "verdicts": {v: self.counts[v] for v in verdicts},
+                "cells": cells,
+                "discovery": self.kinds["discovery"],
+                "calls": self.kinds["call"],
+                "findings": self.findings_count,
+                "release_failing": self.release_failing,
+                "skipped": len(self.skipped),
+                "profile_errors": len(self.profile_errors),
+            },
+            "details": self.details,
+            "findings": self.findings,
+            "evidence": self.evidence,
+            "schemas": self.schemas,
+            "texts": self.texts,
+        }
+
+
+def read_report(doc: Any, where: str = "report") -> dict:
+    """A report document of any readable version in the version-1 shape: ``cells`` with every
+    key in full, ``grid.rows`` as ``{"tool", "cells": [verdict or null]}``."""
+    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
+        raise InputError(f"not an {FORMAT} document", where=where)
+    version = doc.get("version")
+    if version not in READABLE:
+        raise InputError(
+            f"report version {version!r} is not supported; expected one of {list(READABLE)}",
+            where=where,
+        )
+    if version == 1:
+        return dict(doc)
+    try:
+        return _expand(doc, where)
+    except (KeyError, TypeError, IndexError) as exc:
+        raise InputError(
+            f"malformed version-2 report (missing or wrong {exc})", where=where
+        ) from None
+    except ValueError as exc:
+        raise InputError(str(exc), where=where) from None
+
+
+def _expand(doc: Mapping[str, Any], where: str) -> dict:
+    tables = {k: _entries(doc[k]) for k in ("details", "findings", "evidence", "schemas", "texts")}
+    texts, schemas, evidence = tables["texts"], tables["schemas"], tables["evidence"]
+    legend = {x["verdict"]: x for x in doc["legend"]}
+    verdicts = [x["verdict"] for x in doc["legend"]]
+    runs, profiles, tools = doc["runs"], doc["grid"]["profiles"], doc["tools"]
+
+    def ev_pair(pair: Sequence) -> dict:
+        e = resolve(evidence, pair[1], f"{where}: evidence")
+        return {
+            "behaviour": _s(pair[0]),
+            "level": _s(e.get("level")),
+            "source": _s(e.get("source")),
+            "note": _s(e.get("note")),
+        }
+
+    findings = [
+        {**f, "evidence": [dict(resolve(evidence, x, f"{where}: evidence")) for x in f["evidence"]]}
+        for f in tables["findings"]
+    ]
+    details = []
+    for d in tables["details"]:
+        verdict = d["verdict"]
+        shown = legend.get(verdict, {})
+        call = d["kind"] == "call"
+        details.append(
+            {
+                "kind": d["kind"],
+                "head": {  # the keys between a cell's tool and its release_failing
+                    "case": d.get("case") if call else None,
+                    "verdict": verdict,
+                    "symbol": shown.get("symbol", SYMBOL.get(verdict, "?")),
+                    "meaning": shown.get("meaning", MEANING.get(verdict, "")),
+                    "severity": rank(verdict),
+                    "finding": verdict not in ("visible", "intact"),
+                },
+                "tail": {
+                    "reason": resolve(texts, d["reason"], f"{where}: texts"),
+                    "blast_radius": d["blast_radius"],
+                    "behaviours": d["behaviours"],
+                    "evidence": [ev_pair(p) for p in d["evidence"]],
+                    "weakest_evidence": d["weakest_evidence"],
+                },
+                "advice": None
+                if d["advice"] is None
+                else resolve(texts, d["advice"], f"{where}: texts"),
+                "findings": [resolve(findings, f, f"{where}: findings") for f in d["findings"]],
+                "call": {
+                    k: d.get(k, _CALL_DEFAULTS[k]) if call else _CALL_DEFAULTS[k] for k in CALL_KEYS
+                },
+            }
+        )
+    cells = []
+    for row in doc["cells"]:
+        if not isinstance(row, list) or len(row) != len(COLUMNS):
+            raise ValueError(f"{where}: a cell is not a row of {list(COLUMNS)}")
+        run, profile, tool, index, detail, fails, pointer, name, schema = row
+        d = resolve(details, detail, f"{where}: details")
+        cell = {
+            "kind": d["kind"],
+            "run": resolve(runs, run, f"{where}: runs")["run_id"],
+            "profile": resolve(profiles, profile, f"{where}: profiles"),
+            "tool": resolve(tools, tool, f"{where}: tools"),
+        }
+        cell.update(d["head"])
+        cell["release_failing"] = bool(fails)
+        cell.update(d["tail"])
+        cell["pointer"] = None if pointer is None else resolve(texts, pointer, f"{where}: texts")
+        cell["advice"] = d["advice"]
+        cell["findings"] = [
+            f
+            if f["snapshot_pointer"] is not None
+            else {**f, "snapshot_pointer": _under(index, _s(f["pointer"]))}
+            for f in d["findings"]
+        ]
+        cell["model_name"] = None if name is None else resolve(texts, name, f"{where}: texts")
+        cell["model_schema"] = (
+            None if schema is None else resolve(schemas, schema, f"{where}: schemas")
+        )
+        cell.update(d["call"])
+        cells.append(cell)
+    out = {k: doc[k] for k in _KEPT if k in doc}
+    out["version"] = 1
+    out["grid"] = {
+        "profiles": list(profiles),
+        "rows": [
+            {
+                "tool": t,
+                "cells": [
+                    None if v is None else resolve(verdicts, v, f"{where}: legend") for v in row
+                ],
+            }
+            for t, row in zip(tools, doc["grid"]["rows"])
+        ],
+    }
+    out["cells"] = cells
+    return out
+
+
+_CALL_DEFAULTS: dict[str, Any] = {
+    "origin": None,
+    "expect": None,
+    "mutations": [],
+    "answer": None,
+    "stale": False,
+    "sometimes": [],
+    "frequency": None,
+    "variants": [],
+}
+_KEPT = (
+    "format",
+    "version",
+    "generated_by",
+    "mcp_matrix",
+    "server",
+    "complete",
+    "runs",
+    "profiles",
+    "tools",
+    "release_failing",
+    "legend",
+    "grid",
+    "cells",
+    "skipped",
+    "profile_errors",
+    "counts",
+)
+
+
+def _entries(table: Any) -> list:
+    if isinstance(table, _Table):
+        return [json.loads(t) for t in table.texts]
+    if not isinstance(table, list):
+        raise TypeError("a table is not a list")
+    return table
+
+
+def _profile(p: Mapping[str, Any] | None, name: str) -> dict:
+    p = p or {}
+    return {
+        "name": name,
+        "client": p.get("client"),
+        "versions": p.get("versions"),
+        "models": p.get("models"),
+        "weakest_evidence": p.get("weakest_evidence"),
     }
 
 
-def write_json(
-    events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
-) -> None:
-    stream.write(
-        json.dumps(build_report(events, failing), indent=2, ensure_ascii=False, default=str) + "\n"
-    )
+def _under(index: int | None, rel: str) -> str | None:
+    """A pointer relative to a tool as a pointer into the snapshot document."""
+    base = _tool_pointer(index)
+    if base is None:
+        return None
+    return base + (rel if rel.startswith("/") else "")
 
 
 # -- pieces ---------------------------------------------------------------------------------
@@ -169,27 +593,6 @@ def _finish(run: dict, e: RunFinished) -> None:
     run["error"] = e.error
 
 
-def _profiles(events: list[Event], names: list[str]) -> list[dict]:
-    seen: dict[str, dict] = {}
-    for e in events:
-        if not isinstance(e, RunStarted):
-            continue
-        for p in e.profiles:
-            if p["name"] not in seen:
-                seen[p["name"]] = {
-                    "name": p["name"],
-                    "client": p.get("client"),
-                    "versions": p.get("versions"),
-                    "models": p.get("models"),
-                    "weakest_evidence": p.get("weakest_evidence"),
-                }
-    return [
-        seen.get(n)
-        or {"name": n, "client": None, "versions": None, "models": None, "weakest_evidence": None}
-        for n in names
-    ]
-
-
 def primary_finding(
     findings: Sequence[Mapping[str, Any]], verdict: str
 ) -> Mapping[str, Any] | None:
@@ -202,63 +605,6 @@ def primary_finding(
     return next((f for f in findings if f.get("lost")), findings[0])
 
 
-def _cell(e: Cell, run_id: str | None, tools: _Tools, scope: Scope) -> dict:
-    verdict = e.verdict
-    discovery = isinstance(e, DiscoveryCell)
-    if discovery:
-        index = e.index if e.index is not None else _index_of(tools, e.tool)
-        findings = [_finding(f, index, tools) for f in e.findings]
-        primary = primary_finding(e.findings, verdict)
-        behaviours = list(dict.fromkeys(f["behaviour"] for f in findings if f["behaviour"]))
-        evidence = _dedupe_evidence(
-            {**ev, "behaviour": f["behaviour"]} for f in findings for ev in f["evidence"]
-        )
-        pointer = _finding_pointer(primary, index, tools) if primary else _tool_pointer(index)
-        blast = primary.get("blast_radius") if primary else None
-        reason = _discovery_reason(e)
-    else:
-        index = _index_of(tools, e.tool)
-        findings = []
-        behaviours = list(e.behaviours)
-        evidence = _dedupe_evidence({**ev, "behaviour": ""} for ev in e.evidence)
-        pointer = _call_pointer(index, e.mutations)
-        blast = "tool" if verdict == "unreachable" else "call"
-        reason = e.reason
-    raw_tool = tools.tools[index] if index is not None and 0 <= index < len(tools.tools) else None
-    call = None if discovery else e
-    return {
-        "kind": e.KIND,
-        "run": run_id,
-        "profile": e.profile,
-        "tool": e.tool,
-        "case": call and call.case,
-        "verdict": verdict,
-        "symbol": SYMBOL.get(verdict, "?"),
-        "meaning": MEANING.get(verdict, ""),
-        "severity": rank(verdict),
-        "finding": verdict not in ("visible", "intact"),
-        "release_failing": scope.fails(e),
-        "reason": reason,
-        "blast_radius": blast,
-        "behaviours": behaviours,
-        "evidence": evidence,
-        "weakest_evidence": e.weakest_evidence,
-        "pointer": pointer,
-        "advice": advice_for(e, raw_tool),
-        "findings": findings,
-        "model_name": e.model_name if discovery else None,
-        "model_schema": e.model_schema if discovery else None,
-        "origin": call and call.origin,
-        "expect": call and call.expect,
-        "mutations": [dict(m) for m in call.mutations] if call else [],
-        "answer": call and call.answer,
-        "stale": bool(call and call.stale),
-        "sometimes": list(call.sometimes) if call else [],
-        "frequency": call and call.frequency,
-        "variants": [dict(v) for v in call.variants or ()] if call else [],
-    }
-
-
 def _discovery_reason(e: DiscoveryCell) -> str:
     findings = e.findings
     if e.verdict == "visible" or not findings:
@@ -268,32 +614,6 @@ def _discovery_reason(e: DiscoveryCell) -> str:
     lost = [f for f in findings if f.get("lost")] or findings
     text = "; ".join(f["message"] for f in lost[:_REASON_PARTS])
     return text + (f" (and {len(lost) - _REASON_PARTS} more)" if len(lost) > _REASON_PARTS else "")
-
-
-def _finding(f: Mapping[str, Any], index: int | None, tools: _Tools) -> dict:
-    return {
-        "code": f["code"],
-        "message": f["message"],
-        "pointer": f.get("pointer", ""),
-        "snapshot_pointer": _finding_pointer(f, index, tools),
-        "lost": bool(f.get("lost")),
-        "blast_radius": f.get("blast_radius"),
-        "behaviour": f.get("behaviour", ""),
-        "evidence": [dict(ev) for ev in f.get("evidence", ())],
-    }
-
-
-def _dedupe_evidence(items: Iterable[Mapping[str, Any]]) -> list[dict]:
-    out: dict[tuple, dict] = {}
-    for ev in items:
-        item = {
-            "behaviour": _s(ev.get("behaviour")),
-            "level": _s(ev.get("level")),
-            "source": _s(ev.get("source")),
-            "note": _s(ev.get("note")),
-        }
-        out.setdefault(tuple(item.values()), item)
-    return list(out.values())
 
 
 class _Tools:
@@ -311,26 +631,8 @@ class _Tools:
                 self.index.setdefault(name, i)
 
 
-def _index_of(tools: _Tools, name: str) -> int | None:
-    return tools.index.get(name)
-
-
 def _tool_pointer(index: int | None) -> str | None:
     return None if index is None else f"/tools/{index}/tool"
-
-
-def _finding_pointer(f: Mapping[str, Any], index: int | None, tools: _Tools) -> str | None:
-    """The finding's pointer (relative to the tool) as a pointer into the snapshot document."""
-    if f.get(
-        "culprit"
-    ):  # a list-level failure reported on every tool: point at the tool that caused it
-        culprit = _index_of(tools, _s(f.get("culprit")))
-        index = culprit if culprit is not None else index
-    base = _tool_pointer(index)
-    rel = _s(f.get("pointer"))
-    if base is None:
-        return None
-    return base + (rel if rel.startswith("/") else "")
 
 
 def _call_pointer(index: int | None, mutations: list[Mapping[str, Any]]) -> str | None:
@@ -368,25 +670,21 @@ def _s(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _opt(value: Any) -> Any:
-    return (
-        None
-        if value is None
-        else (value if isinstance(value, (str, int, float, bool)) else str(value))
-    )
-
-
 # -- the schema of the document ----------------------------------------------------------------
 
 SCHEMA: dict = load_schema("report")  # published: matrix/schemas/report.schema.json
 
 
 __all__ = [
+    "COLUMNS",
     "FORMAT",
+    "READABLE",
     "SCHEMA",
     "VERSION",
     "build_report",
     "describe_target",
     "primary_finding",
+    "read_report",
+    "report_document",
     "write_json",
 ]

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
+import json.encoder
 
 import jsonschema
 import pytest
 
+from matrix.errors import InputError
 from matrix.events import CallCell, EventError, typed_events
 from matrix.report.grid import RELEASE_FAILING
-from matrix.report.json_report import FORMAT, SCHEMA, VERSION, build_report, write_json
+from matrix.report.json_report import (
+    FORMAT,
+    SCHEMA,
+    VERSION,
+    build_report,
+    read_report,
+    report_document,
+    write_json,
+)
+from matrix.results import read_typed
 from tests.report import events as ev
 
 
@@ -22,7 +34,83 @@ def test_the_document_is_valid_against_its_published_schema(full_events):
     doc = json.loads(_dump(full_events))
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-    assert (doc["format"], doc["version"]) == (FORMAT, VERSION) == ("mcp-matrix.report", 1)
+    assert (doc["format"], doc["version"]) == (FORMAT, VERSION) == ("mcp-matrix.report", 2)
+    assert doc == report_document(full_events)  # what is written is the document, as JSON
+    # the full shape the other writers render validates too (version 1)
+    jsonschema.Draft202012Validator(SCHEMA).validate(_json(build_report(full_events)))
+
+
+@pytest.mark.parametrize("build", [ev.full_run, ev.interrupted_run, ev.merged_runs])
+def test_the_written_document_reads_back_to_every_cell_in_full(build):
+    """Version 2 loses nothing: read back, it is the report every other writer renders."""
+    events = build()
+    full = read_report(json.loads(_dump(events)))
+    assert full == _json(build_report(events))
+    assert full["version"] == 1 and len(full["cells"]) == full["counts"]["cells"]
+    cell = next(c for c in full["cells"] if c["tool"] == "memory_reflect")
+    assert cell["kind"] == "discovery" and cell["model_schema"] is None and cell["findings"]
+
+
+def test_a_value_repeated_on_many_cells_is_written_once():
+    """One finding, evidence and schema on 400 tools x 3 profiles: each is in its table once and
+    a cell is a row of numbers (version 1 repeated the finding and schema in every cell)."""
+    events = ev.full_run()
+    start = next(i for i, e in enumerate(events) if e["event"] == "discovery")
+    degraded = next(e for e in events if e["event"] == "discovery" and e["verdict"] == "degraded")
+    many = []
+    for n in range(400):
+        for profile in ("claude-code", "cursor", "stale-cache"):
+            many.append({**copy.deepcopy(degraded), "profile": profile, "tool": f"tool_{n}"})
+    small = _dump(events)
+    big = _dump(events[:start] + many + events[start:])
+    doc = json.loads(big)
+    schema = json.dumps(degraded["model_schema"], separators=(",", ":"))
+    assert big.count(schema) == 1
+    assert big.count(degraded["findings"][0]["message"]) == 2  # the finding, the reason quoting it
+    assert len(doc["cells"]) == len(json.loads(small)["cells"]) + 1200
+    assert (len(big) - len(small)) / 1200 < 80  # a row and its tool's name, not the finding
+    cells = read_report(doc)["cells"][: len(many)]
+    assert [(c["profile"], c["tool"], c["findings"]) for c in cells] == [
+        (e["profile"], e["tool"], [_full_finding(f, e["index"]) for f in e["findings"]])
+        for e in many
+    ]
+
+
+def test_the_document_is_written_with_the_c_encoder(full_events, monkeypatch):
+    """``indent`` makes json.dumps use its pure-Python encoder (seconds per 100 MB): never."""
+
+    def pure_python(*args, **kwargs):
+        raise AssertionError("the pure-Python JSON encoder was used")
+
+    monkeypatch.setattr(json.encoder, "_make_iterencode", pure_python)
+    assert json.loads(_dump(full_events))["format"] == FORMAT
+
+
+def test_reading_a_results_file_holds_a_repeated_finding_once(tmp_path):
+    """A finding repeated on every tool of a profile (a long name breaking the session) is one
+    object in memory, not one per cell: 5,000 tools x 36 profiles held 860 MB of copies."""
+    events = ev.full_run()
+    hidden = next(e for e in events if e["event"] == "discovery" and e["verdict"] == "hidden")
+    copies = [{**copy.deepcopy(hidden), "tool": f"tool_{n}"} for n in range(3)]
+    path = ev.write_jsonl(events + copies, tmp_path / "r.jsonl")
+    read = [e for e in read_typed(path) if getattr(e, "tool", "").startswith("tool_")]
+    assert len(read) == 3 and read[0].findings == tuple(hidden["findings"])
+    assert read[0].findings[0] is read[1].findings[0] is read[2].findings[0]
+
+
+def test_a_version_1_document_reads_as_it_is_and_a_bad_one_is_an_input_error(full_events):
+    old = _json(build_report(full_events))
+    assert read_report(old) == old
+    doc = json.loads(_dump(full_events))
+    for broken, says in (
+        ({**doc, "version": 9}, "report version 9 is not supported"),
+        ({**doc, "format": "other"}, "not an mcp-matrix.report document"),
+        ({**doc, "cells": [[0, 0, 0, 0, 10**6, True, None, None, None]]}, "not an entry"),
+        ({**doc, "cells": [[0, 0]]}, "is not a row of"),
+        ({k: v for k, v in doc.items() if k != "details"}, "malformed version-2 report"),
+    ):
+        with pytest.raises(InputError, match=says):
+            read_report(broken, where="r.json")
 
 
 def test_interrupted_and_merged_streams_are_valid_documents_too():
@@ -171,3 +259,21 @@ def _dump(events) -> str:
     buf = io.StringIO()
     write_json(events, buf)
     return buf.getvalue()
+
+
+def _json(value):
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def _full_finding(f: dict, index: int) -> dict:
+    """A results finding as the report's full shape shows it (with its snapshot pointer)."""
+    return {
+        "code": f["code"],
+        "message": f["message"],
+        "pointer": f["pointer"],
+        "snapshot_pointer": f"/tools/{index}/tool" + f["pointer"],
+        "lost": f["lost"],
+        "blast_radius": f["blast_radius"],
+        "behaviour": f["behaviour"],
+        "evidence": f["evidence"],
+    }
