@@ -36,3 +36,15 @@ def test_the_run_cost_benchmark_runs_to_its_ratios_in_smoke_mode():
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("all / one: cpu") == 2
     assert done.stdout.count("server sessions for the calls:") == 2
+
+
+def test_the_report_and_discover_output_benchmark_runs_to_its_ratios_in_smoke_mode():
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "report_json.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=170,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "report -f json: 1 pair(s)" in done.stdout and "discover: 1 pair(s)" in done.stdout
+    assert done.stdout.count("A/B cpu:") == 2 and "targets: < 30 MB: yes" in done.stdout

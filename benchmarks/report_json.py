@@ -1,0 +1,171 @@
+"""Report and discover output at scale: ``report -f json`` and ``discover`` (terminal, --json).
+
+A synthetic server of N tools (``benchmarks/synthetic.py``) through the first C profiles by
+name. The results file is what ``mcp-matrix run`` writes for discovery (run-started, the
+snapshot, a discovery cell per tool and profile, run-finished), made in-process through the run's
+own writer (``matrix.results.ResultsWriter``, ``benchmarks/html_report.py``). Every command runs as
+a whole process, as users run it; each A runs beside its B in turn (pairs), and the ratios are
+taken pair by pair: CPU is the steady figure on a loaded machine.
+
+    python benchmarks/report_json.py [--tools 5000] [--clients 36] [--pairs 2]
+    python benchmarks/report_json.py --smoke     # tiny sizes: the suite runs this so it cannot rot
+
+Pairs (A against its baseline B, measured in the same run):
+
+- ``mcp-matrix report r.jsonl -f json -o out.json`` against reading the same results file and
+  writing it back (``json.loads`` of every line, ``json.dumps`` of the list: the C encoder);
+- ``mcp-matrix discover s.json`` (the terminal) against ``mcp-matrix discover s.json --json``.
+
+Targets (issue 25): the JSON report < 30 MB and < 500 MiB peak; the terminal's CPU <= --json's;
+--json < 20 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from html_report import results_events
+from synthetic import snapshot_doc, tool_list
+
+from matrix.results import ResultsWriter
+
+MB = 1_000_000
+MIB = 1024 * 1024
+
+# The baseline of the report: read every line of the results file and write it back as JSON.
+RAW = (
+    "import json, sys\n"
+    "events = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]\n"
+    "open(sys.argv[2], 'w', encoding='utf-8').write(json.dumps(events, ensure_ascii=False))\n"
+)
+
+
+@dataclass(frozen=True)
+class Measured:
+    cpu: float  # seconds, user + system
+    peak: int  # bytes, max RSS
+    out: int  # bytes written
+
+
+def measure(argv: list[str], out: Path | None = None) -> Measured:
+    """One whole process: its CPU, peak RSS and output size (stdout to ``out`` unless it writes one)."""
+    stdout = open(out, "w", encoding="utf-8") if out is not None else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    finally:
+        if out is not None:
+            stdout.close()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[:4])} ... failed ({proc.returncode}): {err[-2000:]}")
+    return Measured(usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, 0)
+
+
+def write_inputs(tools: int, clients: int, where: Path) -> tuple[Path, Path]:
+    results, snapshot = where / "r.jsonl", where / "s.json"
+    with results.open("w", encoding="utf-8") as handle:
+        writer = ResultsWriter(handle)
+        for event in results_events(tools, clients):
+            writer(event)
+    snapshot.write_text(json.dumps(snapshot_doc(tool_list(tools))), encoding="utf-8")
+    return results, snapshot
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "matrix", *args]
+
+
+def profile_args(clients: int) -> list[str]:
+    from matrix.profiles.loader import load_profiles
+
+    names = sorted(p.name for p in load_profiles().values() if not p.abstract)[:clients]
+    return [a for n in names for a in ("--client", n)]
+
+
+def report_pair(results: Path, where: Path) -> tuple[Measured, Measured]:
+    out, raw = where / "out.json", where / "raw.json"
+    a = measure(cli("report", str(results), "-f", "json", "-o", str(out)))
+    b = measure([sys.executable, "-c", RAW, str(results), str(raw)])
+    return (
+        Measured(a.cpu, a.peak, out.stat().st_size),
+        Measured(b.cpu, b.peak, raw.stat().st_size),
+    )
+
+
+def discover_pair(snapshot: Path, clients: list[str], where: Path) -> tuple[Measured, Measured]:
+    text, doc = where / "discover.txt", where / "discover.json"
+    a = measure(cli("discover", str(snapshot), *clients), text)
+    b = measure(cli("discover", str(snapshot), *clients, "--json"), doc)
+    return (
+        Measured(a.cpu, a.peak, text.stat().st_size),
+        Measured(b.cpu, b.peak, doc.stat().st_size),
+    )
+
+
+def summary(name: str, pairs: list[tuple[Measured, Measured]], a: str, b: str) -> None:
+    ratio = statistics.median(x.cpu / y.cpu for x, y in pairs)
+    last_a, last_b = pairs[-1]
+    print(f"{name}: {len(pairs)} pair(s)")
+    print(
+        f"  A {a}: cpu {statistics.median(x.cpu for x, _ in pairs):.2f} s, "
+        f"peak {last_a.peak / MIB:.0f} MiB, wrote {last_a.out / MB:.1f} MB"
+    )
+    print(
+        f"  B {b}: cpu {statistics.median(y.cpu for _, y in pairs):.2f} s, "
+        f"peak {last_b.peak / MIB:.0f} MiB, wrote {last_b.out / MB:.1f} MB"
+    )
+    print(f"  A/B cpu: {ratio:.2f}x (pairs: {', '.join(f'{x.cpu / y.cpu:.2f}' for x, y in pairs)})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tools", type=int, default=5000)
+    ap.add_argument("--clients", type=int, default=36)
+    ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--only", choices=("report", "discover"), default=None)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one pair")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.tools, args.clients, args.pairs = 30, 3, 1
+    load = os.getloadavg()
+    print(f"{args.tools} tools x {args.clients} profiles; load average {load[0]:.1f} {load[1]:.1f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        results, snapshot = write_inputs(args.tools, args.clients, where)
+        print(f"results file {results.stat().st_size / MB:.1f} MB (ResultsWriter, in-process)")
+        if args.only in (None, "report"):
+            pairs = [report_pair(results, where) for _ in range(args.pairs)]
+            summary("report -f json", pairs, "mcp-matrix report -f json -o", "read + json.dumps")
+            out = pairs[-1][0]
+            print(
+                f"  targets: < 30 MB: {'yes' if out.out < 30 * MB else 'NO'}; "
+                f"< 500 MiB peak: {'yes' if out.peak < 500 * MIB else 'NO'}"
+            )
+        if args.only in (None, "discover"):
+            clients = profile_args(args.clients)
+            pairs = [discover_pair(snapshot, clients, where) for _ in range(args.pairs)]
+            summary("discover", pairs, "terminal", "--json")
+            doc = pairs[-1][1]
+            ratio = statistics.median(x.cpu / y.cpu for x, y in pairs)
+            print(
+                f"  targets: terminal <= --json cpu: {'yes' if ratio <= 1 else 'NO'}; "
+                f"--json < 20 MB: {'yes' if doc.out < 20 * MB else 'NO'}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
