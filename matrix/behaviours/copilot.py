@@ -31,10 +31,76 @@ def punycode_labels(name: str) -> str:
     """Each '.'-separated label holding a non-ASCII character becomes ``xn--`` + its RFC 3492
     punycode (case kept, no normalisation); ASCII labels stay; labels are joined with '.'."""
     labels = _SEPARATORS.split(name)
-    return ".".join(
-        label if label.isascii() else "xn--" + label.encode("punycode").decode("ascii")
-        for label in labels
-    )
+    return ".".join(label if label.isascii() else "xn--" + punycode(label) for label in labels)
+
+
+_DIGITS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _adapt(delta: int, points: int, first: bool) -> int:
+    delta = delta // 700 if first else delta // 2
+    delta += delta // points
+    k = 0
+    while delta > 455:  # ((36 - 1) * 26) // 2
+        delta //= 35
+        k += 36
+    return k + 36 * delta // (delta + 38)
+
+
+def punycode(label: str) -> str:
+    """RFC 3492 punycode of ``label`` (what Python's ``punycode`` codec gives), in O(n log n):
+    the codec rescans the label once per distinct code point, minutes for a hostile 10,000
+    character name; here a Fenwick tree counts the smaller code points between occurrences."""
+    size = len(label)
+    out = [c for c in label if ord(c) < 128]
+    basic = len(out)
+    if basic:
+        out.append("-")
+    tree = [0] * (size + 1)  # positions already "smaller than n", as a Fenwick tree
+
+    def mark(pos: int) -> None:
+        pos += 1
+        while pos <= size:
+            tree[pos] += 1
+            pos += pos & -pos
+
+    def before(pos: int) -> int:  # marked positions < pos
+        total = 0
+        while pos > 0:
+            total += tree[pos]
+            pos -= pos & -pos
+        return total
+
+    where: dict[int, list[int]] = {}
+    for pos, c in enumerate(label):
+        if ord(c) < 128:
+            mark(pos)
+        else:
+            where.setdefault(ord(c), []).append(pos)
+    n, delta, bias, handled = 128, 0, 72, basic
+    for m in sorted(where):
+        delta += (m - n) * (handled + 1)
+        last = 0  # the first position not yet counted
+        for pos in where[m]:
+            delta += before(pos) - before(last)
+            q, k = delta, 36
+            while True:
+                t = 1 if k <= bias else 26 if k >= bias + 26 else k - bias
+                if q < t:
+                    break
+                out.append(_DIGITS[t + (q - t) % (36 - t)])
+                q = (q - t) // (36 - t)
+                k += 36
+            out.append(_DIGITS[q])
+            bias = _adapt(delta, handled + 1, handled == basic)
+            delta = 0
+            handled += 1
+            last = pos + 1
+        delta += before(size) - before(last) + 1
+        n = m + 1
+        for pos in where[m]:
+            mark(pos)
+    return "".join(out)
 
 
 def copilot_base(name: str) -> str:
@@ -67,16 +133,17 @@ def copilot_tool_name(state: ListState, separator: str = "-", max_length: int = 
         (i for i, t in enumerate(state.tools) if not t.hidden),
         key=lambda i: state.tools[i].server_name,
     )
+    bases = {i: copilot_base(state.tools[i].server_name) for i in order}
     owner: dict[str, int] = {}
     for i in order:  # a later (greater) raw name replaces an earlier one with the same base
-        owner[copilot_base(state.tools[i].server_name)] = i
+        owner[bases[i]] = i
     winners = set(owner.values())
     now = state
     for i in order:
         if i in winners:
             continue
         tool = now.tools[i]
-        base = copilot_base(tool.server_name)
+        base = bases[i]
         other = now.tools[owner[base]].server_name
         refused = refuse_tool(
             now,
@@ -93,8 +160,7 @@ def copilot_tool_name(state: ListState, separator: str = "-", max_length: int = 
         if i not in winners:
             continue
         tool = tools[i]
-        raw = tool.server_name
-        base = copilot_base(raw)
+        raw, base = tool.server_name, bases[i]
         findings = []
         if base != raw:
             findings.append(

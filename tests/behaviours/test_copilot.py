@@ -6,6 +6,11 @@ served through the copilot-cli harness recipe; the probe sets' part is in the ca
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
+from matrix.behaviours.copilot import punycode
 from tests.behaviours.conftest import discover
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -266,3 +271,20 @@ def test_many_keywords_on_one_node_are_written_in_the_clients_order():
         "description": "{minLength: 3}",
     }
     assert got["$defs"] == {"P": {"type": "string", "description": "{minLength: 4}"}}
+
+
+def test_punycode_is_rfc_3492_as_pythons_codec_writes_it():
+    rng = random.Random(3492)
+    pool = "abc-_.éüñ日本語😀\ud800\ue000\uffffÉ"
+    for _ in range(2000):
+        label = "".join(rng.choice(pool) for _ in range(rng.randrange(1, 24)))
+        if not label.isascii():
+            assert punycode(label) == label.encode("punycode").decode("ascii"), repr(label)
+
+
+@pytest.mark.timeout(120)  # the codec's rescans took minutes for such a name; this takes ~0.5 s
+def test_a_hostile_20000_character_name_is_named_without_rescanning_it_per_code_point():
+    rng = random.Random(0)
+    name = "".join(chr(0x4E00 + rng.randrange(20000)) for _ in range(20000))
+    got = names(name)[name]
+    assert got.startswith("probe-xn--") and len(got) == 64
