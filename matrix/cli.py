@@ -40,6 +40,7 @@ _hold_early_signals()  # before the imports below, which are most of the start-u
 import argparse  # after the signals are held
 import importlib
 import signal
+import threading
 from collections.abc import Callable, Sequence
 
 from matrix import __version__, outfiles
@@ -170,6 +171,8 @@ def _deliver_held(args: argparse.Namespace) -> None:
         for sig in _HELD[:1]:
             signal.raise_signal(sig)
         return
+    if threading.current_thread() is not threading.main_thread():
+        return  # a caller running main in a thread: signals reach only the main thread (signals.install)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _until_connected(signal.getsignal(sig)))
     before_connecting(_on_connecting)

@@ -208,7 +208,11 @@ def _severity(change: Change, pops, measured: bool, total: int) -> tuple[str, li
     found: list[tuple[str, str, str]] = []  # (severity, why, profile)
     for e in change.clients:
         if e.effect in LOST:
-            found.append(("risky" if new_tool else "breaking", f"{e.effect} in", e.profile))
+            # A new tool that breaks the session or makes the client drop the server takes the
+            # tools already there down with it: breaking, however new the tool is.
+            whole = e.effect in ("session-broken", "server-dropped")
+            level = "risky" if new_tool and not whole else "breaking"
+            found.append((level, f"{e.effect} in", e.profile))
         elif (
             e.effect == "degraded" and not new_tool
         ):  # a new tool's own discovery is `discover`'s business

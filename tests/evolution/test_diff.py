@@ -408,3 +408,18 @@ def test_a_file_that_is_not_a_snapshot_exits_2_with_a_clear_message(files, tmp_p
     garbage.write_text("not json")
     code, _, err = cli(str(garbage), files["billing-1"], capsys=capsys)
     assert code == 2 and "not valid JSON" in err
+
+
+def test_a_new_tool_whose_name_breaks_the_session_is_breaking_for_the_tools_already_there(
+    docs, diff
+):
+    """A tool added with a name a provider refuses takes every existing tool of the server down
+    in that client: breaking, not merely risky because the tool is new."""
+    new = copy.deepcopy(docs["memory-flat"])
+    name = "search_" + "x" * 70  # over every provider's 64-character limit
+    added = {**copy.deepcopy(tool(new, "memory_recall")), "name": name}
+    new["tools"].append({"page": 0, "tool": added})
+    change = only(diff("memory-flat", new), "tool-added", name)
+    broken = [e.profile for e in change.clients if e.effect == "session-broken"]
+    assert broken, [(e.profile, e.effect) for e in change.clients]
+    assert change.severity == "breaking"
