@@ -562,11 +562,14 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "round-big-integers": ("big-int",),
     "copilot-tool-name": ("core", "long-name", "dotted-name"),
     "copilot-schema": ("core", "root-anyof", "root-not-object", "no-type"),
+    "cline-tool-description": ("core",),
+    "default-root-type": ("no-type",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {
     "cache-tools": "needs a tools/list_changed notification mid-session and a second list; not scripted yet",
     "result-size-cap": "needs a result over the client's cap; the probe server's results are small",
+    "require-present": "needs a call that leaves out a required key; every scripted call gives them (run by hand: tests/calibration/test_cline_continue.py)",
 }
 
 

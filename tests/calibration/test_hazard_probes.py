@@ -32,6 +32,8 @@ CALIBRATED = (
     "pydantic-ai",
     "langchain",
     "claude-code-legacy",
+    "cline-cli",
+    "continue-cli",
 )
 # Clients that send the model's integers exactly (Python and Rust); every JavaScript one rounds.
 EXACT_CLIENTS = {"codex", "python-sdk", "openai-agents", "pydantic-ai", "langchain"}

@@ -26,6 +26,8 @@ LIVE = {
     "qwen-code": ("core", "coercion", "big-int"),
     "opencode": ("core",),
     "copilot-cli": ("core", "long-name"),
+    "cline-cli": ("core", "big-int"),
+    "continue-cli": ("core", "output-schema"),
 }
 
 

@@ -1,0 +1,137 @@
+"""Cline CLI and Continue CLI, live: the pinned clients (cached installs) against the probe server.
+
+The calibration records (clients/calibrations/cline-cli/, continue-cli/) hold the probe sets; these
+tests hold what the probe sets cannot show (tests/calibration/test_live_clients.py runs both on
+probe sets): Cline's hashed names (the fake model cannot match a
+hashed name to its tool, so those sets stay out of its record) and Continue's refusal of a call
+that leaves out a required key (no scripted call does). Each case is what the real client did, and
+the profile must predict it. A registry that cannot be reached fails them with the install error.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from matrix.calibrate import harness, probe
+from matrix.calibrate.calibration import server_for
+from matrix.calibrate.drift import NOT_SENT, predict
+from matrix.calibrate.tap import messages
+from matrix.profiles.loader import load_profiles
+
+
+def _tool(name: str, schema: dict | None = None, description: str = "Probe tool.") -> dict:
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": schema or {"type": "object", "properties": {}},
+    }
+
+
+def _run(recipe: str, ps: probe.ProbeSet, tmp_path) -> harness.HarnessRun:
+    server, proc = server_for(None, ps, tmp_path, "stdio")
+    assert proc is None  # stdio: the client starts the server through the tap
+    return harness.run_recipe(
+        harness.load_recipe(recipe), server, ps.calls, tool_names=[t["name"] for t in ps.tools]
+    )
+
+
+def _model_names(run: harness.HarnessRun) -> list[str]:
+    assert run.requests, f"the client never asked its model: {run.stderr[-1500:]}"
+    tools = run.requests[0]["body"].get("tools") or []
+    return [t.get("function", t).get("name") for t in tools]
+
+
+def _calls_sent(run: harness.HarnessRun) -> dict[str, dict]:
+    return {
+        m["params"]["name"]: m["params"].get("arguments")
+        for d, m in messages(run.tap)
+        if d == "c2s" and m.get("method") == "tools/call"
+    }
+
+
+LONG = "probe_" + "very_long_tool_name_" * 3 + "end"  # probe__ + 69 = 76 characters
+A57 = "exactly_57_chars_" + "a" * 40  # probe__ + 57 = 64: kept
+A58 = "exactly_58_chars_" + "a" * 41  # 65: hashed
+# Raw tool name -> the name Cline CLI 3.0.65 showed its model (2026-12-02).
+CLINE_NAMES = {
+    "control": "probe__control",
+    "probe.dotted": "probe__probe_dotted_df1ca1dd",
+    LONG: "probe__probe_very_long_tool_name_very_long_tool_name_ve_8e03cd29",
+    "a b": "probe__a_b_8665d8de",
+    "a/b": "probe__a_b_bd486501",
+    "café": "probe__caf__142edf3e",
+    "x..y": "probe__x_y_324c355d",
+    A57: "probe__" + A57,
+    A58: "probe__exactly_58_chars_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_514a4152",
+}
+
+
+@pytest.mark.timeout(1200)  # a first install from the registry, then one bounded client run
+def test_cline_cli_hashes_invalid_and_long_names_exactly_as_its_profile_predicts(tmp_path):
+    ps = probe.ProbeSet("names", "names", tuple(_tool(n) for n in CLINE_NAMES), ())
+    run = _run("cline-cli", ps, tmp_path)
+    mcp = [n for n in _model_names(run) if n.startswith("probe__")]
+    assert sorted(mcp) == sorted(CLINE_NAMES.values())
+    predicted = predict(load_profiles()["cline-cli"], ps, "probe")["tools"]
+    assert {raw: t["name"] for raw, t in predicted.items()} == CLINE_NAMES
+
+
+REQUIRED_TOOLS = (
+    _tool(
+        "control", {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    ),
+    _tool(
+        "need_a",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "required": ["a"],
+        },
+    ),
+    _tool(
+        "need_a_null",
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+    ),
+    _tool(
+        "need_ghost",
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["ghost"]},
+    ),
+    _tool(
+        "need_nested",
+        {
+            "type": "object",
+            "properties": {
+                "o": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+            },
+        },
+    ),
+    _tool(
+        "wrong_type",
+        {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    ),
+)
+REQUIRED_CALLS = (
+    probe.ScriptedCall("control", {"q": "hello"}),
+    probe.ScriptedCall("need_a", {"b": "x"}),
+    probe.ScriptedCall("need_a_null", {"a": None}),
+    probe.ScriptedCall("need_ghost", {"a": "x"}),
+    probe.ScriptedCall("need_nested", {"o": {}}),
+    probe.ScriptedCall("wrong_type", {"n": "five"}),
+)
+# What reached the server (2026-12-02): Continue CLI 1.5.47 refuses the three calls without a
+# top-level required key; Cline CLI 3.0.65 sends every call as the model wrote it.
+SENT = {
+    "continue-cli": {"control", "need_nested", "wrong_type"},
+    "cline-cli": {c.tool for c in REQUIRED_CALLS},
+}
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("client", sorted(SENT))
+def test_only_continue_cli_refuses_a_call_without_a_top_level_required_key(client, tmp_path):
+    ps = probe.ProbeSet("required", "required", REQUIRED_TOOLS, REQUIRED_CALLS)
+    sent = _calls_sent(_run(client, ps, tmp_path))
+    assert set(sent) == SENT[client]
+    assert all(sent[c.tool] == c.arguments for c in REQUIRED_CALLS if c.tool in sent)
+    predicted = predict(load_profiles()[client], ps, "probe")["calls"]
+    assert {c["tool"] for c in predicted if c["variants"] != [NOT_SENT]} == SENT[client]
