@@ -9,8 +9,9 @@ when any of its variants matches).
 
 A ``session-broken`` prediction is a model API refusing the request; the fake endpoint does
 not refuse, so the client's side of it is compared: that it sends the tools (``visible``) and
-the calls the fake model then makes. The simulation stops at the failure, so it predicts no
-names or schemas there, and those cells are not compared.
+the calls the fake model then makes. The simulation sets the tools that break the session aside
+(``blocked``) and goes on with the rest, so names and schemas are compared for every tool but
+those culprits.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
     ]
     final = run_discovery(profile, initial_state(pages, server_name))
     dropped = final.outcome == "server-dropped"
+    blocked = set(final.blocked)
     tools: dict[str, dict] = {}
     for state in final.tools:
         why = ", ".join(dict.fromkeys(f.behaviour for f in state.findings if f.behaviour))
@@ -87,6 +89,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             "description": state.description if present else None,
             "why": why,
             "outcome": final.outcome,
+            "blocks": state.index in blocked,  # its name or schema breaks the session
             "state": state,
         }
     calls = []
@@ -138,7 +141,7 @@ def drift(
                 p["why"],
             )
         )
-        if p["present"] and o["present"] and p.get("outcome") != "session-broken":
+        if p["present"] and o["present"] and not p.get("blocks"):
             for aspect in ("name", "schema", "description"):
                 cells.append(
                     Cell(
