@@ -1,10 +1,15 @@
 """The ``discover --json`` document (``format: mcp-matrix.discovery``; docs/reports.md).
 
-Version 2 stores every distinct model-facing schema, finding and evidence once, in the
-tables ``schemas``, ``findings`` and ``evidence`` at the end of the document; each cell is a
-row ``[index, verdict, model_name, schema, findings]`` (``columns``) naming its entries by number; the tool's name is ``tools[index]``. It is written as it is
-made (one cell a line), so a 5,000-tool server through 20 profiles is a few MB, not 160.
-``read_discovery`` gives the version-1 shape (every cell in full) for either version.
+Version 3 stores every distinct model-facing name, schema, property schema, finding and
+evidence once, in the tables ``names``, ``schemas``, ``properties``, ``findings`` and
+``evidence`` at the end of the document; each cell is a row
+``[index, verdict, model_name, schema, findings]`` (``columns``) naming its entries by number;
+the tool's name is ``tools[index]``. A schema whose ``properties`` is an object names each
+property's schema by its number in ``properties``: the profiles' rewrites of one tool differ in
+a few places, and each variant repeated the rest (version 2, which stored whole schemas only,
+was 37 MB for 5,000 tools through 37 profiles, 22 MB of it schemas). It is written as it is made
+(one cell a line). ``read_discovery`` gives the version-1 shape (every cell in full) for any
+version.
 """
 
 from __future__ import annotations
@@ -19,12 +24,11 @@ from matrix.evidence import Evidence, weakest
 from matrix.model import ClientView, Finding
 
 FORMAT = "mcp-matrix.discovery"
-VERSION = 2
-READABLE = (1, 2)
-COLUMNS = ("index", "verdict", "model_name", "schema", "findings")  # a version-2 cell, in order
+VERSION = 3
+READABLE = (1, 2, 3)
+COLUMNS = ("index", "verdict", "model_name", "schema", "findings")  # a version-2/3 cell, in order
 
 
-_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # JSON string literal, no ASCII escaping
 _dump = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), default=str
 ).encode  # one encoder, 100,000s of cells
@@ -37,8 +41,12 @@ def write_discovery(
     server: Any,
     snapshot_error: Any,
 ) -> None:
-    """Write the version-2 document; ``tool_names`` are the snapshot's tools in order."""
+    """Write the version-3 document; ``tool_names`` are the snapshot's tools in order."""
     schemas, findings, evidence = ContentTable(), ContentTable(), ContentTable()
+    properties, names = ContentTable(), ContentTable()
+    name_refs: dict[str, int] = {}
+    schema_refs: dict[int, int] = {}  # by the schema object's identity (copy-on-write shares them)
+    held: list[Any] = []  # keeps those objects alive, so their ids stay unique
     finding_refs: dict[
         Finding, int
     ] = {}  # findings and evidence are frozen values: equal is the same
@@ -56,6 +64,27 @@ def write_discovery(
             known = finding_refs[f] = findings.ref({**f.to_json(), "evidence": refs})
         return known
 
+    def schema_ref(schema: Any) -> int:
+        known = schema_refs.get(id(schema))
+        if known is None:
+            written = schema
+            if isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping):
+                written = {
+                    k: {p: properties.ref(v) for p, v in value.items()}
+                    if k == "properties"
+                    else value
+                    for k, value in schema.items()
+                }
+            known = schema_refs[id(schema)] = schemas.ref(written)
+            held.append(schema)
+        return known
+
+    def name_ref(name: str) -> int:
+        known = name_refs.get(name)
+        if known is None:
+            known = name_refs[name] = names.ref(name)
+        return known
+
     w = stream.write
     w("{\n")
     w(f'"format": {_dump(FORMAT)},\n"version": {VERSION},\n')
@@ -65,14 +94,21 @@ def write_discovery(
         w(",\n" if p else "\n")
         w(f'{{"profile": {_dump(view.profile)}, "outcome": {_dump(view.outcome)}, "cells": [')
         for i, t in enumerate(view.tools):
-            schema = "null" if t.model_schema is None else str(schemas.ref(t.model_schema))
-            name = "null" if t.model_name is None else _string(t.model_name)
+            schema = "null" if t.model_schema is None else str(schema_ref(t.model_schema))
+            name = "null" if t.model_name is None else str(name_ref(t.model_name))
             refs = ",".join([str(finding_ref(f)) for f in t.findings])
             # the verdict is a name from matrix.verdicts (plain ASCII); everything else is encoded
             w(f'{"," if i else ""}\n[{t.index},"{t.verdict}",{name},{schema},[{refs}]]')
         w("\n]}")
     w("\n],\n")
-    for name, table in (("schemas", schemas), ("findings", findings), ("evidence", evidence)):
+    tables = (
+        ("names", names),
+        ("schemas", schemas),
+        ("properties", properties),
+        ("findings", findings),
+        ("evidence", evidence),
+    )
+    for name, table in tables:
         w(f'"{name}": [')
         for i, text in enumerate(table.texts):
             w(("," if i else "") + "\n" + text)
@@ -96,6 +132,9 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
         return dict(doc)
     try:
         names, schemas, evidence = doc["tools"], doc["schemas"], doc["evidence"]
+        if version == 3:
+            schemas = [_whole(s, doc["properties"], where) for s in schemas]
+        model_names = doc["names"] if version == 3 else None
         findings = [
             {**f, "evidence": [resolve(evidence, e, f"{where}: evidence") for e in f["evidence"]]}
             for f in doc["findings"]
@@ -115,7 +154,9 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
                         "tool": resolve(names, c["index"], f"{where}: tools"),
                         "index": c["index"],
                         "verdict": c["verdict"],
-                        "model_name": c["model_name"],
+                        "model_name": c["model_name"]
+                        if model_names is None or c["model_name"] is None
+                        else resolve(model_names, c["model_name"], f"{where}: names"),
                         "model_schema": None
                         if c["schema"] is None
                         else resolve(schemas, c["schema"], f"{where}: schemas"),
@@ -128,7 +169,8 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
             profiles.append({"profile": p["profile"], "outcome": p["outcome"], "tools": tools})
     except (KeyError, TypeError) as exc:
         raise InputError(
-            f"malformed version-2 discovery document (missing or wrong {exc})", where=where
+            f"malformed version-{version} discovery document (missing or wrong {exc})",
+            where=where,
         ) from None
     except ValueError as exc:
         raise InputError(str(exc), where=where) from None
@@ -138,6 +180,18 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
         "server": doc.get("server"),
         "snapshot_error": doc.get("snapshot_error"),
         "profiles": profiles,
+    }
+
+
+def _whole(schema: Any, properties: list, where: str) -> Any:
+    """A version-3 schema entry with its property schemas put back (by number in ``properties``)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return schema
+    return {
+        k: {p: resolve(properties, n, f"{where}: properties") for p, n in v.items()}
+        if k == "properties"
+        else v
+        for k, v in schema.items()
     }
 
 

@@ -47,7 +47,7 @@ def _write(snap, views) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_version_2_reads_back_to_exactly_the_version_1_document():
+def test_the_written_version_reads_back_to_exactly_the_version_1_document():
     snap, views = _views(120)
     assert read_discovery(_write(snap, views)) == _version_1(snap, views)
 
@@ -62,8 +62,36 @@ def test_a_schema_repeated_across_tools_and_profiles_is_stored_once():
     shown = {
         json.dumps(t.model_schema) for v in views for t in v.tools if t.model_schema is not None
     }
-    assert set(texts) == shown  # every distinct model-facing schema, and nothing else
+    assert len(texts) == len(shown)  # every distinct model-facing schema, and nothing else
+    read = read_discovery(doc)["profiles"]
+    assert {json.dumps(t["model_schema"]) for p in read for t in p["tools"]} - {"null"} == shown
     assert len(doc["schemas"]) < len(doc["tools"])  # 200 tools, far fewer distinct schemas
+
+
+def test_a_property_schema_and_a_model_name_shared_by_many_cells_are_written_once():
+    """The profiles' rewrites of one tool differ in a few places: each variant names its
+    property schemas by number, so a property no profile touched is written once, not per
+    variant (version 2 repeated it in every variant); model-facing names are a table too."""
+    _, views = _views(60)
+    out = io.StringIO()
+    write_discovery(out, views, [t.tool for t in views[0].tools], None, None)
+    text, doc = out.getvalue(), json.loads(out.getvalue())
+    assert doc["version"] == 3
+    compact = [json.dumps(p, ensure_ascii=False, separators=(",", ":")) for p in doc["properties"]]
+    assert len(compact) == len(set(compact))
+    refs = [n for s in doc["schemas"] for n in s.get("properties", {}).values()]
+    assert all(isinstance(n, int) for n in refs) and len(refs) > 2 * len(compact)
+    whole = {
+        json.dumps(t.model_schema, ensure_ascii=False, separators=(",", ":"))
+        for v in views
+        for t in v.tools
+        if t.model_schema is not None
+    }
+    written = [json.dumps(s, ensure_ascii=False, separators=(",", ":")) for s in doc["schemas"]]
+    assert sum(map(len, written + compact)) < 0.7 * sum(map(len, whole))
+    names = [t.model_name for v in views for t in v.tools if t.model_name is not None]
+    assert len(doc["names"]) == len(set(names)) < len(names)
+    assert all(text.count(f'"{n}"') == 1 for n in doc["names"][:20])
 
 
 def test_findings_and_evidence_are_stored_once_and_referenced_by_number():
@@ -88,7 +116,8 @@ def test_version_1_documents_are_still_read():
     [
         (lambda d: d["profiles"][0]["cells"][0].__setitem__(3, 10**6), "not an entry of the table"),
         (lambda d: d["profiles"][0]["cells"].__setitem__(0, [0, "visible"]), "is not a row of"),
-        (lambda d: d.pop("schemas"), "malformed version-2 discovery document"),
+        (lambda d: d.pop("schemas"), "malformed version-3 discovery document"),
+        (lambda d: d["schemas"][0].__setitem__("properties", {"x": 10**6}), "not an entry"),
         (lambda d: d.__setitem__("version", 9), "version 9 is not supported"),
     ],
 )
