@@ -34,6 +34,30 @@ _dump = json.JSONEncoder(
 ).encode  # one encoder, 100,000s of cells
 
 
+class SchemaTable:
+    """Model-facing schemas stored once, each with its property schemas by number in
+    ``properties`` (where its ``properties`` is an object): a tool's variants share them."""
+
+    def __init__(self) -> None:
+        self.schemas, self.properties = ContentTable(), ContentTable()
+        self._refs: dict[int, int] = {}  # by the schema's identity (copy-on-write shares them)
+        self._held: list[Any] = []  # keeps those objects alive, so their ids stay unique
+
+    def ref(self, schema: Any) -> int:
+        known = self._refs.get(id(schema))
+        if known is None:
+            written = schema
+            if isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping):
+                refs = self.properties.ref
+                written = {
+                    k: {p: refs(v) for p, v in value.items()} if k == "properties" else value
+                    for k, value in schema.items()
+                }
+            known = self._refs[id(schema)] = self.schemas.ref(written)
+            self._held.append(schema)
+        return known
+
+
 def write_discovery(
     stream: IO[str],
     views: Iterable[ClientView],
@@ -43,10 +67,9 @@ def write_discovery(
 ) -> None:
     """Write the version-3 document; ``tool_names`` are the snapshot's tools in order."""
     schemas, findings, evidence = ContentTable(), ContentTable(), ContentTable()
-    properties, names = ContentTable(), ContentTable()
+    shapes, names = SchemaTable(), ContentTable()
+    schemas, properties = shapes.schemas, shapes.properties
     name_refs: dict[str, int] = {}
-    schema_refs: dict[int, int] = {}  # by the schema object's identity (copy-on-write shares them)
-    held: list[Any] = []  # keeps those objects alive, so their ids stay unique
     finding_refs: dict[
         Finding, int
     ] = {}  # findings and evidence are frozen values: equal is the same
@@ -64,21 +87,6 @@ def write_discovery(
             known = finding_refs[f] = findings.ref({**f.to_json(), "evidence": refs})
         return known
 
-    def schema_ref(schema: Any) -> int:
-        known = schema_refs.get(id(schema))
-        if known is None:
-            written = schema
-            if isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping):
-                written = {
-                    k: {p: properties.ref(v) for p, v in value.items()}
-                    if k == "properties"
-                    else value
-                    for k, value in schema.items()
-                }
-            known = schema_refs[id(schema)] = schemas.ref(written)
-            held.append(schema)
-        return known
-
     def name_ref(name: str) -> int:
         known = name_refs.get(name)
         if known is None:
@@ -94,7 +102,7 @@ def write_discovery(
         w(",\n" if p else "\n")
         w(f'{{"profile": {_dump(view.profile)}, "outcome": {_dump(view.outcome)}, "cells": [')
         for i, t in enumerate(view.tools):
-            schema = "null" if t.model_schema is None else str(schema_ref(t.model_schema))
+            schema = "null" if t.model_schema is None else str(shapes.ref(t.model_schema))
             name = "null" if t.model_name is None else str(name_ref(t.model_name))
             refs = ",".join([str(finding_ref(f)) for f in t.findings])
             # the verdict is a name from matrix.verdicts (plain ASCII); everything else is encoded
@@ -133,7 +141,7 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
     try:
         names, schemas, evidence = doc["tools"], doc["schemas"], doc["evidence"]
         if version == 3:
-            schemas = [_whole(s, doc["properties"], where) for s in schemas]
+            schemas = [whole_schema(s, doc["properties"], where) for s in schemas]
         model_names = doc["names"] if version == 3 else None
         findings = [
             {**f, "evidence": [resolve(evidence, e, f"{where}: evidence") for e in f["evidence"]]}
@@ -183,7 +191,7 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
     }
 
 
-def _whole(schema: Any, properties: list, where: str) -> Any:
+def whole_schema(schema: Any, properties: list, where: str) -> Any:
     """A version-3 schema entry with its property schemas put back (by number in ``properties``)."""
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
         return schema
@@ -195,4 +203,12 @@ def _whole(schema: Any, properties: list, where: str) -> Any:
     }
 
 
-__all__ = ["FORMAT", "READABLE", "VERSION", "read_discovery", "write_discovery"]
+__all__ = [
+    "FORMAT",
+    "READABLE",
+    "VERSION",
+    "SchemaTable",
+    "read_discovery",
+    "whole_schema",
+    "write_discovery",
+]

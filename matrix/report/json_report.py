@@ -5,7 +5,8 @@ one document: the runs, the profiles, the tools x clients grid, every cell with 
 evidence, snapshot pointer and fix advice, the skipped calls and the counts. Version 2 stores
 each distinct value once: a cell is a row of numbers (``columns``) naming its entry in the
 tables ``details`` (what happened: verdict, reason, findings, advice...), ``findings``,
-``evidence``, ``schemas`` and ``texts`` (pointers and model-facing names). A 5,000-tool server
+``evidence``, ``schemas`` (their property schemas by number in ``properties``, as
+``discover --json``) and ``texts`` (pointers, names, reasons, advice). A 5,000-tool server
 through 36 clients wrote 548 MB in version 1, each cell in full with its findings and schema.
 
 ``read_report`` gives the version-1 shape (every cell in full) of either version; that is
@@ -35,6 +36,7 @@ from matrix.events import (
     SnapshotTaken,
     typed_events,
 )
+from matrix.report.discovery_doc import SchemaTable, whole_schema
 from matrix.report.grid import RELEASE_FAILING, gate_scope, run_profiles
 from matrix.schemas import load_schema
 from matrix.verdicts import MEANING, SEVERITY, SYMBOL, rank
@@ -75,7 +77,7 @@ _dump = _ENCODER.encode  # the C encoder; one row a line, no pure-Python indent
 def report_document(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> dict:
     """The version-2 report document of a list of result events (docs/reports.md), as JSON."""
     return {
-        k: json.loads("[" + ",".join(v.texts) + "]") if isinstance(v, _Table) else v
+        k: json.loads("[" + ",".join(v.texts) + "]") if isinstance(v, ContentTable) else v
         for k, v in _document(events, failing).items()
     }
 
@@ -99,7 +101,7 @@ def write_json(
             w(f'{{"profiles": {_dump(value["profiles"])}, "rows": [')
             w(",".join("\n" + _dump(row) for row in value["rows"]))
             w("\n]}" if value["rows"] else "]}")
-        elif isinstance(value, _Table):
+        elif isinstance(value, ContentTable):
             w("[" + ",".join("\n" + text for text in value.texts) + ("\n]" if value else "]"))
         elif isinstance(value, list) and key in _ROWS:
             w("[" + ",".join("\n" + _dump(item) for item in value) + ("\n]" if value else "]"))
@@ -110,7 +112,7 @@ def write_json(
 
 
 def _document(events: Iterable[Event], failing: Iterable[str]) -> dict:
-    """The version-2 document with its tables as ``_Table`` (their entries' JSON text)."""
+    """The version-2 document with its tables as ``ContentTable`` (their entries' JSON text)."""
     events = typed_events(events)
     failing = list(failing)
     scope = gate_scope(events, failing)  # every run's profiles: a merged file as its shards
@@ -177,7 +179,7 @@ class _Builder:
         self.kinds = {"discovery": 0, "call": 0}
         self.release_failing = 0
         self.details, self.findings, self.evidence = _Table(), _Table(), _Table()
-        self.schemas, self.texts = _Table(), _Table()
+        self.shapes, self.texts = SchemaTable(), _Table()
         self._discovery: dict[tuple, tuple[int, Mapping | None]] = {}
         self._finding_refs: dict[tuple[int, str], int] = {}
         self._evidence_refs: dict[str, int] = {}
@@ -231,7 +233,7 @@ class _Builder:
             else:
                 pointer = primary.get("snapshot_pointer") or _under(index, _s(primary["pointer"]))
             name = None if e.model_name is None else self.texts.ref(e.model_name)
-            schema = None if e.model_schema is None else self.schemas.ref(e.model_schema)
+            schema = None if e.model_schema is None else self.shapes.ref(e.model_schema)
             self.kinds["discovery"] += 1
         else:
             index = tools.index.get(e.tool)
@@ -381,7 +383,8 @@ class _Builder:
             "details": self.details,
             "findings": self.findings,
             "evidence": self.evidence,
-            "schemas": self.schemas,
+            "schemas": self.shapes.schemas,
+            "properties": self.shapes.properties,
             "texts": self.texts,
         }
 
@@ -410,8 +413,12 @@ def read_report(doc: Any, where: str = "report") -> dict:
 
 
 def _expand(doc: Mapping[str, Any], where: str) -> dict:
-    tables = {k: _entries(doc[k]) for k in ("details", "findings", "evidence", "schemas", "texts")}
-    texts, schemas, evidence = tables["texts"], tables["schemas"], tables["evidence"]
+    names = ("details", "findings", "evidence", "schemas", "properties", "texts")
+    tables = {k: _entries(doc[k]) for k in names}
+    texts, evidence = tables["texts"], tables["evidence"]
+    schemas = [
+        whole_schema(s, tables["properties"], f"{where}: properties") for s in tables["schemas"]
+    ]
     legend = {x["verdict"]: x for x in doc["legend"]}
     verdicts = [x["verdict"] for x in doc["legend"]]
     runs, profiles, tools = doc["runs"], doc["grid"]["profiles"], doc["tools"]
@@ -539,7 +546,7 @@ _KEPT = (
 
 
 def _entries(table: Any) -> list:
-    if isinstance(table, _Table):
+    if isinstance(table, ContentTable):
         return [json.loads(t) for t in table.texts]
     if not isinstance(table, list):
         raise TypeError("a table is not a list")
