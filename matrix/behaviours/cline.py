@@ -5,6 +5,9 @@
   ``dist/index.js``, function ``fy``; observed: a trailing space is gone in the ``core`` set).
 - ``default-root-type``: an ``inputSchema`` root without ``type`` goes to the model with
   ``type: "object"`` (observed on the ``no-type`` set); a root of another type is left alone.
+- ``keep-last-of-a-name``: of tools with the same model-facing name, the model is shown the last
+  one's description and schema (the tools are kept in a map by name); observed with a hand-written
+  list (tests/calibration/test_cline_continue.py).
 
 Observed with Cline CLI 3.0.65 (clients/calibrations/cline-cli/).
 """
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from matrix.behaviours.outcomes import note
+from matrix.behaviours.outcomes import label, note, refuse_tool
 from matrix.behaviours.registry import behaviour
 from matrix.behaviours.rewrite import Outcome, schema_rewrite
 from matrix.model import ListState, evolve
@@ -62,3 +65,26 @@ def default_root_type(schema: Any) -> Outcome:
             ),
         ),
     )
+
+
+@behaviour("keep-last-of-a-name", "discovery")
+def keep_last_of_a_name(state: ListState) -> ListState:
+    """Of visible tools sharing a model-facing name only the last is shown; the earlier ones are lost.
+
+    Observed: tests/calibration/test_cline_continue.py (docs/calibration.md § Cline CLI)."""
+    if state.outcome != "ok":
+        return state
+    last: dict[str, int] = {}
+    for i, t in enumerate(state.tools):
+        if not t.hidden:
+            last[t.name] = i
+    for i, t in enumerate(state.tools):
+        if t.hidden or last.get(t.name, i) == i:
+            continue
+        later = state.tools[last[t.name]]
+        message = (
+            f"model-facing name {t.name!r} is also the name of a later tool ({label(later)!r}); "
+            "the client shows the model only the later one's description and schema"
+        )
+        state = refuse_tool(state, i, "drop-tool", "name-collision", message) or state
+    return state

@@ -10,6 +10,10 @@ the profile must predict it. A registry that cannot be reached fails them with t
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import sys
+
 import pytest
 
 from matrix.calibrate import harness, probe
@@ -17,6 +21,7 @@ from matrix.calibrate.calibration import server_for
 from matrix.calibrate.drift import NOT_SENT, predict
 from matrix.calibrate.tap import messages
 from matrix.profiles.loader import load_profiles
+from matrix.simulate.discovery import initial_state, run_discovery
 
 
 def _tool(name: str, schema: dict | None = None, description: str = "Probe tool.") -> dict:
@@ -135,3 +140,49 @@ def test_only_continue_cli_refuses_a_call_without_a_top_level_required_key(clien
     assert all(sent[c.tool] == c.arguments for c in REQUIRED_CALLS if c.tool in sent)
     predicted = predict(load_profiles()[client], ps, "probe")["calls"]
     assert {c["tool"] for c in predicted if c["variants"] != [NOT_SENT]} == SENT[client]
+
+
+def _slow_server_names(recipe: harness.Recipe, tmp_path) -> list[str]:
+    """The MCP tools Cline CLI offers its model when the server answers only after 6 s."""
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([probe.CONTROL]))
+    argv = ("sh", "-c", f"sleep 6; exec {sys.executable} -m matrix_servers.probe --tools {path}")
+    run = harness.run_recipe(
+        recipe, harness.ServerSpec(argv=argv), (probe.CONTROL_CALL,), tool_names=["control"]
+    )
+    return [n for n in _model_names(run) if n.startswith("probe__")]
+
+
+@pytest.mark.timeout(1200)
+def test_cline_cli_silently_skips_a_server_slower_than_3_s_unless_the_settings_give_a_timeout(
+    tmp_path,
+):
+    recipe = harness.load_recipe("cline-cli")
+    (key,) = [k for k in recipe.files if k.endswith("cline_mcp_settings.json")]
+    assert '"timeout": 60' in recipe.files[key]  # the recipe's own setting: 60 s
+    assert _slow_server_names(recipe, tmp_path) == ["probe__control"]
+    default = {**recipe.files, key: recipe.files[key].replace(', "timeout": 60', "")}
+    assert _slow_server_names(dataclasses.replace(recipe, files=default), tmp_path) == []
+
+
+@pytest.mark.timeout(1200)
+def test_cline_cli_shows_only_the_later_of_two_tools_with_one_name_as_its_profile_predicts(
+    tmp_path,
+):
+    tools = (
+        _tool("control"),
+        _tool("dup", description="first"),
+        _tool("dup", description="second"),
+    )
+    run = _run("cline-cli", probe.ProbeSet("dup", "dup", tools, ()), tmp_path)
+    offered = [
+        t.get("function", t)
+        for t in run.requests[0]["body"]["tools"]
+        if t.get("function", t)["name"].startswith("probe__")
+    ]
+    seen = sorted((t["name"], t["description"]) for t in offered)
+    assert seen == [("probe__control", "Probe tool."), ("probe__dup", "second")]
+    final = run_discovery(
+        load_profiles()["cline-cli"], initial_state([(0, t) for t in tools], "probe")
+    )
+    assert sorted((t.name, t.description) for t in final.tools if not t.hidden) == seen
