@@ -429,9 +429,7 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
         blast.append(f"{c.calls_lost} calls could not be made")
     if c.optional:
         blast.append("not required by default (an opt-in configuration or a probe)")
-    return " · ".join(
-        parts + ([radius] if c.blast_radius != "tool" else []) + blast
-    )
+    return " · ".join(parts + ([radius] if c.blast_radius != "tool" else []) + blast)
 
 
 def problems(causes: list[Cause]) -> list[Cause]:
