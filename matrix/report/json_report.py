@@ -77,7 +77,7 @@ _dump = _ENCODER.encode  # the C encoder; one row a line, no pure-Python indent
 def report_document(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> dict:
     """The version-2 report document of a list of result events (docs/reports.md), as JSON."""
     return {
-        k: json.loads("[" + ",".join(v.texts) + "]") if isinstance(v, ContentTable) else v
+        k: json.loads("[" + ",".join(v.texts) + "]") if isinstance(v, (ContentTable, _Rows)) else v
         for k, v in _document(events, failing).items()
     }
 
@@ -101,7 +101,7 @@ def write_json(
             w(f'{{"profiles": {_dump(value["profiles"])}, "rows": [')
             w(",".join("\n" + _dump(row) for row in value["rows"]))
             w("\n]}" if value["rows"] else "]}")
-        elif isinstance(value, ContentTable):
+        elif isinstance(value, (ContentTable, _Rows)):
             w("[" + ",".join("\n" + text for text in value.texts) + ("\n]" if value else "]"))
         elif isinstance(value, list) and key in _ROWS:
             w("[" + ",".join("\n" + _dump(item) for item in value) + ("\n]" if value else "]"))
@@ -141,24 +141,35 @@ def _document(events: Iterable[Event], failing: Iterable[str]) -> dict:
     }
 
 
-_ROWS = ("runs", "profiles", "legend", "cells", "skipped", "profile_errors")
+_ROWS = ("runs", "profiles", "legend", "skipped", "profile_errors")
+
+
+class _Rows:
+    """The cell rows as their JSON text."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.texts)
 
 
 class _Table(ContentTable):
-    """A table of the document: written as its entries' JSON text, one a line. Strings are
-    looked up by value (a cell's pointer is a new string each time, equal to many others)."""
+    """A table of the document: written as its entries' JSON text, one a line. Its entries are
+    made here (a cell's pointer, a finding's entry), so they are looked up by value, never kept
+    by identity as ``ContentTable`` keeps values shared by reference."""
 
     def __init__(self) -> None:
         super().__init__()
         self._strings: dict[str, int] = {}
 
     def ref(self, value: Any) -> int:
-        if not isinstance(value, str):
-            return super().ref(value)
-        known = self._strings.get(value)
+        """A string by value; any other value made here by its text alone (it is not kept)."""
+        key = value if isinstance(value, str) else _dump(value)
+        known = self._strings.get(key)
         if known is None:
-            known = self._strings[value] = len(self.texts)
-            self.texts.append(_dump(value))
+            known = self._strings[key] = len(self.texts)
+            self.texts.append(_dump(value) if key is value else key)
         return known
 
 
@@ -172,7 +183,7 @@ class _Builder:
         self.profiles = {name: i for i, name in enumerate(profiles)}
         self.tools: dict[str, int] = {}
         self.worst: list[dict[int, str]] = []  # per tool: profile position -> worst verdict
-        self.cells: list[list] = []
+        self.cells = _Rows()
         self.skipped: list[dict] = []
         self.profile_errors: list[dict] = []
         self.counts: dict[str, int] = {}
@@ -250,18 +261,10 @@ class _Builder:
         held = worst.get(profile)
         if held is None or rank(verdict) < rank(held):
             worst[profile] = verdict
-        self.cells.append(
-            [
-                run,
-                profile,
-                tool,
-                index,
-                detail,
-                fails,
-                None if pointer is None else self.texts.ref(pointer),
-                name,
-                schema,
-            ]
+        pointer = None if pointer is None else self.texts.ref(pointer)
+        # a row's JSON text (a list of 9 numbers is 5x its text in memory, 180,000 times)
+        self.cells.texts.append(
+            _dump([run, profile, tool, index, detail, fails, pointer, name, schema])
         )
 
     def discovery_detail(
@@ -275,20 +278,12 @@ class _Builder:
             return known
         findings = [self.finding_ref(f, tools) for f in e.findings]
         entries = [json.loads(self.findings.texts[f]) for f in findings]
-        behaviours = list(dict.fromkeys(f["behaviour"] for f in entries if f["behaviour"]))
-        evidence: dict[tuple, None] = {}
-        for f, raw in zip(entries, e.findings):
-            for ev in raw.get("evidence", ()):
-                evidence.setdefault((f["behaviour"], self.evidence_ref(ev)), None)
         primary = primary_finding(e.findings, e.verdict)
         entry = None if primary is None else entries[e.findings.index(primary)]
-        detail = {
+        detail = {  # its reason, behaviours and evidence are its findings' (read_report)
             "kind": "discovery",
             "verdict": e.verdict,
-            "reason": self.text(_discovery_reason(e)),
             "blast_radius": primary.get("blast_radius") if primary else None,
-            "behaviours": behaviours,
-            "evidence": [list(k) for k in evidence],
             "weakest_evidence": e.weakest_evidence,
             "advice": self.text(advice_for(e, None)),
             "findings": findings,
@@ -356,7 +351,7 @@ class _Builder:
             for p, v in worst.items():
                 row[p] = place[v]
             rows.append(row)
-        cells = len(self.cells)
+        cells = len(self.cells.texts)
         return {
             "runs": self.runs,
             "profiles": [_profile(known.get(n), n) for n in names],
@@ -441,6 +436,17 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
         verdict = d["verdict"]
         shown = legend.get(verdict, {})
         call = d["kind"] == "call"
+        found = [resolve(findings, f, f"{where}: findings") for f in d["findings"]]
+        if call:
+            reason = resolve(texts, d["reason"], f"{where}: texts")
+            behaviours = d["behaviours"]
+            cited = _dedupe_evidence(ev_pair(p) for p in d["evidence"])
+        else:  # a discovery cell's reason, behaviours and evidence are its findings'
+            reason = discovery_reason(verdict, found)
+            behaviours = list(dict.fromkeys(f["behaviour"] for f in found if f["behaviour"]))
+            cited = _dedupe_evidence(
+                {**e, "behaviour": f["behaviour"]} for f in found for e in f["evidence"]
+            )
         details.append(
             {
                 "kind": d["kind"],
@@ -453,23 +459,23 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
                     "finding": verdict not in ("visible", "intact"),
                 },
                 "tail": {
-                    "reason": resolve(texts, d["reason"], f"{where}: texts"),
+                    "reason": reason,
                     "blast_radius": d["blast_radius"],
-                    "behaviours": d["behaviours"],
-                    "evidence": [ev_pair(p) for p in d["evidence"]],
+                    "behaviours": behaviours,
+                    "evidence": cited,
                     "weakest_evidence": d["weakest_evidence"],
                 },
                 "advice": None
                 if d["advice"] is None
                 else resolve(texts, d["advice"], f"{where}: texts"),
-                "findings": [resolve(findings, f, f"{where}: findings") for f in d["findings"]],
+                "findings": found,
                 "call": {
                     k: d.get(k, _CALL_DEFAULTS[k]) if call else _CALL_DEFAULTS[k] for k in CALL_KEYS
                 },
             }
         )
     cells = []
-    for row in doc["cells"]:
+    for row in _entries(doc["cells"]):
         if not isinstance(row, list) or len(row) != len(COLUMNS):
             raise ValueError(f"{where}: a cell is not a row of {list(COLUMNS)}")
         run, profile, tool, index, detail, fails, pointer, name, schema = row
@@ -546,8 +552,8 @@ _KEPT = (
 
 
 def _entries(table: Any) -> list:
-    if isinstance(table, ContentTable):
-        return [json.loads(t) for t in table.texts]
+    if isinstance(table, (ContentTable, _Rows)):
+        return json.loads("[" + ",".join(table.texts) + "]")
     if not isinstance(table, list):
         raise TypeError("a table is not a list")
     return table
@@ -612,15 +618,29 @@ def primary_finding(
     return next((f for f in findings if f.get("lost")), findings[0])
 
 
-def _discovery_reason(e: DiscoveryCell) -> str:
-    findings = e.findings
-    if e.verdict == "visible" or not findings:
+def discovery_reason(verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:
+    """A discovery cell's reason: the deciding finding's message for a lost tool, else the
+    messages of the findings that lost something (the first three)."""
+    if verdict == "visible" or not findings:
         return ""
-    if e.verdict in _DECIDING:
+    if verdict in _DECIDING:
         return findings[-1]["message"]
     lost = [f for f in findings if f.get("lost")] or findings
     text = "; ".join(f["message"] for f in lost[:_REASON_PARTS])
     return text + (f" (and {len(lost) - _REASON_PARTS} more)" if len(lost) > _REASON_PARTS else "")
+
+
+def _dedupe_evidence(items: Iterable[Mapping[str, Any]]) -> list[dict]:
+    out: dict[tuple, dict] = {}
+    for ev in items:
+        item = {
+            "behaviour": _s(ev.get("behaviour")),
+            "level": _s(ev.get("level")),
+            "source": _s(ev.get("source")),
+            "note": _s(ev.get("note")),
+        }
+        out.setdefault(tuple(item.values()), item)
+    return list(out.values())
 
 
 class _Tools:
