@@ -21,7 +21,9 @@ from matrix.calibrate.calibration import server_for
 from matrix.calibrate.drift import NOT_SENT, predict
 from matrix.calibrate.tap import messages
 from matrix.profiles.loader import load_profiles
+from matrix.report.discovery_doc import read_discovery
 from matrix.simulate.discovery import initial_state, run_discovery
+from tests.conftest import run_cli
 
 
 def _tool(name: str, schema: dict | None = None, description: str = "Probe tool.") -> dict:
@@ -186,3 +188,31 @@ def test_cline_cli_shows_only_the_later_of_two_tools_with_one_name_as_its_profil
         load_profiles()["cline-cli"], initial_state([(0, t) for t in tools], "probe")
     )
     assert sorted((t.name, t.description) for t in final.tools if not t.hidden) == seen
+
+
+def test_continue_cli_leaves_a_ref_into_the_root_defs_dangling_and_says_the_model_loses_it(
+    tmp_path,
+):
+    """Observed in the record (core, refs): Continue CLI keeps ``$ref`` and drops the root ``$defs``;
+    Cline CLI sends both. The verdict must name the loss, not call the cell visible."""
+    tools = [t for t in probe.PROBE_SETS["core"].tools if t["name"] in ("control", "refs")]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    snap = tmp_path / "snap.json"
+    server = f"{sys.executable} -m matrix_servers.probe --tools {tmp_path / 'tools.json'}"
+    r = run_cli("snapshot", "--stdio", server, "-o", str(snap), timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = run_cli(
+        "discover", str(snap), "--client", "continue-cli", "--client", "cline-cli", "--json"
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    cells = {
+        (v["profile"], t["tool"]): t
+        for v in read_discovery(json.loads(r.stdout))["profiles"]
+        for t in v["tools"]
+    }
+    refs = cells[("continue-cli", "refs")]
+    assert refs["verdict"] == "degraded"
+    assert ("dangling-ref", "/inputSchema/properties/point/$ref") in {
+        (f["code"], f["pointer"]) for f in refs["findings"]
+    }
+    assert cells[("cline-cli", "refs")]["verdict"] == "visible"
