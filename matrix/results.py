@@ -14,6 +14,7 @@ mistyped key is an input error naming the file, the line and the key.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -103,8 +104,8 @@ def read_events(path: str | Path) -> list[dict]:
 
 def iter_events(path: str | Path) -> Iterator[dict]:
     """Every event of a results file as JSON, read a line at a time (a 5,000-tool run is 100s
-    of MB: the file is never held whole). Equal ``findings`` lists come back as one shared
-    list: a finding repeated on every tool of a profile is held once, not 100,000 times."""
+    of MB: the file is never held whole). Equal findings (and lists of them) come back as one
+    shared object: a finding repeated on every tool of a profile is held once, not 5,000 times."""
     p = Path(path)
     check_input_file(p, "results file")
     try:
@@ -112,7 +113,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     except OSError as exc:
         raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
     schemas: dict[int, Any] = {}
-    shared: dict[str, Any] = {}
+    shared: dict[int, Any] = {}
     number = 0
     with handle:
         lines = enumerate(handle, 1)
@@ -191,8 +192,27 @@ def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dic
         raise InputError(str(exc), where=f"{p}:{number}") from None
     findings = event.get("findings")
     if findings and isinstance(findings, list):
-        event["findings"] = shared.setdefault(_ENCODER.encode(findings), findings)
+        event["findings"] = known = _shared(findings, shared)
+        if known is findings:  # a list not seen before: its findings may have been
+            findings[:] = [_shared(f, shared) for f in findings]
+    for key in _NAMES:  # a few names repeated on every line: one string each
+        if isinstance(event.get(key), str):
+            event[key] = sys.intern(event[key])
     return event
+
+
+_NAMES = ("event", "profile", "verdict", "weakest_evidence")
+
+
+def _shared(value: Any, seen: dict[int, Any]) -> Any:
+    """``value``, or the equal value read before it: one object for values repeated on many
+    lines. Keyed by the hash of its JSON text, checked for equality (a collision keeps both)."""
+    key = hash((type(value).__name__, _ENCODER.encode(value)))
+    known = seen.get(key)
+    if known is not None and known == value:
+        return known
+    seen.setdefault(key, value)
+    return value
 
 
 def read_typed(path: str | Path) -> list[Event]:

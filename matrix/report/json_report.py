@@ -191,7 +191,8 @@ class _Builder:
         self.release_failing = 0
         self.details, self.findings, self.evidence = _Table(), _Table(), _Table()
         self.shapes, self.texts = SchemaTable(), _Table()
-        self._discovery: dict[tuple, tuple[int, Mapping | None]] = {}
+        # (run, verdict, weakest evidence, hash of the findings) -> (the findings, the answer)
+        self._discovery: dict[tuple, tuple[tuple, tuple[int, Mapping | None]]] = {}
         self._finding_refs: dict[tuple[int, str], int] = {}
         self._evidence_refs: dict[str, int] = {}
         self.findings_count = 0
@@ -272,10 +273,10 @@ class _Builder:
     ) -> tuple[int, Mapping | None]:
         """The detail of a discovery cell and its deciding finding's entry, made once per
         distinct (run, verdict, findings): a culprit's pointer depends on the run's snapshot."""
-        key = (run, e.verdict, e.weakest_evidence, _dump(e.findings))
-        known = self._discovery.get(key)
-        if known is not None:
-            return known
+        key = (run, e.verdict, e.weakest_evidence, hash(_dump(e.findings)))
+        held = self._discovery.get(key)
+        if held is not None and held[0] == e.findings:  # equal, not a hash collision
+            return held[1]
         findings = [self.finding_ref(f, tools) for f in e.findings]
         entries = [json.loads(self.findings.texts[f]) for f in findings]
         primary = primary_finding(e.findings, e.verdict)
@@ -288,7 +289,8 @@ class _Builder:
             "advice": self.text(advice_for(e, None)),
             "findings": findings,
         }
-        known = self._discovery[key] = (self.details.ref(detail), entry)
+        known = (self.details.ref(detail), entry)
+        self._discovery.setdefault(key, (e.findings, known))
         return known
 
     def finding_ref(self, f: Mapping[str, Any], tools: _Tools) -> int:
