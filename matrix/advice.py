@@ -154,6 +154,7 @@ BY_CODE: dict[str, str] = {
     "pattern-too-costly": SIMPLER_PATTERN,
     "enum-over-cap": SHORTER_ENUM,
     "root-combinator": FLATTEN_ROOT,
+    "root-type-added": OBJECT_ROOT,
     "root-combinator-deleted": FLATTEN_ROOT,
     "root-combinator-collapsed": FLATTEN_ROOT,
     "root-combinator-flattened": FLATTEN_ROOT,
