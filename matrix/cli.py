@@ -48,18 +48,24 @@ from matrix.commands import outputs, signals
 from matrix.errors import EXIT_INPUT, MatrixError
 from matrix.targets import before_connecting  # imported with commands.outputs anyway
 
-COMMANDS = (
-    "snapshot",
-    "discover",
-    "run",
-    "report",
-    "check",
-    "merge",
-    "diff",
-    "replay",
-    "profiles",
-    "calibrate",
-)
+# Each command's one-line help, for the overview (``mcp-matrix --help``), which needs no command's
+# flags and so imports no command module; each module's own ``register`` repeats its line
+# (tests/test_startup_imports.py checks the two agree).
+SUMMARIES = {
+    "snapshot": "take a snapshot of a live server, or summarise a snapshot file",
+    "discover": "which tools each client can see (offline on a snapshot, or live)",
+    "run": "run the live matrix: every tool and case through every client profile",
+    "report": "write results (JSON lines from `run --results`) as terminal, md, json, junit, "
+    "sarif, html, a CI job summary or GitHub annotations",
+    "check": "the release checklist: fail CI before a silent break ships",
+    "merge": "join results files from several runs or shards into one",
+    "diff": "what changes between two versions of a server, per client and per frozen caller",
+    "replay": "replay recorded calls (live, retry queue, transcripts) through every client profile",
+    "profiles": "list client profiles, or show one (profiles show NAME)",
+    "calibrate": "run a real client on the probe tool lists and print its drift from the bundled "
+    "profile",
+}
+COMMANDS = tuple(SUMMARIES)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,7 +79,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser, with the commands ``argv`` can reach registered (every one when ``argv`` is None).
 
     A command's module imports what its flags need; the rest of the CLI is not imported for
-    ``mcp-matrix run ...`` or ``--version`` (each subprocess would pay for it at start-up)."""
+    ``mcp-matrix run ...``, ``--version`` or ``--help`` (each subprocess would pay for it at
+    start-up). A command not registered is its name and one-line help alone: what the overview
+    prints, with the same choices."""
     parser = _Parser(
         prog="mcp-matrix", description="How every real MCP client will treat your server's tools."
     )
@@ -84,22 +92,19 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         if name in needed:
             importlib.import_module(f"matrix.commands.{name.replace('-', '_')}").register(sub)
         else:
-            sub.add_parser(name)  # argv never parses it: its name alone (the choices stay the same)
+            sub.add_parser(name, help=SUMMARIES[name])  # argv never parses its flags
     return parser
 
 
 def commands_needed(argv: Sequence[str]) -> tuple[str, ...]:
-    """The commands whose flags parsing ``argv`` may read or print: the one it names; none for
-    ``--version``; every one when help may be printed (``-h``, no command, an unknown option)."""
-    unsure = False
+    """The commands whose flags parsing ``argv`` may read or print: the one it names (also after
+    ``-h`` or an option argparse will refuse); none for ``--version``, ``--help`` or no command:
+    the overview prints each command's name and one-line help, never its flags."""
     for token in argv:
-        if token.startswith("--") and len(token) > 2 and "--version".startswith(token):
-            return () if not unsure else COMMANDS  # argparse prints the version and exits here
         if token.startswith("-"):
-            unsure = True  # -h (or an option argparse will refuse) before the command
-            continue
-        return COMMANDS if unsure else (token,)
-    return COMMANDS
+            continue  # --version, -h, or an option argparse will refuse: none names a command
+        return (token,) if token in COMMANDS else ()
+    return ()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
