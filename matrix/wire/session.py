@@ -438,8 +438,14 @@ class Session:
                 item = self.transport.receive(remaining)
             except WireTimeout:
                 cut = " (the run's deadline)" if deadline == ends else ""
+                slow = (
+                    "; a server slow to start needs a longer --timeout-initialize"
+                    if method == "initialize" and not cut
+                    else ""
+                )
                 raise WireTimeout(
-                    f"{method} got no answer within {timeout:.1f}s{cut}{self._stray_note(request_id)}",
+                    f"{method} got no answer within {timeout:.1f}s{cut}"
+                    f"{self._stray_note(request_id)}{slow}",
                     stderr_tail=self.transport.stderr_tail(),
                 ) from None
             if isinstance(item, WireError):

@@ -335,8 +335,14 @@ class StdioTransport(Transport):
         if span is None or consumed >= span[1]:
             return ""
         start, end = span
+        read = max(0, consumed - start)
+        if consumed == 0:  # nothing of ours read yet: still starting, or never reads
+            return (
+                f"; the server has read none of its stdin yet (the request is {end - start:,} "
+                "bytes): it may still be starting"
+            )
         return (
-            f"; the server read {max(0, consumed - start):,} of the request's {end - start:,} "
+            f"; the server read {read:,} of the request's {end - start:,} "
             "bytes: it stopped reading its stdin"
         )
 

@@ -18,6 +18,7 @@ from matrix.wire.errors import ServerExited, WireTimeout
 from matrix.wire.limits import MAX_PENDING_WRITE_BYTES, MiB
 from matrix.wire.session import Session, Timeouts
 from matrix.wire.stdio import StdioTransport
+from tests.conftest import run_cli
 from tests.hostile.conftest import assert_no_crash, matrix_run, tiny_server
 
 ECHO = {
@@ -91,9 +92,28 @@ def test_our_own_retry_of_an_input_required_call_with_8_mib_is_sent_whole(tmp_pa
 def test_a_request_the_server_never_reads_times_out_saying_so():
     """A timeout is blamed on the server with the evidence: it read none of the request."""
     transport = StdioTransport([sys.executable, "-c", "import time; time.sleep(120)"])
-    unread = r"the server read 0 of the request's [\d,]+ bytes"
+    unread = r"the server has read none of its stdin yet \(the request is [\d,]+ bytes\)"
     with (
         Session(transport, timeouts=Timeouts(call=1.0)) as session,
         pytest.raises(WireTimeout, match=unread),
     ):
         session.call_tool("echo", {"text": "x" * MiB})
+
+
+def test_a_server_slow_to_start_is_told_apart_and_the_flag_is_named(tmp_path):
+    """A server that has read nothing when initialize times out may still be starting: the
+    message says so and names the flag that gives it longer, instead of blaming its stdin."""
+    r = run_cli(
+        "snapshot",
+        "--stdio",
+        f"{sys.executable} -c 'import time; time.sleep(60)'",
+        "--timeout-initialize",
+        "1",
+        "-o",
+        str(tmp_path / "s.json"),
+        timeout=60,
+    )
+    said = r.stdout + r.stderr
+    assert "has read none of its stdin yet" in said and "may still be starting" in said
+    assert "--timeout-initialize" in said
+    assert "stopped reading its stdin" not in said
