@@ -121,7 +121,7 @@ def calibrate(
                     client_command=list(command) if command else None,
                     timeout=timeout,
                     keep=keep,
-                    tool_names=[t["name"] for t in ps.tools],
+                    server_tools=ps.tools,
                 )
             finally:
                 if proc is not None:

@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -324,6 +324,54 @@ def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None
     return cut[0] if len(cut) == 1 else None
 
 
+def correlate(
+    tools: Sequence[ModelTool],
+    server_tools: Sequence[dict],
+    called: Mapping[str, str] | None = None,
+) -> dict[str, ModelTool]:
+    """Each server tool's model-facing tool, never by name alone.
+
+    Why: clients rename tools (``API-get-user`` -> ``API_get_user``, ``probe.dotted`` ->
+    ``probe-probe-dotted``, a long name cut and hashed); a renamed tool read by name would be
+    "hidden" and a wrong hiding rule would agree. In order of evidence: ``called`` (a
+    model-facing name -> the server tool the tap saw the client call for it), then the name
+    (``match_tool``), then content: the one remaining model tool, in listing order, with the same
+    root property names whose description holds the server's (clients add to a description,
+    never replace it). A server tool nothing fits stays unmatched (absent)."""
+    out: dict[str, ModelTool] = {}
+    free = list(tools)
+
+    def claim(server: str, hit: ModelTool | None) -> None:
+        if hit is not None and server not in out and any(hit is t for t in free):
+            out[server] = hit
+            free.remove(hit)
+
+    names = [t.get("name") for t in server_tools if isinstance(t.get("name"), str)]
+    for model_name, server in (called or {}).items():
+        if server in names:
+            claim(server, next((t for t in free if model_name in (t.name, t.call_name)), None))
+    for server in names:
+        if server not in out:
+            claim(server, match_tool(free, server))
+    for raw in server_tools:
+        server = raw.get("name")
+        if isinstance(server, str) and server not in out:
+            claim(server, next((t for t in free if _same_content(t, raw)), None))
+    return out
+
+
+def _same_content(tool: ModelTool, raw: dict) -> bool:
+    """The model tool carries the server tool's content: its root property names, its description."""
+
+    def keys(schema: Any) -> set | None:
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return set(props) if isinstance(props, dict) else None
+
+    wanted = (raw.get("description") or "").strip()
+    shown = tool.description if isinstance(tool.description, str) else ""
+    return keys(tool.parameters) == keys(raw.get("inputSchema")) and wanted in shown
+
+
 def _cut_from(name: str, server_tool: str, least: int = 24) -> bool:
     for m in re.finditer(r"(^|[_.:/-])", name):
         tail = name[m.end() :]
@@ -345,13 +393,18 @@ class FakeModel:
         model: str = "fake-model",
         tools: Sequence[str] = (),
         key: str | None = None,
+        server_tools: Sequence[dict] = (),
     ) -> None:
-        """``key``: the API key every request must carry (a new random one when not given)."""
+        """``key``: the API key every request must carry (a new random one when not given).
+        ``server_tools``: the tools the server lists, so a renamed one is found by its content."""
         self.key = key or new_key()
         self.refused: list[RecordedRequest] = []
         self.calls = tuple(calls)
-        self.tools = tuple(tools) or tuple(
-            c.tool for c in self.calls
+        self.server_tools = tuple(server_tools)
+        self.tools = (
+            tuple(tools)
+            or tuple(t["name"] for t in self.server_tools if isinstance(t.get("name"), str))
+            or tuple(c.tool for c in self.calls)
         )  # server tools to load when deferred
         self.final_text = final_text
         self.model = model
@@ -424,9 +477,10 @@ class FakeModel:
         if has_tool_result(api, body):
             return []
         tools = model_tools(api, body)
+        shown = correlate(tools, self.server_tools) if self.server_tools else {}
         out = []
         for call in self.calls:
-            tool = match_tool(tools, call.tool)
+            tool = shown.get(call.tool) if self.server_tools else match_tool(tools, call.tool)
             if tool is not None:
                 out.append((call, tool))
         search = match_tool(tools, "ToolSearch")

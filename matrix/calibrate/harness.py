@@ -384,12 +384,14 @@ def run_recipe(
     keep: bool = False,
     install_root: Path | None = None,
     tool_names: Sequence[str] = (),
+    server_tools: Sequence[dict] = (),
 ) -> HarnessRun:
     """Run ``recipe``'s client once: fake model up, tap in front of ``server``, client headless.
 
     ``client_command`` replaces the installed client (``--client-command``): nothing is
     installed and ``{client}`` (or the first word of ``run``) becomes that command.
-    ``tool_names`` are the server's tools the fake model loads when the client defers them.
+    ``tool_names`` are the server's tools the fake model loads when the client defers them;
+    ``server_tools`` the tools themselves, so the fake model finds a renamed one by its content.
     """
     folder = Path(install_root or cache_root()) if client_command else install(recipe, install_root)
     tmp = Path(tempfile.mkdtemp(prefix=f"mcp-matrix-{recipe.profile}-"))
@@ -398,7 +400,9 @@ def run_recipe(
         d.mkdir(parents=True, exist_ok=True)
     tap_log = tmp / "tap.jsonl"
     http_tap = None
-    model = FakeModel(calls, tools=tool_names).start()  # with a new key: only our client has it
+    model = FakeModel(
+        calls, tools=tool_names, server_tools=server_tools
+    ).start()  # with a new key: only our client has it
     try:
         values = {
             "model_url": model.url,

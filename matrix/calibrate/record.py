@@ -16,13 +16,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from matrix.calibrate.fake_model import ModelTool, match_tool, model_tools
+from matrix.calibrate.fake_model import ModelTool, correlate, model_tools
 from matrix.calibrate.harness import HarnessRun, parse_driver_line
 from matrix.calibrate.probe import ProbeSet
 from matrix.calibrate.tap import C2S, S2C, messages
 from matrix.errors import InputError
 
 FORMAT = "mcp-matrix-calibration"
+SEARCH_TOOL = "ToolSearch"  # the fake model's own loading call (deferred tools), never a server's
 VERSION = 1
 
 
@@ -76,10 +77,18 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
         d == S2C and isinstance(m.get("result"), dict) and "tools" in m["result"]
         for d, m in messages(run.tap)
     )
+    tap_calls = [
+        m["params"]
+        for direction, m in messages(run.tap)
+        if direction == C2S
+        and m.get("method") == "tools/call"
+        and isinstance(m.get("params"), dict)
+    ]
+    shown = correlate(tools, probe.tools, called_as(run.requests, tap_calls))
     obs_tools: dict[str, dict] = {}
     for raw in probe.tools:
         name = raw["name"]
-        hit = match_tool(tools, name)
+        hit = shown.get(name)
         obs_tools[name] = (
             {
                 "present": True,
@@ -91,14 +100,8 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
             else {"present": False}
         )
     sent: dict[str, list] = {}
-    for direction, m in messages(run.tap):
-        if (
-            direction == C2S
-            and m.get("method") == "tools/call"
-            and isinstance(m.get("params"), dict)
-        ):
-            p = m["params"]
-            sent.setdefault(p.get("name"), []).append(p)
+    for p in tap_calls:
+        sent.setdefault(p.get("name"), []).append(p)
     calls = []
     for c in probe.calls:
         got = sent.get(c.tool) or []
@@ -136,6 +139,7 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
     return {
         "outcome": outcome,
         "api": api,
+        "offered": [t.name for t in tools],  # the raw names the client gave its model
         "model_requests": sum(1 for r in run.requests if r.get("method") == "POST"),
         "tools": obs_tools,
         "calls": calls,
@@ -145,6 +149,26 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
         if outcome != "ok"
         else "",
         "tap": tap_summary(run.tap),
+    }
+
+
+def called_as(requests: list[dict], tap_calls: list[dict]) -> dict[str, str]:
+    """Model-facing name -> the server tool the client called when the fake model used it.
+
+    The fake model's tool calls (each request's ``calls``) and the ``tools/call`` requests the
+    tap saw, paired in order; only when there are as many of each, else nothing is claimed."""
+    made = [
+        c
+        for r in requests
+        for c in r.get("calls") or []
+        if isinstance(c, dict) and c.get("tool") != SEARCH_TOOL
+    ]
+    if len(made) != len(tap_calls):
+        return {}
+    return {
+        str(c.get("model_name")): p["name"]
+        for c, p in zip(made, tap_calls)
+        if isinstance(p.get("name"), str)
     }
 
 

@@ -9,7 +9,9 @@ not be run or never asked its model.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import shlex
 import sys
 
@@ -71,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--client-command is empty", where="--client-command")
     if args.timeout is not None and not (0 < args.timeout <= 3600):
         raise InputError("expected a number of seconds in (0, 3600]", where="--timeout")
+    if args.name:  # the server's name in the client's config, as other commands take it
+        if not re.fullmatch(r"[A-Za-z0-9_-]+", args.name):
+            raise InputError("expected letters, digits, '_' or '-'", where="--name")
+        recipe = dataclasses.replace(recipe, server_name=args.name)
     profiles = load_profiles()
     profile_name = args.profile or recipe.profile
     if profile_name not in profiles:

@@ -5,8 +5,10 @@ Run by the harness as a real process, so the tests exercise install-free recipes
 the minimal env, the tap and the fake model end to end.
 """
 
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import urllib.request
@@ -26,6 +28,17 @@ def ask(body):
         {"content-type": "application/json", "x-api-key": os.environ["ANTHROPIC_API_KEY"]},
     )
     return json.loads(urllib.request.urlopen(req, timeout=30).read())
+
+
+def model_name(server, tool):
+    """``mcp__<server>__<tool>``; with TOY_RENAME as Copilot CLI and Cline CLI rename: invalid
+    characters as ``-``, over 64 characters cut to 55 plus ``_`` and 8 of its SHA-1."""
+    if not os.environ.get("TOY_RENAME"):
+        return f"mcp__{server}__{tool}"
+    name = re.sub(r"[^A-Za-z0-9_-]", "-", f"{server}-{tool}")
+    if len(name) > 64:
+        name = name[:55] + "_" + hashlib.sha1(name.encode()).hexdigest()[:8]
+    return name
 
 
 def main():
@@ -53,20 +66,21 @@ def main():
         import time
 
         time.sleep(3600)
+    shown = {model_name(name, t["name"]): t["name"] for t in tools}
     offered = [
         {
-            "name": f"mcp__{name}__{t['name']}",
+            "name": shown_as,
             "description": t.get("description", ""),
             "input_schema": t["inputSchema"],
         }
-        for t in tools
+        for shown_as, t in zip(shown, tools)
     ]
     messages = [{"role": "user", "content": sys.argv[2]}]
     answer = ask({"model": "m", "messages": messages, "tools": offered})
     results = []
     for block in answer["content"]:
         if block["type"] == "tool_use":
-            tool = block["name"].split("__", 2)[2]
+            tool = shown[block["name"]]
             out = rpc(
                 proc,
                 {
