@@ -48,3 +48,16 @@ def test_the_report_and_discover_output_benchmark_runs_to_its_ratios_in_smoke_mo
     assert done.returncode == 0, done.stderr
     assert "report -f json: 1 pair(s)" in done.stdout and "discover: 1 pair(s)" in done.stdout
     assert done.stdout.count("A/B cpu:") == 2 and "targets: < 30 MB: yes" in done.stdout
+
+
+def test_the_snapshot_speed_benchmark_runs_to_its_ratio_in_smoke_mode():
+    """``mcp-matrix snapshot -o`` against the `mcp` SDK's client on the same stdio server."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "snapshot_speed.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=170,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "snapshot of 50 tools on 5 pages, 1 pair(s)" in done.stdout
+    assert "A/B cpu:" in done.stdout and "target A/B cpu <= 1.5x:" in done.stdout

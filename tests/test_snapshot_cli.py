@@ -80,6 +80,29 @@ def test_snapshot_json_goes_to_stdout_alone_when_no_file_is_given(cli):
     assert json.loads(r.stdout)["format"] == "mcp-matrix.snapshot"
 
 
+def test_snapshot_to_a_file_prints_one_summary_line_not_the_table(cli, tmp_path):
+    # the file is the point: a row per tool on stderr was most of a 5,000-tool snapshot's CPU
+    out = tmp_path / "snap.json"
+    r = cli("snapshot", "--server", "memory --page-size 2", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "memory" in lines[0] and "7 tools on 4 page(s)" in lines[0]
+    assert f"written to {out}" in " ".join(r.stderr.split())
+    assert "memory_reflect" not in r.stderr  # no row per tool
+    assert len(read_json(out)["tools"]) == 7
+
+
+def test_snapshot_to_a_file_with_verbose_also_prints_every_tool(cli, tmp_path):
+    out = tmp_path / "snap.json"
+    r = cli("snapshot", "--server", "memory --page-size 2", "-o", str(out), "--verbose")
+    assert r.returncode == 0, r.stderr
+    assert "7 tools on 4 page(s)" in r.stderr
+    names = [e["tool"]["name"] for e in read_json(out)["tools"]]
+    assert all(name in r.stderr for name in names)  # the table: a row per tool
+
+
 def test_header_and_env_secrets_never_appear_in_the_snapshot(snapshot_cli):
     exe = installed_tool("mcp-server-time")
     r, out = snapshot_cli("--stdio", f"{exe} --local-timezone UTC", *TIME_WITH_A_SECRET)

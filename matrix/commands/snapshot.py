@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from matrix.commands.common import add_target_options, snapshot_from, target_from
 from matrix.commands.signals import interrupted_exit_code
@@ -15,6 +13,9 @@ from matrix.errors import EXIT_UNMEASURABLE
 from matrix.features import annotations_label, tool_features
 from matrix.snapshot import Snapshot, SnapshotInterrupted, write_snapshot
 from matrix.text import markup, redact_value, terminal_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_target_options(p)
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the snapshot JSON here (default: stdout)"
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="with -o, also print the table of every tool (page, annotations, notable schema "
+        "features) to stderr; by default one line says what was written",
     )
     p.set_defaults(handler=run)
 
@@ -45,9 +53,11 @@ def run(args: argparse.Namespace) -> int:
     target = target_from(args)
     if target is not None:  # a server may echo its env or args back (stderr, descriptions)
         snap = Snapshot(redact_value(snap.doc, target.secrets()), source=snap.source)
-    if args.output:
+    if args.output:  # the file is the point: one line on stderr, the table only when asked
         write_snapshot(snap.doc, args.output)
-        print_summary(snap, terminal_console(stderr=True))
+        print_summary(
+            snap, terminal_console(stderr=True), brief=not args.verbose, written=args.output
+        )
     else:
         sys.stdout.write(json.dumps(snap.doc, indent=2, ensure_ascii=False) + "\n")
         print_summary(snap, terminal_console(stderr=True), brief=True)
@@ -56,13 +66,18 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNMEASURABLE if snap.error else 0
 
 
-def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None:
+def print_summary(
+    snap: Snapshot, console: Console, brief: bool = False, written: str | None = None
+) -> None:
+    """The server, its protocol, tools and pages on one line (and where the file was
+    ``written``), then anything that went wrong; unless ``brief``, a row per tool."""
     doc = snap.doc
     info = doc.get("serverInfo") if isinstance(doc.get("serverInfo"), dict) else {}
     console.print(
         f"[bold]{markup(str(info.get('name', '?')))}[/] {markup(str(info.get('version', '')))}  "
         f"protocol {markup(str(doc.get('protocolVersion')))}  "
         f"{len(doc.get('tools', []))} tools on {len(doc.get('pages', []))} page(s)"
+        + (f"  written to {markup(written)}" if written else "")
     )
     if doc.get("error"):
         err = doc["error"]
@@ -84,6 +99,8 @@ def print_summary(snap: Snapshot, console: Console, brief: bool = False) -> None
         console.print(f"[dim]notification:[/] {markup(str(note.get('method')))}")
     if brief:
         return
+    from rich.table import Table  # only for the table: 5,000 rows took most of a snapshot's CPU
+
     table = Table(title=None, show_lines=False)
     for col in ("page", "tool", "annotations", "notable schema features"):
         table.add_column(col)
