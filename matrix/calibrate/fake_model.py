@@ -336,8 +336,8 @@ def correlate(
     "hidden" and a wrong hiding rule would agree. In order of evidence: ``called`` (a
     model-facing name -> the server tool the tap saw the client call for it), then the name
     (``match_tool``), then content: the one remaining model tool, in listing order, with the same
-    root property names whose description holds the server's (clients add to a description,
-    never replace it). A server tool nothing fits stays unmatched (absent)."""
+    root property names whose (non-empty) description holds the server's (clients add to a
+    description, never replace it). A server tool nothing fits stays unmatched (absent)."""
     out: dict[str, ModelTool] = {}
     free = list(tools)
 
@@ -369,7 +369,10 @@ def _same_content(tool: ModelTool, raw: dict) -> bool:
 
     wanted = (raw.get("description") or "").strip()
     shown = tool.description if isinstance(tool.description, str) else ""
-    return keys(tool.parameters) == keys(raw.get("inputSchema")) and wanted in shown
+    # an empty description would fit every one of the client's own tools: not evidence
+    return (
+        bool(wanted) and wanted in shown and keys(tool.parameters) == keys(raw.get("inputSchema"))
+    )
 
 
 def _cut_from(name: str, server_tool: str, least: int = 24) -> bool:

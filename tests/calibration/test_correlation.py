@@ -44,6 +44,9 @@ def test_a_tool_of_other_content_is_not_taken_for_a_missing_one():
     other_schema = [ModelTool("x-a-b", "Reads a.", {"type": "object"}, call_name="x-a-b")]
     assert correlate(other_description, server) == {}
     assert correlate(other_schema, server) == {}
+    # a server tool with no description is not taken for one of the client's own tools
+    bare = [{"name": "a.b", "inputSchema": {"type": "object"}}]
+    assert correlate([ModelTool("bash", "Runs a command.", {}, call_name="bash")], bare) == {}
     kept = [ModelTool("x-a-b", "[server x] Reads a.", Q, call_name="x-a-b")]
     assert correlate(kept, server) == {"a.b": kept[0]}
 
