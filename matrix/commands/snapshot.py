@@ -46,13 +46,13 @@ def run(args: argparse.Namespace) -> int:
     except (
         SnapshotInterrupted
     ) as exc:  # Ctrl-C while closing: the finished snapshot is still written
-        snap, interrupted = Snapshot(exc.doc, source="live"), True
+        target = target_from(args)  # a server may echo its env or args back (stderr, descriptions)
+        secrets = target.secrets() if target is not None else ()
+        snap, interrupted = Snapshot(redact_value(exc.doc, secrets), source="live"), True
     if snap.source != "live":
         print_summary(snap, terminal_console())
         return 0
-    target = target_from(args)
-    if target is not None:  # a server may echo its env or args back (stderr, descriptions)
-        snap = Snapshot(redact_value(snap.doc, target.secrets()), source=snap.source)
+    # a live snapshot_from masked them already (a second pass was 0.09 s at 5,000 tools)
     if args.output:  # the file is the point: one line on stderr, the table only when asked
         write_snapshot(snap.doc, args.output)
         print_summary(
