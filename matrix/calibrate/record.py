@@ -155,21 +155,26 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
 def called_as(requests: list[dict], tap_calls: list[dict]) -> dict[str, str]:
     """Model-facing name -> the server tool the client called when the fake model used it.
 
-    The fake model's tool calls (each request's ``calls``) and the ``tools/call`` requests the
-    tap saw, paired in order; only when there are as many of each, else nothing is claimed."""
+    Why: a call the tap saw for a server tool no fake-model call meant is the client's own word
+    on which offered tool that is. Calls run in any order (clients call in parallel), so they are
+    paired as multisets: each fake-model call whose tool the tap saw is set aside; one left on each
+    side is a mapping, anything else claims nothing."""
     made = [
         c
         for r in requests
         for c in r.get("calls") or []
         if isinstance(c, dict) and c.get("tool") != SEARCH_TOOL
     ]
-    if len(made) != len(tap_calls):
-        return {}
-    return {
-        str(c.get("model_name")): p["name"]
-        for c, p in zip(made, tap_calls)
-        if isinstance(p.get("name"), str)
-    }
+    left = [p["name"] for p in tap_calls if isinstance(p.get("name"), str)]
+    unmatched = []
+    for c in made:
+        if c.get("tool") in left:
+            left.remove(c["tool"])
+        else:
+            unmatched.append(c)
+    if len(unmatched) == 1 and len(left) == 1:
+        return {str(unmatched[0].get("model_name")): left[0]}
+    return {}
 
 
 def _clean_tail(text: str, limit: int = 1500) -> str:

@@ -11,6 +11,7 @@ import sys
 from matrix.calibrate.calibration import calibrate
 from matrix.calibrate.fake_model import ModelTool, correlate
 from matrix.calibrate.probe import LONG_NAME, get_set
+from matrix.calibrate.record import called_as
 from matrix.profiles.loader import load_profiles
 from tests.calibration.test_harness import TOY, toy_recipe
 from tests.conftest import run_cli
@@ -61,6 +62,17 @@ def test_what_the_tap_saw_called_outranks_content_and_position():
     shown = [ModelTool("h_3f2a9c1d", "Probe tool.", Q, call_name="h_3f2a9c1d")]
     assert correlate(shown, server) == {"first": shown[0]}
     assert correlate(shown, server, {"h_3f2a9c1d": "second"}) == {"second": shown[0]}
+
+
+def test_calls_the_client_ran_in_another_order_are_not_paired_by_position():
+    made = [
+        {"calls": [{"tool": "a", "model_name": "p-a"}, {"tool": "b", "model_name": "p-b"}]},
+        {"calls": [{"tool": "ToolSearch", "model_name": "ToolSearch"}]},
+    ]
+    assert called_as(made, [{"name": "b"}, {"name": "a"}]) == {}
+    # the one call the fake model meant for "a" reached the server as "c": that is c's tool
+    assert called_as(made, [{"name": "b"}, {"name": "c"}]) == {"p-a": "c"}
+    assert called_as(made, [{"name": "c"}, {"name": "d"}]) == {}  # two unknowns: no claim
 
 
 def test_calibrate_honours_name_as_the_server_name_in_the_clients_config(tmp_path):
