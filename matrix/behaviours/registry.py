@@ -102,7 +102,16 @@ def load_all() -> dict[str, BehaviourSpec]:
     if _LOADED:
         return REGISTRY
 
-    for module in ("discovery", "calls", "coercion", "results", "copilot", "cline", "continue_cli"):
+    for module in (
+        "discovery",
+        "calls",
+        "coercion",
+        "results",
+        "copilot",
+        "cline",
+        "continue_cli",
+        "qwen",
+    ):
         try:
             importlib.import_module(f"matrix.behaviours.{module}")
         except ModuleNotFoundError as exc:  # a phase not written yet

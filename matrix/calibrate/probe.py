@@ -561,6 +561,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "coerce-arguments": ("coercion",),
     "round-big-integers": ("big-int",),
     "copilot-tool-name": ("core", "long-name", "dotted-name"),
+    "qwen-tool-name": ("core", "long-name", "dotted-name"),
     "copilot-schema": ("core", "root-anyof", "root-not-object", "no-type"),
     "cline-tool-description": ("core",),
     "default-root-type": ("no-type",),
