@@ -61,3 +61,14 @@ def test_the_snapshot_speed_benchmark_runs_to_its_ratio_in_smoke_mode():
     assert done.returncode == 0, done.stderr
     assert "snapshot of 50 tools on 5 pages, 1 pair(s)" in done.stdout
     assert "A/B cpu:" in done.stdout and "target A/B cpu <= 1.5x:" in done.stdout
+
+
+def test_the_call_overhead_benchmark_runs_to_its_ratio_in_smoke_mode():
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "calls.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=170,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "overhead ratio:" in done.stdout
