@@ -91,7 +91,7 @@ def cases_file(n: int, where: Path) -> Path:
 
 def matrix_run(url: str, cases: Path) -> float:
     """Wall seconds of one ``mcp-matrix run`` through one profile with these cases."""
-    argv = [sys.executable, "-m", "matrix", "run", "--http", url, "--client", "continue"]
+    argv = [sys.executable, "-m", "mcp_matrix", "run", "--http", url, "--client", "continue"]
     argv += ["--cases", str(cases), "--no-auto-cases", "--quiet", "--fail-on", "none"]
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True)

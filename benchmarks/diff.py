@@ -61,7 +61,7 @@ def write_pair(n: int, where: Path) -> tuple[Path, Path]:
 
 def timed(old: Path, new: Path, clients: list[str]) -> float:
     """Wall seconds of one ``mcp-matrix diff`` (exit 0 or 1: a breaking change is expected)."""
-    argv = [sys.executable, "-m", "matrix", "diff", str(old), str(new), "-f", "json"]
+    argv = [sys.executable, "-m", "mcp_matrix", "diff", str(old), str(new), "-f", "json"]
     for c in clients:
         argv += ["--client", c]
     started = time.perf_counter()

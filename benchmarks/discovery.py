@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jsonschema
 from synthetic import snapshot_doc, tool_list
 
-from matrix.behaviours import registry
-from matrix.behaviours.rewrite import clear_memo
-from matrix.discovery import discover_all
-from matrix.profiles.loader import load_profiles
-from matrix.snapshot import Snapshot
+from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.rewrite import clear_memo
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.snapshot import Snapshot
 
 
 def baseline(text: str) -> tuple[float, float]:

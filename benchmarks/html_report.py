@@ -19,12 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import snapshot_doc, tool_list
 
-from matrix.behaviours import registry
-from matrix.discovery import discover_all, discovery_events
-from matrix.events import SnapshotTaken
-from matrix.profiles.loader import load_profiles
-from matrix.results import ResultsWriter
-from matrix.snapshot import Snapshot
+from mcp_matrix.behaviours import registry
+from mcp_matrix.discovery import discover_all, discovery_events
+from mcp_matrix.events import SnapshotTaken
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.results import ResultsWriter
+from mcp_matrix.snapshot import Snapshot
 
 
 def results_events(tools: int, clients: int) -> list[dict]:

@@ -1,7 +1,7 @@
 """Offline replay benchmarks: throughput per profile and peak memory of a 100,000-call replay.
 
 1. Throughput: recorded calls per second per profile through prepare, client-side validation
-   and classification (``matrix.evolution.replay.prepare_and_classify``, no server), against a
+   and classification (``mcp_matrix.evolution.replay.prepare_and_classify``, no server), against a
    baseline loop in the same run (json.loads of the line + one compiled fastjsonschema
    validation against the tool's schema). Target (issue 7): 20,000 calls/s per profile.
 2. Peak memory: ``mcp-matrix replay`` over a generated 100,000-call file, offline against a
@@ -33,11 +33,11 @@ import fastjsonschema
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from matrix.discovery import discover_all
-from matrix.evolution.replay import prepare_and_classify
-from matrix.profiles.loader import load_profiles
-from matrix.snapshot import Snapshot, take_snapshot, write_snapshot
-from matrix.targets import Target
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.evolution.replay import prepare_and_classify
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.snapshot import Snapshot, take_snapshot, write_snapshot
+from mcp_matrix.targets import Target
 
 
 def recorded_lines(n: int, seed: int = 3) -> list[str]:
@@ -135,7 +135,7 @@ def main() -> None:
             [
                 sys.executable,
                 "-m",
-                "matrix",
+                "mcp_matrix",
                 "replay",
                 str(calls),
                 "--snapshot",

@@ -3,7 +3,7 @@
 A synthetic server of N tools (``benchmarks/synthetic.py``) through the first C profiles by
 name. The results file is what ``mcp-matrix run`` writes for discovery (run-started, the
 snapshot, a discovery cell per tool and profile, run-finished), made in-process through the run's
-own writer (``matrix.results.ResultsWriter``, ``benchmarks/html_report.py``). Every command runs as
+own writer (``mcp_matrix.results.ResultsWriter``, ``benchmarks/html_report.py``). Every command runs as
 a whole process, as users run it; each A runs beside its B in turn (pairs), and the ratios are
 taken pair by pair: CPU is the steady figure on a loaded machine.
 
@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 from html_report import results_events
 from synthetic import snapshot_doc, tool_list
 
-from matrix.results import ResultsWriter
+from mcp_matrix.results import ResultsWriter
 
 MB = 1_000_000
 MIB = 1024 * 1024
@@ -85,11 +85,11 @@ def write_inputs(tools: int, clients: int, where: Path) -> tuple[Path, Path]:
 
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "matrix", *args]
+    return [sys.executable, "-m", "mcp_matrix", *args]
 
 
 def profile_args(clients: int) -> list[str]:
-    from matrix.profiles.loader import load_profiles
+    from mcp_matrix.profiles.loader import load_profiles
 
     names = sorted(p.name for p in load_profiles().values() if not p.abstract)[:clients]
     return [a for n in names for a in ("--client", n)]

@@ -56,7 +56,7 @@ def measure(argv: list[str]) -> Measured:
 
 
 def command(target: str, clients: tuple[str, ...]) -> list[str]:
-    argv = [sys.executable, "-m", "matrix", "run", *TARGETS[target], "--quiet", "--verbose"]
+    argv = [sys.executable, "-m", "mcp_matrix", "run", *TARGETS[target], "--quiet", "--verbose"]
     return argv + [a for c in clients for a in ("--client", c)]
 
 

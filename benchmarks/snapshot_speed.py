@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             + ["--page-size", str(args.page_size)]
         )
         out = where / "out.json"
-        a = [sys.executable, "-m", "matrix", "snapshot", "--stdio", server, "-o", str(out)]
+        a = [sys.executable, "-m", "mcp_matrix", "snapshot", "--stdio", server, "-o", str(out)]
         a += ["--verbose"] if args.table else []
         b = [sys.executable, "-c", SDK_CLIENT, server]
         pairs = []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.targets import Target
+from mcp_matrix.targets import Target
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """Run the real CLI in a subprocess (as a user would), bounded.
 
-    It runs from a neutral directory so ``python -m matrix`` imports the *installed* package,
+    It runs from a neutral directory so ``python -m mcp_matrix`` imports the *installed* package,
     not the checkout: in CI (a non-editable install) this proves the wheel carries its
     profiles, reference servers and templates.
     """
@@ -40,7 +40,7 @@ def run_cli(
         # generous bounds go first so a test that sets its own (later on the line) wins.
         args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
     return subprocess.run(
-        [sys.executable, "-m", "matrix", *args],
+        [sys.executable, "-m", "mcp_matrix", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -50,7 +50,7 @@ def run_cli(
 
 
 def run_cli_in_process(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    """``run_cli`` without the process: ``matrix.cli.main`` in this process, its output captured.
+    """``run_cli`` without the process: ``mcp_matrix.cli.main`` in this process, its output captured.
 
     For a command whose process boundary is not the point (bad input refused before any server
     starts, a report of a file): it saves the interpreter start, imports and profile loading of a
@@ -62,7 +62,7 @@ def run_cli_in_process(*args: str, input: str | None = None) -> subprocess.Compl
     import os
     import traceback
 
-    from matrix.cli import main
+    from mcp_matrix.cli import main
 
     if args and args[0] in LOADED_MACHINE_BOUNDS:
         args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
@@ -138,8 +138,8 @@ class SharedWork:
         """A snapshot of a bundled server (stdio), taken once a run from a real subprocess."""
 
         def take(directory: Path) -> None:
-            from matrix.snapshot import take_snapshot, write_snapshot
-            from matrix.wire.session import Timeouts
+            from mcp_matrix.snapshot import take_snapshot, write_snapshot
+            from mcp_matrix.wire.session import Timeouts
 
             # generous: servers start side by side on 2 loaded cores
             doc = take_snapshot(bundled(spec), timeouts=Timeouts(initialize=60, list=30, call=30))

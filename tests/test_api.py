@@ -1,4 +1,4 @@
-"""matrix.api against real bundled servers: timeouts and env are honoured, cells come back typed."""
+"""mcp_matrix.api against real bundled servers: timeouts and env are honoured, cells come back typed."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from matrix import api
-from matrix.errors import InputError
-from matrix.events import CallCell, DiscoveryCell
+from mcp_matrix import api
+from mcp_matrix.errors import InputError
+from mcp_matrix.events import CallCell, DiscoveryCell
 
 
 def test_snapshot_starts_the_server_with_the_env_given_and_masks_it():
@@ -112,7 +112,7 @@ def test_an_unknown_report_format_is_an_input_error_before_any_server_starts():
 
 
 def test_the_progress_line_says_calls_done_of_planned_and_the_time_left():
-    from matrix.commands.run import progress_line
+    from mcp_matrix.commands.run import progress_line
 
     assert progress_line(api.Progress(0, 0, 0.0, "discovery")) == "discovery ..."
     assert progress_line(api.Progress(2, 10, 4.0, "zed t::c")) == (

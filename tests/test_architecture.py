@@ -1,7 +1,7 @@
 """ARCHITECTURE.md's layer table is the import rule; this test makes it executable.
 
 Every module of the package must appear in the table (so the document stays true), and a module
-may import from the rest of ``matrix`` only at its own layer or below. ``matrix.wire`` imports
+may import from the rest of ``mcp_matrix`` only at its own layer or below. ``mcp_matrix.wire`` imports
 nothing from the rest of the package.
 """
 
@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "matrix"
+PACKAGE = ROOT / "mcp_matrix"
 
 
 def _layer_table() -> dict[str, int]:
@@ -24,7 +24,7 @@ def _layer_table() -> dict[str, int]:
         if not row:
             continue
         layer = int(row.group(1))
-        for name in re.findall(r"`(matrix(?:\.\w+)*)(?:\.\*)?`", row.group(2)):
+        for name in re.findall(r"`(mcp_matrix(?:\.\w+)*)(?:\.\*)?`", row.group(2)):
             prefixes[name] = layer
     return prefixes
 
@@ -53,7 +53,7 @@ def _imports(path: Path, module: str) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.split(".")[0] == "matrix")
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "mcp_matrix")
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -61,9 +61,9 @@ def _imports(path: Path, module: str) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if target.split(".")[0] != "matrix":
+            if target.split(".")[0] != "mcp_matrix":
                 continue
-            # "from matrix.report import terminal" imports a submodule, not the package's names.
+            # "from mcp_matrix.report import terminal" imports a submodule, not the package's names.
             names_from_package = False
             for alias in node.names:
                 candidate = f"{target}.{alias.name}"
@@ -80,7 +80,7 @@ def _modules() -> list[tuple[Path, str]]:
     return [
         (p, _module_name(p))
         for p in sorted(PACKAGE.rglob("*.py"))
-        if "__pycache__" not in p.parts and _module_name(p) != "matrix"
+        if "__pycache__" not in p.parts and _module_name(p) != "mcp_matrix"
     ]
 
 
@@ -97,7 +97,7 @@ def test_no_module_imports_from_a_higher_layer():
     for path, module in _modules():
         own = _layer_of(module, table)
         for imported in _imports(path, module):
-            if imported == "matrix":
+            if imported == "mcp_matrix":
                 continue
             theirs = _layer_of(imported, table)
             if own is not None and theirs is not None and theirs > own:
@@ -109,9 +109,9 @@ def test_wire_imports_nothing_else_from_matrix():
     leaks = [
         f"{module} imports {imported}"
         for path, module in _modules()
-        if module.startswith("matrix.wire")
+        if module.startswith("mcp_matrix.wire")
         for imported in _imports(path, module)
-        if not imported.startswith("matrix.wire")
+        if not imported.startswith("mcp_matrix.wire")
     ]
     assert not leaks, "\n".join(leaks)
 
@@ -119,12 +119,12 @@ def test_wire_imports_nothing_else_from_matrix():
 def test_the_layer_rule_catches_an_upward_import(tmp_path):
     """The checker itself must be able to fail: a layer-0 file importing layer 6 is caught."""
     table = _layer_table()
-    fake = tmp_path / "matrix" / "errors.py"
+    fake = tmp_path / "mcp_matrix" / "errors.py"
     fake.parent.mkdir()
-    fake.write_text("from matrix.cli import main\n", encoding="utf-8")
-    imported = _imports(fake, "matrix.errors")
-    assert imported == {"matrix.cli"}
-    assert _layer_of("matrix.errors", table) < _layer_of("matrix.cli", table)
+    fake.write_text("from mcp_matrix.cli import main\n", encoding="utf-8")
+    imported = _imports(fake, "mcp_matrix.errors")
+    assert imported == {"mcp_matrix.cli"}
+    assert _layer_of("mcp_matrix.errors", table) < _layer_of("mcp_matrix.cli", table)
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -165,12 +165,12 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_the_live_run_is_assembled_in_matrix_api_alone():
-    """``run_matrix`` is called by ``matrix.api.run`` only: the run command, ``check`` and the
+    """``run_matrix`` is called by ``mcp_matrix.api.run`` only: the run command, ``check`` and the
     pytest plugin get their run (results, reports, progress, the gate) from there."""
     callers = sorted(
         module
         for path, module in _modules()
-        if module not in ("matrix.api", "matrix.run")
+        if module not in ("mcp_matrix.api", "mcp_matrix.run")
         and re.search(r"\brun_matrix\b|\bRunConfig\b", path.read_text(encoding="utf-8"))
     )
     assert callers == []
@@ -182,7 +182,7 @@ def test_commands_define_no_library_classes():
     found = [
         f"{module}.{node.name}"
         for path, module in _modules()
-        if module.startswith("matrix.commands.") and module != "matrix.commands.outputs"
+        if module.startswith("mcp_matrix.commands.") and module != "mcp_matrix.commands.outputs"
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.ClassDef)
     ]

@@ -1,4 +1,4 @@
-"""Every runtime dependency pyproject.toml declares is imported by the code it installs (matrix/,
+"""Every runtime dependency pyproject.toml declares is imported by the code it installs (mcp_matrix/,
 servers/): a declared, never-imported package is weight on every user's install (issue 22.12:
 httpx-sse was declared and never imported; the mcp SDK brings it for the bundled servers)."""
 
@@ -21,7 +21,7 @@ def test_every_declared_dependency_is_imported():
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     code = "\n".join(
         p.read_text(encoding="utf-8")
-        for folder in ("matrix", "servers")
+        for folder in ("mcp_matrix", "servers")
         for p in (REPO / folder).rglob("*.py")
     )
     unused = []

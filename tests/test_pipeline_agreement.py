@@ -1,4 +1,4 @@
-"""``run``, ``replay`` and ``diff`` give the same verdict for the same intended call (matrix.deliver).
+"""``run``, ``replay`` and ``diff`` give the same verdict for the same intended call (mcp_matrix.deliver).
 
 The same intended calls go through test clients that each mangle one kind of argument
 (tests/data/pipeline_profiles) and reach the bundled ``strict`` server, which validates against
@@ -10,7 +10,7 @@ and ``diff``'s per-call classification (``effects.call_outcomes``).
 
 They say the same words too: each call's reason is the classifier's, so two drivers whose
 server is the same (``run`` and a live ``replay``; an offline ``replay`` and ``diff``) give the
-same sentence for it, and the verdict's meaning is ``matrix.verdicts``'.
+same sentence for it, and the verdict's meaning is ``mcp_matrix.verdicts``'.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from pathlib import Path
 
 import pytest
 
-from matrix.discovery import discover_all
-from matrix.evolution.calls_file import calls_file
-from matrix.evolution.effects import call_outcomes
-from matrix.evolution.replay import ReplayConfig, replay
-from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.results import read_events
-from matrix.snapshot import Snapshot, take_snapshot
-from matrix.targets import Target
-from matrix.verdicts import rank
-from matrix.wire.session import Timeouts
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.evolution.calls_file import calls_file
+from mcp_matrix.evolution.effects import call_outcomes
+from mcp_matrix.evolution.replay import ReplayConfig, replay
+from mcp_matrix.profiles.loader import load_profiles, select_profiles
+from mcp_matrix.results import read_events
+from mcp_matrix.snapshot import Snapshot, take_snapshot
+from mcp_matrix.targets import Target
+from mcp_matrix.verdicts import rank
+from mcp_matrix.wire.session import Timeouts
 
 PROFILES_DIR = Path(__file__).parent / "data" / "pipeline_profiles"
 SLOW_START = Timeouts(initialize=60.0)

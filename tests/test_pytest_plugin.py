@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.results import read_events
+from mcp_matrix.results import read_events
 
 pytest_plugins = ["pytester"]
 
@@ -212,7 +212,7 @@ def test_timeouts_and_env_reach_the_server(pytester):
     pytester.makepyfile(
         test_mine="""
 def test_a_short_call_bound_makes_a_hanging_call_broken(mcp_matrix):
-    from matrix.wire.session import Timeouts
+    from mcp_matrix.wire.session import Timeouts
     run = mcp_matrix.run(server="faulty --mode hang-on-call", clients=["claude-code"],
                          timeouts=Timeouts(call=1.0), env={"MCP_MATRIX_TEST": "1"})
     assert run.verdict("echo", "claude-code", "auto") == "broken"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
-from matrix.wire.session import Timeouts
+from mcp_matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
+from mcp_matrix.wire.session import Timeouts
 
 
 class Clock:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.profiles.loader import load_profiles
-from matrix.report.discovery_doc import read_discovery
-from matrix.results import read_events
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.report.discovery_doc import read_discovery
+from mcp_matrix.results import read_events
 from tests.conftest import installed_tool, run_cli_in_process
 
 

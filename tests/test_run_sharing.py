@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from matrix.connection import wire_handshake
-from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.results import read_events
-from matrix.run_bounds import CircuitBreaker, Deadline
-from matrix.sharing import SessionPool, SharingPlan, plan_sharing, wire_identity
-from matrix.targets import Target
-from matrix.wire.session import Timeouts
+from mcp_matrix.connection import wire_handshake
+from mcp_matrix.profiles.loader import load_profiles, select_profiles
+from mcp_matrix.results import read_events
+from mcp_matrix.run_bounds import CircuitBreaker, Deadline
+from mcp_matrix.sharing import SessionPool, SharingPlan, plan_sharing, wire_identity
+from mcp_matrix.targets import Target
+from mcp_matrix.wire.session import Timeouts
 from tests.conftest import run_cli
 
 READ_ONLY_CASES = """\

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from matrix.evolution.diff import diff_snapshots
-from matrix.profiles.loader import load_profiles
-from matrix.simulate.caching import stale_window
-from matrix.snapshot import Snapshot
+from mcp_matrix.evolution.diff import diff_snapshots
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.simulate.caching import stale_window
+from mcp_matrix.snapshot import Snapshot
 
 TOOL_V1 = {
     "name": "put",

@@ -1,8 +1,8 @@
 """A CLI process imports what its command uses, not the whole tool.
 
-The suite starts hundreds of ``python -m matrix ...`` processes and users start one per command;
+The suite starts hundreds of ``python -m mcp_matrix ...`` processes and users start one per command;
 each used to import every command, writer and dependency (about a second of CPU) before doing
-anything. These tests run the real CLI (``python -m matrix``, through ``runpy`` so the process can
+anything. These tests run the real CLI (``python -m mcp_matrix``, through ``runpy`` so the process can
 list ``sys.modules`` when it exits) and assert on the names of the modules it imported, never on
 times, so a top-level import that pulls a heavy module back into a cheap command fails here.
 """
@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from matrix.cli import COMMANDS, SUMMARIES, build_parser, commands_needed
+from mcp_matrix.cli import COMMANDS, SUMMARIES, build_parser, commands_needed
 from tests.conftest import NEUTRAL_CWD
 from tests.report import events as ev
 from tests.servers.conftest import RAW_HANDSHAKE
@@ -28,12 +28,12 @@ ONLY_SOME = (
     "jinja2",
     "xml.etree.ElementTree",
     "httpx",
-    "matrix.evolution",
-    "matrix.calibrate",
-    "matrix.release",
-    "matrix.report.html",
-    "matrix.report.junit",
-    "matrix.report.sarif",
+    "mcp_matrix.evolution",
+    "mcp_matrix.calibrate",
+    "mcp_matrix.release",
+    "mcp_matrix.report.html",
+    "mcp_matrix.report.junit",
+    "mcp_matrix.report.sarif",
 )
 # What any command that reads profiles or a live server needs, and --version never does.
 LIBRARY = (
@@ -42,26 +42,26 @@ LIBRARY = (
     "jsonschema",
     "fastjsonschema",
     "regex",
-    "matrix.api",
-    "matrix.run",
-    "matrix.snapshot",
-    "matrix.profiles.loader",
-    "matrix.behaviours.registry",
-    "matrix.report.terminal",
+    "mcp_matrix.api",
+    "mcp_matrix.run",
+    "mcp_matrix.snapshot",
+    "mcp_matrix.profiles.loader",
+    "mcp_matrix.behaviours.registry",
+    "mcp_matrix.report.terminal",
 )
 
 
-# ``python -m matrix ARGV``, and at exit the names in sys.modules as the last line of stderr
+# ``python -m mcp_matrix ARGV``, and at exit the names in sys.modules as the last line of stderr
 # (``-X importtime`` would miss the command modules: importlib.import_module is not timed).
 LIST_MODULES = """
 import atexit, json, runpy, sys
 atexit.register(lambda: sys.__stderr__.write("\\n" + json.dumps(sorted(sys.modules)) + "\\n"))
-runpy.run_module("matrix", run_name="__main__", alter_sys=True)
+runpy.run_module("mcp_matrix", run_name="__main__", alter_sys=True)
 """
 
 
 def imported(*argv: str) -> set[str]:
-    """Every module ``python -m matrix ARGV`` imported by the time it exited (exit code 0)."""
+    """Every module ``python -m mcp_matrix ARGV`` imported by the time it exited (exit code 0)."""
     proc = subprocess.run(
         [sys.executable, "-c", LIST_MODULES, *argv],
         capture_output=True,
@@ -72,7 +72,7 @@ def imported(*argv: str) -> set[str]:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = set(json.loads(proc.stderr.rstrip().rsplit("\n", 1)[-1]))
-    assert "matrix.cli" in names  # the list was read: the CLI itself is in it
+    assert "mcp_matrix.cli" in names  # the list was read: the CLI itself is in it
     return names
 
 
@@ -84,27 +84,27 @@ def among(names: set[str], wanted: tuple[str, ...]) -> list[str]:
 def test_version_imports_no_command_and_no_dependency():
     names = imported("--version")
     assert among(names, ONLY_SOME + LIBRARY) == []
-    assert among(names, tuple(f"matrix.commands.{c}" for c in COMMANDS)) == []
+    assert among(names, tuple(f"mcp_matrix.commands.{c}" for c in COMMANDS)) == []
 
 
 def test_a_command_imports_its_own_module_and_no_other_command():
     names = imported("merge", "--help")
-    others = tuple(f"matrix.commands.{c}" for c in COMMANDS if c != "merge")
-    assert "matrix.commands.merge" in names
+    others = tuple(f"mcp_matrix.commands.{c}" for c in COMMANDS if c != "merge")
+    assert "mcp_matrix.commands.merge" in names
     assert among(names, others) == []
 
 
 def test_help_imports_no_command_and_no_dependency():
     # the overview prints each command's name and one-line help (SUMMARIES), never its flags
     names = imported("--help")
-    assert among(names, tuple(f"matrix.commands.{c}" for c in COMMANDS)) == []
+    assert among(names, tuple(f"mcp_matrix.commands.{c}" for c in COMMANDS)) == []
     assert among(names, ONLY_SOME + LIBRARY) == []
 
 
 def test_help_still_names_every_command_with_its_own_help_line():
-    # the overview's lines are the table in matrix.cli; each command's module registers the same
+    # the overview's lines are the table in mcp_matrix.cli; each command's module registers the same
     overview = subprocess.run(
-        [sys.executable, "-m", "matrix", "--help"],
+        [sys.executable, "-m", "mcp_matrix", "--help"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -135,23 +135,30 @@ def test_a_common_command_imports_no_writer_evolution_calibration_or_httpx(comma
 
 def test_listing_the_profiles_imports_no_run_writer_or_httpx():
     names = imported("profiles", "--json")
-    assert "matrix.profiles.loader" in names
-    assert among(names, ONLY_SOME[:3] + ("matrix.api", "matrix.run", "matrix.report.html")) == []
+    assert "mcp_matrix.profiles.loader" in names
+    assert (
+        among(names, ONLY_SOME[:3] + ("mcp_matrix.api", "mcp_matrix.run", "mcp_matrix.report.html"))
+        == []
+    )
 
 
 @pytest.mark.parametrize(
     ("fmt", "needs", "not_needed"),
     [
-        ("md", "matrix.report.markdown", ("jinja2", "xml.etree.ElementTree", "matrix.report.html")),
-        ("html", "jinja2", ("xml.etree.ElementTree", "matrix.report.markdown")),
-        ("junit", "xml.etree.ElementTree", ("jinja2", "matrix.report.html")),
+        (
+            "md",
+            "mcp_matrix.report.markdown",
+            ("jinja2", "xml.etree.ElementTree", "mcp_matrix.report.html"),
+        ),
+        ("html", "jinja2", ("xml.etree.ElementTree", "mcp_matrix.report.markdown")),
+        ("junit", "xml.etree.ElementTree", ("jinja2", "mcp_matrix.report.html")),
     ],
 )
 def test_a_report_imports_the_writer_of_its_format_only(tmp_path, fmt, needs, not_needed):
     results = ev.write_jsonl(ev.full_run(), tmp_path / "results.jsonl")
     names = imported("report", str(results), "--format", fmt, "-o", str(tmp_path / "out"))
     assert needs in names
-    assert among(names, not_needed + ("httpx", "matrix.run", "matrix.evolution")) == []
+    assert among(names, not_needed + ("httpx", "mcp_matrix.run", "mcp_matrix.evolution")) == []
 
 
 # The memory server run by its own ``main`` (as ``python -m matrix_servers.memory`` runs it),

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from matrix.profiles.loader import load_profiles
+from mcp_matrix.profiles.loader import load_profiles
 
 REPO = Path(__file__).resolve().parent.parent
 

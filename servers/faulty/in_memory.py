@@ -1,4 +1,4 @@
-"""The fault server's sans-I/O handler as an in-process peer for ``matrix.wire.memory``.
+"""The fault server's sans-I/O handler as an in-process peer for ``mcp_matrix.wire.memory``.
 
 The same ``Connection`` that the stdio and HTTP servers drive turns each message into actions;
 this adapter turns those actions into the in-memory transport's steps, so a protocol fault is

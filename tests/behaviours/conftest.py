@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from matrix.model import ClientView
-from matrix.profiles.loader import load_profiles
-from matrix.profiles.model import Profile
-from matrix.simulate.discovery import client_view, initial_state
+from mcp_matrix.model import ClientView
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.profiles.model import Profile
+from mcp_matrix.simulate.discovery import client_view, initial_state
 
 
 @cache

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from matrix.behaviours.calls import (
+from mcp_matrix.behaviours.calls import (
     add_meta,
     cache_tools,
     client_validate,
@@ -13,8 +13,8 @@ from matrix.behaviours.calls import (
     stringify_arguments,
     strip_unknown_arguments,
 )
-from matrix.behaviours.results import require_structured_content, result_size_cap
-from matrix.model import CallContext, CallPlan, ClientView
+from mcp_matrix.behaviours.results import require_structured_content, result_size_cap
+from mcp_matrix.model import CallContext, CallPlan, ClientView
 
 STORE_V1 = {
     "type": "object",

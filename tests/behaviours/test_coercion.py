@@ -1,18 +1,18 @@
-"""Argument coercion and JavaScript numbers (matrix/behaviours/coercion.py), on the probe calls the
+"""Argument coercion and JavaScript numbers (mcp_matrix/behaviours/coercion.py), on the probe calls the
 real clients were observed with (clients/calibrations/*: probe sets coercion and big-int)."""
 
 from __future__ import annotations
 
 import pytest
 
-from matrix.behaviours.coercion import (
+from mcp_matrix.behaviours.coercion import (
     coerce_arguments,
     js_number,
     js_number_text,
     round_big_integers,
 )
-from matrix.calibrate import probe
-from matrix.model import CallContext, CallPlan
+from mcp_matrix.calibrate import probe
+from mcp_matrix.model import CallContext, CallPlan
 
 CLAUDE = {"depth": "top", "numbers": "round-trip", "booleans": "exact", "to_string": False}
 QWEN = {"depth": "nested", "numbers": "decimal", "booleans": "any-case", "to_string": True}

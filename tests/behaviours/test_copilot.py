@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from matrix.behaviours.copilot import punycode
+from mcp_matrix.behaviours.copilot import punycode
 from tests.behaviours.conftest import discover
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}

@@ -9,20 +9,20 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from matrix.behaviours import registry
-from matrix.behaviours.dialects import openai_strict, roo_normalize, zed_adapt
-from matrix.behaviours.google import adk_gemini_schema, litellm_vertex, vercel_google_openapi
-from matrix.behaviours.keywords import strip_keywords
-from matrix.behaviours.rewrite import MISSING, Outcome
-from matrix.behaviours.schemas import (
+from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.dialects import openai_strict, roo_normalize, zed_adapt
+from mcp_matrix.behaviours.google import adk_gemini_schema, litellm_vertex, vercel_google_openapi
+from mcp_matrix.behaviours.keywords import strip_keywords
+from mcp_matrix.behaviours.rewrite import MISSING, Outcome
+from mcp_matrix.behaviours.schemas import (
     array_items_required,
     metaschema_validate,
     resolve_refs,
     root_combinators,
     strip_defs,
 )
-from matrix.model import DISCOVERY_VERDICTS, ListState
-from matrix.simulate.discovery import initial_state
+from mcp_matrix.model import DISCOVERY_VERDICTS, ListState
+from mcp_matrix.simulate.discovery import initial_state
 
 # ------------------------------------------------------------------------------ payloads
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from matrix.behaviours import registry
-from matrix.behaviours import rewrite as R
-from matrix.behaviours import walk as W
-from matrix.behaviours.registry import freeze
-from matrix.discovery import discover_all
-from matrix.profiles.loader import load_profiles
-from matrix.snapshot import Snapshot
+from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours import rewrite as R
+from mcp_matrix.behaviours import walk as W
+from mcp_matrix.behaviours.registry import freeze
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.snapshot import Snapshot
 
 # Ten schemas that between them set off most rewrites: refs, type lists, tuple items,
 # missing items, long descriptions, defaults, formats, combinators, open objects.
@@ -269,8 +269,8 @@ def test_hostile_schemas_cost_bounded_walks_and_each_is_walked_once_per_rewrite(
 
 def test_a_tool_named_refuse_gets_a_name_in_every_profile_and_nothing_raises():
     # The name transform once confused a tool called "refuse" with its own refusal marker.
-    from matrix.profiles.loader import load_profiles
-    from matrix.simulate.discovery import client_view, initial_state
+    from mcp_matrix.profiles.loader import load_profiles
+    from mcp_matrix.simulate.discovery import client_view, initial_state
 
     tools = [(0, {"name": "refuse", "inputSchema": {"type": "object", "properties": {}}})]
     for profile in (p for p in load_profiles().values() if not p.abstract):

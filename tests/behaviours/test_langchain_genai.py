@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.behaviours import langchain_genai
+from mcp_matrix.behaviours import langchain_genai
 from tests.behaviours.conftest import discover
 
 

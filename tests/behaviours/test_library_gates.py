@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.behaviours import registry
-from matrix.behaviours.python_sdk import lax_bool, python_sdk_problem
-from matrix.simulate.discovery import initial_state
+from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.python_sdk import lax_bool, python_sdk_problem
+from mcp_matrix.simulate.discovery import initial_state
 
 DATA = Path(__file__).parent / "data"
 SDK_CASES = json.loads((DATA / "python_sdk_2_3_tools_list.json").read_text())["cases"]

@@ -8,7 +8,7 @@ for them under node.
 
 from __future__ import annotations
 
-from matrix.behaviours.qwen import qwen_name
+from mcp_matrix.behaviours.qwen import qwen_name
 from tests.behaviours.conftest import discover
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from matrix.calibrate import drift
-from matrix.commands.calibrate import clean, print_drift
+from mcp_matrix.calibrate import drift
+from mcp_matrix.commands.calibrate import clean, print_drift
 from tests.conftest import run_cli
 
 
@@ -73,7 +73,7 @@ def test_an_unreachable_registry_fails_with_the_install_error_not_a_pass(tmp_pat
         "npm_config_cache": str(tmp_path / "npm"),
     }
     r = subprocess.run(
-        [sys.executable, "-m", "matrix", "calibrate", "--client", "codex", "--probe", "core"],
+        [sys.executable, "-m", "mcp_matrix", "calibrate", "--client", "codex", "--probe", "core"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.behaviours import registry
-from matrix.calibrate import probe, record
-from matrix.calibrate.drift import agreement, record_drift
-from matrix.profiles.loader import load_profiles
+from mcp_matrix.behaviours import registry
+from mcp_matrix.calibrate import probe, record
+from mcp_matrix.calibrate.drift import agreement, record_drift
+from mcp_matrix.profiles.loader import load_profiles
 
 RECORDS = sorted(p for p in record.calibrations_dir().glob("*/*.json"))
 

@@ -16,13 +16,13 @@ import sys
 
 import pytest
 
-from matrix.calibrate import harness, probe
-from matrix.calibrate.calibration import server_for
-from matrix.calibrate.drift import NOT_SENT, predict
-from matrix.calibrate.tap import messages
-from matrix.profiles.loader import load_profiles
-from matrix.report.discovery_doc import read_discovery
-from matrix.simulate.discovery import initial_state, run_discovery
+from mcp_matrix.calibrate import harness, probe
+from mcp_matrix.calibrate.calibration import server_for
+from mcp_matrix.calibrate.drift import NOT_SENT, predict
+from mcp_matrix.calibrate.tap import messages
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.report.discovery_doc import read_discovery
+from mcp_matrix.simulate.discovery import initial_state, run_discovery
 from tests.conftest import run_cli
 
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from matrix.profiles.loader import load_profiles
+from mcp_matrix.profiles.loader import load_profiles
 from tests.conftest import run_cli
 
 # Answers server/discover with -32601, initialize with the version in argv[1], lists one tool.

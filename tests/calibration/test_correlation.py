@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import sys
 
-from matrix.calibrate.calibration import calibrate
-from matrix.calibrate.fake_model import ModelTool, correlate
-from matrix.calibrate.probe import LONG_NAME, get_set
-from matrix.calibrate.record import called_as
-from matrix.profiles.loader import load_profiles
+from mcp_matrix.calibrate.calibration import calibrate
+from mcp_matrix.calibrate.fake_model import ModelTool, correlate
+from mcp_matrix.calibrate.probe import LONG_NAME, get_set
+from mcp_matrix.calibrate.record import called_as
+from mcp_matrix.profiles.loader import load_profiles
 from tests.calibration.test_harness import TOY, toy_recipe
 from tests.conftest import run_cli
 

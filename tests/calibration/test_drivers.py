@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from matrix.calibrate.harness import REPO
+from mcp_matrix.calibrate.harness import REPO
 
-JS = REPO / "matrix" / "calibrate" / "drivers" / "js"
+JS = REPO / "mcp_matrix" / "calibrate" / "drivers" / "js"
 
 
 def run_driver(argv: list[str], **env: str) -> subprocess.CompletedProcess:
@@ -24,7 +24,7 @@ def run_driver(argv: list[str], **env: str) -> subprocess.CompletedProcess:
 
 
 def test_a_python_driver_without_its_settings_exits_2_naming_them():
-    done = run_driver([sys.executable, "-m", "matrix.calibrate.drivers.mcp_sdk"])
+    done = run_driver([sys.executable, "-m", "mcp_matrix.calibrate.drivers.mcp_sdk"])
     assert done.returncode == 2
     assert "MCP_MATRIX_MODEL_URL" in done.stderr
     assert "Traceback" not in done.stderr
@@ -32,7 +32,7 @@ def test_a_python_driver_without_its_settings_exits_2_naming_them():
 
 def test_a_python_driver_rejects_a_server_command_that_is_not_a_json_list():
     done = run_driver(
-        [sys.executable, "-m", "matrix.calibrate.drivers.mcp_sdk"],
+        [sys.executable, "-m", "mcp_matrix.calibrate.drivers.mcp_sdk"],
         MCP_MATRIX_MODEL_URL="http://127.0.0.1:9",
         MCP_MATRIX_PROVIDER="anthropic",
         MCP_MATRIX_SERVER_COMMAND="python -m server",
@@ -44,7 +44,7 @@ def test_a_python_driver_rejects_a_server_command_that_is_not_a_json_list():
 def test_a_python_driver_reports_a_library_failure_as_its_json_line(tmp_path):
     """The server cannot start: the SDK's exception is the finding, printed as the line, exit 0."""
     done = run_driver(
-        [sys.executable, "-m", "matrix.calibrate.drivers.mcp_sdk"],
+        [sys.executable, "-m", "mcp_matrix.calibrate.drivers.mcp_sdk"],
         MCP_MATRIX_MODEL_URL="http://127.0.0.1:9",
         MCP_MATRIX_PROVIDER="anthropic",
         MCP_MATRIX_SERVER_COMMAND=f'["{tmp_path / "no-such-server"}"]',
@@ -61,11 +61,11 @@ def test_a_node_driver_without_its_settings_exits_2_naming_them():
 
 
 def test_every_driver_module_is_named_by_a_recipe():
-    from matrix.calibrate.harness import load_recipe, recipe_names
+    from mcp_matrix.calibrate.harness import load_recipe, recipe_names
 
     drivers = {
         p.stem
-        for p in (REPO / "matrix" / "calibrate" / "drivers").glob("*.py")
+        for p in (REPO / "mcp_matrix" / "calibrate" / "drivers").glob("*.py")
         if not p.stem.startswith("_")
     }
     drivers |= {p.stem for p in JS.glob("*.mjs") if p.stem != "common"}
@@ -79,23 +79,23 @@ def test_every_driver_module_is_named_by_a_recipe():
 
 def test_an_installed_mcp_matrix_puts_only_its_own_package_on_a_drivers_path(tmp_path, monkeypatch):
     """Installed, REPO is site-packages: the client's venv must not see mcp-matrix's mcp/pydantic."""
-    from matrix.calibrate import harness
+    from mcp_matrix.calibrate import harness
 
     site = tmp_path / "site-packages"
-    (site / "matrix").mkdir(parents=True)
+    (site / "mcp_matrix").mkdir(parents=True)
     (site / "mcp").mkdir()
     monkeypatch.setattr(harness, "REPO", site)
     path = Path(harness.driver_pythonpath(tmp_path / "run"))  # a missing run folder is created
-    assert sorted(p.name for p in path.iterdir()) == ["matrix"]
-    assert (path / "matrix").resolve() == (site / "matrix").resolve()
+    assert sorted(p.name for p in path.iterdir()) == ["mcp_matrix"]
+    assert (path / "mcp_matrix").resolve() == (site / "mcp_matrix").resolve()
 
 
 def test_a_checkout_is_its_own_drivers_path(tmp_path, monkeypatch):
     """From a checkout (an editable install) nothing but the checkout's own packages is on it."""
-    from matrix.calibrate import harness
+    from mcp_matrix.calibrate import harness
 
     checkout = tmp_path / "checkout"
-    (checkout / "matrix").mkdir(parents=True)
+    (checkout / "mcp_matrix").mkdir(parents=True)
     (checkout / "pyproject.toml").write_text("[project]\nname = 'mcp-matrix'\n")
     monkeypatch.setattr(harness, "REPO", checkout)
     assert harness.driver_pythonpath(tmp_path / "run") == str(checkout)
@@ -104,9 +104,9 @@ def test_a_checkout_is_its_own_drivers_path(tmp_path, monkeypatch):
 
 def test_the_drivers_path_of_this_install_imports_this_very_matrix_package(tmp_path):
     """Editable (a checkout) or not (CI's ``pip install .``): a driver imports the running package."""
-    import matrix
-    from matrix.calibrate import harness
+    import mcp_matrix
+    from mcp_matrix.calibrate import harness
 
     path = Path(harness.driver_pythonpath(tmp_path))
-    assert (path / "matrix").resolve() == Path(matrix.__file__).resolve().parent
+    assert (path / "mcp_matrix").resolve() == Path(mcp_matrix.__file__).resolve().parent
     assert not (path / "mcp").exists()

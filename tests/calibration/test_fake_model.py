@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from matrix.calibrate.fake_model import FINAL_TEXT, FakeModel, ScriptedCall
+from mcp_matrix.calibrate.fake_model import FINAL_TEXT, FakeModel, ScriptedCall
 
 ARGS = {
     "items": [1, 2],

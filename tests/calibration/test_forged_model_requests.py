@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
-from matrix.calibrate.fake_model import ScriptedCall
-from matrix.calibrate.harness import ServerSpec, run_recipe
+from mcp_matrix.calibrate.fake_model import ScriptedCall
+from mcp_matrix.calibrate.harness import ServerSpec, run_recipe
 from tests.calibration.test_harness import TOOLS, toy_recipe
 
 FORGING = str(Path(__file__).with_name("forging_server.py"))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix.calibrate.fake_model import ScriptedCall
-from matrix.calibrate.harness import Recipe, ServerSpec, fill, load_recipe, run_recipe
-from matrix.calibrate.tap import C2S, messages
-from matrix.errors import InputError
+from mcp_matrix.calibrate.fake_model import ScriptedCall
+from mcp_matrix.calibrate.harness import Recipe, ServerSpec, fill, load_recipe, run_recipe
+from mcp_matrix.calibrate.tap import C2S, messages
+from mcp_matrix.errors import InputError
 
 TOY = str(Path(__file__).with_name("toy_client.py"))
 TOOLS = [

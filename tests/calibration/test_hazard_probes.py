@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from matrix.calibrate import probe, record
-from matrix.calibrate.drift import agreement, record_drift
-from matrix.profiles.loader import load_profiles
+from mcp_matrix.calibrate import probe, record
+from mcp_matrix.calibrate.drift import agreement, record_drift
+from mcp_matrix.profiles.loader import load_profiles
 from tests.conftest import run_cli
 
 HAZARD_SETS = ("coercion", "big-int")
@@ -112,7 +112,7 @@ def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_i
 
 
 def test_a_probe_set_merged_into_a_record_keeps_its_own_date_and_versions_must_match():
-    from matrix.errors import InputError
+    from mcp_matrix.errors import InputError
 
     base = {"profile": "p", "client_version": "1", "date": "2026-12-01", "probe_sets": {"a": {}}}
     later = {"profile": "p", "client_version": "1", "date": "2026-12-02", "probe_sets": {"b": {}}}

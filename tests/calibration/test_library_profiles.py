@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.calibrate import harness
+from mcp_matrix.calibrate import harness
 
 CALIBRATIONS = Path(harness.harness_dir()).parent / "calibrations"
 LIBRARY_RECIPES = [n for n in harness.recipe_names() if harness.load_recipe(n).kind == "library"]
@@ -58,7 +58,7 @@ def test_every_live_library_has_a_recipe():
 @pytest.mark.timeout(LIVE_TIMEOUT)
 @pytest.mark.parametrize("name", sorted(LIVE))
 def test_the_installed_library_does_what_its_profile_predicts(name):
-    argv = [sys.executable, "-m", "matrix", "calibrate", "--client", name, "--json"]
+    argv = [sys.executable, "-m", "mcp_matrix", "calibrate", "--client", name, "--json"]
     for set_id in LIVE[name]:
         argv += ["--probe", set_id]
     done = subprocess.run(

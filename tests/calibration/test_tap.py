@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from matrix.calibrate import tap
-from matrix.calibrate.harness import kill_group, start_http_server
-from matrix.wire.http import HttpTransport
-from matrix.wire.session import Session
-from matrix.wire.stdio import StdioTransport
+from mcp_matrix.calibrate import tap
+from mcp_matrix.calibrate.harness import kill_group, start_http_server
+from mcp_matrix.wire.http import HttpTransport
+from mcp_matrix.wire.session import Session
+from mcp_matrix.wire.stdio import StdioTransport
 
 TOOLS = [{"name": "echo", "inputSchema": {"type": "object", "properties": None, "x-unknown": 1}}]
 ARGS = {"a": [1, 2], "b": None, "c": 1.0}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.report.discovery_doc import read_discovery
+from mcp_matrix.report.discovery_doc import read_discovery
 from tests.conftest import run_cli
 
 HERE = Path(__file__).parent

@@ -19,14 +19,14 @@ from pathlib import Path
 import matrix_servers.billing
 import pytest
 
-from matrix.cli import main
-from matrix.discovery import discover_all
-from matrix.evolution.calls_file import calls_file
-from matrix.evolution.replay import ReplayConfig, hold, prepare_and_classify, replay
-from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.snapshot import Snapshot, write_snapshot
-from matrix.targets import Target
-from matrix.wire.session import Timeouts
+from mcp_matrix.cli import main
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.evolution.calls_file import calls_file
+from mcp_matrix.evolution.replay import ReplayConfig, hold, prepare_and_classify, replay
+from mcp_matrix.profiles.loader import load_profiles, select_profiles
+from mcp_matrix.snapshot import Snapshot, write_snapshot
+from mcp_matrix.targets import Target
+from mcp_matrix.wire.session import Timeouts
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
 EXPECTED = json.loads((CORPORA / "expected.json").read_text())["corpora"]
@@ -56,10 +56,10 @@ LARGE_OFFLINE = """
 import json, sys, tracemalloc
 from pathlib import Path
 from matrix_servers.billing.schemas import tool_definitions
-from matrix.evolution.calls_file import calls_file, check_files
-from matrix.evolution.replay import ReplayConfig, replay
-from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.snapshot import Snapshot
+from mcp_matrix.evolution.calls_file import calls_file, check_files
+from mcp_matrix.evolution.replay import ReplayConfig, replay
+from mcp_matrix.profiles.loader import load_profiles, select_profiles
+from mcp_matrix.snapshot import Snapshot
 
 path = Path(sys.argv[1]) / "retry-large.jsonl"
 with path.open("w") as f:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 
-from matrix.calibrate.harness import kill_group, start_http_server
+from mcp_matrix.calibrate.harness import kill_group, start_http_server
 from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD
 
 
@@ -20,7 +20,7 @@ def cli_with_env(*args: str, env: dict, timeout: float = 180) -> subprocess.Comp
     if args and args[0] in LOADED_MACHINE_BOUNDS:
         args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
     return subprocess.run(
-        [sys.executable, "-m", "matrix", *args],
+        [sys.executable, "-m", "mcp_matrix", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from matrix.results import read_events
+from mcp_matrix.results import read_events
 from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD, run_cli
 
 TINY_SERVER = Path(__file__).with_name("tiny_server.py")
@@ -87,7 +87,7 @@ def measured_cli(
         args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
     peak = tmp_path / "peak-mb.txt"
     r = subprocess.run(
-        [sys.executable, str(PEAK_RSS), str(peak), sys.executable, "-m", "matrix", *args],
+        [sys.executable, str(PEAK_RSS), str(peak), sys.executable, "-m", "mcp_matrix", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

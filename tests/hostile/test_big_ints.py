@@ -4,7 +4,7 @@ A schema whose ``enum``, ``default``, ``examples``, ``minimum`` and ``maximum`` 
 integer had it decoded as its digits in a string: the example was sent to the server as a string
 and judged intact, gemini-cli's call was "loud: must be integer" because of our own decoding,
 and vscode-copilot called the valid schema invalid (hidden). Integers now decode as ``int`` up to
-``matrix.INT_DIGITS`` digits (the process's conversion limit is raised to it), so they are
+``mcp_matrix.INT_DIGITS`` digits (the process's conversion limit is raised to it), so they are
 compared, validated and written back as numbers; a longer one makes its message a protocol error
 naming the bound. What a client does to such a number is its own behaviour again: a JavaScript
 client sends it as ``null`` (``round-big-integers``: JSON.parse makes it Infinity).
@@ -16,11 +16,11 @@ import json
 
 import pytest
 
-from matrix import INT_DIGITS
-from matrix.wire.errors import ProtocolError
-from matrix.wire.memory import InMemoryTransport
-from matrix.wire.session import Session
-from matrix.wire.transport import IntegerOverCap, decode_json
+from mcp_matrix import INT_DIGITS
+from mcp_matrix.wire.errors import ProtocolError
+from mcp_matrix.wire.memory import InMemoryTransport
+from mcp_matrix.wire.session import Session
+from mcp_matrix.wire.transport import IntegerOverCap, decode_json
 from tests.conftest import run_cli
 from tests.hostile.conftest import assert_no_crash, matrix_run, tiny_server
 

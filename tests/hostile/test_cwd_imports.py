@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from matrix.warm_start import WARM_ENV
+from mcp_matrix.warm_start import WARM_ENV
 
 HOSTILE = "from pathlib import Path\nPath(__file__).with_suffix('.ran').write_text('executed')\n"
 SHADOWED = ("typing_extensions", "jsonschema", "pydantic", "anyio", "mcp")
 
 
 def mcp_matrix() -> str:
-    """The installed console script (``python -m matrix`` would itself import from the cwd)."""
+    """The installed console script (``python -m mcp_matrix`` would itself import from the cwd)."""
     script = Path(sys.executable).with_name("mcp-matrix")
     assert script.is_file(), script
     return str(script)

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from matrix.advice import advice_for
-from matrix.events import CallCell
-from matrix.results import read_events, read_typed
+from mcp_matrix.advice import advice_for
+from mcp_matrix.events import CallCell
+from mcp_matrix.results import read_events, read_typed
 from tests.conftest import run_cli
 from tests.hostile.conftest import measured_cli
 from tests.hostile.test_deadline_wire import hostile

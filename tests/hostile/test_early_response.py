@@ -3,7 +3,7 @@
 The red team's server answered ``initialize`` and then wrote ``{"id": 2, "result": {"tools":
 []}}`` before it read request 2: mcp-matrix took it for the tools/list answer in 6 runs of 6,
 showed 0 tools and passed the gate. Whether an answer came after its request is decided on the
-pipes (``matrix.wire.stdio.Ledger``), never on the clock, so thread scheduling cannot flip it:
+pipes (``mcp_matrix.wire.stdio.Ledger``), never on the clock, so thread scheduling cannot flip it:
 a response is refused when some of it was written before the request's last byte went in, or
 read by us while the server had not read that byte.
 
@@ -19,8 +19,8 @@ import sys
 
 import pytest
 
-from matrix.wire.session import Session, Timeouts
-from matrix.wire.stdio import StdioTransport
+from mcp_matrix.wire.session import Session, Timeouts
+from mcp_matrix.wire.stdio import StdioTransport
 from tests.hostile.conftest import TINY_SERVER, assert_no_crash, matrix_run, tiny_server
 
 ECHO = {

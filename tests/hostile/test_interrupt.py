@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.results import read_events
+from mcp_matrix.results import read_events
 from tests.conftest import NEUTRAL_CWD
 
 PROMPT = 15.0  # seconds from SIGINT to exit: far below the 30 s call timeout a hung call would take
@@ -56,7 +56,7 @@ def start(tmp_path: Path, mode: str, *extra: str) -> tuple[subprocess.Popen, Pat
         [
             sys.executable,
             "-m",
-            "matrix",
+            "mcp_matrix",
             "run",
             "--server",
             f"faulty --mode {mode} --record {record}",

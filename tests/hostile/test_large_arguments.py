@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from matrix.wire.errors import ServerExited, WireTimeout
-from matrix.wire.limits import MAX_PENDING_WRITE_BYTES, MiB
-from matrix.wire.session import Session, Timeouts
-from matrix.wire.stdio import StdioTransport
+from mcp_matrix.wire.errors import ServerExited, WireTimeout
+from mcp_matrix.wire.limits import MAX_PENDING_WRITE_BYTES, MiB
+from mcp_matrix.wire.session import Session, Timeouts
+from mcp_matrix.wire.stdio import StdioTransport
 from tests.conftest import run_cli
 from tests.hostile.conftest import assert_no_crash, matrix_run, tiny_server
 

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from matrix.checklist import evaluate, load_policy
-from matrix.events import ProfileError, RunFinished, RunStarted
+from mcp_matrix.checklist import evaluate, load_policy
+from mcp_matrix.events import ProfileError, RunFinished, RunStarted
 from tests.conftest import NEUTRAL_CWD, run_cli
 from tests.hostile.conftest import FORMATS, assert_no_crash, matrix_run, tiny_server
 from tests.hostile.test_safety import ARG_SECRET, ENV_SECRET, echo_tool
@@ -107,7 +107,7 @@ def test_two_runs_on_one_results_file_never_interleave(tmp_path):
         [
             sys.executable,
             "-m",
-            "matrix",
+            "mcp_matrix",
             "run",
             "--server",
             "faulty --mode hang-on-call",

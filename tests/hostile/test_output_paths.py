@@ -64,7 +64,7 @@ def test_a_write_that_fails_mid_run_is_exit_2_naming_the_file_not_a_traceback(tm
 
     results = tmp_path / "r.jsonl"
     r = subprocess.run(
-        [sys.executable, "-m", "matrix", "run", *LOADED_MACHINE_BOUNDS["run"]]
+        [sys.executable, "-m", "mcp_matrix", "run", *LOADED_MACHINE_BOUNDS["run"]]
         + ["--stdio", server, "--client", "claude-code", "--results", str(results)],
         capture_output=True,
         text=True,

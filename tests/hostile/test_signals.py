@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-from matrix.probes import HANDSHAKE_PROBES
-from matrix.results import read_events
-from matrix.wire.session import LATEST_PROTOCOL
+from mcp_matrix.probes import HANDSHAKE_PROBES
+from mcp_matrix.results import read_events
+from mcp_matrix.wire.session import LATEST_PROTOCOL
 from tests.conftest import NEUTRAL_CWD
 from tests.hostile.test_interrupt import has_call, servers_of, start, wait_for
 
@@ -42,7 +42,7 @@ def _closing_servers(record: Path) -> int:
 
 
 # The snapshot's servers: the main session, the modern-era probe and one handshake probe per
-# other version (matrix.probes); every one is a slow-exit server that takes 3 s to end.
+# other version (mcp_matrix.probes); every one is a slow-exit server that takes 3 s to end.
 SNAPSHOT_SERVERS = 2 + len([v for v in HANDSHAKE_PROBES if v != LATEST_PROTOCOL])
 
 
@@ -50,7 +50,7 @@ def started_until_closing(record: Path, *args: str) -> subprocess.Popen:
     """The CLI on slow-exit servers, returned once every one of them saw its stdin closed: the
     main session has its snapshot and is being closed (or waits for a probe being closed)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "matrix", *args],
+        [sys.executable, "-m", "mcp_matrix", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -10,9 +10,9 @@ import resource
 import sys
 import time
 
-from matrix.targets import Target
-from matrix.wire.errors import WireError
-from matrix.wire.session import Session, Timeouts
+from mcp_matrix.targets import Target
+from mcp_matrix.wire.errors import WireError
+from mcp_matrix.wire.session import Session, Timeouts
 
 
 def peak_rss_mb() -> float:

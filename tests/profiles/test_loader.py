@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from matrix.behaviours import registry
-from matrix.errors import InputError
-from matrix.evidence import LEVELS
-from matrix.profiles.loader import (
+from mcp_matrix.behaviours import registry
+from mcp_matrix.errors import InputError
+from mcp_matrix.evidence import LEVELS
+from mcp_matrix.profiles.loader import (
     ProfileErrors,
     bundled_profiles_dir,
     load_profiles,
@@ -87,7 +87,7 @@ def test_the_bundled_profiles_directory_holds_the_yaml_profiles():
 def test_the_installed_package_data_directory_wins_when_it_exists(tmp_path, monkeypatch):
     from importlib.resources.readers import MultiplexedPath
 
-    from matrix.profiles import loader
+    from mcp_matrix.profiles import loader
 
     (tmp_path / "some-client.yaml").write_text("name: some-client\n")
     monkeypatch.setattr(loader.resources, "files", lambda package: MultiplexedPath(str(tmp_path)))

@@ -52,7 +52,7 @@ def assert_snapshot(name: str, text: str) -> None:
 @pytest.fixture
 def stable_version(monkeypatch):
     """The report names the mcp-matrix that wrote it; pin it so snapshots survive a release."""
-    from matrix.report import json_report
+    from mcp_matrix.report import json_report
 
     monkeypatch.setattr(json_report, "__version__", "0.0.0-test")
 
@@ -68,7 +68,7 @@ def results_file(tmp_path, full_events) -> Path:
 
 
 def render_terminal(events: list[dict], details: bool = True) -> str:
-    from matrix.report.terminal import write_terminal
+    from mcp_matrix.report.terminal import write_terminal
 
     buf = io.StringIO()
     console = Console(

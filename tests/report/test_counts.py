@@ -6,14 +6,14 @@ import io
 import sys
 from pathlib import Path
 
-from matrix.behaviours import registry
-from matrix.commands.discover import discovery_events
-from matrix.discovery import discover_all
-from matrix.profiles.loader import load_profiles, select_profiles
-from matrix.report.counts import GRID_LIMIT, TRIAGE_LIMIT
-from matrix.report.terminal import write_terminal
-from matrix.snapshot import Snapshot
-from matrix.text import terminal_console
+from mcp_matrix.behaviours import registry
+from mcp_matrix.commands.discover import discovery_events
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.profiles.loader import load_profiles, select_profiles
+from mcp_matrix.report.counts import GRID_LIMIT, TRIAGE_LIMIT
+from mcp_matrix.report.terminal import write_terminal
+from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.text import terminal_console
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synthetic import snapshot_doc, tool_list

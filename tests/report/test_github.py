@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 import re
 
-from matrix.checklist import Policy, evaluate
-from matrix.commands.report import write_report
-from matrix.events import typed_events
-from matrix.report.github import escape_data, escape_property
+from mcp_matrix.checklist import Policy, evaluate
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.events import typed_events
+from mcp_matrix.report.github import escape_data, escape_property
 from tests.conftest import run_cli
 from tests.report import events as ev
 from tests.report.test_summary import large_run

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.commands.report import write_report
-from matrix.report.html import script_json
-from matrix.text import safe
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.report.html import script_json
+from mcp_matrix.text import safe
 from tests.conftest import run_cli
 from tests.report import events as ev
 from tests.report.conftest import dump_dom

@@ -10,10 +10,10 @@ import json.encoder
 import jsonschema
 import pytest
 
-from matrix.errors import InputError
-from matrix.events import CallCell, EventError, typed_events
-from matrix.report.grid import RELEASE_FAILING
-from matrix.report.json_report import (
+from mcp_matrix.errors import InputError
+from mcp_matrix.events import CallCell, EventError, typed_events
+from mcp_matrix.report.grid import RELEASE_FAILING
+from mcp_matrix.report.json_report import (
     FORMAT,
     SCHEMA,
     VERSION,
@@ -22,7 +22,7 @@ from matrix.report.json_report import (
     report_document,
     write_json,
 )
-from matrix.results import read_typed
+from mcp_matrix.results import read_typed
 from tests.report import events as ev
 
 

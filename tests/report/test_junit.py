@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import pytest
 import xmlschema
 
-from matrix.commands.report import write_report
-from matrix.report.grid import RELEASE_FAILING
-from matrix.report.junit import xml_text
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.report.grid import RELEASE_FAILING
+from mcp_matrix.report.junit import xml_text
 from tests.report import events as ev
 from tests.report.conftest import DATA
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 import re
 
-from matrix.commands.report import write_report
-from matrix.report.markdown import md, md_source
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.report.markdown import md, md_source
 from tests.report import events as ev
 
 

@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from matrix.commands.report import FORMATS, write_report
-from matrix.report.json_report import read_report
+from mcp_matrix.commands.report import FORMATS, write_report
+from mcp_matrix.report.json_report import read_report
 from tests.conftest import REPO, run_cli
 from tests.report import events as ev
 from tests.report.conftest import DATA, dump_dom

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from matrix.text import markup, safe, terminal_console
+from mcp_matrix.text import markup, safe, terminal_console
 from tests.conftest import NEUTRAL_CWD
 from tests.hostile.conftest import tiny_server
 
@@ -53,7 +53,7 @@ def mcp(*args: str, colour: bool = False, timeout: float = 120) -> subprocess.Co
         env["FORCE_COLOR"] = "1"
         env["COLUMNS"] = "120"
     return subprocess.run(
-        [sys.executable, "-m", "matrix", *args],
+        [sys.executable, "-m", "mcp_matrix", *args],
         check=False,
         capture_output=True,
         text=True,

@@ -8,8 +8,8 @@ import json
 import jsonschema
 import pytest
 
-from matrix.commands.report import write_report
-from matrix.report.grid import RELEASE_FAILING
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.report.grid import RELEASE_FAILING
 from tests.report import events as ev
 from tests.report.conftest import DATA
 
@@ -78,7 +78,7 @@ def test_there_is_one_result_per_tool_and_rule_naming_every_client_and_a_rule_pe
 
 
 def test_release_failing_verdicts_are_errors_and_the_rest_warnings(full_events):
-    from matrix.report.json_report import build_report
+    from mcp_matrix.report.json_report import build_report
 
     failing = {
         (c["profile"], c["tool"], c.get("case")): c["release_failing"]
@@ -158,7 +158,7 @@ def test_without_the_tools_source_locations_are_logical_and_a_notification_says_
 
 
 def test_a_missing_tools_source_is_an_input_error_naming_the_file(full_events, tmp_path):
-    from matrix.errors import InputError
+    from mcp_matrix.errors import InputError
 
     with pytest.raises(InputError) as e:
         write_report(full_events, "sarif", io.StringIO(), sarif_source=tmp_path / "nope.py")
@@ -255,7 +255,7 @@ def test_every_rule_has_a_full_description_and_help_with_the_fix(full_events):
 def test_results_over_githubs_limit_keep_the_most_severe_and_say_how_many_were_left_out(
     full_events, monkeypatch
 ):
-    from matrix.report import sarif as sarif_module
+    from mcp_matrix.report import sarif as sarif_module
 
     monkeypatch.setattr(sarif_module, "MAX_RESULTS", 3)
     run = sarif(full_events)["runs"][0]
@@ -265,8 +265,8 @@ def test_results_over_githubs_limit_keep_the_most_severe_and_say_how_many_were_l
 
 
 def test_past_the_limit_the_warnings_kept_are_the_most_severe(full_events, monkeypatch):
-    from matrix.report import sarif as sarif_module
-    from matrix.verdicts import rank
+    from mcp_matrix.report import sarif as sarif_module
+    from mcp_matrix.verdicts import rank
 
     every = sarif(full_events)["runs"][0]["results"]
     errors = sum(r["level"] == "error" for r in every)

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from matrix.commands.report import write_report
-from matrix.report.writers import FORMATS, SUFFIX, WRITERS
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.report.writers import FORMATS, SUFFIX, WRITERS
 from tests.report import events as ev
 from tests.report.conftest import assert_snapshot, render_terminal
 

@@ -7,10 +7,10 @@ import io
 import json
 import re
 
-from matrix.checklist import Policy, evaluate, load_policy
-from matrix.commands.report import write_report
-from matrix.events import typed_events
-from matrix.report import summary as summary_module
+from mcp_matrix.checklist import Policy, evaluate, load_policy
+from mcp_matrix.commands.report import write_report
+from mcp_matrix.events import typed_events
+from mcp_matrix.report import summary as summary_module
 from tests.conftest import run_cli
 from tests.report import events as ev
 

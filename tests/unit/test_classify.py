@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.classify import Answer, Expectation, classify
-from matrix.model import Finding
-from matrix.simulate.calls import mutations
-from matrix.verdicts import RELEASE_FAILING
+from mcp_matrix.classify import Answer, Expectation, classify
+from mcp_matrix.model import Finding
+from mcp_matrix.simulate.calls import mutations
+from mcp_matrix.verdicts import RELEASE_FAILING
 
 OK = Answer(
     result={"content": [{"type": "text", "text": "stored"}], "structuredContent": {"id": 1}}
@@ -145,7 +145,7 @@ def test_an_automatic_example_mangled_and_refused_is_loud():
 
 
 def test_an_unmutated_call_refused_is_failed_only_when_the_listed_schema_accepts_it():
-    from matrix.behaviours.validation import validate
+    from mcp_matrix.behaviours.validation import validate
 
     schema = {"type": "object", "properties": {"limit": {"type": "integer", "maximum": 100}}}
     invalid = validate(schema, {"limit": 500}, "2020-12").errors

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from matrix.checklist import default_required
-from matrix.events import RunStarted
-from matrix.profiles.loader import load_profiles
-from matrix.report.grid import gate_scope, opt_in
+from mcp_matrix.checklist import default_required
+from mcp_matrix.events import RunStarted
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.report.grid import gate_scope, opt_in
 
 
 def started(*profiles: dict) -> list[RunStarted]:

@@ -8,8 +8,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from matrix.errors import InputError
-from matrix.events import (
+from mcp_matrix.errors import InputError
+from mcp_matrix.events import (
     EVENTS,
     CallCell,
     DiscoveryCell,
@@ -23,9 +23,9 @@ from matrix.events import (
     SnapshotTaken,
     event_from_json,
 )
-from matrix.results import ResultsWriter, cells, read_events, read_typed
-from matrix.schemas import load_schema
-from matrix.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
+from mcp_matrix.results import ResultsWriter, cells, read_events, read_typed
+from mcp_matrix.schemas import load_schema
+from mcp_matrix.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
 
 FINDING = {
     "code": "keyword-stripped",

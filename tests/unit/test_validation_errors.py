@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.behaviours.validation import plain_errors, validate
+from mcp_matrix.behaviours.validation import plain_errors, validate
 
 SCHEMA = {
     "type": "object",

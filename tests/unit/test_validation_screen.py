@@ -6,8 +6,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from matrix.behaviours import validation
-from matrix.behaviours.validation import validate
+from mcp_matrix.behaviours import validation
+from mcp_matrix.behaviours.validation import validate
 
 SCHEMAS = [
     {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}, "required": ["n"]},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from matrix.verdicts import (
+from mcp_matrix.verdicts import (
     BY_NAME,
     CALL_VERDICTS,
     DISCOVERY_VERDICTS,
@@ -18,7 +18,7 @@ from matrix.verdicts import (
     worst,
 )
 
-PACKAGE = Path(__file__).resolve().parents[2] / "matrix"
+PACKAGE = Path(__file__).resolve().parents[2] / "mcp_matrix"
 
 
 def test_every_verdict_has_a_symbol_a_colour_a_meaning_and_a_phase():

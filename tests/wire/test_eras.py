@@ -1,6 +1,6 @@
 """Both protocol eras against the real memory server run one-era or both-era, over stdio and HTTP.
 
-Each case opens a session the way one kind of client does (matrix.wire.eras) and checks what the
+Each case opens a session the way one kind of client does (mcp_matrix.wire.eras) and checks what the
 server's real SDK answers: the 2026-07-28 era (server/discover, per-request _meta, Mcp-Method and
 Mcp-Name headers, ttlMs) and the handshake era (initialize).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.wire.eras import SPEC_CORRECT, Handshake, start_session
-from matrix.wire.session import MODERN_PROTOCOL, Session, Timeouts
+from mcp_matrix.wire.eras import SPEC_CORRECT, Handshake, start_session
+from mcp_matrix.wire.session import MODERN_PROTOCOL, Session, Timeouts
 from tests.conftest import bundled
 
 BOUNDS = Timeouts(initialize=40, list=30, call=30)

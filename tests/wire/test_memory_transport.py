@@ -12,9 +12,9 @@ import time
 import pytest
 from matrix_servers.faulty.in_memory import handler
 
-from matrix.wire.errors import ProtocolError, ServerExited, WireTimeout
-from matrix.wire.memory import InMemoryTransport
-from matrix.wire.session import Session, Timeouts
+from mcp_matrix.wire.errors import ProtocolError, ServerExited, WireTimeout
+from mcp_matrix.wire.memory import InMemoryTransport
+from mcp_matrix.wire.session import Session, Timeouts
 
 FAST = Timeouts(initialize=5, list=3, call=2, ping=2, shutdown=1)
 

@@ -11,11 +11,17 @@ import threading
 
 import pytest
 
-from matrix.wire.errors import ProtocolError
-from matrix.wire.http import routing_headers
-from matrix.wire.session import META_CAPABILITIES, META_CLIENT_INFO, META_VERSION, Session, Timeouts
-from matrix.wire.sse import SseTransport
-from matrix.wire.transport import Transport
+from mcp_matrix.wire.errors import ProtocolError
+from mcp_matrix.wire.http import routing_headers
+from mcp_matrix.wire.session import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_VERSION,
+    Session,
+    Timeouts,
+)
+from mcp_matrix.wire.sse import SseTransport
+from mcp_matrix.wire.transport import Transport
 
 
 class Scripted(Transport):

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from matrix.wire.errors import HttpError, ServerExited, WireTimeout
-from matrix.wire.session import Session, Timeouts
+from mcp_matrix.wire.errors import HttpError, ServerExited, WireTimeout
+from mcp_matrix.wire.session import Session, Timeouts
 from tests.conftest import bundled
 
 FAST = Timeouts(initialize=5, list=3, call=2, ping=2, shutdown=1)

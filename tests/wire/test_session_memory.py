@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from matrix.wire.session import Session, Timeouts
+from mcp_matrix.wire.session import Session, Timeouts
 from tests.conftest import bundled
 
 

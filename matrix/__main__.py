@@ -1,3 +1,0 @@
-from matrix.cli import main
-
-raise SystemExit(main())

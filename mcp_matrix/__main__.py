@@ -1,0 +1,3 @@
+from mcp_matrix.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""Discovery behaviours: what a client does to ``tools/list`` before its model sees it.
+
+Each behaviour is a pure function registered under the name profiles use. List-level
+behaviours (gates, pagination, caps: ``lists``; names: ``names``) take and return a
+``ListState``; per-schema rewrites (``schemas``, ``keywords`` and the client algorithms in
+``codex``, ``dialects``, ``google``) use ``schema_rewrite`` and are memoised by schema
+fingerprint. Every rule comes from /work/shared/research/client-quirks.md; the docstrings
+name the section (``§`` for a client's section, ``E.n`` for an exact transformation).
+
+None of these may raise on a server's schema, however hostile (``true``, a string, 5,000
+levels, ``$ref`` cycles): the walks are iterative and bounded (mcp_matrix.behaviours.walk).
+Importing this module registers them all.
+"""
+
+from __future__ import annotations
+
+from mcp_matrix.behaviours import (
+    adk,
+    claude,
+    codex,
+    descriptions,
+    dialects,
+    google,
+    injected,
+    keywords,
+    langchain_genai,
+    lists,
+    names,
+    openai_agents,
+    pydantic_schema,
+    python_sdk,
+    schemas,
+)
+
+MODULES = (
+    lists,
+    names,
+    schemas,
+    keywords,
+    codex,
+    dialects,
+    google,
+    descriptions,
+    claude,
+    injected,
+    python_sdk,
+    openai_agents,
+    adk,
+    pydantic_schema,
+    langchain_genai,
+)

@@ -1,0 +1,92 @@
+"""Result behaviours: what a client does with the server's answer.
+
+``fn(result, ctx, **params) -> Finding | None``: a finding means the client reports a
+failure (or loses part of the answer) even though the server did the work.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.behaviours.validation import validation_errors
+from mcp_matrix.model import CallContext, Finding
+
+
+@behaviour(
+    "require-structured-content",
+    "result",
+    params={
+        "validate": {
+            "type": "boolean",
+            "default": True,
+            "description": "also validate structuredContent against outputSchema",
+        }
+    },
+)
+def require_structured_content(
+    result: Any, ctx: CallContext, validate: bool = True
+) -> Finding | None:
+    """A tool with an ``outputSchema`` must return valid ``structuredContent`` unless ``isError``.
+
+    TypeScript SDK ``Client.callTool`` throws "has an output schema but did not return
+    structured content" / "Structured content does not match"; the Python SDK raises
+    RuntimeError likewise (client-quirks.md §0.1, §0.2). The server did the work; the client
+    reports a failure.
+    """
+    if not isinstance(result, dict) or result.get("isError") is True:
+        return None
+    out = ctx.held_tool.get("outputSchema") if isinstance(ctx.held_tool, dict) else None
+    if out is None:
+        return None
+    if "structuredContent" not in result or result["structuredContent"] is None:
+        return Finding(
+            code="missing-structured-content",
+            message=f"tool {ctx.tool!r} has an outputSchema but returned no structuredContent; the client throws",
+            pointer="/result/structuredContent",
+            blast_radius="call",
+        )
+    if validate:
+        errors = validation_errors(
+            out,
+            result["structuredContent"],
+            "2020-12" if isinstance(out, dict) and "$defs" in out else "draft-07",
+        )
+        if errors:
+            return Finding(
+                code="invalid-structured-content",
+                message="structuredContent does not match the tool's outputSchema; the client throws: "
+                + errors[0].text,
+                pointer="/result/structuredContent",
+                blast_radius="call",
+            )
+    return None
+
+
+@behaviour(
+    "result-size-cap",
+    "result",
+    params={
+        "max_chars": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 100000,
+            "description": "results whose text content exceeds this are refused by the client",
+        }
+    },
+    required=("max_chars",),
+)
+def result_size_cap(result: Any, ctx: CallContext, max_chars: int = 100000) -> Finding | None:
+    """A result larger than the client's cap is refused (Claude Code: "exceeds maximum allowed tokens (25000)", §1)."""
+    if not isinstance(result, dict):
+        return None
+    size = len(json.dumps(result.get("content", []), ensure_ascii=False))
+    if size <= max_chars:
+        return None
+    return Finding(
+        code="result-too-large",
+        message=f"the result's content is {size} characters; the client's cap is {max_chars}",
+        pointer="/result/content",
+        blast_radius="call",
+    )

@@ -1,0 +1,414 @@
+"""Client-side JSON Schema validation, compiled once per (schema, dialect), safe on hostile schemas.
+
+Draft-07 uses fastjsonschema (compiled to Python, fast enough for large replays); 2020-12
+uses jsonschema. A schema that does not compile skips validation, as Gemini CLI's Ajv
+wrapper does (client-quirks.md §7).
+
+Untrusted schemas (docs/security.md): references resolve only inside the document or to a
+bundled metaschema (``schema_refs.REGISTRY``; nothing is fetched or read, an external
+reference is unresolvable, so the schema "does not compile"); every ``pattern`` runs under a
+time budget (``patterns``). fastjsonschema compiles its own ``re`` calls and fetches remote
+references with ``urlopen``, so it only gets schemas without patterns, ``$id`` or references
+outside the document; the others go to jsonschema with the bounded keywords below.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import fastjsonschema
+import jsonschema
+from jsonschema import validators
+from jsonschema.exceptions import ValidationError
+
+from mcp_matrix.behaviours import patterns
+from mcp_matrix.behaviours.rewrite import contains, fingerprint, mentions
+from mcp_matrix.behaviours.schema_limits import without_long_enums
+from mcp_matrix.behaviours.schema_refs import REGISTRY, external_refs, refusing_handlers
+
+DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
+ERRORS_KEPT = 5
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One validation error as fields, so nothing downstream parses a validator's English.
+
+    ``validator`` is the keyword that failed (``required``, ``type``, ``additionalProperties``),
+    ``validator_value`` its value in the schema, ``path`` where in the instance (property
+    names and item indexes), ``schema_path`` where in the schema (empty when the validator does
+    not say: fastjsonschema), ``instance`` the failing value, ``names`` the properties involved
+    (missing ones for ``required``, unexpected ones for ``additionalProperties``), and
+    ``message`` the validator's own words, for display only.
+    """
+
+    validator: str
+    validator_value: Any
+    path: tuple[str | int, ...]
+    schema_path: tuple[str | int, ...]
+    instance: Any
+    message: str
+    names: tuple[str, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """The instance path as ``a/b/0``, or ``(root)``."""
+        return "/".join(map(str, self.path)) or "(root)"
+
+    @property
+    def text(self) -> str:
+        """``where: message``, the line a report shows."""
+        return f"{self.where}: {self.message}"
+
+    def to_json(self) -> dict:
+        return {
+            "validator": self.validator,
+            "validator_value": _small(self.validator_value),
+            "path": list(self.path),
+            "schema_path": list(self.schema_path),
+            "instance": _small(self.instance),
+            "names": list(self.names),
+            "message": self.message[:300],
+        }
+
+
+def plain_errors(errors: Sequence[Violation]) -> str:
+    """Validation errors in plain words: ``customer_id is unknown, account_id is missing``.
+
+    Read from the errors' fields (keyword, instance path, the properties involved), never
+    from a validator's English."""
+    unknown, missing, other = [], [], []
+    for error in errors:
+        prefix = "".join(f"{p}." for p in error.path)
+        if error.validator == "required" and error.names:
+            missing += [prefix + n for n in error.names]
+        elif error.validator == "additionalProperties" and error.names:
+            unknown += [prefix + n for n in error.names]
+        else:
+            other.append(error.text if error.path else error.message)
+    parts = [f"{n} is unknown" for n in unknown] + [f"{n} is missing" for n in missing] + other
+    return ", ".join(dict.fromkeys(parts[:4]))
+
+
+def _small(value: Any) -> Any:
+    """A value as it goes into results: itself when short, else its JSON type (an instance may be huge)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= 200 else value[:200] + "…"
+    text = repr(value)
+    return (
+        value
+        if len(text) <= 200 and _plain(value)
+        else {"type": type(value).__name__, "size": len(value)}
+    )
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if depth > 4:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def _names(validator: str, value: Any, instance: Any, schema: Any) -> tuple[str, ...]:
+    """The properties a ``required`` or ``additionalProperties`` error is about, from the instance and schema."""
+    if not isinstance(instance, dict):
+        return ()
+    if validator == "required" and isinstance(value, list):
+        return tuple(str(n) for n in value if n not in instance)
+    if validator == "additionalProperties" and isinstance(schema, dict):
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        pats = (
+            list(schema.get("patternProperties") or {})
+            if isinstance(schema.get("patternProperties"), dict)
+            else []
+        )
+        return tuple(
+            sorted(
+                (
+                    str(k)
+                    for k in instance
+                    if k not in props and not any(_matches(p, k) for p in pats)
+                ),
+                key=str,
+            )
+        )
+    return ()
+
+
+def _from_jsonschema(e: ValidationError) -> Violation:
+    validator = str(e.validator)
+    path = tuple(e.absolute_path)
+    return Violation(
+        validator=validator,
+        validator_value=e.validator_value,
+        path=path,
+        schema_path=tuple(e.absolute_schema_path),
+        instance=e.instance,
+        message=e.message,
+        names=_names(validator, e.validator_value, e.instance, e.schema),
+    )
+
+
+def _from_fast(exc: fastjsonschema.JsonSchemaValueException) -> Violation:
+    rule = str(exc.rule or "")
+    path = tuple(exc.path[1:]) if exc.path and exc.path[0] == "data" else tuple(exc.path or ())
+    return Violation(
+        validator=rule,
+        validator_value=exc.rule_definition,
+        path=path,
+        schema_path=(),
+        instance=exc.value,
+        message=exc.message,
+        names=_names(rule, exc.rule_definition, exc.value, exc.definition),
+    )
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What validating one instance found: errors, and what was too costly to check."""
+
+    errors: tuple[Violation, ...] = ()
+    unchecked: tuple[str, ...] = ()  # patterns over their time budget
+    long_enums: tuple[str, ...] = ()  # enums over the cap (schema_limits), left out
+
+
+_COMPILED: dict[tuple[str, str], Callable[[Any], Validation] | None] = {}
+# Patterns over budget in the validation running in this thread: once one pattern ran out of
+# budget it is not run again, and after TIMEOUTS_PER_VALIDATION none is (a bound per call).
+TIMEOUTS_PER_VALIDATION = 5
+_UNCHECKED: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "unchecked", default=None
+)
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """A bounded ``re.search``; a pattern over budget counts as matching (it was not checked)."""
+    costly = _UNCHECKED.get()
+    if costly is not None and (pattern in costly or len(costly) >= TIMEOUTS_PER_VALIDATION):
+        return True
+    try:
+        return patterns.search(pattern, text)
+    except patterns.PatternTooCostly as exc:
+        if costly is not None:
+            costly[pattern] = str(exc)
+        return True
+
+
+def _pattern(validator, patrn, instance, schema):
+    if validator.is_type(instance, "string") and not _matches(patrn, instance):
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator, pattern_properties, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in pattern_properties.items():
+        for k, v in instance.items():
+            if _matches(pattern, k):
+                yield from validator.descend(v, subschema, path=k, schema_path=pattern)
+
+
+def _additional_properties(validator, ap, instance, schema):
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    pats = list(schema.get("patternProperties", {}))
+    extras = [k for k in instance if k not in properties and not any(_matches(p, k) for p in pats)]
+    if validator.is_type(ap, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], ap, path=extra)
+    elif not ap and extras:
+        listed = ", ".join(repr(e) for e in sorted(extras, key=str))
+        yield ValidationError(f"Additional properties are not allowed ({listed} unexpected)")
+
+
+_BOUNDED = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+}
+_DRAFT7 = validators.extend(jsonschema.Draft7Validator, _BOUNDED)
+_DRAFT2020 = validators.extend(jsonschema.Draft202012Validator, _BOUNDED)
+
+
+def _fast_path_safe(schema: Any) -> bool:
+    """Whether fastjsonschema may compile ``schema``: no pattern to run, nothing to fetch."""
+    if mentions(schema, "pattern", "patternProperties") or contains(schema, '"$id":"', '"id":"'):
+        return False
+    return not (mentions(schema, "$ref") and external_refs(schema, limit=1))
+
+
+def _compile(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
+    """The check for ``schema``; an enum over the cap (schema_limits) is left out and said so."""
+    schema, skipped = without_long_enums(schema)
+    check = _compile_bounded(schema, dialect)
+    if not skipped or check is None:
+        return check
+
+    def check_and_say(instance: Any) -> Validation:
+        done = check(instance)
+        return Validation(done.errors, done.unchecked, skipped)
+
+    return check_and_say
+
+
+def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
+    if dialect == "auto":
+        dialect = (
+            "2020-12"
+            if isinstance(schema, dict) and schema.get("$schema") == DRAFT_2020
+            else "draft-07"
+        )
+    if not isinstance(schema, (dict, bool)):
+        return None
+    if dialect != "draft-07":
+        return _screened_2020(schema)
+    fn = _fast_compile(schema) if _fast_path_safe(schema) else None
+    if fn is None:
+        return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)
+
+    def check(instance: Any) -> Validation:
+        try:
+            fn(instance)
+            return Validation()
+        except fastjsonschema.JsonSchemaValueException as exc:
+            return Validation((_from_fast(exc),))
+        except Exception as exc:  # noqa: BLE001 -- a compiled validator failing on odd input: report, don't crash
+            return Validation((Violation("", None, (), (), instance, f"validator error: {exc}"),))
+
+    return check
+
+
+def _fast_compile(schema: Any) -> Callable[[Any], Any] | None:
+    """fastjsonschema's draft-07 function for ``schema``, or None when it does not compile."""
+    try:
+        return fastjsonschema.compile(
+            {k: v for k, v in schema.items() if k != "$schema"}
+            if isinstance(schema, dict)
+            else schema,
+            handlers=refusing_handlers(),
+            use_default=False,
+            use_formats=False,
+        )
+    except Exception:  # noqa: BLE001 -- fastjsonschema raises many kinds on odd schemas: treat as "does not compile"
+        return None
+
+
+# Keywords that 2020-12 reads differently from draft-07, or that one of them lacks.
+_NOT_THE_SAME_IN_DRAFT7 = (
+    "prefixItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "additionalItems",
+    "minContains",
+    "maxContains",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$anchor",
+    "$vocabulary",
+)
+# Keys beside a ``$ref`` that do not validate (draft-07 ignores a ``$ref``'s siblings).
+_ANNOTATIONS = {"$ref", "$comment", "description", "title", "default", "examples"}
+
+
+def _reads_the_same_in_draft7(schema: Any) -> bool:
+    """Whether a 2020-12 ``schema`` accepts exactly what draft-07 accepts: none of the keywords
+    that differ, ``items`` never a list, no ``$ref`` with validating siblings. Conservative:
+    False only costs the fast path."""
+    if mentions(schema, *_NOT_THE_SAME_IN_DRAFT7) or contains(schema, '"items":['):
+        return False
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            if "$ref" in node and not node.keys() <= _ANNOTATIONS:
+                return False
+            stack.extend(node.values())
+    return True
+
+
+def _screened_2020(schema: Any) -> Callable[[Any], Validation] | None:
+    """The 2020-12 check: jsonschema, as before, behind a compiled draft-07 screen where the
+    two read ``schema`` alike. An instance the screen accepts is valid; any other goes to
+    jsonschema (built on first need), so errors and their words do not change. Most recorded
+    calls are valid, and jsonschema per call was half of a large replay's time."""
+    screen = (
+        _fast_compile(schema)
+        if _fast_path_safe(schema) and _reads_the_same_in_draft7(schema)
+        else None
+    )
+    if screen is None:
+        return _jsonschema_validator(schema, _DRAFT2020, jsonschema.Draft202012Validator)
+    full: list[Callable[[Any], Validation] | None] = []
+
+    def check(instance: Any) -> Validation:
+        try:
+            screen(instance)
+        except Exception:  # noqa: BLE001 -- refused or confused: jsonschema decides and says why
+            if not full:  # a schema jsonschema cannot check is not checked (no errors), as before
+                full.append(
+                    _jsonschema_validator(schema, _DRAFT2020, jsonschema.Draft202012Validator)
+                )
+            return full[0](instance) if full[0] else _VALID
+        return _VALID
+
+    return check
+
+
+_VALID = Validation()
+
+
+def _jsonschema_validator(schema: Any, cls, meta) -> Callable[[Any], Validation] | None:
+    try:
+        meta.check_schema(schema)
+        validator = cls(schema, registry=REGISTRY)
+    except (jsonschema.SchemaError, RecursionError, TypeError):
+        return None
+
+    def check(instance: Any) -> Validation:
+        unchecked: dict[str, str] = {}
+        token = _UNCHECKED.set(unchecked)
+        try:
+            errors = []
+            for e in validator.iter_errors(instance):
+                errors.append(_from_jsonschema(e))
+                if len(errors) >= ERRORS_KEPT:
+                    break
+            return Validation(tuple(errors), tuple(unchecked.values()))
+        except Exception:  # noqa: BLE001
+            # an unresolvable (external) $ref, a pattern that does not compile, absurd depth:
+            # the schema "does not compile", so the client skips validation
+            return Validation(unchecked=tuple(unchecked.values()))
+        finally:
+            _UNCHECKED.reset(token)
+
+    return check
+
+
+def validate(schema: Any, instance: Any, dialect: str = "draft-07") -> Validation:
+    """Validate ``instance`` against ``schema`` (no errors when the schema does not compile)."""
+    key = (fingerprint(schema), dialect)
+    if key not in _COMPILED:
+        _COMPILED[key] = _compile(schema, dialect)
+    check = _COMPILED[key]
+    return check(instance) if check else Validation()
+
+
+def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[Violation]:
+    """Errors of ``instance`` against ``schema`` ([] when valid or when the schema does not compile)."""
+    return list(validate(schema, instance, dialect).errors)

@@ -1,0 +1,188 @@
+"""Drift: a profile's prediction against a calibration record, cell by cell.
+
+Per probe tool the cells are ``visible`` (does the model see it), ``name``, ``schema`` and
+``description`` (what the model sees); per scripted call, ``arguments`` (what reached the
+server, or that nothing did). Predictions come from the existing simulation: discovery on the
+probe set as a snapshot (``mcp_matrix.simulate.discovery``), then the profile's call behaviours on
+the scripted arguments (``mcp_matrix.simulate.calls``; a call with intermittent behaviours agrees
+when any of its variants matches).
+
+A ``session-broken`` prediction is a model API refusing the request; the fake endpoint does
+not refuse, so the client's side of it is compared: that it sends the tools (``visible``) and
+the calls the fake model then makes. The simulation sets the tools that break the session aside
+(``blocked``) and goes on with the rest, so names and schemas are compared for every tool but
+those culprits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_matrix.calibrate.probe import ProbeSet
+from mcp_matrix.calibrate.probe import digest as probe_digest
+from mcp_matrix.model import CallContext
+from mcp_matrix.profiles.model import Profile
+from mcp_matrix.simulate.calls import plan_call
+from mcp_matrix.simulate.discovery import initial_state, run_discovery
+
+ASPECTS = ("visible", "name", "schema", "description", "arguments")
+NOT_SENT = "not sent"
+
+
+@dataclass(frozen=True)
+class Cell:
+    probe_set: str
+    tool: str
+    aspect: str
+    predicted: Any
+    observed: Any
+    agree: bool
+    why: str = ""  # the behaviours or outcome behind the prediction
+
+    def to_json(self) -> dict:
+        return {
+            "probe_set": self.probe_set,
+            "tool": self.tool,
+            "aspect": self.aspect,
+            "predicted": self.predicted,
+            "observed": self.observed,
+            "agree": self.agree,
+            "why": self.why,
+        }
+
+
+def same(a: Any, b: Any) -> bool:
+    """JSON equality (key order ignored; ``1.0 == 1`` as JSON numbers; booleans are not numbers)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b and (
+        type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float)))
+    )
+
+
+def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
+    """What ``profile`` says the client does with ``probe``: per tool, then per call."""
+    pages = [
+        (0 if not probe.page_size else i // probe.page_size, t) for i, t in enumerate(probe.tools)
+    ]
+    final = run_discovery(profile, initial_state(pages, server_name))
+    dropped = final.outcome == "server-dropped"
+    blocked = set(final.blocked)
+    tools: dict[str, dict] = {}
+    for state in final.tools:
+        why = ", ".join(dict.fromkeys(f.behaviour for f in state.findings if f.behaviour))
+        if dropped:
+            why = (
+                ", ".join(dict.fromkeys(f.behaviour for f in final.findings if f.behaviour))
+                or final.outcome
+            )
+        present = not dropped and not state.hidden
+        tools[state.server_name] = {
+            "present": present,
+            "name": state.name if present else None,
+            "schema": state.schema if present else None,
+            "description": state.description if present else None,
+            "why": why,
+            "outcome": final.outcome,
+            "blocks": state.index in blocked,  # its name or schema breaks the session
+            "state": state,
+        }
+    calls = []
+    for call in probe.calls:
+        tool = tools.get(call.tool)
+        if tool is None or not tool["present"]:
+            calls.append(
+                {
+                    "tool": call.tool,
+                    "variants": [NOT_SENT],
+                    "why": tool["why"] if tool else "no such tool",
+                }
+            )
+            continue
+        state = tool["state"]
+        ctx = CallContext(tool=call.tool, held_schema=state.schema, held_tool=state.original)
+        variants, whys = [], []
+        for v in plan_call(profile, ctx, call.arguments):
+            wire = NOT_SENT if v.plan.refused is not None else v.plan.arguments
+            if not any(same(wire, seen) for seen in variants):
+                variants.append(wire)
+            whys += list(v.plan.applied) + (
+                [v.plan.refused.behaviour or v.plan.refused.code] if v.plan.refused else []
+            )
+        calls.append(
+            {"tool": call.tool, "variants": variants, "why": ", ".join(dict.fromkeys(whys))}
+        )
+    return {"tools": tools, "calls": calls, "outcome": final.outcome}
+
+
+def drift(
+    profile: Profile, probe: ProbeSet, observation: dict, server_name: str = "probe"
+) -> list[Cell]:
+    """Every cell of one probe set: predicted by ``profile``, observed in ``observation``."""
+    pred = predict(profile, probe, server_name)
+    cells: list[Cell] = []
+    for raw in probe.tools:
+        name = raw["name"]
+        p = pred["tools"].get(name, {"present": False, "why": "not listed"})
+        o = observation["tools"].get(name, {"present": False})
+        cells.append(
+            Cell(
+                probe.id,
+                name,
+                "visible",
+                p["present"],
+                o["present"],
+                p["present"] == o["present"],
+                p["why"],
+            )
+        )
+        if p["present"] and o["present"] and not p.get("blocks"):
+            for aspect in ("name", "schema", "description"):
+                cells.append(
+                    Cell(
+                        probe.id,
+                        name,
+                        aspect,
+                        p[aspect],
+                        o[aspect],
+                        same(p[aspect], o[aspect]),
+                        p["why"],
+                    )
+                )
+    observed_calls = list(observation["calls"])
+    for pc in pred["calls"]:
+        oc = next((c for c in observed_calls if c["tool"] == pc["tool"]), None)
+        if oc is not None:
+            observed_calls.remove(oc)
+        seen = (
+            (oc["arguments"] if oc.get("has_arguments", True) else None)
+            if oc and oc["sent"]
+            else NOT_SENT
+        )
+        agree = any(same(v, seen) for v in pc["variants"])
+        shown = pc["variants"][0] if len(pc["variants"]) == 1 else {"any of": pc["variants"]}
+        cells.append(Cell(probe.id, pc["tool"], "arguments", shown, seen, agree, pc["why"]))
+    return cells
+
+
+def agreement(cells: list[Cell]) -> tuple[int, int]:
+    """(cells that agree, all cells)."""
+    return sum(1 for c in cells if c.agree), len(cells)
+
+
+def record_drift(profile: Profile, record: dict, probe_sets: dict[str, ProbeSet]) -> list[Cell]:
+    """Drift over every probe set a record holds (sets this mcp-matrix no longer has are skipped)."""
+    cells: list[Cell] = []
+    for set_id, obs in record.get("probe_sets", {}).items():
+        probe = probe_sets.get(set_id)
+        if probe is None or obs.get("outcome") == "no-model-request":
+            continue
+        if obs.get("probe_digest") not in (None, probe_digest(probe)):
+            continue  # taken on an older version of the set: its cells would compare other tools
+        cells += drift(profile, probe, obs, obs.get("server_name", "probe"))
+    return cells

@@ -1,0 +1,601 @@
+"""The probe tool lists: tools built to make every modelled client behaviour visible.
+
+Each **probe set** is one server run. A set holds at most one list-level hazard (a tool that
+may make a client drop, break or refuse the whole list), next to a ``control`` tool, so one
+hazard never hides the other observations. ``core`` holds everything that acts per tool or
+per argument. ``PROBE_COVERAGE`` says which set exposes which registry behaviour; a test keeps
+it complete against ``mcp_matrix.behaviours.registry``.
+
+Scripted calls carry arguments chosen to expose mangling: arrays, objects, booleans, nulls,
+``1.0``, unknown keys, and a stringified array (does the client parse it back?). ``coercion``
+sends the string form of every JSON type where the schema asks for the type (and a number where
+it asks for a string); ``big-int`` sends integers beyond 2^53, where a double cannot hold them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_matrix.calibrate.fake_model import ScriptedCall
+
+READ_ONLY = {"readOnlyHint": True}
+LONG_DESCRIPTION = (
+    "Reads one probe value. " + "This sentence pads the description. " * 60
+)  # ~2.2k chars
+LONG_NAME = "probe_" + "very_long_tool_name_" * 3 + "end"  # 69 characters
+
+
+def _tool(name: str, schema: Any, description: str = "Probe tool.", **extra: Any) -> dict:
+    return {
+        "name": name,
+        "description": description,
+        "inputSchema": schema,
+        "annotations": READ_ONLY,
+        **extra,
+    }
+
+
+CONTROL = _tool(
+    "control",
+    {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+    "Control tool: a plain schema every client shows as it is.",
+)
+CONTROL_CALL = ScriptedCall("control", {"q": "hello"})
+
+
+@dataclass(frozen=True)
+class ProbeSet:
+    """One server run: the tools to serve and the calls the fake model makes."""
+
+    id: str
+    summary: str
+    tools: tuple[dict, ...]
+    calls: tuple[ScriptedCall, ...]
+    page_size: int = 0
+
+    def snapshot_doc(self) -> dict:
+        """The set as a snapshot document (``mcp_matrix.snapshot``), for the discovery simulation."""
+        pages = (
+            [list(self.tools)]
+            if not self.page_size
+            else [
+                list(self.tools[i : i + self.page_size])
+                for i in range(0, len(self.tools), self.page_size)
+            ]
+        )
+        return {
+            "format": "mcp-matrix-snapshot",
+            "target": {"kind": "probe", "probe_set": self.id},
+            "initialize": {
+                "protocolVersion": "2025-11-25",
+                "serverInfo": {"name": "mcp-matrix-probe", "version": "1"},
+                "capabilities": {"tools": {"listChanged": False}},
+            },
+            "pages": [{"tools": p} for p in pages],
+        }
+
+
+ARGS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "items": {
+            "type": "array",
+            "items": {"type": "integer"},
+            "description": "A list of integers.",
+        },
+        "options": {
+            "type": "object",
+            "properties": {"mode": {"type": "string"}},
+            "description": "An object.",
+        },
+        "flag": {"type": "boolean"},
+        "note": {"type": "string", "description": "Optional note; the call sends null."},
+        "ratio": {"type": "number"},
+        "count": {"type": "integer"},
+    },
+    "required": ["items"],
+}
+ARGS_CALL = {
+    "items": [1, 2, 3],
+    "options": {"mode": "fast"},
+    "flag": True,
+    "note": None,
+    "ratio": 1.0,
+    "count": 3,
+    "unknown_key": "kept?",
+}
+
+CORE_TOOLS = (
+    CONTROL,
+    _tool("args", ARGS_SCHEMA, "Takes every JSON type; the call adds a null and an unknown key."),
+    _tool(
+        "stringified",
+        {
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "meta": {"type": "object", "properties": {"k": {"type": "string"}}},
+            },
+            "required": ["tags"],
+        },
+        "The call sends the array and the object as JSON strings.",
+    ),
+    _tool("nullable", {"type": "object", "properties": {"maybe": {"type": ["string", "null"]}}}),
+    _tool("no_items", {"type": "object", "properties": {"list": {"type": "array"}}}),
+    _tool(
+        "refs",
+        {
+            "type": "object",
+            "properties": {"point": {"$ref": "#/$defs/Point"}},
+            "$defs": {
+                "Point": {
+                    "type": "object",
+                    "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                }
+            },
+        },
+    ),
+    _tool(
+        "keywords",
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "title": "KeywordsInput",
+            "additionalProperties": False,
+            "properties": {
+                "email": {
+                    "type": "string",
+                    "format": "email",
+                    "minLength": 3,
+                    "maxLength": 80,
+                    "pattern": "^.+@.+$",
+                },
+                "size": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 10,
+                    "default": 5,
+                    "examples": [3],
+                },
+                "kind": {"type": "string", "enum": ["a", "b"], "const": "a"},
+            },
+        },
+    ),
+    _tool(
+        "tuple",
+        {
+            "type": "object",
+            "properties": {
+                "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]}
+            },
+        },
+    ),
+    _tool(
+        "long_description",
+        {"type": "object", "properties": {"q": {"type": "string", "description": "x" * 1500}}},
+        LONG_DESCRIPTION,
+    ),
+    _tool(
+        "required_missing",
+        {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "ghost"]},
+    ),
+    _tool("no_properties", {"type": "object"}, "No properties key at all."),
+    _tool(
+        "nested_anyof",
+        {
+            "type": "object",
+            "properties": {
+                "v": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "w": {"oneOf": [{"type": "string"}, {"type": "boolean"}]},
+            },
+        },
+    ),
+    _tool(
+        "additional",
+        {
+            "type": "object",
+            "properties": {"o": {"type": "object", "additionalProperties": {"type": "string"}}},
+        },
+    ),
+)
+CORE_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall("args", ARGS_CALL),
+    ScriptedCall("stringified", {"tags": '["a", "b"]', "meta": '{"k": "v"}'}),
+    ScriptedCall("nullable", {"maybe": None}),
+    ScriptedCall("no_items", {"list": [1, "two"]}),
+    ScriptedCall("refs", {"point": {"x": 1.0, "y": 2}}),
+    ScriptedCall("keywords", {"email": "a@b.c", "size": 3, "kind": "a"}),
+    ScriptedCall("no_properties", {}),
+)
+
+
+# -- argument coercion: the schema asks for a type, the model sends its string form -----------
+
+COERCION_TOOLS = (
+    CONTROL,
+    _tool(
+        "coerce_scalars",
+        {
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "on": {"type": "boolean"},
+                "off": {"type": "boolean"},
+                "label": {"type": "string", "description": "A string that looks like a number."},
+            },
+        },
+        "The call sends every scalar as its string form; label is a string already.",
+    ),
+    _tool(
+        "coerce_json",
+        {
+            "type": "object",
+            "properties": {
+                "obj": {"type": "object", "properties": {"a": {"type": "integer"}}},
+                "arr": {"type": "array", "items": {"type": "integer"}},
+            },
+        },
+        "The call sends the object and the array as JSON strings.",
+    ),
+    _tool(
+        "coerce_odd",
+        {
+            "type": "object",
+            "properties": {
+                "word": {"type": "integer", "description": "The call sends a non-number."},
+                "frac": {"type": "integer", "description": "The call sends 2.5 as a string."},
+                "yes": {"type": "boolean", "description": "The call sends 'yes'."},
+                "spaced": {"type": "number", "description": "The call sends ' 3 '."},
+                "big": {"type": "integer", "description": "The call sends 2^53 + 1 as a string."},
+                "point_zero": {"type": "integer", "description": "The call sends '5.0'."},
+                "sci": {"type": "number", "description": "The call sends '1e3'."},
+                "negative": {"type": "integer", "description": "The call sends '-7'."},
+                "caps": {"type": "boolean", "description": "The call sends 'True'."},
+            },
+        },
+        "Strings a coercion may or may not accept.",
+    ),
+    _tool(
+        "coerce_nested",
+        {
+            "type": "object",
+            "properties": {
+                "outer": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                "ids": {"type": "array", "items": {"type": "integer"}},
+            },
+        },
+        "String forms inside an object and an array.",
+    ),
+    _tool(
+        "coerce_union",
+        {
+            "type": "object",
+            "properties": {
+                "either": {"type": ["integer", "string"]},
+                "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                "nullable": {"type": ["integer", "null"]},
+            },
+        },
+        "A type list and an anyOf that both allow a number.",
+    ),
+    _tool(
+        "coerce_reverse",
+        {
+            "type": "object",
+            "properties": {"text": {"type": "string"}, "flag_text": {"type": "string"}},
+        },
+        "String properties; the call sends a number and a boolean.",
+    ),
+)
+COERCION_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall(
+        "coerce_scalars",
+        {"count": "5", "ratio": "2.5", "on": "true", "off": "false", "label": "7"},
+    ),
+    ScriptedCall("coerce_json", {"obj": '{"a": 1}', "arr": "[1, 2]"}),
+    ScriptedCall(
+        "coerce_odd",
+        {
+            "word": "abc",
+            "frac": "2.5",
+            "yes": "yes",
+            "spaced": " 3 ",
+            "big": "9007199254740993",
+            "point_zero": "5.0",
+            "sci": "1e3",
+            "negative": "-7",
+            "caps": "True",
+        },
+    ),
+    ScriptedCall("coerce_nested", {"outer": {"n": "5"}, "ids": ["1", "2"]}),
+    ScriptedCall("coerce_union", {"either": "5", "maybe": "5", "nullable": "5"}),
+    ScriptedCall("coerce_reverse", {"text": 5, "flag_text": True}),
+)
+
+# -- integers beyond 2^53: what a client holding JSON numbers as doubles sends ----------------
+
+BIG = 2**53 + 1  # 9007199254740993: the first integer a double cannot hold
+INT_SCHEMA = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+BIG_INT_TOOLS = (
+    CONTROL,
+    _tool("big_id", INT_SCHEMA, "The call sends 2^53 + 1."),
+    _tool("big_negative", INT_SCHEMA, "The call sends -(2^53 + 1)."),
+    _tool("big_int64", INT_SCHEMA, "The call sends 2^63 - 1 (the largest signed 64-bit id)."),
+    _tool("big_safe", INT_SCHEMA, "The call sends 2^53 - 1, the largest exact one (a control)."),
+    _tool(
+        "big_nested",
+        {
+            "type": "object",
+            "properties": {
+                "ids": {"type": "array", "items": {"type": "integer"}},
+                "ref": {"type": "object", "properties": {"id": {"type": "integer"}}},
+            },
+        },
+        "The call sends 2^53 + 1 inside an array and an object.",
+    ),
+    _tool(
+        "big_string",
+        {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        "The call sends 2^53 + 1 as a string, as a string schema asks (a control).",
+    ),
+)
+BIG_INT_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall("big_id", {"id": BIG}),
+    ScriptedCall("big_negative", {"id": -BIG}),
+    ScriptedCall("big_int64", {"id": 2**63 - 1}),
+    ScriptedCall("big_safe", {"id": 2**53 - 1}),
+    ScriptedCall("big_nested", {"ids": [BIG], "ref": {"id": BIG}}),
+    ScriptedCall("big_string", {"id": str(BIG)}),
+)
+
+
+def _hazard(
+    id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0
+) -> ProbeSet:
+    calls = (CONTROL_CALL,) + ((call,) if call else ())
+    return ProbeSet(id, summary, (CONTROL, tool), calls, page_size)
+
+
+PROBE_SETS: dict[str, ProbeSet] = {
+    s.id: s
+    for s in (
+        ProbeSet(
+            "core",
+            "per-tool schema rewrites and per-argument call behaviours",
+            CORE_TOOLS,
+            CORE_CALLS,
+        ),
+        ProbeSet(
+            "root-anyof",
+            "root anyOf/oneOf/allOf (Anthropic API 400, Claude Code drop or rewrite)",
+            (
+                CONTROL,
+                _tool(
+                    "root_anyof",
+                    {
+                        "type": "object",
+                        "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                        "anyOf": [{"required": ["id"]}, {"required": ["name"]}],
+                    },
+                    "Find by id or name.",
+                ),
+                _tool(
+                    "root_oneof",
+                    {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                        "required": ["a"],
+                        "oneOf": [{"required": ["a"]}, {"required": ["b"]}],
+                    },
+                ),
+                _tool(
+                    "root_allof",
+                    {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}},
+                        "allOf": [{"required": ["a"]}],
+                    },
+                ),
+                _tool(
+                    "root_anyof_shapes",
+                    {
+                        "type": "object",
+                        "anyOf": [
+                            {"properties": {"a": {"type": "string"}}, "required": ["a"]},
+                            {"properties": {"b": {"type": "integer"}}, "required": ["b"]},
+                        ],
+                    },
+                ),
+            ),
+            (
+                CONTROL_CALL,
+                ScriptedCall("root_anyof", {"id": "42"}),
+                ScriptedCall("root_oneof", {"a": "x"}),
+                ScriptedCall("root_allof", {"a": "x"}),
+                ScriptedCall("root_anyof_shapes", {"b": 2}),
+            ),
+        ),
+        _hazard(
+            "root-not-object",
+            "a root that is not type object (TS SDK gate)",
+            _tool("root_string", {"type": "string"}),
+        ),
+        _hazard(
+            "no-type",
+            "an inputSchema without type (Python SDK gate)",
+            _tool("no_type", {"properties": {"q": {"type": "string"}}}),
+            ScriptedCall("no_type", {"q": "x"}),
+        ),
+        _hazard(
+            "output-schema",
+            "an outputSchema that is not an object",
+            _tool(
+                "array_output", {"type": "object", "properties": {}}, outputSchema={"type": "array"}
+            ),
+        ),
+        _hazard(
+            "long-name",
+            "a 69-character tool name (64-character API limits, hashing, ellipsis)",
+            _tool(LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}}),
+            ScriptedCall(LONG_NAME, {"q": "x"}),
+        ),
+        _hazard(
+            "dotted-name",
+            "a name with a dot (API name patterns)",
+            _tool("probe.dotted", {"type": "object", "properties": {"q": {"type": "string"}}}),
+            ScriptedCall("probe.dotted", {"q": "x"}),
+        ),
+        _hazard(
+            "ref-cycle",
+            "a recursive $ref (inliners, depth limits)",
+            _tool(
+                "ref_cycle",
+                {
+                    "type": "object",
+                    "properties": {"node": {"$ref": "#/$defs/Node"}},
+                    "$defs": {
+                        "Node": {
+                            "type": "object",
+                            "properties": {"child": {"$ref": "#/$defs/Node"}},
+                        }
+                    },
+                },
+            ),
+            ScriptedCall("ref_cycle", {"node": {"child": {}}}),
+        ),
+        ProbeSet(
+            "paged",
+            "three tools on three tools/list pages (clients that read only the first)",
+            (
+                CONTROL,
+                _tool("page_two", {"type": "object", "properties": {}}),
+                _tool("page_three", {"type": "object", "properties": {}}),
+            ),
+            (CONTROL_CALL,),
+            page_size=1,
+        ),
+        ProbeSet(
+            "coercion",
+            "string forms of integers, numbers, booleans, objects and arrays (type coercion)",
+            COERCION_TOOLS,
+            COERCION_CALLS,
+        ),
+        ProbeSet(
+            "big-int",
+            "integers beyond 2^53 (JSON numbers held as doubles round them)",
+            BIG_INT_TOOLS,
+            BIG_INT_CALLS,
+        ),
+        ProbeSet(
+            "many",
+            "130 tools (tool-count caps)",
+            (CONTROL,)
+            + tuple(
+                _tool(f"many_{i:03d}", {"type": "object", "properties": {}}) for i in range(129)
+            ),
+            (CONTROL_CALL,),
+        ),
+    )
+}
+
+# Which probe set makes each registry behaviour visible (a test keeps this complete).
+PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
+    "pagination": ("paged",),
+    "max-tools": ("many",),
+    "combined-name-limit": ("long-name",),
+    "root-combinators": ("root-anyof",),
+    "ts-sdk-gate": ("root-not-object", "output-schema"),
+    "lenient-sdk-gate": ("root-not-object", "output-schema"),
+    "tool-name": ("long-name", "dotted-name", "core"),
+    "server-name": ("core",),
+    "ref-cycles": ("ref-cycle",),
+    "resolve-refs": ("core", "ref-cycle"),
+    "strip-defs": ("core",),
+    "metaschema-validate": ("core",),
+    "coerce-object-root": ("root-not-object",),
+    "insert-properties": ("core", "no-type"),
+    "array-items-required": ("core",),
+    "nullable-type-arrays": ("core",),
+    "tuple-items-to-anyof": ("core",),
+    "truncate-descriptions": ("core",),
+    "prune-required": ("core",),
+    "strip-keywords": ("core",),
+    "keep-keywords": ("core",),
+    "forbid-keywords": ("core",),
+    "force-additional-properties-false": ("core",),
+    "codex-sanitize": ("core",),
+    "openai-strict": ("core",),
+    "adk-gemini-schema": ("core",),
+    "litellm-vertex": ("core",),
+    "vercel-google-openapi": ("core",),
+    "cline-native-flatten": ("core",),
+    "roo-normalize": ("core",),
+    "zed-adapt": ("core",),
+    "pass-through": ("core",),
+    "cache-tools": (),
+    "stringify-arguments": ("core",),
+    "strip-unknown-arguments": ("core",),
+    "drop-nulls": ("core",),
+    "client-validate": ("core",),
+    "default-arguments": ("core",),
+    "add-meta": ("core",),
+    "new-session-per-call": ("core",),
+    "require-structured-content": ("output-schema",),
+    "result-size-cap": (),
+    "describe-root-combinators": ("root-anyof",),
+    "truncate-tool-description": ("core",),
+    "forbid-tuple-items": ("core",),
+    "parse-stringified-arguments": ("core",),
+    "add-property": ("core",),
+    "omit-empty-parameters": ("paged", "many"),
+    "python-sdk-gate": ("root-not-object", "no-type", "output-schema"),
+    "openai-agents-strict": ("core",),
+    "adk-fence-descriptions": ("core",),
+    "pydantic-ai-openai-schema": ("core",),
+    "langchain-genai-schema": ("core", "root-anyof", "many"),
+    "coerce-arguments": ("coercion",),
+    "round-big-integers": ("big-int",),
+    "copilot-tool-name": ("core", "long-name", "dotted-name"),
+    "qwen-tool-name": ("core", "long-name", "dotted-name"),
+    "copilot-schema": ("core", "root-anyof", "root-not-object", "no-type"),
+    "cline-tool-description": ("core",),
+    "default-root-type": ("no-type",),
+}
+# Behaviours a probe run cannot show, and why (they need a second session or a large result).
+NOT_PROBED = {
+    "cache-tools": "needs a tools/list_changed notification mid-session and a second list; not scripted yet",
+    "result-size-cap": "needs a result over the client's cap; the probe server's results are small",
+    "keep-last-of-a-name": "needs two tools of one name; no probe set lists one twice (run by hand: tests/calibration/test_cline_continue.py)",
+    "require-present": "needs a call that leaves out a required key; every scripted call gives them (run by hand: tests/calibration/test_cline_continue.py)",
+}
+
+
+def digest(probe: ProbeSet) -> str:
+    """A short fingerprint of a set's tools and calls: a record taken on other tools is not compared."""
+    import hashlib
+    import json
+
+    doc = {
+        "tools": list(probe.tools),
+        "calls": [[c.tool, c.arguments] for c in probe.calls],
+        "page": probe.page_size,
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def get_set(set_id: str) -> ProbeSet:
+    from mcp_matrix.errors import InputError, did_you_mean
+
+    try:
+        return PROBE_SETS[set_id]
+    except KeyError:
+        raise InputError(
+            f"unknown probe set {set_id!r}{did_you_mean(set_id, PROBE_SETS)}; "
+            f"known: {', '.join(PROBE_SETS)}",
+            where="--probe",
+        ) from None

@@ -1,0 +1,55 @@
+"""``mcp-matrix merge``: join results from several runs or shards into one results file.
+
+A tox parallel run or a CI matrix sharded by client ends in one report: every event of
+every input, in order, each input's ``run-started`` kept. The gate and every writer read all
+of them (``mcp_matrix.report.grid.runs``, ``run_profiles``), so a merged file is judged exactly as
+the union of its shards, whatever the order of the inputs. Inputs are checked like any
+results file first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from mcp_matrix.errors import InputError
+from mcp_matrix.events import Event, RunStarted
+from mcp_matrix.results import VERSION, ResultsWriter, read_typed
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="join results files from several runs or shards into one",
+        description="Concatenate the events of several results files (checked first) into one.",
+    )
+    p.add_argument(
+        "inputs", nargs="+", metavar="RESULTS", help="results files (globs expanded by your shell)"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    p.set_defaults(handler=run)
+
+
+def merge(paths: list[str]) -> list[Event]:
+    events: list[Event] = []
+    for path in paths:
+        events.extend(read_typed(path))
+    return events
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.output and any(Path(i).resolve() == Path(args.output).resolve() for i in args.inputs):
+        raise InputError("the output file is also an input", where=args.output)
+    events = merge(args.inputs)
+    out = io.StringIO()
+    writer = ResultsWriter(out)  # the current version: each distinct schema once
+    for e in events:
+        writer(replace(e, version=VERSION) if isinstance(e, RunStarted) else e)
+    if args.output:
+        Path(args.output).write_text(out.getvalue(), encoding="utf-8")
+    else:
+        sys.stdout.write(out.getvalue())
+    return 0

@@ -1,0 +1,696 @@
+"""Replay: recorded calls through each client profile against the live server, counted per population.
+
+Each frozen call (mcp_matrix.evolution.calls_file) goes through the same steps as a case of the
+matrix: discovery of the live snapshot, the tool list the client holds (the baseline's for a
+caching profile, when a baseline is given), ``plan_call``, the live server through one session
+per profile presenting that profile's identity, and ``classify`` with an expected success.
+Then, by population of frozen callers (seed "Renaming a tool parameter"):
+
+- every population: the outcome of each call, as counts of ``delivered`` (intact or tolerated),
+  ``loud`` (refused with an error a model can read), ``silent`` (success reported for a mutated
+  call), ``unreachable`` (the client does not show the tool) and ``broken`` (no usable answer);
+- ``retry``: a call that fails is sent again ``retries`` times when repeating it is safe
+  (``readOnlyHint`` or ``idempotentHint``: the same arguments again change nothing more);
+  otherwise "fails on every attempt" is decided from the first failure when that failure is
+  deterministic (the client's own validation, an unreachable tool, a JSON-RPC invalid-params or
+  unknown-method error, or wire arguments the server's own ``inputSchema`` rejects). A call that
+  fails on every attempt is a permanent loss;
+- every call with a recorded ``result`` (live and transcript files): does the replayed result
+  differ from the recorded one (``diverges``); for transcripts, the first diverging call of each.
+
+Rates are always a percentage with its count and denominator, ``2.5% (1 of 40)``.
+
+Memory is bounded: files are read a line at a time and each (profile, file) keeps counters,
+the first ``examples`` calls of each outcome, and one small record per transcript; never the
+calls or results themselves (the counts and the report: mcp_matrix.evolution.replay_report). ``prepare_and_classify`` is the offline part of one call
+(prepare, client-side validation, mutations) with no server, for throughput measurements.
+
+The engine prints nothing; ``emit`` receives one event per call (``--results``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+from mcp_matrix.behaviours import registry
+from mcp_matrix.classify import Answer, Verdict
+from mcp_matrix.connection import Connection  # a session that reopens after a failure
+from mcp_matrix.deliver import (
+    Held,
+    Intended,
+    LiveServer,
+    SchemaServer,
+    decide,
+    hold,
+    listed_violations,
+    prepare,
+)
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
+from mcp_matrix.evolution.effects import schema_server
+from mcp_matrix.evolution.replay_report import (
+    CATEGORIES,
+    CATEGORY_OF,
+    FORMAT,
+    MEASURES,
+    VERSION,
+    VOLATILE_KEYS,
+    ReplayReport,
+    Tally,
+    TranscriptTally,
+    add_numbers,
+    divergence,
+    measure_of,
+    rate,
+    rate_text,
+)
+from mcp_matrix.model import CallContext, ClientView
+from mcp_matrix.profiles.model import Profile
+from mcp_matrix.simulate.calls import Variant
+from mcp_matrix.snapshot import Snapshot, take_snapshot
+from mcp_matrix.targets import Target
+from mcp_matrix.wire.session import Timeouts
+
+DETERMINISTIC_RPC_CODES = (
+    -32601,
+    -32602,
+)  # unknown method, invalid params: the same call fails the same way
+
+
+# -- what a client holds, and one call without the server -------------------------------------
+
+
+class Prepared(NamedTuple):
+    """One call made ready to send, and what can be decided without the server.
+
+    ``verdict`` is set when no server is needed: ``unreachable`` (the client does not show the
+    tool) or ``loud`` (the client's own validation refuses to send). ``primary`` is the variant
+    replay sends: the client's usual behaviour, without its intermittent (``sometimes``) ones.
+    ``risk`` is what the mutations would mean if the server accepted the call: ``silent-loss``
+    (data removed or nulled), ``silent-corruption`` (values changed), or None (sent intact).
+    """
+
+    variants: list[Variant]
+    verdict: Verdict | None
+    primary: Variant | None
+    context: CallContext | None
+    risk: str | None
+
+
+_WRAPPED: dict[int, tuple[ClientView, Held]] = {}
+
+
+def _as_held(profile: Profile, held: Held | ClientView) -> Held:
+    if isinstance(held, Held):
+        return held
+    hit = _WRAPPED.get(id(held))
+    if hit is None or hit[0] is not held or hit[1].profile is not profile:
+        tools: dict[str, Any] = {}  # one mapping for both: a plain view is not a stale cache
+        hit = (held, Held(profile, held, held.by_tool(), tools, tools))
+        if len(_WRAPPED) > 64:
+            _WRAPPED.clear()
+        _WRAPPED[id(held)] = hit
+    return hit[1]
+
+
+def prepare_and_classify(
+    profile: Profile, held: Held | ClientView, call: RecordedCall | Mapping[str, Any]
+) -> Prepared:
+    """Prepare, client-side validation and mutation classification of one call, without a server.
+
+    ``held`` is a ``Held`` (``hold``) or a plain ``ClientView`` (wrapped once and memoised);
+    ``call`` a ``RecordedCall`` or a mapping with ``tool`` and ``arguments``. Pure apart from
+    the validators' compile cache: safe to call in a loop to measure throughput.
+    """
+    h = _as_held(profile, held)
+    tool, arguments = (
+        (call.tool, call.arguments)
+        if isinstance(call, RecordedCall)
+        else (call["tool"], call.get("arguments", {}))
+    )
+    intended = Intended(tool, arguments)
+    ready = prepare(profile, h, intended)
+    if ready.verdict is not None:
+        return Prepared([], ready.verdict, None, None, None)
+    variants = list(ready.variants)
+    primary = variants[-1]  # plan_call lists the all-intermittent variant first, the usual one last
+    risk = None
+    if primary.mutations:
+        risk = (
+            "silent-loss"
+            if any(m.kind in ("removed", "nulled") for m in primary.mutations)
+            else "silent-corruption"
+        )
+    verdict = None
+    if primary.plan.refused is not None:  # the client's own validation: decided without a server
+        verdict, _ = decide(profile, h, ready.context, intended, primary, None)
+    return Prepared(variants, verdict, primary, ready.context, risk)
+
+
+# -- frozen-call aliases --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alias:
+    """A deprecated parameter name: calls using ``old`` on ``tool`` are probed with ``new`` on failure."""
+
+    tool: str
+    old: str
+    new: str
+
+    def used_by(self, call: RecordedCall) -> bool:
+        return (
+            call.tool == self.tool
+            and isinstance(call.arguments, dict)
+            and self.old in call.arguments
+        )
+
+    def renamed(self, arguments: dict) -> dict:
+        out = {k: v for k, v in arguments.items() if k != self.old}
+        out.setdefault(self.new, arguments[self.old])
+        return out
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayConfig:
+    """What to replay, through which profiles, against what.
+
+    ``target`` None means offline against ``snapshot`` (the new version): only what the clients
+    do before the server sees a call is measured. Live, the snapshot is taken from the target.
+    ``baseline`` is what caching profiles hold (the list from before the deploy).
+    ``read_after`` names read-only tools called with no arguments at the end of each session.
+    ``only`` keeps some calls (the checklist's old-name calls); ``alias`` probes their failures.
+    ``on_progress`` receives the bytes read; ``emit`` one event per replayed call.
+    """
+
+    files: list[CallsFile]
+    profiles: list[Profile]
+    target: Target | None = None
+    snapshot: Snapshot | None = None
+    baseline: Snapshot | None = None
+    retries: int = 3
+    jobs: int = 4
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    examples: int = 3
+    ignore_keys: frozenset[str] = VOLATILE_KEYS
+    read_after: tuple[str, ...] = ()
+    only: Callable[[RecordedCall], bool] | None = None
+    alias: Alias | None = None
+    on_progress: Callable[[int], None] | None = None
+    emit: Callable[[dict], None] | None = None
+
+
+def replay(config: ReplayConfig) -> ReplayReport:
+    """Replay every file through every profile; live when ``config.target`` is set, else offline."""
+    registry.load_all()
+    offline = config.target is None
+    snap = config.snapshot
+    if snap is None:
+        if config.target is None:
+            raise ValueError("replay needs a target or a snapshot")
+        snap = Snapshot(take_snapshot(config.target, timeouts=config.timeouts), source="live")
+    files = [
+        {"file": f.name, "population": f.population, "population_from": f.population_from}
+        for f in config.files
+    ]
+    report = ReplayReport(
+        measured=not snap.error,
+        offline=offline,
+        target=config.target.describe() if config.target else snap.doc.get("target"),
+        server=snap.doc.get("serverInfo"),
+        baseline=config.baseline.source if config.baseline else None,
+        files=files,
+        profiles=[p.name for p in config.profiles],
+        retries=config.retries,
+        tallies=[],
+        ignore_keys=sorted(config.ignore_keys),
+        error=snap.error,
+    )
+    if snap.error:
+        return report
+    live_tools = _by_name(t for _, t in snap.tools)
+    base_tools = _by_name(t for _, t in config.baseline.tools) if config.baseline else None
+    live_views = discover_all(snap, config.profiles)
+    base_views = (
+        discover_all(config.baseline, config.profiles, server=snap.server_name)
+        if config.baseline
+        else None
+    )
+    helds = [
+        hold(p, live_views[i], base_views[i] if base_views else None, live_tools, base_tools)
+        for i, p in enumerate(config.profiles)
+    ]
+    for tool in config.read_after:
+        if not _read_only(live_tools.get(tool)):
+            from mcp_matrix.errors import InputError
+
+            raise InputError(
+                f"{tool!r} is not a read-only tool of this server (readOnlyHint: true); "
+                "only a read may be called after a replay",
+                where="--read-after",
+            )
+    stop = threading.Event()
+    # file order, then profile order
+    units = [(f, i) for f in config.files for i in range(len(config.profiles))]
+    jobs = max(1, config.jobs)
+    unit_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
+    segment_pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="transcript")
+    futures = [
+        unit_pool.submit(_replay_file, config, helds[i], f, segment_pool, stop) for f, i in units
+    ]
+    try:
+        report.tallies = [f.result() for f in futures]
+    except KeyboardInterrupt:
+        stop.set()
+        report.interrupted = True
+        unit_pool.shutdown(wait=True, cancel_futures=True)
+        report.tallies = [
+            f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None
+        ]
+    finally:
+        unit_pool.shutdown(wait=True)
+        segment_pool.shutdown(wait=True)
+    return report
+
+
+def _replay_file(
+    config: ReplayConfig,
+    held: Held,
+    source: CallsFile,
+    segments: ThreadPoolExecutor,
+    stop: threading.Event,
+) -> Tally:
+    """One profile over one file: one session for a live or retry file; one per transcript, in parallel."""
+    tally = Tally(held.profile.name, source.name, source.population, config.examples)
+    calls = _reading(config, source, stop)
+    if source.population != "transcript":
+        _Segment(config, held, tally).play(calls)
+        return tally
+    bound = threading.Semaphore(2 * max(1, config.jobs))  # transcripts read ahead: bounded
+    pending: deque[Future] = deque()
+    for group in _transcripts(calls, tally):
+        bound.acquire()
+        future = segments.submit(_play_group, config, held, source, group)
+        future.add_done_callback(lambda _: bound.release())
+        pending.append(future)
+        while pending and pending[0].done():
+            tally.merge(pending.popleft().result())
+    while pending:
+        tally.merge(pending.popleft().result())
+    return tally
+
+
+def _reading(
+    config: ReplayConfig, source: CallsFile, stop: threading.Event
+) -> Iterator[RecordedCall]:
+    last = 0
+    for call, done in iter_calls(source):
+        if config.on_progress:
+            config.on_progress(done - last)
+        last = done
+        if stop.is_set():
+            return
+        if config.only is None or config.only(call):
+            yield call
+
+
+def _transcripts(calls: Iterable[RecordedCall], tally: Tally) -> Iterator[list[RecordedCall]]:
+    """Contiguous runs of one transcript's calls (each replayed against a fresh session)."""
+    group: list[RecordedCall] = []
+    seen: set[str] = set()
+    for call in calls:
+        if group and call.transcript != group[0].transcript:
+            seen.add(group[0].transcript)
+            yield group
+            group = []
+            if call.transcript in seen:
+                tally.note(
+                    f"transcript {call.transcript} is not contiguous in the file: "
+                    "its parts were replayed in separate sessions"
+                )
+        group.append(call)
+    if group:
+        yield group
+
+
+def _play_group(
+    config: ReplayConfig, held: Held, source: CallsFile, group: list[RecordedCall]
+) -> Tally:
+    tally = Tally(held.profile.name, source.name, source.population, config.examples)
+    _Segment(config, held, tally).play(group)
+    return tally
+
+
+class _Segment:
+    """Calls replayed in one session (a fresh process for a stdio server): a live or retry file, or one transcript."""
+
+    def __init__(self, config: ReplayConfig, held: Held, tally: Tally) -> None:
+        self.config = config
+        self.held = held
+        self.profile = held.profile
+        self.tally = tally
+        self.conn = (
+            Connection(config.target, config.timeouts, held.profile) if config.target else None
+        )
+        # offline, the server is modelled: it validates against the inputSchema it lists (as diff's)
+        self.server: LiveServer | SchemaServer = (
+            LiveServer(
+                self.conn,
+                held.live_raw,
+                reference=self._reference,
+                repeat_safe=lambda call: _read_only(held.live_raw.get(call.tool)),
+            )
+            if self.conn is not None
+            else schema_server(held.live_raw)
+        )
+        self._offline: dict[tuple[str, str], tuple[Verdict, Answer | None, Prepared]] = {}
+
+    def _reference(self, call: Intended) -> Answer | None:
+        """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
+        if self.conn is None or not _read_only(self.held.live_raw.get(call.tool)):
+            return None
+        self.server.used = True
+        return self.conn.call(
+            call.tool, call.arguments, None, call.omit_arguments, new_session=False
+        )
+
+    def play(self, calls: Iterable[RecordedCall]) -> None:
+        try:
+            for call in calls:
+                self._call(call, self.tally)
+            self._reads(self.tally)
+        finally:
+            if self.conn is not None:
+                self.conn.close()
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def _reads(self, tally: Tally) -> None:
+        """The ``read_after`` tools, called once the segment's calls are done (counters summed over sessions)."""
+        if self.conn is None or not self.server.used:
+            return
+        for tool in self.config.read_after:
+            answer = self.conn.call(tool, {}, None, False, new_session=False)
+            sc = answer.result.get("structuredContent") if answer.ok else None
+            if isinstance(sc, dict):
+                tally.reads[tool] = add_numbers(tally.reads.get(tool), sc)
+            else:
+                tally.note(f"the read {tool} after the replay gave no structuredContent")
+
+    # -- one call -------------------------------------------------------------------------
+
+    def _attempt(
+        self, call: RecordedCall, arguments: dict | None = None
+    ) -> tuple[Verdict, Answer | None, Prepared]:
+        """Prepare, send (to the live server, or offline to the modelled one) and classify one call."""
+        target = call if arguments is None else replace(call, arguments=arguments)
+        key = _memo_key(target) if self.conn is None else None
+        if key is not None and key in self._offline:
+            return self._offline[key]
+        prepared = prepare_and_classify(self.profile, self.held, target)
+        if prepared.verdict is not None:
+            done: tuple[Verdict, Answer | None, Prepared] = (prepared.verdict, None, prepared)
+        else:
+            intended = Intended(call.tool, target.arguments, id=call.id)
+            verdict, answer = decide(
+                self.profile, self.held, prepared.context, intended, prepared.primary, self.server
+            )
+            done = (verdict, answer, prepared)
+        if (
+            key is not None
+        ):  # offline the outcome is a pure function of the call: remember the last few
+            if len(self._offline) >= OFFLINE_MEMO:
+                self._offline.clear()
+            self._offline[key] = done
+        return done
+
+    def _call(self, call: RecordedCall, tally: Tally) -> None:
+        verdict, answer, prepared = self._attempt(call)
+        tally.calls += 1
+        if len(prepared.variants) > 1:
+            self._sometimes(prepared, tally)
+        name = verdict.verdict
+        category = CATEGORY_OF[name]
+        tally.categories[category] += 1
+        tally.verdicts[name] += 1
+        emit = self.config.emit
+        event: dict[str, Any] = (
+            {}
+            if emit is None
+            else {
+                "event": "replay-call",
+                "profile": self.profile.name,
+                "file": tally.file,
+                "line": call.line,
+                "id": call.id,
+                "tool": call.tool,
+                "population": tally.population,
+                "category": category,
+                "verdict": name,
+                "reason": _reason(verdict, answer),
+            }
+        )
+        if category != "delivered" and tally.wants_example(category):
+            tally.example(
+                category,
+                {
+                    "id": call.id,
+                    "line": call.line,
+                    "verdict": name,
+                    "reason": _reason(verdict, answer),
+                    "mutations": _mutations(prepared),
+                },
+            )
+        if tally.population == "retry":
+            event["retry"] = self._retry(call, verdict, answer, prepared, tally)
+        t = None
+        if tally.population == "transcript" and call.transcript is not None:
+            t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
+            t.calls += 1
+        if (
+            call.has_result and self.conn is not None
+        ):  # a modelled answer is not the server's result
+            failed = category in ("loud", "unreachable", "broken")
+            why = divergence(call.result, answer, self.config.ignore_keys, failed=failed)
+            self._diverged(call, why, tally, t)
+            event["diverged"] = why is not None
+        if self.config.alias is not None and self.config.alias.used_by(call):
+            event["alias"] = self._alias(call, category, tally)
+        if emit is not None:
+            event["mutations"] = _mutations(prepared)
+            event["answer"] = verdict.answer
+            if verdict.violations:
+                event["violations"] = [v.to_json() for v in verdict.violations]
+            emit(event)
+
+    def _sometimes(self, prepared: Prepared, tally: Tally) -> None:
+        """Intermittent behaviours are not sent (a write would be made twice); count the calls they change."""
+        if len(prepared.variants) < 2:
+            return
+        usual = prepared.variants[-1]
+        for v in prepared.variants[:-1]:  # plan_call tries the intermittent behaviours together
+            if v.mutations != usual.mutations or (v.plan.refused is None) != (
+                usual.plan.refused is None
+            ):
+                tally.sometimes[", ".join(v.sometimes)] += 1
+
+    def _retry(
+        self,
+        call: RecordedCall,
+        verdict: Verdict,
+        answer: Answer | None,
+        prepared: Prepared,
+        tally: Tally,
+    ) -> str:
+        """A failed queued retry: sent again when that is safe, else judged by whether the failure is deterministic."""
+        r = tally.retry
+        category = CATEGORY_OF[verdict.verdict]
+        if category == "delivered":
+            r["first"] += 1
+            return "delivered"
+        if category == "silent":
+            r["silent"] += 1
+            return "silent"
+        if prepared.verdict is not None:
+            # unreachable, or refused by the client's own validation: the same on every attempt
+            r["deterministic"] += 1
+            return "fails on every attempt (the client refuses it before sending)"
+        if self.conn is None:
+            # the modelled server answers the same call the same way every time
+            r["deterministic"] += 1
+            return "fails on every attempt (offline: the modelled server refuses it each time)"
+        if _retry_safe(self.held.live_raw.get(call.tool)):
+            for _ in range(self.config.retries):
+                r["attempts"] += 1
+                again, _, _ = self._attempt(call)
+                if CATEGORY_OF[again.verdict] == "delivered":
+                    r["recovered"] += 1
+                    return "recovered on retry"
+            r["measured"] += 1
+            return f"failed on every attempt ({1 + self.config.retries})"
+        if _validation_failure(answer, prepared, self.held.live_raw.get(call.tool)):
+            r["deterministic"] += 1
+            return (
+                "would fail on every attempt (a validation error is deterministic; "
+                "not retried: the tool is not repeat-safe)"
+            )
+        r["unknown"] += 1
+        tally.note(
+            "some failed retries were not sent again: the tool is neither read-only nor idempotent, "
+            "and the failure is not a validation error, so whether a retry recovers is not measured"
+        )
+        return "undecided (not repeat-safe, not a validation error)"
+
+    def _diverged(
+        self, call: RecordedCall, why: str | None, tally: Tally, t: TranscriptTally | None
+    ) -> None:
+        """Count a compared call; remember the first diverging one, of the file and of its transcript."""
+        tally.compared += 1
+        if t is not None:
+            t.compared += 1
+        if why is None:
+            return
+        tally.diverged += 1
+        where = {"id": call.id, "line": call.line, "why": why}
+        if call.turn is not None or t is not None:
+            where["turn"] = call.turn if call.turn is not None else t.calls
+        if tally.first_divergence is None:
+            tally.first_divergence = {
+                **where,
+                **({"transcript": call.transcript} if call.transcript else {}),
+            }
+        if t is not None:
+            t.diverged += 1
+            if t.first is None:
+                t.first = where
+
+    def _alias(self, call: RecordedCall, category: str, tally: Tally) -> str:
+        """Was an old-name call refused because of the name? Probe a failure with the new name."""
+        a = tally.alias
+        a["uses"] += 1
+        if category == "delivered":
+            a["accepted"] += 1
+            return "accepted"
+        if category != "loud":
+            a["other"] += 1
+            return category
+        if self.conn is None or not _retry_safe(self.held.live_raw.get(call.tool)):
+            a["unprobed"] += 1
+            return "refused; not probed with the new name (the tool is not repeat-safe)"
+        alias = self.config.alias
+        verdict, _, _ = self._attempt(call, alias.renamed(call.arguments))
+        if CATEGORY_OF[verdict.verdict] == "delivered":
+            a["name"] += 1
+            tally.example(
+                "alias-refused",
+                {
+                    "id": call.id,
+                    "line": call.line,
+                    "reason": f"refused with {alias.old}, delivered with {alias.new}",
+                },
+            )
+            return f"refused for the old name: the same call with {alias.new} was delivered"
+        a["both"] += 1
+        return f"refused under both names (not about {alias.old})"
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def _by_name(tools: Iterable[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for t in tools:
+        if isinstance(t, dict) and isinstance(t.get("name"), str):
+            out.setdefault(t["name"], t)
+    return out
+
+
+def _hints(tool: Any) -> Mapping[str, Any]:
+    ann = tool.get("annotations") if isinstance(tool, dict) else None
+    return ann if isinstance(ann, dict) else {}
+
+
+def _read_only(tool: Any) -> bool:
+    return _hints(tool).get("readOnlyHint") is True
+
+
+def _retry_safe(tool: Any) -> bool:
+    """Sending the same call again changes nothing more: read-only or idempotent.
+
+    Unlike ``cases.repeat_safe`` (which guards a *different*, intact call made beside a mutated
+    one), a retry repeats the *same* arguments, which is what ``idempotentHint`` promises is safe,
+    even for a destructive tool.
+    """
+    hints = _hints(tool)
+    return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
+
+
+def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: Any) -> bool:
+    """Is the server's refusal a validation error, which the same call meets every time?
+
+    A JSON-RPC invalid-params or unknown-method error, or wire arguments that the server's own
+    ``inputSchema`` rejects. Anything else (a tool error on valid arguments, a timeout) may pass
+    on another attempt.
+    """
+    if answer is None or answer.wire_error is not None:
+        return False
+    if answer.error is not None:
+        return answer.error.get("code") in DETERMINISTIC_RPC_CODES
+    if not isinstance(live_tool, dict) or prepared.primary is None:
+        return False
+    return bool(listed_violations(live_tool, prepared.primary.plan.arguments))
+
+
+OFFLINE_MEMO = (
+    4096  # distinct calls whose offline outcome a segment remembers (retry queues repeat)
+)
+
+
+def _memo_key(call: RecordedCall) -> tuple[str, str] | None:
+    try:
+        return call.tool, json.dumps(call.arguments, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+
+
+def _mutations(prepared: Prepared) -> list[dict]:
+    return [m.to_json() for m in (prepared.primary.mutations if prepared.primary else ())]
+
+
+def _reason(verdict: Verdict, answer: Answer | None) -> str:
+    if verdict.verdict == "failed" and answer is not None and not answer.ok:
+        s = answer.summary()
+        text = s.get("text") or s.get("message") or ""
+        return f"refused by the server: {text[:200]}".rstrip(": ")
+    return verdict.reason
+
+
+__all__ = [
+    "CATEGORIES",
+    "FORMAT",
+    "MEASURES",
+    "VERSION",
+    "VOLATILE_KEYS",
+    "Alias",
+    "Held",
+    "Prepared",
+    "ReplayConfig",
+    "ReplayReport",
+    "Tally",
+    "divergence",
+    "hold",
+    "measure_of",
+    "prepare_and_classify",
+    "rate",
+    "rate_text",
+    "replay",
+]

@@ -1,0 +1,447 @@
+"""Terminal writer: the problems to fix first (one line per root cause, worst first), then the
+tools x clients grid with one-letter client codes, then, with ``details``, every cell.
+
+Fits 100-120 columns at 20+ clients: clients are single-letter columns with a legend, prose is
+wrapped with a hanging indent at the console width (at most 120), and nothing is cut to an
+ellipsis. Everything from the server or a profile goes through mcp_matrix.text first.
+"""
+
+from __future__ import annotations
+
+import string
+import sys
+import textwrap
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.text import Text
+
+from mcp_matrix.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
+from mcp_matrix.report import triage
+from mcp_matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
+from mcp_matrix.report.grid import (
+    Run,
+    build_grid,
+    calls_not_made,
+    not_made_text,
+    runs,
+    session_blockers,
+)
+from mcp_matrix.report.triage import (
+    LIST_LIMIT,
+    Cause,
+    build_triage,
+    citable,
+    problems,
+    safe_outcomes,
+)
+from mcp_matrix.text import safe, terminal_console
+from mcp_matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
+
+MAX_WIDTH = 120
+CODES = string.ascii_uppercase + string.ascii_lowercase + string.digits
+
+
+def printable(text: object) -> str:
+    return safe(text)
+
+
+def clean(text: object) -> str:
+    """Untrusted prose for a terminal: line breaks folded, control characters shown as escapes."""
+    return safe(text, fold=True)
+
+
+def names(items: list[str], limit: int = LIST_LIMIT) -> str:
+    return triage.name_list(items, limit, printable)
+
+
+def _width(console: Console) -> int:
+    return max(60, min(console.width, MAX_WIDTH))
+
+
+def _wrap(console: Console, text: str, indent: int, first: str = "", style: str = "") -> None:
+    width = _width(console) - indent - len(first)
+    lines = textwrap.wrap(
+        text, width=max(20, width), break_long_words=True, break_on_hyphens=False
+    ) or [""]
+    for i, line in enumerate(lines):
+        head = first if i == 0 else " " * len(first)
+        console.print(
+            Text(" " * indent if not first else "") + Text(head) + Text(line, style=style),
+            soft_wrap=True,
+        )
+
+
+def _start(events: list[Event]) -> RunStarted:
+    return next((e for e in events if isinstance(e, RunStarted)), _NO_START)
+
+
+_NO_START = RunStarted()
+
+
+def header_line(events: list[Event]) -> str:
+    start = _start(events)
+    server = start.server or {}
+    key = start.server_key or {}
+    name = clean(key.get("name") or server.get("name") or "?")
+    info = " ".join(clean(server.get(k, "")) for k in ("name", "version") if server.get(k))
+    return f"{name}" + (f" ({info})" if info else "")
+
+
+def server_key_sentence(events: list[Event]) -> str | None:
+    key = _start(events).server_key
+    if not key or not key.get("name"):
+        return None
+    name = clean(key["name"])
+    if not key.get("assumed", True):
+        return f"server name {name!r} (given with --name)"
+    how = {
+        "bundled": "the bundled server's name",
+        "serverInfo.name": "from serverInfo.name",
+        "command": "from the command",
+    }.get(str(key.get("source")), "a default")
+    return (
+        f"server name assumed {name!r} ({how}): clients prefix tool names with the name in your "
+        "config; pass --name KEY if yours differs"
+    )
+
+
+def cause_title(c: Cause) -> str:
+    return triage.cause_title(c, printable, clean)
+
+
+def cause_where(c: Cause) -> str:
+    return triage.cause_where(c, printable)
+
+
+def evidence_line(c: Cause, limit: int = 1) -> str:
+    seen = []
+    for level, source in c.evidence:
+        item = f"{level} {clean(citable(source))}"
+        if item not in seen:
+            seen.append(item)
+    text = "; ".join(seen[:limit]) + (
+        f"; and {len(seen) - limit} more" if len(seen) > limit else ""
+    )
+    weakest = f" (weakest: {c.weakest})" if c.weakest else ""
+    return (text or "no source cited") + weakest
+
+
+def write_triage(
+    causes: list[Cause],
+    console: Console,
+    verbose: bool = True,
+    limit: int | None = None,
+    unmeasured: bool = False,
+) -> None:
+    """``limit``: show only the first causes (a large server), then say how many were left out.
+    ``unmeasured``: some cells could not be measured, so an empty list is no all-clear."""
+    todo = problems(causes)
+    notes = [c for c in causes if c.stricter]
+    if not todo and unmeasured:
+        console.print(
+            Text(
+                "No problem among the cells measured, but not every cell was measured "
+                "(could not measure: see above, on stderr); nothing about those passed.",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    elif not todo:
+        loud = " (or loud, the safe outcome: below)" if safe_outcomes(causes) else ""
+        console.print(
+            Text(
+                f"No problems to fix: every cell is visible, intact or tolerated{loud}.",
+                style="green",
+            ),
+            soft_wrap=True,
+        )
+    else:
+        cells = sum(c.cells for c in todo)
+        console.print(
+            Text(
+                f"Problems to fix, worst first ({len(todo)} root cause(s), {cells} cell(s)):",
+                style="bold",
+            )
+        )
+    width = max((len(c.verdict) for c in todo), default=0)
+    for i, c in enumerate(todo[:limit] if limit else todo, 1):
+        number = f"{i:>2}. "
+        head = (
+            Text(number)
+            + Text(f"{c.verdict:<{width}}", style=COLOUR.get(c.verdict, ""))
+            + Text("  ")
+        )
+        title = textwrap.wrap(
+            cause_title(c), width=_width(console) - len(head), break_on_hyphens=False
+        ) or [""]
+        console.print(head + Text(title[0]), soft_wrap=True)
+        for line in title[1:]:
+            console.print(" " * len(head) + line, soft_wrap=True, markup=False)
+        indent = " " * len(number)
+        _wrap(console, cause_where(c), 0, first=indent + "   ")
+        if c.lost and verbose:
+            _wrap(
+                console, "loses: " + names([clean(x) for x in c.lost], 8), 0, first=indent + "   "
+            )
+        if c.fix:
+            _wrap(console, clean(c.fix), 0, first=indent + "   fix: ")
+        _wrap(
+            console,
+            evidence_line(c, 5 if verbose else 1),
+            0,
+            first=indent + "   evidence: ",
+            style="dim",
+        )
+    if limit and len(todo) > limit:
+        console.print(
+            Text(
+                f"... and {len(todo) - limit} more root causes (--verbose, or a report: --report md:FILE)",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+    safe_ones = safe_outcomes(causes)
+    if safe_ones:
+        console.print(
+            Text(
+                "Loud, the safe outcome: the model reads the error and retries (nothing to fix; "
+                "keep validating strictly):",
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+    for c in safe_ones:
+        _wrap(
+            console,
+            f"{cause_title(c)} ({c.cells} cell(s), in {names(c.clients)})",
+            0,
+            first="  - ",
+            style="dim",
+        )
+    for c in notes:
+        _wrap(
+            console,
+            f"{clean(c.summary)} ({len(c.tools)} tool(s), in {names(c.clients)})",
+            0,
+            first="note (a stricter schema, not a loss): ",
+            style="dim",
+        )
+
+
+def _not_measured(events: list[Event]) -> dict[str, str]:
+    """Profile -> why some of its cells were not measured (a profile-error, calls not made)."""
+    out = {e.profile: "not measured: profile-error" for e in events if isinstance(e, ProfileError)}
+    counts: dict[str, int] = {}
+    for e in calls_not_made(events):
+        counts[str(e.profile)] = counts.get(str(e.profile), 0) + 1
+    for profile, n in counts.items():
+        out.setdefault(profile, f"{n} call(s) not made")
+    return out
+
+
+def write_grid(events: list[Event], console: Console) -> None:
+    grid = build_grid(events)
+    unmeasured = _not_measured(events)
+    codes = {p: CODES[i] if i < len(CODES) else "?" for i, p in enumerate(grid.profiles)}
+    tool_w = max((len(printable(t)) for t in grid.tools), default=4)
+    tool_w = max(tool_w, 4)
+    console.print(
+        Text("tool".ljust(tool_w) + " " + " ".join(codes[p] for p in grid.profiles), style="bold"),
+        soft_wrap=True,
+    )
+    for tool in grid.tools:
+        row = Text(printable(tool).ljust(tool_w) + " ")
+        for j, p in enumerate(grid.profiles):
+            v = grid.worst(tool, p)
+            row.append(SYMBOL.get(v, "?") if v else " ", style=COLOUR.get(v, "") if v else "")
+            if j < len(grid.profiles) - 1:
+                row.append(" ")
+        console.print(row, soft_wrap=True)
+    line = "clients:"
+    for p in grid.profiles:  # a code and its client never split across lines
+        item = f"{codes[p]} {printable(p)}" + (f" ({unmeasured[p]})" if p in unmeasured else "")
+        if len(line) + 2 + len(item) > _width(console):
+            console.print(line, soft_wrap=True, markup=False, style="dim")
+            line = "        "
+        line += "  " + item
+    console.print(line, soft_wrap=True, markup=False, style="dim")
+    used = {c.verdict for cs in grid.cells.values() for c in cs}
+    key = Text()
+    for v in SEVERITY:
+        if v in used:
+            if key:
+                key.append("  ")
+            key.append(SYMBOL[v], style=COLOUR.get(v, ""))
+            key.append(f" {v}")
+    if key:
+        for line in key.wrap(console, _width(console)):
+            console.print(line, soft_wrap=True)
+    if session_blockers(events):
+        _wrap(
+            console,
+            f"{SYMBOL['session-broken']} marks the tool that breaks the session in that client: "
+            "if the request is refused, every tool of the server fails there; the other cells "
+            "show each tool as if it were accepted",
+            0,
+            style="dim",
+        )
+
+
+def _err_console(console: Console) -> Console:
+    """Where "could not measure" goes: stderr when the output is stdout (a run, ``report``), the
+    output itself when it is a file (a report file keeps it)."""
+    return terminal_console(stderr=True, soft_wrap=True) if console.file is sys.stdout else console
+
+
+def _could_not_measure(run: Run, err: Console) -> None:
+    """Why a run could not measure the server, with the server's last stderr lines and hints."""
+    finish = run.finish
+    error = (finish.error if finish else None) or {}
+    _wrap(err, clean(error.get("message", "")), 0, first="could not measure: ", style="red")
+    for line in (error.get("stderr_tail") or [])[-10:]:
+        err.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
+    target = (run.start or _NO_START).target or {}
+    if target.get("kind") == "stdio" and target.get("inherit_env") is False:
+        _wrap(
+            err,
+            "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
+            "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env",
+            0,
+            first="  hint: ",
+        )
+    if error.get("hint"):
+        _wrap(err, clean(error["hint"]), 0, first="  hint: ")
+
+
+def write_terminal(
+    events: Iterable[Event],
+    console: Console,
+    details: bool = True,
+    verbose: bool = False,
+    triage: bool = True,
+    err: Console | None = None,
+) -> None:
+    """``details``: the triage list with fixes and evidence; ``verbose``: also every cell.
+    ``err``: where what could not be measured is said (default: stderr when ``console`` writes
+    to stdout, else ``console``). Every run of a merged stream is read."""
+    events = typed_events(events)
+    err = err or _err_console(console)
+    grid = build_grid(events)
+    all_runs = runs(events)
+    status = ""
+    if any(r.finish and r.finish.interrupted for r in all_runs):
+        status = " · interrupted"
+    elif any(r.start and not r.finish for r in all_runs):
+        status = " · unfinished run"
+    console.print(
+        Text(
+            f"{header_line(events)} · {len(grid.tools)} tools · {len(grid.profiles)} clients{status}",
+            style="bold",
+        ),
+        soft_wrap=True,
+    )
+    sentence = server_key_sentence(events)
+    if sentence:
+        _wrap(console, sentence, 0, style="dim")
+    failed_runs = [r for r in all_runs if r.finish and not r.finish.measured]
+    for run in failed_runs:
+        _could_not_measure(run, err)
+    errors = [e for e in events if isinstance(e, ProfileError)]
+    for e in errors:
+        _wrap(
+            err,
+            f"profile {printable(e.profile)}: {clean(e.error[:300])} (its calls are missing; "
+            "its column shows discovery only)",
+            0,
+            first="could not measure: ",
+            style="red",
+        )
+    missing = calls_not_made(events)
+    if missing:
+        _wrap(err, clean(not_made_text(missing)), 0, first="could not measure: ", style="red")
+    console.print()
+    if failed_runs and len(failed_runs) == len(all_runs) and not grid.tools:
+        return  # nothing was measured: no grid of empty cells
+    unmeasured = bool(failed_runs or errors or missing or status)
+    if triage and details:
+        large = is_large(len(grid.tools)) and not verbose
+        write_triage(
+            build_triage(events),
+            console,
+            verbose=verbose,
+            limit=TRIAGE_LIMIT if large else None,
+            unmeasured=unmeasured,
+        )
+        console.print()
+    if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
+        write_counts(
+            ((c.profile, c.verdict) for cs in grid.cells.values() for c in cs),
+            console,
+            len(grid.tools),
+        )
+    else:
+        write_grid(events, console)
+    if verbose:
+        console.print()
+        write_cells(events, console)
+    if missing:
+        console.print(
+            Text(
+                f"{len(missing)} call(s) not made: not measured, so not passed (could not measure, "
+                "above)" + ("" if verbose else "; --verbose lists them"),
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+    skipped = [e for e in events if isinstance(e, Skipped) and not e.profile]
+    if skipped:
+        console.print(
+            Text(
+                f"{len(skipped)} call(s) not made (safety policy or no case)"
+                + ("" if verbose else "; --verbose lists them"),
+                style="dim",
+            ),
+            soft_wrap=True,
+        )
+    if not verbose and details:
+        console.print(
+            Text(
+                "every cell with its reason: --verbose (or a report: --report md:FILE)", style="dim"
+            ),
+            soft_wrap=True,
+        )
+
+
+def write_cells(events: list[Event], console: Console) -> None:
+    """Every cell that is not fine, with its reason and evidence (``--verbose``)."""
+    grid = build_grid(events)
+    for c in sorted(grid.not_fine(), key=lambda c: (rank(c.verdict), c.profile, c.tool)):
+        label = printable(c.tool)
+        if isinstance(c, CallCell):
+            label += f"::{printable(c.case)}" if c.case else ""
+            reason = c.reason
+        else:
+            reason = "; ".join(
+                f["message"] + (f" [{f['materiality']}]" if f.get("materiality") else "")
+                for f in c.findings[-3:]
+            )
+        line = Text.assemble(
+            (f"{c.verdict:>17}", COLOUR.get(c.verdict, "white")),
+            " ",
+            (printable(c.profile), "bold"),
+            f" {label}: {clean(reason)}",
+        )
+        if c.weakest_evidence:
+            line.append(f" (evidence: {c.weakest_evidence})", "dim")
+        console.print(line, soft_wrap=True)
+    for e in (e for e in events if isinstance(e, Skipped)):
+        who = f"{printable(e.profile)} " if e.profile else ""
+        case = f"::{printable(e.case)}" if e.case else ""
+        console.print(
+            Text(f"{'skipped':>17} {who}{printable(e.tool)}{case}: {clean(e.reason)}", style="dim"),
+            soft_wrap=True,
+        )
+
+
+__all__ = ["MEANING", "write_cells", "write_grid", "write_terminal", "write_triage"]

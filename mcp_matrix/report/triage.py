@@ -1,0 +1,456 @@
+"""Triage: the cells of a run grouped by root cause, worst first, so each problem is read once.
+
+A root cause is what one change of the server fixes:
+
+- a tool that a client hides, or that makes a client drop the server or break the session:
+  keyed by (the tool that causes it, the finding code, the fix); the cells of the other tools
+  a dropped server takes along, and the calls that could not reach a hidden tool, are counted
+  in its blast radius rather than listed again;
+- a schema loss (a keyword a client strips): keyed by (finding code, keyword, fix), with every
+  tool and client it touches, since one schema habit (say, ``default`` values) is one fix;
+- a call problem: keyed by (tool, verdict, behaviours, fix), with the cases it covers.
+
+Only cells worse than ``visible``/``intact`` (and ``tolerated``) become causes. Findings that
+lose nothing (materiality ``none``) never do; a forced stricter schema is its own, lowest
+cause (``note``), not a loss. Every writer opens with this list (terminal, Markdown, HTML).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_matrix.advice import KEEP_LOUD, advice_for
+from mcp_matrix.events import (
+    CallCell,
+    Cell,
+    DiscoveryCell,
+    Event,
+    SnapshotTaken,
+    typed_events,
+)
+from mcp_matrix.materiality import MATERIAL, keyword_at, materiality_of
+from mcp_matrix.report.grid import gate_scope, session_blockers
+from mcp_matrix.verdicts import rank
+
+FINE = frozenset({"visible", "intact", "tolerated", "skipped"})
+HARD = frozenset({"hidden", "server-dropped", "session-broken"})
+LIST_LIMIT = 6  # names listed before "and N more"
+
+
+@dataclass
+class Cause:
+    """One root cause and everything it takes down."""
+
+    verdict: str  # the worst verdict among its cells
+    tool: str  # the tool that causes it ("" when many tools share a schema habit)
+    code: str
+    summary: str  # what happens, in one sentence (from a representative cell)
+    fix: str | None
+    tools: list[str] = field(default_factory=list)
+    clients: list[str] = field(default_factory=list)
+    cells: int = 0
+    calls_lost: int = 0  # calls that could not reach the tool because of it
+    blast_radius: str = "tool"
+    lost: list[str] = field(
+        default_factory=list
+    )  # what the model loses: "default at /properties/x"
+    evidence: list[tuple[str, str]] = field(default_factory=list)  # (level, source) a user can open
+    weakest: str | None = None
+    stricter: bool = False  # a forced stricter schema: a note, not a loss
+    culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
+    # a tool that breaks the session while the other tools keep their own cells: how many tools
+    # the server lists in the client(s), every one of them failing if the request is refused
+    session_tools: int = 0
+    optional: bool = False  # the default release gate fails on none of its cells
+    by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
+    # every cell loud and the only advice "keep validating strictly": the safe outcome, listed
+    # after the problems, never one to fix
+    safe: bool = False
+    keywords: list[str] = field(default_factory=list)
+    seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
+
+    @property
+    def severity(self) -> tuple[int, int, int, int]:
+        """Notes last, after the safe outcomes; before them, what hits a client the gate requires
+        comes before what hits only opt-in configurations and probes (a pinned protocol era, a
+        rollout flag)."""
+        return (
+            2 if self.stricter else 1 if self.safe else 0,
+            1 if self.optional else 0,
+            rank(self.verdict),
+            -self.cells,
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "tool": self.tool,
+            "code": self.code,
+            "summary": self.summary,
+            "fix": self.fix,
+            "tools": self.tools,
+            "clients": self.clients,
+            "cells": self.cells,
+            "calls_lost": self.calls_lost,
+            "blast_radius": self.blast_radius,
+            "lost": self.lost,
+            "evidence": [{"level": lv, "source": src} for lv, src in self.evidence],
+            "weakest_evidence": self.weakest,
+            "note": self.stricter,
+            "by_verdict": self.by_verdict,
+            "optional": self.optional,
+            "safe": self.safe,
+        }
+
+
+_BLAMED = "because of tool "
+NOTES = {
+    "additional-properties-forced": "additionalProperties: false added: the model is told no other keys are allowed",
+    "made-required": "optional properties made required (strict mode): the model must always send a value",
+}
+_QUIRKS = re.compile(
+    r"\s*\(?(?:client-quirks\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?"
+)
+
+
+def citable(note: str) -> str:
+    """An evidence note without references to documents outside the repository."""
+    return re.sub(r"\s{2,}", " ", _QUIRKS.sub("", note or "")).strip()
+
+
+def _sources(evidence: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    return [(e.get("level") or "assumed", e["source"]) for e in evidence if e.get("source")]
+
+
+def _tools_by_name(events: list[Event]) -> dict[str, dict]:
+    snap = next((e.snapshot for e in events if isinstance(e, SnapshotTaken)), None) or {}
+    tools: dict[str, dict] = {}
+    for t in snap.get("tools") or []:
+        tool = t.get("tool") if isinstance(t, dict) else None
+        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            tools.setdefault(tool["name"], tool)
+    return tools
+
+
+def _decisive(findings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The finding that decided a hidden/dropped/broken cell: it comes last."""
+    return findings[-1] if findings else {}
+
+
+def _material(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    out = []
+    for f in findings:
+        level = f.get("materiality") or materiality_of(
+            f["code"], f.get("pointer") or "", bool(f.get("lost"))
+        )
+        if level in MATERIAL:
+            out.append(f)
+    return out
+
+
+def _stricter(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [
+        f
+        for f in findings
+        if f.get("materiality") == "stricter" and f.get("code") != "changed-by-client"
+    ]
+
+
+def _where(pointer: str) -> str:
+    p = pointer.removeprefix("/inputSchema")
+    keyword, whole = keyword_at(pointer)
+    if whole:
+        return f"property {p.rsplit('/', 1)[-1]!r}" if keyword == "properties" else p or "/"
+    parent = p.rsplit("/", 1)[0] if p.count("/") > 1 else "/"
+    return f"{keyword} at {parent}" if keyword else p or "/"
+
+
+def build_triage(events: Iterable[Event]) -> list[Cause]:
+    """The root causes of a run's cells, worst first."""
+    events = typed_events(events)
+    tools = _tools_by_name(events)
+    discovery = [e for e in events if isinstance(e, DiscoveryCell)]
+    calls = [e for e in events if isinstance(e, CallCell)]
+    causes: dict[tuple, Cause] = {}
+    hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
+    blockers = session_blockers(discovery)
+
+    # Membership beside each cause's ordered list of tools: a cause that takes down 5,000 tools
+    # is added to once per cell (100,000), and scanning its list made the triage quadratic.
+    tools_of: dict[tuple, set[str]] = {}
+
+    def add(key: tuple, make: Cause, cell: Cell) -> Cause:
+        profile, tool = cell.profile, cell.tool
+        cause = causes.get(key)
+        if cause is None:
+            cause = causes[key] = make
+        cell_id = (cell.KIND, profile, tool, cell.case if isinstance(cell, CallCell) else None)
+        if cell_id not in cause.seen:
+            cause.seen.add(cell_id)
+            cause.cells += 1
+        if profile not in cause.clients:
+            cause.clients.append(profile)
+        listed = tools_of.get(key)
+        if listed is None:
+            listed = tools_of[key] = set(cause.tools)
+        if tool and tool not in listed:
+            listed.add(tool)
+            cause.tools.append(tool)
+        in_verdict = cause.by_verdict.setdefault(cell.verdict, [])
+        if profile not in in_verdict:
+            in_verdict.append(profile)
+        if not cause.stricter and rank(cell.verdict) < rank(cause.verdict):
+            cause.verdict = cell.verdict
+        ev = cell.weakest_evidence
+        if ev and (cause.weakest is None or _weaker(ev, cause.weakest)):
+            cause.weakest = ev
+        return cause
+
+    for e in discovery:
+        verdict, tool = e.verdict, e.tool
+        if verdict in FINE:
+            continue
+        if verdict in HARD:
+            f = _decisive(e.findings)
+            message = f.get("message", "")
+            # another tool's cell in a dropped server (the culprit field; files before it: the message)
+            blamed = bool(f.get("culprit")) or message.startswith(_BLAMED)
+            summary = message.split(": ", 1)[1] if blamed and ": " in message else message
+            fix = advice_for(e, tools.get(tool), finding=f)
+            code = str(f.get("code"))
+            key = ("hard", verdict, code, summary, tool if verdict == "hidden" else "")
+            cause = add(
+                key,
+                Cause(
+                    verdict,
+                    "",
+                    code,
+                    summary,
+                    fix,
+                    blast_radius=f.get("blast_radius") or "tool",
+                    evidence=_sources(f.get("evidence", ())),
+                ),
+                e,
+            )
+            if not blamed:  # the culprit's own cell names the tool to change
+                if tool not in cause.culprits:
+                    cause.culprits.append(tool)
+                if verdict == "session-broken" and e.profile in blockers:
+                    cause.session_tools = max(cause.session_tools, blockers[e.profile][0])
+                cause.fix = fix
+                # Every tool's own cell carries a session or server finding (the handshake, the
+                # era): the server as a whole is the cause, not one of its tools.
+                cause.tool = tool if len(cause.culprits) == 1 else ""
+            hard_of[(e.profile, tool)] = key
+            continue
+        for f in _material(e.findings) or e.findings[:1]:
+            code = f["code"]
+            pointer = f.get("pointer") or ""
+            keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
+            fix = advice_for(e, tools.get(tool), finding=f)
+            key = ("lost", code, keyword, fix)
+            summary = f.get("message") or code
+            cause = add(
+                key,
+                Cause(verdict, "", code, summary, fix, evidence=_sources(f.get("evidence", ()))),
+                e,
+            )
+            if keyword and keyword not in cause.keywords:
+                cause.keywords.append(keyword)
+            where = f"{tool}: {_where(pointer)}" if pointer else tool
+            if where not in cause.lost:
+                cause.lost.append(where)
+    # Forced stricter schemas (additionalProperties: false added): one note per code.
+    for e in discovery:
+        if e.verdict not in ("visible", "degraded"):
+            continue
+        for f in _stricter(e.findings):
+            code = f["code"]
+            add(
+                ("note", code),
+                Cause(
+                    "visible",
+                    "",
+                    code,
+                    NOTES.get(code, f.get("message") or code),
+                    None,
+                    evidence=_sources(f.get("evidence", ())),
+                    stricter=True,
+                ),
+                e,
+            )
+    for e in calls:
+        verdict, tool = e.verdict, e.tool
+        if verdict in FINE:
+            continue
+        if verdict == "unreachable":
+            key = hard_of.get((e.profile, tool))
+            if key is not None:
+                causes[key].calls_lost += 1
+                continue
+        fix = advice_for(e, tools.get(tool))
+        key = ("call", tool, verdict, e.behaviours, fix)
+        add(
+            key,
+            Cause(
+                verdict,
+                tool,
+                ",".join(e.behaviours) or verdict,
+                e.reason or verdict,
+                fix,
+                blast_radius="call",
+                evidence=_sources(e.evidence),
+            ),
+            e,
+        )
+    # Labelled "not required by default" exactly when the default gate ignores every cell of
+    # the cause (read over every run of a merged file, as the gate reads it).
+    gate = gate_scope(events)
+    merged = _merged(causes)
+    for cause in merged:
+        cause.optional = (
+            bool(cause.clients)
+            and not set(cause.clients) & gate.required
+            and not any(
+                gate.judges(verdict, client)
+                for verdict, clients in cause.by_verdict.items()
+                for client in clients
+            )
+        )
+        cause.safe = set(cause.by_verdict) == {"loud"} and cause.fix == KEEP_LOUD
+    return sorted(merged, key=lambda c: c.severity)
+
+
+def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
+    """Hard causes that differ only in wording across clients (same tool, code and fix) as one."""
+    out: list[Cause] = []
+    seen: dict[tuple, Cause] = {}
+    for key, cause in causes.items():
+        if key[0] == "hard":
+            same: tuple = ("hard", cause.tool, cause.code, cause.fix)
+        elif key[0] == "note":
+            out.append(cause)
+            continue
+        else:  # one schema habit or one call behaviour across tools, in the same clients: one fix
+            same = (
+                key[0],
+                cause.code,
+                cause.fix,
+                tuple(sorted((v, tuple(n)) for v, n in cause.by_verdict.items())),
+            )
+        first = seen.get(same)
+        if first is None:
+            seen[same] = cause
+            out.append(cause)
+            continue
+        first.cells += len(cause.seen - first.seen)
+        first.seen |= cause.seen
+        first.calls_lost += cause.calls_lost
+        first.session_tools = max(first.session_tools, cause.session_tools)
+        first.clients += [c for c in cause.clients if c not in first.clients]
+        have = set(first.tools)
+        first.tools += [t for t in cause.tools if t not in have]
+        first.culprits += [t for t in cause.culprits if t not in first.culprits]
+        first.evidence += [e for e in cause.evidence if e not in first.evidence]
+        first.keywords += [k for k in cause.keywords if k not in first.keywords]
+        first.lost += [w for w in cause.lost if w not in first.lost]
+        for v, names in cause.by_verdict.items():
+            have = first.by_verdict.setdefault(v, [])
+            have += [n for n in names if n not in have]
+        if rank(cause.verdict) < rank(first.verdict):
+            first.verdict = cause.verdict
+        if cause.weakest and (first.weakest is None or _weaker(cause.weakest, first.weakest)):
+            first.weakest = cause.weakest
+    return out
+
+
+_LEVELS = ("observed", "code", "issue", "doc", "assumed")
+
+
+def _weaker(a: str, b: str) -> bool:
+    return (_LEVELS.index(a) if a in _LEVELS else 9) > (_LEVELS.index(b) if b in _LEVELS else 9)
+
+
+def name_list(items: list[str], limit: int = LIST_LIMIT, show: Callable[[str], str] = str) -> str:
+    shown = ", ".join(show(i) for i in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def whole_server(c: Cause) -> bool:
+    """A cause no single tool carries: every tool's own cell has it (the handshake, the era)."""
+    return not c.tool and len(c.culprits) > 1
+
+
+def cause_title(
+    c: Cause, show: Callable[[str], str] = str, prose: Callable[[str], str] = str
+) -> str:
+    """What to fix, in one sentence. Every writer words a cause with this (and ``cause_where``),
+    so the terminal, Markdown and HTML lists read the same; ``show`` and ``prose`` make names and
+    messages from the server safe for the medium (the terminal's sanitiser; identity where the
+    writer escapes)."""
+    if c.keywords:
+        verb = "change" if c.code.startswith("changed") else "drop"
+        return (
+            f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): "
+            f"{name_list(c.tools, 4, show)}"
+        )
+    if whole_server(c):
+        who = f"the server (all {len(c.tools)} tools)"
+    else:
+        who = show(c.tool) if c.tool else name_list(c.tools, 4, show)
+    summary = c.summary.split(" Fix: ", 1)[0] if c.fix else c.summary  # the fix has its own line
+    return f"{who}: {prose(summary)}"
+
+
+def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
+    """The clients a cause hits (by verdict) and its blast radius, in one line."""
+    parts = []
+    for verdict in sorted(c.by_verdict, key=rank):
+        clients = c.by_verdict[verdict]
+        parts.append(
+            f"{verdict} in {name_list(clients, show=show)}"
+            if len(c.by_verdict) > 1 or not c.keywords
+            else f"in {name_list(clients, show=show)}"
+        )
+    blast = []
+    radius = f"blast radius: {c.blast_radius}"
+    if c.session_tools:  # the other tools' cells are their own: say what the refusal takes
+        where = "this client" if len(c.clients) == 1 else "each of these clients"
+        radius = (
+            f"blast radius: every tool of this server in {where} ({c.session_tools} tools), "
+            "if the request is refused; the other cells show each tool as if it were accepted"
+        )
+    elif c.blast_radius in ("server", "session") and len(c.tools) > 1:
+        blast.append(f"takes down {len(c.tools)} tools")
+    if c.calls_lost:
+        blast.append(f"{c.calls_lost} calls could not be made")
+    if c.optional:
+        blast.append("not required by default (an opt-in configuration or a probe)")
+    return " · ".join(parts + ([radius] if c.blast_radius != "tool" else []) + blast)
+
+
+def problems(causes: list[Cause]) -> list[Cause]:
+    """The causes that are problems to fix: not the stricter-schema notes, nor the safe outcomes
+    (a loud refusal whose advice is to keep validating strictly: nothing to change)."""
+    return [c for c in causes if not c.stricter and not c.safe]
+
+
+def safe_outcomes(causes: list[Cause]) -> list[Cause]:
+    """Loud refusals the model reads and retries on: the server does right, nothing to fix."""
+    return [c for c in causes if c.safe and not c.stricter]
+
+
+__all__ = [
+    "Cause",
+    "build_triage",
+    "cause_title",
+    "cause_where",
+    "citable",
+    "name_list",
+    "problems",
+    "safe_outcomes",
+    "whole_server",
+]

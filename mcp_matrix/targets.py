@@ -1,0 +1,461 @@
+"""Targets: what to connect to (a stdio command, a Streamable HTTP URL, a legacy HTTP+SSE URL,
+or a bundled server).
+
+A target turns into a connected transport; ``describe()`` is what reports show of it, with
+secrets masked (header values, env values, and values of secret-looking arguments).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
+
+from mcp_matrix.errors import InputError, did_you_mean
+from mcp_matrix.text import MASK, redact, redact_json
+from mcp_matrix.warm_start import module_argv, server_command
+from mcp_matrix.wire.stdio import StdioTransport
+from mcp_matrix.wire.transport import Transport
+
+# A name (flag, variable, header, query parameter) whose value is a credential: these words, and
+# key, pass, pwd, sig, dsn, pat as whole words (API_KEY, --key, ?sig=, but not --monkey).
+SECRET_NAME = re.compile(
+    r"(?i)token|secret|passw|api[-_]?key|apikey|auth|credential|bearer|session|cookie|signature"
+    r"|private|(^|[-_.])(key|pass|pwd|sig|dsn|pat)($|[-_.])"
+)
+SECRET_WORDS = SECRET_NAME  # its earlier name
+
+# Bundled reference servers (installed as the package ``matrix_servers``).
+BUNDLED: dict[str, tuple[str, ...]] = {
+    "memory": ("matrix_servers.memory",),
+    "memory-anyof": ("matrix_servers.memory", "--schema", "anyof"),
+    "faulty": ("matrix_servers.faulty",),
+    "gateway": ("matrix_servers.gateway",),
+    "billing": ("matrix_servers.billing",),
+    "strict": ("matrix_servers.strict",),
+}
+
+
+def register_bundled(name: str, *module_and_args: str) -> None:
+    BUNDLED[name] = tuple(module_and_args)
+
+
+# Launchers whose basename says nothing about the server they start.
+_LAUNCHERS = {
+    "npx",
+    "uvx",
+    "pipx",
+    "node",
+    "deno",
+    "bun",
+    "bunx",
+    "python",
+    "python3",
+    "uv",
+    "docker",
+    "env",
+    "run",
+}
+
+
+@dataclass(frozen=True)
+class ServerKey:
+    """The name the user's client config gives the server (``claude mcp add NAME``), which real
+    clients put in prefixed tool names (``mcp__NAME__tool``), and how it was chosen: it is the
+    user's choice, not ``serverInfo.name``, so every report says when it is an assumption."""
+
+    name: str
+    source: str  # "--name", "bundled", "serverInfo.name", "command", "default"
+    assumed: bool = True
+
+    def sentence(self) -> str:
+        if not self.assumed:
+            return f"server name {self.name!r} (given with --name)"
+        how = {
+            "bundled": "the bundled server's name",
+            "serverInfo.name": "the last segment of serverInfo.name",
+            "command": "the command's basename",
+        }.get(self.source, "no better guess")
+        return f"server name assumed {self.name!r} ({how}); pass --name with the key of your client config"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "source": self.source, "assumed": self.assumed}
+
+
+def slug(text: str) -> str:
+    """A config key a user would type for ``text``: its last path segment, with characters outside
+    ``[A-Za-z0-9_-]`` turned into ``-`` (``mcp-servers/everything`` -> ``everything``)."""
+    last = re.split(r"[/\\:@]", text.strip().rstrip("/\\"))[-1]
+    last = re.sub(r"\.(exe|cmd|bat|js|mjs|cjs|py)$", "", last, flags=re.IGNORECASE)
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", last).strip("-_")[:64]
+
+
+def server_key(target: Mapping | None, server_info: object) -> ServerKey:
+    """The server's config key: ``--name`` when given, else a slug a user would type: the bundled
+    server's name, the last segment of ``serverInfo.name``, or the command's basename."""
+    target = target if isinstance(target, Mapping) else {}
+    if target.get("name"):
+        return ServerKey(str(target["name"]), "--name", assumed=False)
+    if target.get("server"):
+        return ServerKey(str(target["server"]).split()[0], "bundled")
+    name = server_info.get("name") if isinstance(server_info, Mapping) else None
+    if isinstance(name, str) and slug(name):
+        return ServerKey(slug(name), "serverInfo.name")
+    command = target.get("command")
+    if isinstance(command, (list, tuple)):
+        for arg, before in zip(command, ("", *command)):
+            if before in ("-c", "-e", "--eval"):  # inline code names nothing
+                break
+            if not isinstance(arg, str) or arg.startswith("-") or arg == MASK:
+                continue
+            key = slug(arg)
+            if key and key.lower() not in _LAUNCHERS and not re.fullmatch(r"python[0-9.]*", key):
+                return ServerKey(key, "command")
+    return ServerKey("server", "default")
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # "stdio" | "http" | "sse" | "server"
+    command: tuple[str, ...] = ()
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    inherit_env: bool = False
+    server: str = ""  # bundled name, possibly with extra args ("memory --schema anyof")
+    server_transport: str = "stdio"
+    name: str = (
+        ""  # the name the user's client config gives this server (prefixes like mcp__NAME__tool)
+    )
+
+    @classmethod
+    def stdio(cls, command: str | list[str], **kw) -> Target:
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else list(command)
+        except ValueError as exc:  # an unbalanced quote
+            raise InputError(
+                f"cannot split the command {command!r}: {exc}", where="--stdio"
+            ) from None
+        if not argv or not argv[0].strip():
+            raise InputError("--stdio needs a command (it was empty)", where="--stdio")
+        return cls("stdio", command=tuple(argv), **kw)
+
+    @classmethod
+    def http(cls, url: str, **kw) -> Target:
+        if not re.match(r"^https?://", url):
+            raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--http")
+        import httpx  # here, not at the top: a stdio target's process never imports it
+
+        try:
+            parsed = httpx.URL(url)
+        except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+            raise InputError(f"not a valid URL: {exc}", where="--http") from None
+        if not parsed.host:
+            raise InputError(f"the URL names no host: {mask_url(url)!r}", where="--http")
+        for key, value in (kw.get("headers") or {}).items():
+            for part, text in (("name", key), ("value", value)):
+                try:
+                    text.encode("latin-1")
+                except UnicodeEncodeError:
+                    raise InputError(
+                        f"the header {part} of {key!r} has characters HTTP cannot carry (only Latin-1)",
+                        where="--header",
+                    ) from None
+            if not key or any(c in key for c in " \t\r\n:") or any(c in value for c in "\r\n\0"):
+                raise InputError(f"not a valid header: {key!r}", where="--header")
+        return cls("http", url=url, **kw)
+
+    @classmethod
+    def sse(cls, url: str, **kw) -> Target:
+        """A server on the legacy HTTP+SSE transport (2024-11-05): ``url`` is its GET stream."""
+        if not re.match(r"^https?://", url):
+            raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--sse")
+        return cls("sse", url=url, **kw)
+
+    @classmethod
+    def bundled(cls, spec: str, transport: str = "stdio", **kw) -> Target:
+        try:
+            argv = shlex.split(spec)
+        except ValueError as exc:
+            raise InputError(f"cannot split {spec!r}: {exc}", where="--server") from None
+        if not argv or argv[0] not in BUNDLED:
+            name = argv[0] if argv else ""
+            raise InputError(
+                f"unknown bundled server {name!r}{did_you_mean(name, BUNDLED)}; "
+                f"expected one of: {', '.join(sorted(BUNDLED))}",
+                where="--server",
+            )
+        return cls("server", server=spec, server_transport=transport, **kw)
+
+    @property
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        if self.kind == "server":
+            return shlex.split(self.server)[0]
+        return ""
+
+    def _module_and_args(self) -> tuple[str, ...]:
+        name, *args = shlex.split(self.server)
+        return (*BUNDLED[name], *args)
+
+    def server_argv(self) -> list[str]:
+        """The bundled server's own command (``python -P -m MODULE ARGS``), as a user would type
+        it: it never imports from the current directory (``warm_start.module_argv``)."""
+        return module_argv(self._module_and_args())
+
+    def launch_argv(self) -> list[str]:
+        """``server_argv``, started from the warm template when it can be (``mcp_matrix.warm_start``)."""
+        return server_command(self._module_and_args())
+
+    def open(self, connect_timeout: float = 30.0) -> Transport:
+        """A started transport; raises WireError if the server cannot be started."""
+        t = self.transport(connect_timeout)
+        try:
+            t.start()
+        except BaseException:  # a failed start or Ctrl-C: never leave a half-started server running
+            t.close()
+            raise
+        return t
+
+    def transport(self, connect_timeout: float = 30.0) -> Transport:
+        """The transport to this target, not yet started: a caller that must end the server
+        whatever happens (Ctrl-C included) holds it before ``start()`` runs the server."""
+        try:  # a Ctrl-C held since start-up stops the command here (probes race: pop is atomic)
+            action = _BEFORE_CONNECTING.pop()
+        except IndexError:
+            pass
+        else:
+            action()
+        if self.kind == "stdio":
+            t: Transport = StdioTransport(
+                self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env
+            )
+        elif self.kind == "http":
+            from mcp_matrix.wire.http import HttpTransport  # httpx, for HTTP targets only
+
+            t = HttpTransport(self.url, headers=self.headers)
+        elif self.kind == "sse":
+            from mcp_matrix.wire.sse import SseTransport
+
+            t = SseTransport(self.url, headers=self.headers, connect_timeout=connect_timeout)
+        elif self.server_transport in ("http", "sse"):
+            from mcp_matrix.bundled_http import bundled_http_server
+
+            t = bundled_http_server(self.launch_argv(), self.server_transport, connect_timeout)
+        else:
+            t = StdioTransport(self.launch_argv(), env=self.env, inherit_env=True)
+        return t
+
+    def describe(self) -> dict:
+        """The target as reports show it: secrets masked (header and env values always; in the
+        command and the URL, every value ``secrets()`` finds)."""
+        secrets = self.secrets()
+        d: dict = {"kind": self.kind}
+        if self.kind == "stdio":
+            d["command"] = [redact(arg, secrets) for arg in self.command]
+        elif self.kind in ("http", "sse"):
+            d["url"] = redact(self.url, secrets)
+            d["headers"] = {k: MASK for k in self.headers}
+        else:
+            d["server"] = redact(self.server, secrets)
+            d["transport"] = self.server_transport
+        if self.env:
+            d["env"] = {k: MASK for k in self.env}
+        if self.cwd:
+            d["cwd"] = redact(self.cwd, secrets)
+        if self.kind == "stdio":
+            d["inherit_env"] = self.inherit_env
+        if self.name:
+            d["name"] = redact(self.name, secrets)
+        return d
+
+    def secrets(self) -> list[str]:
+        """Every secret value this target carries, in every form a server can echo it in (raw,
+        URL-encoded, inside an HTTP Basic header), longest first: what every output masks.
+
+        They are the values of ``--env`` and ``--header`` (and a header's token after its
+        scheme, decoded when Basic), URL userinfo and credential-looking query parameters (in
+        the URL and in any argument or env value), secret-looking flags' values (``--api-key V``,
+        ``--key=V``, ``-p V``), ``K=V`` arguments with a secret-looking ``K`` (``env API_KEY=V
+        cmd``), credential-looking positional tokens (``sk-...``, ``ghp_...``, long random
+        strings), and with ``--inherit-env`` the values of this environment's secret-looking
+        variables."""
+        values: list[str] = [*self.env.values(), *self.headers.values()]
+        for value in self.headers.values():
+            values += _header_secrets(value)
+        argv = self.command or (tuple(shlex.split(self.server)) if self.server else ())
+        values += argv_secrets(argv)
+        for text in (self.url, *self.env.values()):
+            values += url_secrets(text)
+        if self.inherit_env and self.kind == "stdio":
+            values += inherited_secrets(os.environ)
+        return with_encodings(values)
+
+
+_BEFORE_CONNECTING: list[Callable[[], None]] = []
+
+
+def before_connecting(action: Callable[[], None] | None) -> None:
+    """Run ``action`` once, when the next transport is made (None: forget the one set): the CLI
+    delivers a Ctrl-C pressed while it started there, inside a run's interrupt handling (so its
+    results still end with ``run-finished``), not before the run has begun."""
+    _BEFORE_CONNECTING[:] = [action] if action is not None else []
+
+
+def _is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name.strip().lstrip("-")))
+
+
+# A positional argument that is a credential by its shape: a known token prefix, or a long
+# random string (letters and digits, no path or file name).
+_TOKEN_PREFIX = re.compile(
+    r"^(sk|pk|rk)[-_]|^(ghp|gho|ghu|ghs|ghr)_|^github_pat_|^glpat-|^xox[abposr]-|^xapp-"
+    r"|^(AKIA|ASIA)[A-Z0-9]{12}|^AIza|^ya29\.|^npm_|^pypi-|^hf_|^shp(at|ss)_|^eyJ[\w-]+\.",
+)
+_RANDOM_TOKEN = re.compile(r"[A-Za-z0-9_+=~-]{24,}")
+
+
+def looks_like_credential(token: str) -> bool:
+    """Whether a bare token is a credential by its shape (a known prefix, or 24+ characters of
+    mixed letters and digits with 12+ distinct ones): true of API keys, false of names and paths."""
+    if len(token) < 12 or any(c.isspace() for c in token):
+        return False
+    if _TOKEN_PREFIX.match(token):
+        return True
+    return bool(
+        _RANDOM_TOKEN.fullmatch(token)
+        and any(c.isdigit() for c in token)
+        and any(c.isalpha() for c in token)
+        and len(set(token)) >= 12
+    )
+
+
+def argv_secrets(argv: Sequence[str]) -> list[str]:
+    """The secret values on a command line: see ``Target.secrets``."""
+    out: list[str] = []
+    flag = ""  # the flag before this argument, when its value is a secret
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if flag and not arg.startswith("-"):
+            if not (flag == "-p" and _port(arg)):  # -p 8080 names a port
+                out.append(arg)  # --api-key VALUE, -p VALUE
+        elif eq and value and _is_secret_name(name):
+            out.append(value)  # --token=V, API_KEY=V (env prefixes, docker -e KEY=V)
+        elif not arg.startswith("-") and ":" in arg and _is_secret_name(arg.split(":", 1)[0]):
+            header = arg.split(":", 1)[1].strip()  # "Authorization: Bearer X" as an argument
+            out += [header, *_header_secrets(header)]
+        elif not arg.startswith("-") and looks_like_credential(value if eq else arg):
+            out.append(value if eq else arg)
+        out += url_secrets(arg)
+        secret_flag = arg == "-p" or (arg.startswith("--") and _is_secret_name(arg))
+        flag = arg if secret_flag and not eq else ""
+    return out
+
+
+def _port(value: str) -> bool:
+    return value.isdigit() and len(value) <= 5
+
+
+_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#@\s:]*)(?::([^/?#@\s]*))?@")
+_QUERY = re.compile(r"[?&;]([^=&#;\s]+)=([^&#;\s]*)")
+
+
+def url_secrets(text: str) -> list[str]:
+    """Secrets inside the URLs of ``text``: the userinfo password (or a userinfo-only token), and
+    the values of credential-looking query parameters (``?access_token=``, ``?password=``,
+    ``?sig=``); with the Basic header a client derives from the userinfo."""
+    out: list[str] = []
+    for match in _USERINFO.finditer(text):
+        user, password = match.group(1), match.group(2)
+        if password:
+            out += [password, _basic(unquote(user), unquote(password))]
+        elif user:  # https://TOKEN@host: the token is the username
+            out += [user, _basic(unquote(user), "")]
+    if "://" in text:
+        for name, value in _QUERY.findall(text):
+            if value and _is_secret_name(unquote_plus(name)):
+                out.append(value)
+    return out
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def _header_secrets(value: str) -> list[str]:
+    """A header value's token after its scheme (``Bearer X``), and a Basic token's decoded
+    ``user:password`` and password."""
+    parts = value.split(None, 1)
+    if len(parts) != 2:
+        return []
+    scheme, token = parts[0], parts[1].strip()
+    out = [token]
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(token, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return out
+        out += [decoded, decoded.partition(":")[2]]
+    return out
+
+
+INHERITED_MIN = 8  # an inherited value shorter than this is not masked (XDG_SESSION_TYPE=x11)
+
+
+def inherited_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The secrets of an environment a server inherits whole (``--inherit-env``): the values of
+    secret-looking variables (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) and passwords in any
+    value's URL (``DATABASE_URL``)."""
+    out: list[str] = []
+    for key, value in environ.items():
+        if _is_secret_name(key) and len(value) >= INHERITED_MIN:
+            out.append(value)
+        out += url_secrets(value)
+    return out
+
+
+MIN_SECRET = 4  # shorter values would mask ordinary words and numbers everywhere
+
+
+def with_encodings(values: Sequence[str]) -> list[str]:
+    """``values`` and their URL-encoded forms (how a client puts them in a URL or a form),
+    each at least ``MIN_SECRET`` characters, longest first."""
+    out: set[str] = set()
+    for value in values:
+        for form in (value, unquote(value), quote(value, safe=""), quote_plus(value), quote(value)):
+            if len(form) >= MIN_SECRET:
+                out.add(form)
+    return sorted(out, key=len, reverse=True)
+
+
+def parse_pairs(items: Sequence[str], sep: str, flag: str) -> dict[str, str]:
+    """``K:V`` headers (values stripped) or ``K=V`` environment entries, from a repeatable flag."""
+    out = {}
+    for item in items:
+        if sep not in item:
+            raise InputError(f"expected KEY{sep}VALUE, got {item!r}", where=flag)
+        key, value = item.split(sep, 1)
+        out[key.strip()] = value.strip() if sep == ":" else value
+    return out
+
+
+def scrub_json(text: str, secrets: Sequence[str]) -> str:
+    """JSON text with every secret masked inside its strings (``mcp_matrix.text.redact_json``)."""
+    return redact_json(text, secrets)
+
+
+def mask_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with its secret values masked (``argv_secrets``)."""
+    secrets = with_encodings(argv_secrets(argv))
+    return [redact(arg, secrets) for arg in argv]
+
+
+def mask_url(url: str) -> str:
+    """A URL with its userinfo password and credential-looking query values masked."""
+    return redact(url, with_encodings(url_secrets(url)))
