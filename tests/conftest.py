@@ -27,9 +27,10 @@ LOADED_MACHINE_BOUNDS = {"run": _BOUNDS, "check": _BOUNDS, "snapshot": _BOUNDS, 
 
 
 def run_cli(
-    *args: str, timeout: float = 120, input: str | None = None
+    *args: str, timeout: float = 120, input: str | None = None, env: dict | None = None
 ) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess (as a user would), bounded.
+    """Run the real CLI in a subprocess (as a user would), bounded; ``env``: variables added to
+    the CLI's own environment.
 
     It runs from a neutral directory so ``python -m mcp_matrix`` imports the *installed* package,
     not the checkout: in CI (a non-editable install) this proves the wheel carries its
@@ -46,6 +47,7 @@ def run_cli(
         timeout=timeout,
         input=input,
         cwd=NEUTRAL_CWD,
+        env={**os.environ, **env} if env else None,
     )
 
 

@@ -5,29 +5,16 @@ URL it listens on."""
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 
 from mcp_matrix.calibrate.harness import kill_group, start_http_server
-from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD
+from tests.conftest import run_cli
 
 
 def cli_with_env(*args: str, env: dict, timeout: float = 180) -> subprocess.CompletedProcess:
-    """``run_cli`` (the same neutral directory and bounds) with extra variables in the CLI's own
-    environment."""
-    if args and args[0] in LOADED_MACHINE_BOUNDS:
-        args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_matrix", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=NEUTRAL_CWD,
-        env={**os.environ, **env},
-        check=False,
-    )
+    """``run_cli`` with extra variables in the CLI's own environment."""
+    return run_cli(*args, timeout=timeout, env=env)
 
 
 @contextlib.contextmanager
