@@ -69,17 +69,14 @@ def test_the_records_show_which_clients_round_big_integers():
         }
 
 
-def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_it(tmp_path):
-    tools = [t for t in probe.PROBE_SETS["big-int"].tools if t["name"] in ("big_id", "big_safe")]
+def run_probe_tools(tmp_path, probe_set: str, names, cases: str, clients):
+    """``mcp-matrix run`` on the probe server listing only ``names`` of ``probe_set``, with
+    ``cases`` (a cases file's text) and no automatic cases; the process and its call events."""
+    tools = [t for t in probe.PROBE_SETS[probe_set].tools if t["name"] in names]
     (tmp_path / "tools.json").write_text(json.dumps(tools))
-    (tmp_path / "cases.yaml").write_text(
-        "cases:\n"
-        "  big_id:\n    - name: unsafe\n      arguments: {id: 9007199254740993}\n"
-        "  big_safe:\n    - name: safe\n      arguments: {id: 9007199254740991}\n"
-    )
+    (tmp_path / "cases.yaml").write_text(cases)
     results = tmp_path / "results.jsonl"
     server = f"{sys.executable} -m matrix_servers.probe --tools {tmp_path / 'tools.json'}"
-    clients = [a for name in sorted(ROUNDS | EXACT) for a in ("--client", name)]
     r = run_cli(
         "run",
         "--stdio",
@@ -90,13 +87,26 @@ def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_i
         "--results",
         str(results),
         "--quiet",
-        *clients,
+        *(a for name in clients for a in ("--client", name)),
         timeout=300,
     )
-    assert r.returncode == 1, r.stderr[-2000:]  # silent-corruption fails the default gate
     calls = [
         e for e in map(json.loads, results.read_text().splitlines()) if e.get("event") == "call"
     ]
+    return r, calls
+
+
+def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_it(tmp_path):
+    r, calls = run_probe_tools(
+        tmp_path,
+        "big-int",
+        ("big_id", "big_safe"),
+        "cases:\n"
+        "  big_id:\n    - name: unsafe\n      arguments: {id: 9007199254740993}\n"
+        "  big_safe:\n    - name: safe\n      arguments: {id: 9007199254740991}\n",
+        sorted(ROUNDS | EXACT),
+    )
+    assert r.returncode == 1, r.stderr[-2000:]  # silent-corruption fails the default gate
     verdict = {(e["profile"], e["tool"]): e for e in calls}
     for name in ROUNDS:
         cell = verdict[(name, "big_id")]
@@ -130,31 +140,14 @@ def test_a_string_the_client_converts_to_the_schemas_type_is_tolerated_not_a_los
     the server gets a valid call the model's own text would have failed, so the client repaired
     it: ``tolerated``, never ``silent-corruption`` (which it was, because the intact "5" is
     refused and so "differs"). A client that sends "5" as it is gets the server's refusal."""
-    tools = [t for t in probe.PROBE_SETS["coercion"].tools if t["name"] == "coerce_scalars"]
-    (tmp_path / "tools.json").write_text(json.dumps(tools))
-    (tmp_path / "cases.yaml").write_text(
-        "cases:\n  coerce_scalars:\n    - name: count-as-text\n      arguments: {count: '5'}\n"
+    r, cells = run_probe_tools(
+        tmp_path,
+        "coercion",
+        ("coerce_scalars",),
+        "cases:\n  coerce_scalars:\n    - name: count-as-text\n      arguments: {count: '5'}\n",
+        ("claude-code", "qwen-code", "python-sdk"),
     )
-    results = tmp_path / "results.jsonl"
-    server = f"{sys.executable} -m matrix_servers.probe --tools {tmp_path / 'tools.json'}"
-    r = run_cli(
-        "run",
-        "--stdio",
-        server,
-        "--cases",
-        str(tmp_path / "cases.yaml"),
-        "--no-auto-cases",
-        "--results",
-        str(results),
-        "--quiet",
-        *("--client", "claude-code", "--client", "qwen-code", "--client", "python-sdk"),
-        timeout=300,
-    )
-    calls = {
-        e["profile"]: e
-        for e in map(json.loads, results.read_text().splitlines())
-        if e.get("event") == "call"
-    }
+    calls = {e["profile"]: e for e in cells}
     for name in ("claude-code", "qwen-code"):
         cell = calls[name]
         assert cell["verdict"] == "tolerated", cell
