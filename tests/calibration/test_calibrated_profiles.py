@@ -49,3 +49,23 @@ def test_every_registry_behaviour_is_probed_or_says_why_not():
     covered = {n for n, sets in probe.PROBE_COVERAGE.items() if sets} | set(probe.NOT_PROBED)
     assert names - covered == set()
     assert all(s in probe.PROBE_SETS for sets in probe.PROBE_COVERAGE.values() for s in sets)
+
+
+def test_names_and_schemas_are_compared_for_every_tool_but_the_one_that_breaks_the_session():
+    """claude-code's long-name set: the over-long name breaks the session (a provider refusal the
+    fake endpoint does not show), so only that tool's name and schema go uncompared; the other
+    tool's are compared against the record (before, a session-broken prediction skipped them all)."""
+    from mcp_matrix.calibrate.drift import predict
+
+    profile = load_profiles()["claude-code"]
+    _, doc = record.latest_record("claude-code")
+    probe_set = probe.PROBE_SETS["long-name"]
+    pred = predict(profile, probe_set, "probe")
+    blocked = {t for t, p in pred["tools"].items() if p.get("blocks")}
+    assert pred["outcome"] == "session-broken" and len(blocked) == 1
+    cells = record_drift(
+        profile, {"probe_sets": {"long-name": doc["probe_sets"]["long-name"]}}, probe.PROBE_SETS
+    )
+    named = {c.tool for c in cells if c.aspect == "name"}
+    assert named and not named & blocked
+    assert all(c.agree for c in cells)
