@@ -23,7 +23,8 @@ from mcp_matrix.wire.session import HANDSHAKE_PROTOCOLS, LATEST_PROTOCOL, Sessio
 
 
 class Interrupted(Exception):
-    """A call cut short because the user interrupted the run: its cell is not recorded."""
+    """A call cut short by the run (the user interrupted it, or its deadline passed while the
+    call waited): its cell is not a verdict."""
 
 
 def wire_handshake(profile: Profile) -> Handshake:
@@ -182,7 +183,9 @@ class Connection:
                 r = self.session.call_tool(tool, arguments, meta=meta, omit_arguments=omit)
         except WireError as exc:
             self.close()  # the next call starts afresh
-            if self._aborted:
+            if self._aborted or (isinstance(exc, WireTimeout) and self.deadline.passed()):
+                # A wait capped by the run's deadline ran out with it: the run cut the call
+                # short; the server is not shown to be slow (its own bound had time left).
                 raise Interrupted() from None
             error = exc.to_json()
             if isinstance(exc, WireTimeout):
