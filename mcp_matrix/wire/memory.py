@@ -37,7 +37,9 @@ class InMemoryTransport(Transport):
         self._handler = handler
         self._work: queue.Queue[object] = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._closed = threading.Event()
+        # Not the base's ``_closed`` flag: an Event there is always true, and the base then
+        # drops messages instead of waiting while the inbox is full.
+        self._stopped = threading.Event()
         self._exit_reason: str | None = None
 
     def start(self) -> None:
@@ -46,12 +48,13 @@ class InMemoryTransport(Transport):
             self._thread.start()
 
     def send(self, message: dict) -> None:
-        if self._exit_reason is not None or self._closed.is_set():
+        if self._exit_reason is not None or self._stopped.is_set():
             raise ServerExited(self._exit_reason or "the in-memory server is closed")
         self._work.put(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
 
     def close(self) -> None:
-        self._closed.set()
+        self._closed = True
+        self._stopped.set()
         self._work.put(_STOP)
         if self._thread is not None:
             self._thread.join(timeout=2.0)
@@ -62,12 +65,12 @@ class InMemoryTransport(Transport):
             if text is _STOP:
                 return
             for kind, value in self._handler(str(text)):
-                if self._closed.is_set():
+                if self._stopped.is_set():
                     return
                 if kind == "line":
                     self._deliver_text(str(value))
                 elif kind == "sleep":
-                    self._closed.wait(float(value))  # type: ignore[arg-type]
+                    self._stopped.wait(float(value))  # type: ignore[arg-type]
                 elif kind == "hang":
                     break
                 elif kind == "exit":

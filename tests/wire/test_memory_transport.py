@@ -7,12 +7,14 @@ open) stay in ``test_session_faults.py`` over stdio and HTTP.
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 from matrix_servers.faulty.in_memory import handler
 
 from mcp_matrix.wire.errors import ProtocolError, ServerExited, WireTimeout
+from mcp_matrix.wire.limits import INBOX_MESSAGES
 from mcp_matrix.wire.memory import InMemoryTransport
 from mcp_matrix.wire.session import Session, Timeouts
 
@@ -103,3 +105,29 @@ def test_a_server_request_gets_a_json_rpc_error_when_the_capability_was_not_decl
         r = s.call_tool("echo", {"x": 1})
     assert r.error is None
     assert s.server_requests and s.server_requests[0]["method"] == "roots/list"
+
+
+def test_a_full_inbox_holds_the_in_memory_server_until_the_session_reads_as_stdio_does():
+    """The base class waits while the inbox is full unless the transport is closed; the memory
+    transport once kept an Event in the base's ``_closed`` flag, always true there, so a reader
+    slower than the half-second retry lost every message past the inbox's bound."""
+    flood = INBOX_MESSAGES + 5
+
+    def flooding(text: str):
+        for n in range(flood):
+            yield (
+                "line",
+                json.dumps(
+                    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"n": n}}
+                ),
+            )
+
+    t = InMemoryTransport(flooding)
+    t.start()
+    try:
+        t.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        time.sleep(1.5)  # the session is busy: the server fills the inbox and must wait
+        received = [t.receive(timeout=5)["params"]["n"] for _ in range(flood)]
+    finally:
+        t.close()
+    assert received == list(range(flood))
