@@ -75,7 +75,8 @@ def fence_schema(node: Any, in_value: bool = False, depth: int = 0) -> Any:
 def adk_fence_descriptions(state: ListState) -> ListState:
     """Google ADK 2.x wraps tool and parameter descriptions in untrusted-data markers.
 
-    Newer than client-quirks.md §8 (which read the schema path only); see the module docstring.
+    Newer than the source read at 1cc66964, which covered the schema path only
+    (docs/clients/google.md#google-adk); see the module docstring.
     """
     tools = []
     for tool in state.tools:

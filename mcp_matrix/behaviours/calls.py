@@ -36,7 +36,7 @@ TYPE_NAMES = ("array", "object", "boolean", "number", "integer", "string")
     },
 )
 def cache_tools(live: ClientView, baseline: ClientView | None, list_changed: str = "ignore"):
-    """The tool list is read once at session start and kept (client-quirks.md §1, §16, claude-ai-mcp#45).
+    """The tool list is read once at session start and kept (Claude Code, Continue, claude.ai: docs/clients/anthropic.md#claude-code, docs/clients/continue.md#continue).
 
     With a baseline (the list before a deploy), a client that ignores ``list_changed`` keeps
     calling with the baseline's schemas; one that refetches sees the live list (this assumes
@@ -76,7 +76,7 @@ def client_validate(
     """The client validates arguments against its own (held, rewritten) schema and refuses to send invalid ones.
 
     Gemini CLI: ``SchemaValidator.validate`` with Ajv before ``tools/call``; a schema that
-    does not compile skips validation (client-quirks.md §7, E.1).
+    does not compile skips validation (docs/clients/google.md#gemini-cli).
     """
     schema = ctx.held_schema
     if against == "server" and isinstance(ctx.held_tool, dict) and "inputSchema" in ctx.held_tool:
@@ -229,7 +229,7 @@ def drop_nulls(plan: CallPlan, ctx: CallContext) -> CallPlan:
     },
 )
 def default_arguments(plan: CallPlan, ctx: CallContext, when: str = "missing") -> CallPlan:
-    """``arguments`` defaults to ``{}`` (Cline ``toolArguments ?? {}``, client-quirks.md §14)."""
+    """``arguments`` defaults to ``{}`` (Cline ``toolArguments ?? {}``, docs/clients/cline.md#cline)."""
     missing = plan.omit_arguments or plan.arguments is None
     if missing or (when == "not-object" and not isinstance(plan.arguments, dict)):
         return plan.changed("default-arguments", arguments={}, omit_arguments=False)
@@ -248,7 +248,7 @@ def default_arguments(plan: CallPlan, ctx: CallContext, when: str = "missing") -
     },
 )
 def add_meta(plan: CallPlan, ctx: CallContext, progress_token: bool = True) -> CallPlan:
-    """Every call carries ``_meta`` with a progress token (Gemini CLI, client-quirks.md §7)."""
+    """Every call carries ``_meta`` with a progress token (Gemini CLI, docs/clients/google.md#gemini-cli)."""
     meta = dict(plan.meta or {})
     if progress_token:
         meta["progressToken"] = str(uuid.uuid4())
@@ -257,5 +257,5 @@ def add_meta(plan: CallPlan, ctx: CallContext, progress_token: bool = True) -> C
 
 @behaviour("new-session-per-call", "call")
 def new_session_per_call(plan: CallPlan, ctx: CallContext) -> CallPlan:
-    """Each call opens its own session: initialize + tools/call (LangChain MCP adapters, §10)."""
+    """Each call opens its own session: initialize + tools/call (LangChain MCP adapters, docs/clients/langchain.md#langchain-mcp-adapters)."""
     return replace(plan, new_session=True, applied=plan.applied + ("new-session-per-call",))

@@ -34,7 +34,7 @@ POLICIES = ["drop-tool", "server-dropped", "session-broken"]
 def forbid_tuple_items(schema: Any, policy: str = "drop-tool") -> Outcome:
     """A tool whose schema has ``items`` as a list is refused (Claude Code 2.1.332, observed).
 
-    clients/calibrations/claude-code/2.1.332.json; 2.1.278 kept such tools (not in client-quirks.md §1).
+    clients/calibrations/claude-code/2.1.332.json; 2.1.278 kept such tools (docs/clients/anthropic.md#claude-code).
     """
     for node in W.visit(schema, W.WALKS["all"]):
         if isinstance(node.value, dict) and isinstance(node.value.get("items"), list):
@@ -66,8 +66,8 @@ def _parsed(value: Any, sub: Any) -> Any:
 def parse_stringified_arguments(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Top-level string arguments holding a JSON array/object are parsed back where the schema wants one.
 
-    Observed on Claude Code 2.1.278 and 2.1.332 (clients/calibrations/); client-quirks.md §1 reports
-    the strings reaching servers in older versions.
+    Observed on Claude Code 2.1.278 and 2.1.332 (clients/calibrations/); issues report
+    the strings reaching servers in older versions (docs/clients/anthropic.md#claude-code).
     """
     args = plan.arguments
     props = ctx.held_schema.get("properties") if isinstance(ctx.held_schema, dict) else None

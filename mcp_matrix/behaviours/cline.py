@@ -32,7 +32,7 @@ def cline_description(description: Any, server: str, tool: str) -> str:
 def cline_tool_description(state: ListState) -> ListState:
     """Trim each description; an empty or missing one gets Cline's stand-in sentence.
 
-    Observed: clients/calibrations/cline-cli/3.0.65.json (docs/calibration.md § Cline CLI)."""
+    Observed: clients/calibrations/cline-cli/3.0.65.json (docs/calibration.md#cline-cli)."""
     if state.outcome != "ok":
         return state
     tools = []
@@ -53,7 +53,7 @@ def cline_tool_description(state: ListState) -> ListState:
 def default_root_type(schema: Any) -> Outcome:
     """A root without ``type`` is sent as ``type: "object"`` (the model sees what the server meant).
 
-    Observed: clients/calibrations/cline-cli/3.0.65.json (docs/calibration.md § Cline CLI)."""
+    Observed: clients/calibrations/cline-cli/3.0.65.json (docs/calibration.md#cline-cli)."""
     if not isinstance(schema, dict) or "type" in schema:
         return Outcome()
     return Outcome(
@@ -71,7 +71,7 @@ def default_root_type(schema: Any) -> Outcome:
 def keep_last_of_a_name(state: ListState) -> ListState:
     """Of visible tools sharing a model-facing name only the last is shown; the earlier ones are lost.
 
-    Observed: tests/calibration/test_cline_continue.py (docs/calibration.md § Cline CLI)."""
+    Observed: tests/calibration/test_cline_continue.py (docs/clients/cline.md#cline-cli)."""
     if state.outcome != "ok":
         return state
     last: dict[str, int] = {}

@@ -1,4 +1,4 @@
-"""Codex CLI's input-schema sanitiser (client-quirks.md §4 and E.2).
+"""Codex CLI's input-schema sanitiser (docs/clients/openai.md#codex).
 
 ``codex-rs/tools/src/json_schema.rs`` @ 1048c68e ``parse_tool_input_schema`` behind
 ``parse_mcp_tool`` (mcp_tool.rs @ dfbd21e2): insert ``properties: {}``, sanitise (resolve
@@ -62,7 +62,7 @@ def _walks(combinators: tuple[str, ...]) -> tuple[W.Walk, W.Walk]:
 
 
 def cyclic_fallback(target: Any, node: dict) -> dict:
-    """E.2 cyclic_fallback: a stand-in typed like the target, merged with the node's siblings."""
+    """Codex's cyclic_fallback (docs/clients/openai.md#codex): a stand-in typed like the target, merged with the node's siblings."""
     t = target if isinstance(target, dict) else {}
     types = typenames(t.get("type"))
     if "object" in types or "properties" in t:
@@ -77,7 +77,7 @@ def cyclic_fallback(target: Any, node: dict) -> dict:
 
 
 def _merge(target: Any, siblings: dict, depth: int = 0) -> dict:
-    """E.2 merge of ``$ref`` siblings into the target copy (siblings otherwise win)."""
+    """Codex's merge (docs/clients/openai.md#codex) of ``$ref`` siblings into the target copy (siblings otherwise win)."""
     out = dict(target) if isinstance(target, dict) else {}
     for key, sv in siblings.items():
         if key not in out:
@@ -149,7 +149,7 @@ def sanitize(
     unwrap_single: bool = True,
     combinators: tuple[str, ...] = ("anyOf",),
 ) -> tuple[W.Result, list[tuple[W.Node, str]]]:
-    """E.2 ``sanitize`` over the whole schema (root already has ``properties``).
+    """Codex's ``sanitize`` (docs/clients/openai.md#codex) over the whole schema (root already has ``properties``).
 
     Also returns where the model is told less than the server allowed: ``(node, what)``
     for a schema declared a string for want of a type, and arrays given string items.
@@ -296,18 +296,18 @@ def _narrowed(node: W.Node, what: str):
         "resolve_refs": {
             "type": "boolean",
             "default": True,
-            "description": "inline local $refs (E.2); false keeps $ref and $defs as sent (0.171, observed)",
+            "description": "inline local $refs (0.11x-0.15x); false keeps $ref and $defs as sent (0.171, observed)",
         },
         "unwrap_single": {
             "type": "boolean",
             "default": True,
-            "description": "unwrap one-variant oneOf/anyOf/allOf (E.2); false keeps them (0.171)",
+            "description": "unwrap one-variant oneOf/anyOf/allOf (0.11x-0.15x); false keeps them (0.171)",
         },
         "combinators": {
             "type": "array",
             "items": {"enum": ["anyOf", "oneOf", "allOf"]},
             "default": ["anyOf"],
-            "description": "combinators the struct keeps and sanitize walks (E.2: anyOf; 0.171: all three)",
+            "description": "combinators the struct keeps and sanitize walks (0.11x-0.15x: anyOf; 0.171: all three)",
         },
     },
 )
@@ -317,7 +317,7 @@ def codex_sanitize(
     unwrap_single: bool = True,
     combinators: list = ["anyOf"],  # noqa: B006
 ) -> Outcome:
-    """Codex's sanitise + struct pipeline (E.2): the model sees eight keywords, inferred types.
+    """Codex's sanitise + struct pipeline (docs/clients/openai.md#codex): the model sees eight keywords, inferred types.
 
     A multi-variant ``oneOf``/``allOf`` property becomes ``{"type": "string"}`` (#13768),
     a root ``oneOf`` becomes ``{"type": "object", "properties": {}}``; ``default``,

@@ -27,7 +27,7 @@ def missing_required(schema: object, arguments: object) -> list[str]:
 def require_present(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Refuse a call that omits a top-level required argument or sends it as null.
 
-    Observed: tests/calibration/test_cline_continue.py (docs/calibration.md § Continue CLI)."""
+    Observed: tests/calibration/test_cline_continue.py (docs/calibration.md#continue-cli)."""
     missing = missing_required(ctx.held_schema, plan.arguments)
     if not missing:
         return plan

@@ -126,7 +126,7 @@ def copilot_tool_name(state: ListState, separator: str = "-", max_length: int = 
     """Copilot CLI's ``<server>-<tool>``: punycode, '-' for invalid characters, collisions
     resolved in name order (the greatest raw name keeps a sanitised name; a name cut at the
     limit that is taken gets ``2``, ``3`` ... in place of its last characters). Observed:
-    docs/calibration.md § Calibrated clients, tests/behaviours/test_copilot.py."""
+    clients/calibrations/copilot-cli/1.0.102.json, tests/behaviours/test_copilot.py."""
     if state.outcome != "ok":
         return state
     order = sorted(
@@ -326,7 +326,7 @@ def copilot_schema(schema: Any) -> Outcome:
     """Copilot CLI's schema rewrite (1.0.102, gpt-4.1 over Chat Completions): an object root,
     root combinators flattened into the description, constraint keywords moved into each
     node's description, tuple ``items`` as ``anyOf``, an array without ``items`` given ``{}``.
-    Observed: docs/calibration.md § Calibrated clients, tests/behaviours/test_copilot.py."""
+    Observed: clients/calibrations/copilot-cli/1.0.102.json, tests/behaviours/test_copilot.py."""
     root = _root(schema)
     result = W.rewrite(root, _node, _WALK)
     findings = incomplete(result, "copilot-schema")

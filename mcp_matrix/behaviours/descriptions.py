@@ -76,8 +76,8 @@ def describe_root_combinators(
 ) -> ListState:
     """A root anyOf/oneOf/allOf becomes one flat object plus an "Input constraint" sentence (Claude Code 2.1.332).
 
-    Observed (clients/calibrations/claude-code/2.1.332.json); client-quirks.md §1 has
-    the earlier drop of such tools (#95504), which the 2.1.278 record confirms.
+    Observed (clients/calibrations/claude-code/2.1.332.json); earlier versions dropped such
+    tools (#95504, docs/clients/anthropic.md#claude-code), which the 2.1.278 record confirms.
     """
     kws = tuple(keywords)
     tools = []
@@ -124,7 +124,7 @@ def truncate_tool_description(
 ) -> ListState:
     """A tool description longer than ``max_length`` is cut and ``suffix`` appended (Claude Code 2.1.278: 2048, "… [truncated]").
 
-    Observed (clients/calibrations/claude-code-278/2.1.278.json; not in client-quirks.md §1); 2.1.332 no longer cuts.
+    Observed (clients/calibrations/claude-code-278/2.1.278.json, docs/clients/anthropic.md#claude-code); 2.1.332 no longer cuts.
     """
     tools = []
     changed = False

@@ -1,4 +1,5 @@
-"""Client schema algorithms: Roo (E.6), OpenAI strict (E.8), Cline native (E.10), Zed (E.7).
+"""Client schema algorithms: Roo, OpenAI strict, Cline native, Zed (docs/clients/: roo-code.md,
+openai.md#agents-sdk, cline.md#native-tools, zed.md).
 
 Each is a pure rewrite written iteratively over mcp_matrix.behaviours.walk; the docstrings
 say which source the algorithm mirrors. Google-dialect converters are in
@@ -21,7 +22,7 @@ def _num(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-# ------------------------------------------------------------------------ Roo Code E.6
+# ------------------------------------------------------------------------ Roo Code (docs/clients/roo-code.md)
 
 ROO_WALK = W.Walk(
     maps=("properties",),
@@ -33,7 +34,7 @@ ROO_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ip
 
 
 def _roo_zod_problem(schema: Any) -> str | None:
-    """Why Roo's zod parse fails (E.6 lists: object enum values, unknown type, ``items: true``,
+    """Why Roo's zod parse fails (docs/clients/roo-code.md#roo-code lists: object enum values, unknown type, ``items: true``,
     boolean property schema, non-number minimum); None if it parses."""
     for node in W.visit(schema, ROO_WALK):
         v = node.value
@@ -90,7 +91,7 @@ def _roo_node(v: Any, node: W.Node) -> Any:
 
 @schema_rewrite("roo-normalize", report_losses=False)
 def roo_normalize(schema: Any) -> Outcome:
-    """Roo Code's recursive zod transform (E.6, src/utils/json-schema.ts @ cb83656718).
+    """Roo Code's recursive zod transform (docs/clients/roo-code.md#roo-code, src/utils/json-schema.ts @ cb83656718).
 
     Type arrays become ``anyOf``, every object gets ``additionalProperties: false`` (its
     ``true``/schema value discarded), non-OpenAI formats and unknown ``required`` names
@@ -126,7 +127,7 @@ def roo_normalize(schema: Any) -> Outcome:
     )
 
 
-# --------------------------------------------------------------- OpenAI Agents SDK E.8
+# --------------------------------------------------------------- OpenAI Agents SDK (docs/clients/openai.md)
 
 STRICT_WALK = W.Walk(
     maps=("$defs", "definitions", "properties"), lists=("anyOf", "allOf"), singles=("items",)
@@ -138,7 +139,7 @@ class _NotStrict(Exception):
 
 
 def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
-    """E.8 ``ensure_strict_json_schema``; raises _NotStrict. Returns (schema, newly required)."""
+    """The Agents SDK's ``ensure_strict_json_schema`` (docs/clients/openai.md#agents-sdk); raises _NotStrict. Returns (schema, newly required)."""
     if schema == {}:
         return {
             "additionalProperties": False,
@@ -214,7 +215,7 @@ def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
     report_losses=False,
 )
 def openai_strict(schema: Any, fallback: str = "non-strict") -> Outcome:
-    """OpenAI strict-mode conversion (E.8, openai-agents-python strict_schema.py @ 014750b8).
+    """OpenAI strict-mode conversion (docs/clients/openai.md#agents-sdk, openai-agents-python strict_schema.py @ 014750b8).
 
     Every object gets ``additionalProperties: false``, every property becomes required,
     ``oneOf`` becomes ``anyOf``, single ``allOf`` merges, ``default: null`` goes, ``$ref``
@@ -248,12 +249,12 @@ def openai_strict(schema: Any, fallback: str = "non-strict") -> Outcome:
     return Outcome(schema=out, findings=findings + diff_findings(schema, out, "openai-strict"))
 
 
-# ------------------------------------------------------------ Cline native tools E.10
+# ------------------------------------------------------------ Cline native tools (docs/clients/cline.md)
 
 
 @schema_rewrite("cline-native-flatten", report_losses=True)
 def cline_native_flatten(schema: Any) -> Outcome:
-    """Cline's native-tool parameter list (E.10, ClineToolSet.ts @ 791d238996^).
+    """Cline's native-tool parameter list (docs/clients/cline.md#native-tools, ClineToolSet.ts @ 791d238996^).
 
     Only ``inputSchema.properties`` survive, each as a parameter (type defaulting to
     "string", other keys copied) with ``required`` from the root; every other root key
@@ -309,7 +310,7 @@ def cline_native_flatten(schema: Any) -> Outcome:
     return Outcome(schema=out, findings=tuple(findings))
 
 
-# ------------------------------------------------------------------------- Zed E.7
+# ------------------------------------------------------------------------- Zed (docs/clients/zed.md)
 
 _SUBSET_REFUSED = ("if", "then", "else", "$ref")
 
@@ -331,7 +332,7 @@ _SUBSET_REFUSED = ("if", "then", "else", "$ref")
 def zed_adapt(
     schema: Any, format: str = "json-schema", strip_root_description: bool = False
 ) -> Outcome:
-    """Zed's ``adapt_schema_to_format`` (E.7, language_model/src/tool_schema.rs, newer version).
+    """Zed's ``adapt_schema_to_format`` (docs/clients/zed.md#zed, language_model/src/tool_schema.rs, newer version).
 
     Root ``$schema``/``title`` removed; JsonSchema: root objects get
     ``additionalProperties: false`` and ``properties: {}`` if absent; JsonSchemaSubset

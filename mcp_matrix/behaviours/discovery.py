@@ -4,8 +4,8 @@ Each behaviour is a pure function registered under the name profiles use. List-l
 behaviours (gates, pagination, caps: ``lists``; names: ``names``) take and return a
 ``ListState``; per-schema rewrites (``schemas``, ``keywords`` and the client algorithms in
 ``codex``, ``dialects``, ``google``) use ``schema_rewrite`` and are memoised by schema
-fingerprint. Every rule comes from /work/shared/research/client-quirks.md; the docstrings
-name the section (``§`` for a client's section, ``E.n`` for an exact transformation).
+fingerprint. Every rule is written up with its evidence in docs/clients/; the docstrings name
+the page and section (``docs/clients/openai.md#codex``) or the calibration record.
 
 None of these may raise on a server's schema, however hostile (``true``, a string, 5,000
 levels, ``$ref`` cycles): the walks are iterative and bounded (mcp_matrix.behaviours.walk).

@@ -1,7 +1,7 @@
 """Converters from JSON Schema to Gemini's OpenAPI-subset ``Schema``.
 
-Google ADK ``_to_gemini_schema`` (E.9), LiteLLM ``_build_vertex_schema`` (E.3) and the
-Vercel AI SDK Google provider's ``convertJSONSchemaToOpenAPISchema`` (E.4). The output
+Google ADK ``_to_gemini_schema`` (docs/clients/google.md#google-adk), LiteLLM ``_build_vertex_schema`` (docs/clients/google.md#litellm) and the
+Vercel AI SDK Google provider's ``convertJSONSchemaToOpenAPISchema`` (docs/clients/vercel.md#google-provider). The output
 keeps camelCase keyword names (ADK sends snake_case fields) so the loss diff compares
 like with like. A converter that throws is judged by ``on_error``: the conversion runs
 on every request, so by default every request of the session fails (assumed).
@@ -29,7 +29,7 @@ class _Throw(Exception):
     """The modelled converter raises."""
 
 
-# ------------------------------------------------------------------- Google ADK E.9
+# ------------------------------------------------------------------- Google ADK (docs/clients/google.md)
 
 # google.genai JSONSchema fields (+ADK's property_ordering) minus additional_properties.
 # The exact field list is not in the catalogue: this is the google-genai model as read.
@@ -112,7 +112,7 @@ def _adk_node(v: Any, node: W.Node) -> Any:
 
 @schema_rewrite("adk-gemini-schema", params={"on_error": _ON_ERROR}, report_losses=False)
 def adk_gemini_schema(schema: Any, on_error: str = "session-broken") -> Outcome:
-    """Google ADK ``_to_gemini_schema`` (E.9, _gemini_schema_util.py @ 1cc66964).
+    """Google ADK ``_to_gemini_schema`` (docs/clients/google.md#google-adk, _gemini_schema_util.py @ 1cc66964).
 
     ``$ref`` replaced by the def named by its last segment (siblings override; a cycle
     becomes ``{type: object, description: "Circular ref to X"}``), ``$defs`` deleted;
@@ -154,9 +154,9 @@ def adk_gemini_schema(schema: Any, on_error: str = "session-broken") -> Outcome:
     )
 
 
-# ------------------------------------------------------------------ LiteLLM Vertex E.3
+# ------------------------------------------------------------------ LiteLLM Vertex (docs/clients/google.md)
 
-# Vertex Schema fields as LiteLLM's Schema TypedDict lists them (not re-verified, §E.3).
+# Vertex Schema fields as LiteLLM's Schema TypedDict lists them (not re-verified, docs/clients/google.md#litellm).
 VERTEX_FIELDS = {
     "type",
     "format",
@@ -293,7 +293,7 @@ def _litellm_filter(v: Any, node: W.Node) -> Any:
 
 @schema_rewrite("litellm-vertex", params={"on_error": _ON_ERROR}, report_losses=False)
 def litellm_vertex(schema: Any, on_error: str = "session-broken") -> Outcome:
-    """LiteLLM ``_build_vertex_schema`` (E.3, litellm/llms/vertex_ai/common_utils.py, newer).
+    """LiteLLM ``_build_vertex_schema`` (docs/clients/google.md#litellm, litellm/llms/vertex_ai/common_utils.py, newer).
 
     ``$defs`` popped and unpacked only in properties / their anyOf / their items (refs
     elsewhere dangle); ``anyOf`` null arms become ``nullable``; type lists become
@@ -329,7 +329,7 @@ def litellm_vertex(schema: Any, on_error: str = "session-broken") -> Outcome:
     return Outcome(schema=work, findings=findings)
 
 
-# ------------------------------------------------------ Vercel AI SDK Google provider E.4
+# ------------------------------------------------------ Vercel AI SDK Google provider (docs/clients/vercel.md)
 
 VG_WALK = W.Walk(maps=("properties",), lists=("allOf", "oneOf", "anyOf"), items=True)
 
@@ -440,7 +440,7 @@ def _vg_convert(v: Any, root: Any, node: W.Node, depth: int = 0) -> Any:
 
 @schema_rewrite("vercel-google-openapi", params={"on_error": _ON_ERROR}, report_losses=False)
 def vercel_google_openapi(schema: Any, on_error: str = "session-broken") -> Outcome:
-    """AI SDK Google provider ``convertJSONSchemaToOpenAPISchema`` (E.4, vercel/ai @ ed857f50).
+    """AI SDK Google provider ``convertJSONSchemaToOpenAPISchema`` (docs/clients/vercel.md#google-provider, vercel/ai @ ed857f50).
 
     Keeps description, required, format, type (lists become ``anyOf`` + ``nullable``),
     Gemini-style enums, properties, items, allOf/oneOf/anyOf, minLength; drops everything

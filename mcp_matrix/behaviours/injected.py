@@ -40,7 +40,8 @@ def add_property(
 ) -> ListState:
     """The client adds its own property to every object root (Gemini CLI 0.61.0 ``wait_for_previous``).
 
-    Observed; not in client-quirks.md §7, which predates it. A server property of that name is
+    Observed (clients/calibrations/gemini-cli/0.61.0.json); the source read at 5411f113 predates it
+    (docs/clients/google.md#gemini-cli). A server property of that name is
     replaced (the client's wins), reported as a loss.
     """
     tools = []
@@ -70,7 +71,7 @@ def add_property(
 def omit_empty_parameters(state: ListState) -> ListState:
     """A root ``{type: object, properties: {}}`` is sent with no parameters at all (Qwen Code 0.24.4).
 
-    Observed (clients/calibrations/qwen-code/0.24.4.json; Qwen Code is a Gemini CLI fork, §7):
+    Observed (clients/calibrations/qwen-code/0.24.4.json; Qwen Code is a Gemini CLI fork, docs/clients/google.md#gemini-cli):
     the OpenAI request's function has no ``parameters`` key; ``{type: object}`` alone is sent as
     it is. Nothing is lost: the tool takes no arguments either way.
     """

@@ -1,7 +1,7 @@
 """Keyword-level schema rewrites: keep/strip lists, nullable, additionalProperties, properties.
 
-The generic forms of what Copilot (E.5), Gemini CLI (E.1), Vercel (§9), Roo (E.6), Zed
-(E.7), Codex (§4), the Agents SDK (§5) and Goose (§18) do to keywords.
+The generic forms of what Copilot, Gemini CLI, Vercel, Roo, Zed, Codex, the Agents SDK and Goose
+do to keywords (each client's page in docs/clients/).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _keyword_filter(
     required=("keywords",),
 )
 def keep_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
-    """Keep only the listed keywords on each schema node (a client's whitelist, e.g. E.2, E.3)."""
+    """Keep only the listed keywords on each schema node (a client's whitelist, e.g. docs/clients/openai.md#codex, docs/clients/google.md#litellm)."""
     return _keyword_filter(schema, set(keywords), None, where, "keep-keywords")
 
 
@@ -65,7 +65,7 @@ def keep_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
     skip=lambda schema, keywords, where="all": not mentions(schema, *keywords),
 )
 def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
-    """Delete the listed keywords from schema nodes (Copilot gpt-4* E.5 rule 4, Zed root E.7)."""
+    """Delete the listed keywords from schema nodes (Copilot gpt-4* docs/clients/vscode.md#copilot-chat rule 4, Zed root docs/clients/zed.md#zed)."""
     return _keyword_filter(schema, None, set(keywords), where, "strip-keywords")
 
 
@@ -75,7 +75,7 @@ def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
         "walk": param(
             ["every", "all", "copilot"],
             "every: every key of every object, enum and "
-            "default values included (Gemini CLI E.1); all/copilot: subschemas only.",
+            "default values included (Gemini CLI docs/clients/google.md#gemini-cli); all/copilot: subschemas only.",
             "every",
         ),
         "longer": param(
@@ -89,7 +89,7 @@ def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
     skip=lambda schema, walk="every", longer="keep": not contains(schema, '"type":['),
 )
 def nullable_type_arrays(schema: Any, walk: str = "every", longer: str = "keep") -> Outcome:
-    """``type: [T, "null"]`` becomes ``T`` + ``nullable: true`` (Gemini CLI E.1, Copilot E.5)."""
+    """``type: [T, "null"]`` becomes ``T`` + ``nullable: true`` (Gemini CLI docs/clients/google.md#gemini-cli, Copilot docs/clients/vscode.md#copilot-chat)."""
     rewritten: list[W.Node] = []
     dropped: list[W.Node] = []
 
@@ -178,7 +178,7 @@ def _object_ish(v: dict) -> bool:
 def force_additional_properties_false(
     schema: Any, where: str = "root", when: str = "always", mode: str = "override"
 ) -> Outcome:
-    """Set ``additionalProperties: false`` (Vercel root §9, Roo every object E.6, Zed root E.7)."""
+    """Set ``additionalProperties: false`` (Vercel root docs/clients/vercel.md#vercel-ai-sdk, Roo every object docs/clients/roo-code.md#roo-code, Zed root docs/clients/zed.md#zed)."""
     added: list[W.Node] = []
 
     def fn(v: Any, node: W.Node) -> Any:
@@ -241,7 +241,7 @@ def force_additional_properties_false(
 def insert_properties(
     schema: Any, when: str = "absent", require: str = "any", also: list = (), where: str = "root"
 ) -> Outcome:
-    """Insert ``properties: {}`` if missing (Codex §4, Agents SDK §5, Vercel §9, Goose §18)."""
+    """Insert ``properties: {}`` if missing (Codex docs/clients/openai.md#codex, Agents SDK docs/clients/openai.md#agents-sdk, Vercel docs/clients/vercel.md#vercel-ai-sdk, Goose docs/clients/goose.md#goose)."""
 
     def fn(v: Any, node: W.Node) -> Any:
         if not isinstance(v, dict):
@@ -275,7 +275,7 @@ def insert_properties(
 
 @schema_rewrite("coerce-object-root")
 def coerce_object_root(schema: Any) -> Outcome:
-    """A root not ``type: object`` becomes ``{type: object, properties: {}}`` (Copilot E.5)."""
+    """A root not ``type: object`` becomes ``{type: object, properties: {}}`` (Copilot docs/clients/vscode.md#copilot-chat)."""
     if isinstance(schema, dict) and schema.get("type") == "object":
         return Outcome()
     return Outcome(
@@ -301,7 +301,7 @@ def coerce_object_root(schema: Any) -> Outcome:
     skip=lambda schema, max_length=1024, where="all": _no_string_over(schema, max_length),
 )
 def truncate_descriptions(schema: Any, max_length: int = 1024, where: str = "all") -> Outcome:
-    """Cut schema descriptions to ``max_length`` characters (Copilot gpt-4* E.5 rule 3)."""
+    """Cut schema descriptions to ``max_length`` characters (Copilot gpt-4* docs/clients/vscode.md#copilot-chat rule 3)."""
 
     def fn(v: Any, node: W.Node) -> Any:
         if (
@@ -334,7 +334,7 @@ def _prunable(v: dict) -> bool:
     ),
 )
 def prune_required(schema: Any, where: str = "all") -> Outcome:
-    """Drop ``required`` names that are not in ``properties`` (Copilot E.5 rule 6)."""
+    """Drop ``required`` names that are not in ``properties`` (Copilot docs/clients/vscode.md#copilot-chat rule 6)."""
 
     def fn(v: Any, node: W.Node) -> Any:
         if (
@@ -358,7 +358,7 @@ def prune_required(schema: Any, where: str = "all") -> Outcome:
     skip=lambda schema, where="all": not contains(schema, '"items":['),
 )
 def tuple_items_to_anyof(schema: Any, where: str = "all") -> Outcome:
-    """``items`` given as a list becomes ``{anyOf: items}`` (Copilot gpt-4/claude/o4, E.5)."""
+    """``items`` given as a list becomes ``{anyOf: items}`` (Copilot gpt-4/claude/o4, docs/clients/vscode.md#copilot-chat)."""
 
     def fn(v: Any, node: W.Node) -> Any:
         if isinstance(v, dict) and isinstance(v.get("items"), list):

@@ -1,4 +1,5 @@
-"""List-level discovery behaviours: gates, pagination, caps (§0.1, §1, §9, §12, §13).
+"""List-level discovery behaviours: gates, pagination, caps (docs/clients/sdks.md, anthropic.md,
+vercel.md, cursor-windsurf.md).
 
 These see the whole ``tools/list`` at once, so they can model what one tool does to the
 others: a Zod parse that rejects the whole list, a page never read, a tool cap.
@@ -42,7 +43,8 @@ def pass_through(state: ListState) -> ListState:
     },
 )
 def pagination(state: ListState, mode: str = "all", max_pages: int = 0) -> ListState:
-    """Hide tools on pages the client never reads (§1 CHANGELOG 2.1.144, §7, §9, §14-16).
+    """Hide tools on pages the client never reads (Claude Code before 2.1.144, Gemini CLI, Vercel, Cline,
+    Roo, Continue: their pages in docs/clients/, e.g. docs/clients/anthropic.md#claude-code).
 
     Claude Code before 2.1.144, Gemini CLI, Vercel AI SDK, Cline, Roo and Continue call
     ``tools/list`` once with no cursor loop: only the first page is read.
@@ -87,7 +89,7 @@ _TS_SDK = memo_cache()  # (id(ToolState), version, outputs) -> (ToolState, _ts_s
 
 
 def _ts_sdk_problem(tool: Any, version: tuple, outputs: bool) -> tuple[str, str] | None:
-    """Why the TS SDK's Zod ToolSchema rejects ``tool`` (E.0), as (pointer, reason)."""
+    """Why the TS SDK's Zod ToolSchema rejects ``tool`` (docs/clients/sdks.md#typescript-sdk), as (pointer, reason)."""
     if not isinstance(tool, dict):
         return "", "the tool is not a JSON object"
     if not isinstance(tool.get("name"), str):
@@ -142,7 +144,7 @@ def _ts_sdk_problem(tool: Any, version: tuple, outputs: bool) -> tuple[str, str]
 def ts_sdk_gate(
     state: ListState, sdk_version: str = "1.29.0", check_output_schema: bool = True
 ) -> ListState:
-    """One tool failing the TS SDK's Zod ToolSchema rejects the whole list (E.0, §0.1).
+    """One tool failing the TS SDK's Zod ToolSchema rejects the whole list (docs/clients/sdks.md#typescript-sdk).
 
     ``ListToolsResultSchema`` parses the whole ``tools`` array, so one ``inputSchema``
     without ``type: "object"`` (or a boolean property schema from 1.24, or an
@@ -195,7 +197,7 @@ def ts_sdk_gate(
     },
 )
 def lenient_sdk_gate(state: ListState, check_output_schema: bool = True) -> ListState:
-    """Vercel AI SDK's own Zod gate: inputSchema must be an object, any ``type`` (§9, E.0).
+    """Vercel AI SDK's own Zod gate: inputSchema must be an object, any ``type`` (docs/clients/vercel.md#vercel-ai-sdk, docs/clients/sdks.md#typescript-sdk).
 
     ``properties``, if present, must be an object; ``outputSchema`` any object. The parse
     covers the whole result, so a failure loses every tool of the server.
@@ -255,7 +257,7 @@ def lenient_sdk_gate(state: ListState, check_output_schema: bool = True) -> List
 def server_name(
     state: ListState, pattern: str = "^[A-Za-z0-9_-]+$", on_invalid: str = "server-dropped"
 ) -> ListState:
-    """A server whose configured name fails the client's rule never starts (Codex, §4)."""
+    """A server whose configured name fails the client's rule never starts (Codex, docs/clients/openai.md#codex)."""
     if state.outcome != "ok" or on_invalid == "keep" or re.fullmatch(pattern, state.server):
         return state
     return state.fail(
@@ -289,7 +291,7 @@ def server_name(
     },
 )
 def max_tools(state: ListState, limit: int = 128, policy: str = "drop-excess") -> ListState:
-    """Cap the number of tools (Cursor 40 §12, Windsurf 50/100 refuses the server §13).
+    """Cap the number of tools (Cursor 40 docs/clients/cursor-windsurf.md#cursor, Windsurf 50/100 refuses the server docs/clients/cursor-windsurf.md#windsurf).
 
     Clients count tools across all servers; the simulation sees one server, so this is
     the best case: the cap is reached only by this server's own tools.
@@ -332,7 +334,7 @@ def max_tools(state: ListState, limit: int = 128, policy: str = "drop-excess") -
     },
 )
 def combined_name_limit(state: ListState, limit: int = 60, inclusive: bool = True) -> ListState:
-    """Filter tools whose server + tool name length reaches the limit (Cursor, §12).
+    """Filter tools whose server + tool name length reaches the limit (Cursor, docs/clients/cursor-windsurf.md#cursor).
 
     Cursor warns "Combined server and tool name length (N) exceeds 60 characters" with
     N = len(server) + len(tool), no separator, and N = 60 already filtered (awslabs/mcp#1283).

@@ -1,7 +1,7 @@
-"""Model-facing tool names: how each client builds, cleans and shortens them (§E.11).
+"""Model-facing tool names: how each client builds, cleans and shortens them (docs/clients/names.md#model-facing-names).
 
 The ``tool-name`` behaviour and the pure string functions under it. Every rule cites
-client-quirks.md (§E.11 is the summary table).
+docs/clients/ (docs/clients/names.md#model-facing-names is the summary table).
 """
 
 from __future__ import annotations
@@ -20,19 +20,19 @@ from mcp_matrix.model import Finding, ListState, evolve
 # How a server or tool name is cleaned before it is put into the template.
 PART_TRANSFORMS = (
     "none",
-    "vscode-label",  # §11: label.toLowerCase().replace(/[^a-z0-9_.-]+/g,'_').slice(0,13)
-    "continue-prefix",  # §16: lower, [^a-z0-9]+ -> _, trimmed of _, _+ -> _
-    # §15: whitespace -> _, invalid chars deleted, --+ -> -, leading fix, empty -> _unnamed
+    "vscode-label",  # docs/clients/vscode.md#vs-code: label.toLowerCase().replace(/[^a-z0-9_.-]+/g,'_').slice(0,13)
+    "continue-prefix",  # docs/clients/continue.md#continue: lower, [^a-z0-9]+ -> _, trimmed of _, _+ -> _
+    # docs/clients/roo-code.md#roo-code: whitespace -> _, invalid chars deleted, --+ -> -, leading fix, empty -> _unnamed
     "roo-sanitize",
-    "agents-sanitize",  # §5: non-[A-Za-z0-9_-] -> _, stripped of leading/trailing _-
-    # §11 VS Code core: chars outside [a-z0-9_-] -> _ (case handling unverified)
+    "agents-sanitize",  # docs/clients/openai.md#agents-sdk: non-[A-Za-z0-9_-] -> _, stripped of leading/trailing _-
+    # docs/clients/vscode.md#vs-code VS Code core: chars outside [a-z0-9_-] -> _ (case handling unverified)
     "replace-invalid",
 )
 
 HASH_STYLES = (
-    "codex",  # §4: name[:max-40] + sha1_hex(raw) (40 hex)
-    "sha1-8",  # §14 Cline SDK: name[:max-9] + "_" + sha1(raw)[:8]
-    "sha1-8-rstrip",  # §5 Agents SDK: name[:max-9].rstrip("_-") + "_" + sha1(seed)[:8]
+    "codex",  # docs/clients/openai.md#codex: name[:max-40] + sha1_hex(raw) (40 hex)
+    "sha1-8",  # docs/clients/cline.md#cline Cline SDK: name[:max-9] + "_" + sha1(raw)[:8]
+    "sha1-8-rstrip",  # docs/clients/openai.md#agents-sdk Agents SDK: name[:max-9].rstrip("_-") + "_" + sha1(seed)[:8]
 )
 
 
@@ -53,7 +53,7 @@ def transform_part(kind: str, text: str) -> str:
     if kind == "agents-sanitize":
         return re.sub(r"[^A-Za-z0-9_-]", "_", text).strip("_-")
     if kind == "replace-invalid":
-        # The regex itself was not seen (§11); case-insensitive is the conservative reading.
+        # The regex itself was not seen (docs/clients/vscode.md#vs-code); case-insensitive is the conservative reading.
         return re.sub(r"[^A-Za-z0-9_-]", "_", text)
     return text
 
@@ -117,7 +117,7 @@ def hashed(name: str, raw: str, max_length: int, style: str) -> str:
 
 
 def ellipsised(name: str, max_length: int) -> str:
-    """Gemini CLI (§E.1): ``n[:30] + "..." + n[-30:]`` for a 63-character cap."""
+    """Gemini CLI (docs/clients/google.md#gemini-cli): ``n[:30] + "..." + n[-30:]`` for a 63-character cap."""
     keep = max(0, (max_length - 3) // 2)
     return name[:keep] + "..." + (name[-keep:] if keep else "")
 
@@ -188,12 +188,12 @@ _NAME_PARAMS = {
 
 @behaviour("tool-name", "discovery", params=_NAME_PARAMS)
 def tool_name(state: ListState, **params: Any) -> ListState:
-    """Build the model-facing name: template, cleaning, length rule, collisions (§E.11).
+    """Build the model-facing name: template, cleaning, length rule, collisions (docs/clients/names.md#model-facing-names).
 
-    Covers Claude Code ``mcp__s__t`` (§1), Codex sanitise + 24+sha1 hash (§4), Gemini CLI
-    ``mcp_`` + ellipsis (E.1), VS Code 13-char label slug + slice 64 (§11), Roo
-    ``mcp--s--t`` (§15), Cline native ``c<uid>0mcp0t`` (E.10) and SDK 55+sha1[:8] (§14),
-    Continue (§16), Agents SDK (§5), Zed (§17), Goose (§18).
+    Covers Claude Code ``mcp__s__t`` (docs/clients/anthropic.md#claude-code), Codex sanitise + 24+sha1 hash (docs/clients/openai.md#codex), Gemini CLI
+    ``mcp_`` + ellipsis (docs/clients/google.md#gemini-cli), VS Code 13-char label slug + slice 64 (docs/clients/vscode.md#vs-code), Roo
+    ``mcp--s--t`` (docs/clients/roo-code.md#roo-code), Cline native ``c<uid>0mcp0t`` (docs/clients/cline.md#native-tools) and SDK 55+sha1[:8] (docs/clients/cline.md#cline),
+    Continue (docs/clients/continue.md#continue), Agents SDK (docs/clients/openai.md#agents-sdk), Zed (docs/clients/zed.md#zed), Goose (docs/clients/goose.md#goose).
     """
     if state.outcome != "ok":
         return state

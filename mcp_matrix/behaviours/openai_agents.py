@@ -4,11 +4,11 @@
 absent, then, with ``convert_schemas_to_strict``, runs ``ensure_strict_json_schema`` on a
 copy with ``_reject_open_objects`` set unless the server's schema was ``{}``; any exception
 leaves the tool non-strict with the unconverted schema. 0.24's converter
-(``agents/strict_schema.py`` 0.24.0) refuses far more than the E.8 version the
+(``agents/strict_schema.py`` 0.24.0) refuses far more than the version (@ 014750b8, docs/clients/openai.md#agents-sdk) the
 ``openai-strict`` behaviour models: an object with no declared properties that is not
 closed, any ``additionalProperties`` other than ``false``, a ``$ref`` left standing or with
 constraining siblings, a root ``anyOf``, a nullable root, nesting deeper than 100. So a
-typical MCP schema is sent *unchanged*, non-strict, far more often than E.8 predicts.
+typical MCP schema is sent *unchanged*, non-strict, far more often than that version predicts.
 
 This is a fresh implementation of the rules read there, not the SDK's code.
 """
@@ -224,7 +224,7 @@ def agents_strict(schema: Any, reject_open: bool, forced: list | None = None) ->
 def openai_agents_strict(schema: Any) -> Outcome:
     """openai-agents 0.24 MCP tool schema: ``properties`` added, strict conversion or the original.
 
-    The successor of E.8 (client-quirks.md §5). Put this in place of ``insert-properties`` + ``openai-strict`` for 0.24: it does both.
+    The successor of ``openai-strict`` (the version @ 014750b8, docs/clients/openai.md#agents-sdk). Put this in place of ``insert-properties`` + ``openai-strict`` for 0.24: it does both.
     """
     if not isinstance(schema, dict):
         return Outcome()

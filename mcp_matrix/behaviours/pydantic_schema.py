@@ -98,7 +98,7 @@ def openai_transform(schema: Any) -> Any:
 
 @schema_rewrite("pydantic-ai-openai-schema", report_losses=False)
 def pydantic_ai_openai_schema(schema: Any) -> Outcome:
-    """Pydantic AI's OpenAI schema transformer, non-strict (newer than client-quirks.md §E.11).
+    """Pydantic AI's OpenAI schema transformer, non-strict (docs/clients/pydantic-ai.md).
 
     Closes every object that does not say otherwise, adds empty ``properties``, drops titles.
     """

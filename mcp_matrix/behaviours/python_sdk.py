@@ -127,7 +127,7 @@ def python_sdk_gate(
 ) -> ListState:
     """One tool failing the Python SDK's wire Tool model fails the whole tools/list (mcp 2.x).
 
-    client-quirks.md §0.2 describes 1.x, which had no such gate; 2.x validates the result
+    1.x had no such gate (docs/clients/sdks.md#python-sdk); 2.x validates the result
     against the negotiated era's wire models (module docstring).
     """
     if state.outcome != "ok":

@@ -71,7 +71,7 @@ def _normalise(name: str, max_length: int) -> tuple[str, bool]:
 def qwen_tool_name(state: ListState, max_length: int = 63) -> ListState:
     """Qwen Code's ``mcp__<server>__<tool>``: a name over 63 or with characters outside
     ``[A-Za-z0-9_-]`` gets them as ``_``, is cut and ends in ``_`` + a 7-digit FNV-1a hash.
-    Read in the bundle and observed: docs/calibration.md § Calibrated clients, Qwen Code."""
+    Read in the bundle and observed: clients/calibrations/qwen-code/0.24.4.json."""
     if state.outcome != "ok":
         return state
     tools = list(state.tools)

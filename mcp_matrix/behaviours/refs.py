@@ -52,7 +52,7 @@ def lookup(root: Any, ref: Any, form: str) -> tuple[bool, Any]:
             if ref.startswith(prefix) and isinstance(defs, dict) and name in defs:
                 return True, defs[name]
         return False, None
-    # last-segment (Google ADK, §E.9): definitions and $defs merged, key = ref.split("/")[-1]
+    # last-segment (Google ADK, docs/clients/google.md#google-adk): definitions and $defs merged, key = ref.split("/")[-1]
     defs: dict = {}
     if isinstance(root, dict):
         for key in ("definitions", "$defs"):
@@ -63,7 +63,7 @@ def lookup(root: Any, ref: Any, form: str) -> tuple[bool, Any]:
 
 
 def siblings_win(target: Any, siblings: dict) -> Any:
-    """``{...target, ...siblings}`` (Vercel E.4, ADK E.9, Agents SDK E.8)."""
+    """``{...target, ...siblings}`` (Vercel docs/clients/vercel.md#google-provider, ADK docs/clients/google.md#google-adk, Agents SDK docs/clients/openai.md#agents-sdk)."""
     if not siblings:
         return target
     if isinstance(target, dict):
@@ -83,7 +83,7 @@ def inline(
 
     ``on_cycle(node, target, ref)`` gives what a reference already being expanded on this
     path becomes (default: the node is left as it is). Unresolved references stay.
-    ``only_with_siblings``: resolve only ``$ref`` nodes that have other keys (E.8).
+    ``only_with_siblings``: resolve only ``$ref`` nodes that have other keys (docs/clients/openai.md#agents-sdk).
     """
     out = Inlined(schema)
 

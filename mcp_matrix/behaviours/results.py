@@ -32,7 +32,7 @@ def require_structured_content(
 
     TypeScript SDK ``Client.callTool`` throws "has an output schema but did not return
     structured content" / "Structured content does not match"; the Python SDK raises
-    RuntimeError likewise (client-quirks.md §0.1, §0.2). The server did the work; the client
+    RuntimeError likewise (docs/clients/sdks.md#typescript-sdk, docs/clients/sdks.md#python-sdk). The server did the work; the client
     reports a failure.
     """
     if not isinstance(result, dict) or result.get("isError") is True:
@@ -78,7 +78,7 @@ def require_structured_content(
     required=("max_chars",),
 )
 def result_size_cap(result: Any, ctx: CallContext, max_chars: int = 100000) -> Finding | None:
-    """A result larger than the client's cap is refused (Claude Code: "exceeds maximum allowed tokens (25000)", §1)."""
+    """A result larger than the client's cap is refused (Claude Code: "exceeds maximum allowed tokens (25000)", docs/clients/anthropic.md#claude-code)."""
     if not isinstance(result, dict):
         return None
     size = len(json.dumps(result.get("content", []), ensure_ascii=False))

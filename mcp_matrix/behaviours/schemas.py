@@ -1,7 +1,8 @@
 """Schema rules that refuse or reshape a tool: root combinators, metaschema, arrays, refs.
 
-client-quirks.md §1-2 (Anthropic API root rule), §11/E.5 (VS Code, Copilot), E.2/E.4/E.9
-(reference inlining), §6 (Gemini cycles). Refusals follow a policy: drop the tool, break
+The Anthropic API root rule (docs/clients/anthropic.md), VS Code and Copilot (docs/clients/vscode.md),
+reference inlining (Codex, Vercel's Google provider, ADK) and Gemini cycles
+(docs/clients/google.md#gemini-api). Refusals follow a policy: drop the tool, break
 the session, or drop the server.
 """
 
@@ -64,7 +65,7 @@ from mcp_matrix.model import Finding
     },
 )
 def root_combinators(schema: Any, policy: str = "pass", keywords: list = COMBINATORS) -> Outcome:
-    """What a client does with root anyOf/oneOf/allOf (§1, §2, E.5, E.6, E.2 consequences).
+    """What a client does with root anyOf/oneOf/allOf (docs/clients/anthropic.md#claude-code, docs/clients/anthropic.md#anthropic-api, docs/clients/vscode.md#copilot-chat, docs/clients/roo-code.md#roo-code, docs/clients/openai.md#codex consequences).
 
     Anthropic API: "input_schema does not support oneOf, allOf, or anyOf at the top level"
     (claude-code#4886): legacy Claude Code fails every turn (#45106), current Claude Code
@@ -119,7 +120,7 @@ def root_combinators(schema: Any, policy: str = "pass", keywords: list = COMBINA
 
 
 def _flatten_first_object(schema: dict, keywords: list) -> Outcome:
-    """Roo (E.6): the first variant with type object or properties replaces the root."""
+    """Roo (docs/clients/roo-code.md#roo-code): the first variant with type object or properties replaces the root."""
     comb = next((k for k in keywords if isinstance(schema.get(k), list) and schema[k]), None)
     if comb is None:
         return Outcome()
@@ -158,7 +159,7 @@ def _flatten_first_object(schema: dict, keywords: list) -> Outcome:
 def forbid_keywords(
     schema: Any, keywords: list, where: str = "all", policy: str = "drop-tool"
 ) -> Outcome:
-    """Refuse a tool whose schema uses one of ``keywords`` (generic form of §12, §17 rules)."""
+    """Refuse a tool whose schema uses one of ``keywords`` (generic form of docs/clients/cursor-windsurf.md#cursor, docs/clients/zed.md#zed rules)."""
     wanted = set(keywords)
     for node in W.visit(schema, W.WALKS[where]):
         if isinstance(node.value, dict):
@@ -386,7 +387,7 @@ def _checker(formats: list) -> FormatChecker | None:
     },
 )
 def metaschema_validate(schema: Any, on_invalid: str = "drop-tool", formats: list = ()) -> Outcome:
-    """Validate inputSchema against the draft-07 metaschema (VS Code core §11, Copilot E.5).
+    """Validate inputSchema against the draft-07 metaschema (VS Code core docs/clients/vscode.md#vs-code, Copilot docs/clients/vscode.md#copilot-chat).
 
     VS Code omits an invalid tool and notifies ("tools with invalid parameters which will
     be omitted"); Copilot's normalizer throws "tool parameters do not match JSON schema".
@@ -458,7 +459,7 @@ def _is_array(value: Any, match: str) -> bool:
 def array_items_required(
     schema: Any, on_missing: str = "session-broken", match: str = "exact", where: str = "all"
 ) -> Outcome:
-    """An array schema without ``items`` (Copilot throws E.5; Codex E.2, ADK E.9 add items)."""
+    """An array schema without ``items`` (Copilot throws docs/clients/vscode.md#copilot-chat; Codex docs/clients/openai.md#codex, ADK docs/clients/google.md#google-adk add items)."""
     if on_missing != "add-string-items":
         for node in W.visit(schema, W.WALKS[where]):
             v = node.value
@@ -507,7 +508,7 @@ def array_items_required(
     },
 )
 def strip_defs(schema: Any, keywords: list = ("$defs", "definitions")) -> Outcome:
-    """Remove root ``$defs``/``definitions``; report each dangling ``$ref`` (E.3 older LiteLLM)."""
+    """Remove root ``$defs``/``definitions``; report each dangling ``$ref`` (docs/clients/google.md#litellm older LiteLLM)."""
     if not isinstance(schema, dict) or not any(k in schema for k in keywords):
         return Outcome()
     out = {k: v for k, v in schema.items() if k not in keywords}
@@ -557,8 +558,8 @@ _CYCLE_VALUE = {
                 "session-broken",
             ],
             "A reference already being expanded: left as $ref, replaced by "
-            "{type: object, description: 'Circular ref to X'} (ADK E.9), by a stand-in "
-            "typed like the target (Codex cyclic_fallback E.2), by {} (langchain-core), or refused.",
+            "{type: object, description: 'Circular ref to X'} (ADK docs/clients/google.md#google-adk), by a stand-in "
+            "typed like the target (Codex cyclic_fallback docs/clients/openai.md#codex), by {} (langchain-core), or refused.",
             "keep",
         ),
         "on_missing": param(
@@ -582,7 +583,7 @@ def resolve_refs(
     remove_defs: bool = False,
     walk: str = "all",
 ) -> Outcome:
-    """Inline local ``$ref`` targets, siblings overriding (E.4, E.8, E.9; Codex: codex-sanitize)."""
+    """Inline local ``$ref`` targets, siblings overriding (docs/clients/vercel.md#google-provider, docs/clients/openai.md#agents-sdk, docs/clients/google.md#google-adk; Codex: codex-sanitize)."""
     done = inline(schema, forms, W.WALKS[walk], on_cycle=_CYCLE_VALUE.get(on_cycle))
     if done.cycles and on_cycle in TOOL_POLICIES:
         ptr, ref = done.cycles[0]
@@ -642,7 +643,7 @@ def resolve_refs(
     skip=lambda schema, policy="session-broken": not mentions(schema, "$ref"),
 )
 def ref_cycles(schema: Any, policy: str = "session-broken") -> Outcome:
-    """A schema whose local ``$ref``s form a cycle (Gemini API "schema depth" errors, §6)."""
+    """A schema whose local ``$ref``s form a cycle (Gemini API "schema depth" errors, docs/clients/google.md#gemini-api)."""
     done = inline(schema, "any-pointer", W.ALL)
     if not done.cycles:
         return Outcome()

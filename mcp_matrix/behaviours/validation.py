@@ -2,7 +2,7 @@
 
 Draft-07 uses fastjsonschema (compiled to Python, fast enough for large replays); 2020-12
 uses jsonschema. A schema that does not compile skips validation, as Gemini CLI's Ajv
-wrapper does (client-quirks.md §7).
+wrapper does (docs/clients/google.md#gemini-cli).
 
 Untrusted schemas (docs/security.md): references resolve only inside the document or to a
 bundled metaschema (``schema_refs.REGISTRY``; nothing is fetched or read, an external

@@ -82,7 +82,7 @@ ALL = Walk(
     ),
     items=True,
 )
-# Copilot Chat's walk (toolSchemaNormalizer.ts, client-quirks.md E.5): $defs NOT visited.
+# Copilot Chat's walk (toolSchemaNormalizer.ts, docs/clients/vscode.md#copilot-chat): $defs NOT visited.
 COPILOT = Walk(
     maps=("properties", "patternProperties", "dependencies"),
     lists=("anyOf", "allOf", "oneOf"),

@@ -57,7 +57,7 @@ VERSION_LISTS = ("supportedVersions", "supported")  # lists of protocol versions
 class Timeouts:
     """Every wait is bounded (seconds). Defaults are documented in docs/wire.md."""
 
-    initialize: float = 10.0  # Codex's own startup bound is 10 s (client-quirks.md §4)
+    initialize: float = 10.0  # Codex's own startup bound is 10 s (docs/clients/openai.md#codex)
     list: float = 10.0
     call: float = 30.0
     ping: float = 5.0
