@@ -9,12 +9,11 @@ from __future__ import annotations
 import queue
 import subprocess
 import threading
-from typing import Any
 
 from mcp_matrix.wire.errors import ServerExited, WireTimeout
 from mcp_matrix.wire.http import HttpTransport
+from mcp_matrix.wire.process import ServerProcess, interrupt_held
 from mcp_matrix.wire.sse import SseTransport
-from mcp_matrix.wire.stdio import StdioTransport, interrupt_held
 from mcp_matrix.wire.transport import Transport
 
 LISTENING = "MCP_MATRIX_LISTENING "
@@ -26,19 +25,11 @@ def bundled_http_server(argv: list[str], transport: str, connect_timeout: float)
     return cls(argv + ["--transport", transport, "--port", "0"], connect_timeout)
 
 
-def _start_listening(argv: list[str], connect_timeout: float, holder: Any) -> str:
+def _start_listening(process: ServerProcess, connect_timeout: float) -> str:
     """Start a bundled server that prints ``MCP_MATRIX_LISTENING <url>``; the URL it listens on.
 
-    The process is kept on ``holder._proc`` before Ctrl-C can end this, so ``close`` ends it."""
-    with interrupt_held():  # the handle is kept before Ctrl-C can end start()
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        holder._proc = proc
+    Its stderr is kept (``ServerProcess``): a server that exits before listening says why."""
+    proc = process.start()
     lines: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:
@@ -48,32 +39,28 @@ def _start_listening(argv: list[str], connect_timeout: float, holder: Any) -> st
         lines.put("")
 
     threading.Thread(target=pump, daemon=True).start()
-    threading.Thread(target=lambda: proc.stderr and proc.stderr.read(), daemon=True).start()
     try:
         while True:
             line = lines.get(timeout=connect_timeout)
             if not line:
+                code = proc.wait()
+                process.stderr_read(timeout=1.0)
                 raise ServerExited(
-                    f"the bundled server exited before listening (code {proc.wait()})"
+                    f"the bundled server exited before listening (code {code})",
+                    stderr_tail=process.stderr_tail(),
                 )
             if line.startswith(LISTENING):
                 return line[len(LISTENING) :].strip()
     except queue.Empty:
-        holder.close()
+        process.end()
         raise WireTimeout(
-            f"the bundled server did not listen within {connect_timeout:.0f}s"
+            f"the bundled server did not listen within {connect_timeout:.0f}s",
+            stderr_tail=process.stderr_tail(),
         ) from None
 
 
-def _end_process(holder: Any) -> None:
-    proc = getattr(holder, "_proc", None)
-    if proc and proc.poll() is None:
-        StdioTransport._signal(proc, 15)
-        try:
-            proc.wait(timeout=3)
-        except subprocess.TimeoutExpired:
-            StdioTransport._signal(proc, 9)
-            proc.wait(timeout=3)
+def _process(argv: list[str]) -> ServerProcess:
+    return ServerProcess(argv, stdout=subprocess.PIPE)
 
 
 class BundledHttpServer(HttpTransport):
@@ -85,11 +72,19 @@ class BundledHttpServer(HttpTransport):
         self.argv = argv
         self.connect_timeout = connect_timeout
         super().__init__("http://127.0.0.1:0/mcp")
+        self.process = _process(argv)
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
 
     def start(self) -> None:
-        if getattr(self, "_proc", None) is not None:  # idempotent, like every transport
+        if self.process.popen is not None:  # idempotent, like every transport
             return
-        self.url = _start_listening(self.argv, self.connect_timeout, self)
+        self.url = _start_listening(self.process, self.connect_timeout)
+
+    def stderr_tail(self, lines: int = 20) -> tuple[str, ...]:
+        return self.process.stderr_tail(lines)
 
     def close(self) -> None:
         with interrupt_held():  # Ctrl-C or SIGTERM while closing must not leave the server running
@@ -97,7 +92,7 @@ class BundledHttpServer(HttpTransport):
 
     def _close_server(self) -> None:
         super().close()
-        _end_process(self)
+        self.process.end()
 
     def describe(self) -> dict:
         return {"transport": "http", "url": self.url, "bundled": True}
@@ -109,16 +104,25 @@ class BundledSseServer(SseTransport):
     def __init__(self, argv: list[str], connect_timeout: float) -> None:
         self.argv = argv
         super().__init__("http://127.0.0.1:0/sse", connect_timeout=connect_timeout)
+        self.process = _process(argv)
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
 
     def start(self) -> None:
-        if getattr(self, "_proc", None) is not None:
+        if self.process.popen is not None:
             return
-        self.url = _start_listening(self.argv, self.connect_timeout, self)
+        self.url = _start_listening(self.process, self.connect_timeout)
         super().start()
 
+    def stderr_tail(self, lines: int = 20) -> tuple[str, ...]:
+        return self.process.stderr_tail(lines)
+
     def close(self) -> None:
-        super().close()
-        _end_process(self)
+        with interrupt_held():  # Ctrl-C or SIGTERM while closing must not leave the server running
+            super().close()
+            self.process.end()
 
     def describe(self) -> dict:
         return {"transport": "sse", "url": self.url, "bundled": True}

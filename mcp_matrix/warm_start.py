@@ -24,6 +24,9 @@ import tempfile
 import threading
 from pathlib import Path
 
+from mcp_matrix.wire.errors import ServerExited
+from mcp_matrix.wire.process import ServerProcess
+
 __all__ = ["WARM_ENV", "module_argv", "server_command", "stop_template"]
 
 WARM_ENV = "MCP_MATRIX_WARM_SERVERS"
@@ -56,7 +59,7 @@ def module_argv(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
 
 
 _lock = threading.Lock()
-_template: subprocess.Popen[bytes] | None = None
+_template: ServerProcess | None = None
 _socket_dir: str | None = None
 
 
@@ -102,15 +105,13 @@ def _socket_path() -> str | None:
         except OSError:  # no writable temporary directory: every server starts cold
             return None
         path = os.path.join(directory, "s")
+        template = ServerProcess(
+            module_argv(("matrix_servers.warm", path)),
+            stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
+        )
         try:
-            template = subprocess.Popen(
-                module_argv(("matrix_servers.warm", path)),
-                stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        except OSError:
+            template.start()
+        except ServerExited:
             shutil.rmtree(directory, ignore_errors=True)
             return None
         _template, _socket_dir = template, directory
@@ -137,12 +138,7 @@ def stop_template() -> None:
         proc, directory = _template, _socket_dir
         _template = _socket_dir = None
     if proc is not None:
-        try:
-            if proc.stdin:
-                proc.stdin.close()
-            proc.wait(timeout=10.0)  # its servers' grace, SIGTERM and SIGKILL take at most 8 s
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait(timeout=5.0)
+        # its servers' grace, SIGTERM and SIGKILL take at most 8 s; then its group is ended
+        proc.end(stdin_grace=10.0, term_grace=0.0)
     if directory:
         shutil.rmtree(directory, ignore_errors=True)

@@ -26,12 +26,10 @@ from __future__ import annotations
 
 import array
 import collections
-import contextlib
 import fcntl
 import json
 import os
 import select
-import signal
 import subprocess
 import termios
 import threading
@@ -44,15 +42,13 @@ from mcp_matrix.wire.errors import ServerExited
 from mcp_matrix.wire.limits import (
     MAX_MESSAGE_BYTES,
     MAX_PENDING_WRITE_BYTES,
-    MAX_STDERR_LINE_BYTES,
     MiB,
     Oversize,
     split_lines,
 )
+from mcp_matrix.wire.process import ServerProcess, interrupt_held
 from mcp_matrix.wire.transport import Transport
 
-STDERR_KEEP_LINES = 200
-STDERR_LINE_MAX = 2000
 SENT_KEPT = (
     64  # requests whose place in the streams is remembered (the session asks about the last)
 )
@@ -63,56 +59,12 @@ MINIMAL_ENV = (
 )  # fmt: skip
 
 
-HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextlib.contextmanager
-def interrupt_held() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM while a server is started or ended, then deliver them.
-
-    A KeyboardInterrupt raised inside ``Popen`` (or before its result is kept) would leave the
-    new server running with nothing to end it; one raised inside ``close`` would leave it
-    running too (it was: 4 times out of 4). Only the main thread gets signals, so other
-    threads need no holding. Close is bounded (about 4 s), so the wait is too.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held: list[int] = []
-    previous = {
-        sig: signal.signal(sig, lambda signum, frame: held.append(signum)) for sig in HELD_SIGNALS
-    }
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        for sig in dict.fromkeys(held):
-            handler = previous[sig]
-            if callable(handler):
-                handler(sig, None)  # the default SIGINT handler raises KeyboardInterrupt now
-            elif handler == signal.SIG_DFL:
-                signal.raise_signal(sig)
-
-
 def server_environment(user_env: Mapping[str, str] | None, inherit: bool = False) -> dict[str, str]:
     base = (
         dict(os.environ) if inherit else {k: os.environ[k] for k in MINIMAL_ENV if k in os.environ}
     )
     base.update(user_env or {})
     return base
-
-
-def _chunks(fd: int) -> Iterator[bytes]:
-    """What a pipe yields until end of file (or until it is closed under us)."""
-    while True:
-        try:
-            chunk = os.read(fd, MiB)
-        except OSError:
-            return
-        if not chunk:
-            return
-        yield chunk
 
 
 def _in_pipe(fd: int | None) -> int:
@@ -202,7 +154,7 @@ class StdioTransport(Transport):
         self.cwd = str(cwd) if cwd else None
         self.inherit_env = inherit_env
         self.shutdown_timeout = shutdown_timeout
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_KEEP_LINES)
+        self._process: ServerProcess | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._pending = bytearray()  # written by send(), drained by the writer thread
         self._wakeup = threading.Condition()  # guards the write side below
@@ -221,33 +173,22 @@ class StdioTransport(Transport):
     def start(self) -> None:
         if self._proc is not None:  # idempotent: a started transport may be handed to a session
             return
-        try:
-            with interrupt_held():
-                self._proc = subprocess.Popen(
-                    self.command,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=server_environment(self.env, self.inherit_env),
-                    cwd=self.cwd,
-                    start_new_session=True,
-                    bufsize=0,
-                )
-        except (OSError, ValueError) as exc:
-            raise ServerExited(f"could not start {self.command[0]!r}: {exc}") from None
-        assert self._proc.stdin and self._proc.stdout and self._proc.stderr
+        self._process = ServerProcess(
+            self.command,
+            env=server_environment(self.env, self.inherit_env),
+            cwd=self.cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self._proc = self._process.start()
+        assert self._proc.stdin and self._proc.stdout
         os.set_blocking(self._proc.stdin.fileno(), False)
-        # Each reader owns its pipe (a duplicate it closes at end of file): close() never closes
+        # The reader owns its pipe (a duplicate it closes at end of file): close() never closes
         # a descriptor a reader is blocked on.
-        out_fd, err_fd = os.dup(self._proc.stdout.fileno()), os.dup(self._proc.stderr.fileno())
+        out_fd = os.dup(self._proc.stdout.fileno())
         self._ledger.out_fd, self._ledger.in_fd = out_fd, self._proc.stdin.fileno()
         self._proc.stdout.close()
-        self._proc.stderr.close()
-        self._proc.stdout = self._proc.stderr = None
-        self._stderr_thread = threading.Thread(
-            target=self._read_stderr, args=(err_fd,), name="mcp-stderr", daemon=True
-        )
-        self._stderr_thread.start()
+        self._proc.stdout = None
         threading.Thread(
             target=self._read_stdout, args=(out_fd,), name="mcp-stdout", daemon=True
         ).start()
@@ -283,7 +224,7 @@ class StdioTransport(Transport):
                 code = proc.wait(timeout=1.0)
             except subprocess.TimeoutExpired:
                 code = None
-        self._stderr_thread.join(timeout=1.0)  # the report wants the server's last words
+        self._process.stderr_read(timeout=1.0)  # the report wants the server's last words
         self._fail(
             ServerExited(
                 f"the server closed stdout (exit code {code})"
@@ -346,20 +287,8 @@ class StdioTransport(Transport):
             "bytes: it stopped reading its stdin"
         )
 
-    def _read_stderr(self, fd: int) -> None:
-        try:
-            for line in split_lines(_chunks(fd), MAX_STDERR_LINE_BYTES):
-                text = (
-                    "(a stderr line over the cap)"
-                    if isinstance(line, Oversize)
-                    else line.decode("utf-8", errors="replace")
-                )
-                self._stderr.append(text.rstrip("\r")[:STDERR_LINE_MAX])
-        finally:
-            os.close(fd)
-
     def stderr_tail(self, lines: int = 20) -> tuple[str, ...]:
-        return tuple(list(self._stderr)[-lines:])
+        return self._process.stderr_tail(lines) if self._process else ()
 
     def send(self, message: dict) -> None:
         """Queue one message for the writer thread; never blocks on a server that does not read.
@@ -447,39 +376,10 @@ class StdioTransport(Transport):
         writer = getattr(self, "_writer", None)
         if writer is not None:
             writer.join(timeout=2.0)  # it wakes within 0.2 s; stdin is closed only after it stopped
-        try:
-            if proc.stdin:
-                self._ledger.forget("in")
-                proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=self.shutdown_timeout)
-        except subprocess.TimeoutExpired:
-            pass
-        # The whole group, even when the server exited: a child holding our pipes goes too.
-        self._signal(proc, signal.SIGTERM)
-        try:
-            proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            pass
-        if proc.poll() is None or not self._stdout_done.wait(timeout=1.0):
-            self._signal(proc, signal.SIGKILL)
-            try:
-                proc.wait(timeout=5.0)
-            except subprocess.TimeoutExpired:
-                pass
-
-    @staticmethod
-    def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            if proc.poll() is None:
-                try:
-                    proc.send_signal(sig)
-                except ProcessLookupError:
-                    pass
+        if proc.stdin:
+            self._ledger.forget("in")  # before stdin closes: its number may be reused
+        assert self._process is not None
+        self._process.end(stdin_grace=self.shutdown_timeout, term_grace=1.0, done=self._stdout_done)
 
     def describe(self) -> dict:
         return {
