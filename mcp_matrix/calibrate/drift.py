@@ -16,9 +16,11 @@ those culprits.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_matrix.behaviours import registry
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
 from mcp_matrix.model import CallContext
@@ -26,7 +28,7 @@ from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import plan_call
 from mcp_matrix.simulate.discovery import initial_state, run_discovery
 
-ASPECTS = ("visible", "name", "schema", "description", "arguments")
+ASPECTS = ("visible", "name", "schema", "description", "arguments", "result")
 NOT_SENT = "not sent"
 
 
@@ -115,9 +117,31 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
                 [v.plan.refused.behaviour or v.plan.refused.code] if v.plan.refused else []
             )
         calls.append(
-            {"tool": call.tool, "variants": variants, "why": ", ".join(dict.fromkeys(whys))}
+            {
+                "tool": call.tool,
+                "variants": variants,
+                "why": ", ".join(dict.fromkeys(whys)),
+                "result": _result_prediction(profile, ctx, variants),
+            }
         )
     return {"tools": tools, "calls": calls, "outcome": final.outcome}
+
+
+def _result_prediction(profile: Profile, ctx: CallContext, variants: list) -> tuple[str, str]:
+    """What the model is told of the probe server's answer (text content only): ``text``, or
+    ``error`` when a result behaviour of the profile fails it; and the behaviour's name."""
+    sent = next((v for v in variants if v != NOT_SENT), {})
+    answer = {"content": [{"type": "text", "text": "received " + json.dumps(sent)}]}
+    for use in profile.result:
+        if registry.get(use.name).fn(answer, ctx, **dict(use.params)) is not None:
+            return "error", use.name
+    return "text", ""
+
+
+def observed_result(result: Any) -> str:
+    """``text`` when the model got the server's answer (it starts ``received``), else ``error``."""
+    text = result.get("text", "") if isinstance(result, dict) else ""
+    return "text" if "received " in text and not result.get("is_error") else "error"
 
 
 def drift(
@@ -167,6 +191,12 @@ def drift(
         agree = any(same(v, seen) for v in pc["variants"])
         shown = pc["variants"][0] if len(pc["variants"]) == 1 else {"any of": pc["variants"]}
         cells.append(Cell(probe.id, pc["tool"], "arguments", shown, seen, agree, pc["why"]))
+        raw = next((t for t in probe.tools if t["name"] == pc["tool"]), {})
+        if oc and oc["sent"] and "outputSchema" in raw and oc.get("result") is not None:
+            # the server did the work: does the model get its answer, or an error?
+            want, why = pc.get("result", ("text", ""))
+            got = observed_result(oc["result"])
+            cells.append(Cell(probe.id, pc["tool"], "result", want, got, want == got, why))
     return cells
 
 

@@ -350,9 +350,19 @@ def correlate(
     for model_name, server in (called or {}).items():
         if server in names:
             claim(server, next((t for t in free if model_name in (t.name, t.call_name)), None))
+    raws = {t["name"]: t for t in server_tools if isinstance(t.get("name"), str)}
     for server in names:
         if server not in out:
-            claim(server, match_tool(free, server))
+            hit = match_tool(free, server)
+            # two tools that clean to one name (collide.a, collide_a): the content decides
+            if (
+                hit is None
+                or _same_content(hit, raws[server])
+                or not any(
+                    _same_content(hit, other) for other in server_tools if other is not raws[server]
+                )
+            ):
+                claim(server, hit)
     for raw in server_tools:
         server = raw.get("name")
         if isinstance(server, str) and server not in out:

@@ -353,6 +353,156 @@ BIG_INT_CALLS = (
     ScriptedCall("big_string", {"id": str(BIG)}),
 )
 
+# -- client-side validation: calls the server's schema refuses (format, required, unknown keys) --
+
+CLOSED_Q = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}},
+    "additionalProperties": False,
+}
+VALIDATION_TOOLS = (
+    CONTROL,
+    _tool(
+        "v_format",
+        {
+            "type": "object",
+            "properties": {
+                "email": {"type": "string", "format": "email"},
+                "when": {"type": "string", "format": "date-time"},
+                "site": {"type": "string", "format": "uri"},
+            },
+        },
+        "The call breaks every format: an email, a date-time and a URI that are none.",
+    ),
+    _tool(
+        "v_required",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "required": ["a", "b"],
+        },
+        "The call leaves out the required key b.",
+    ),
+    _tool("v_unknown", CLOSED_Q, "A closed schema; the call adds the unknown key extra."),
+    _tool(
+        "v_wait",
+        {**CLOSED_Q, "properties": {"w": {"type": "string"}}},
+        "A closed schema; the call adds wait_for_previous (the key Gemini CLI adds to every tool).",
+    ),
+    _tool(
+        "v_bounds",
+        {
+            "type": "object",
+            "properties": {
+                "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                "kind": {"type": "string", "enum": ["a", "b"]},
+                "code": {"type": "string", "pattern": "^[a-z]+$"},
+            },
+        },
+        "The call breaks a maximum, an enum and a pattern.",
+    ),
+    _tool(
+        "v_type",
+        {"type": "object", "properties": {"flag": {"type": "boolean"}}},
+        "The call sends a number where the schema asks for a boolean.",
+    ),
+)
+VALIDATION_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall("v_format", {"email": "not-an-email", "when": "yesterday", "site": "no uri"}),
+    ScriptedCall("v_required", {"a": "x"}),
+    ScriptedCall("v_unknown", {"q": "x", "extra": 1}),
+    ScriptedCall("v_wait", {"w": "x", "wait_for_previous": False}),
+    ScriptedCall("v_bounds", {"size": 50, "kind": "c", "code": "ABC"}),
+    ScriptedCall("v_type", {"flag": 7}),
+)
+
+# -- names: invalid characters, and pairs that become one name once cleaned or cut ------------
+
+
+def _named(name: str, marker: str, key: str) -> dict:
+    """A tool whose description and only property tell it apart from its look-alike."""
+    return _tool(
+        name,
+        {"type": "object", "properties": {key: {"type": "string"}}},
+        f"Name probe {marker}.",
+    )
+
+
+NAME_CHARS = (
+    ("dash-name", "dash", "d"),
+    ("space name", "space", "s"),
+    ("slash/name", "slash", "sl"),
+    ("colon:name", "colon", "c"),
+    ("caf\u00e9", "accent", "a"),
+)
+LONG_PAIR = (LONG_NAME + "_one", LONG_NAME + "_two")  # 73 characters, the same first 69
+COLLISIONS = (
+    ("collide.a", "dot form of collide a", "dot_a"),
+    ("collide_a", "underscore form of collide a", "under_a"),
+    ("collide-b", "dash form of collide b", "dash_b"),
+    ("collide_b", "underscore form of collide b", "under_b"),
+    (LONG_PAIR[0], "long one", "long_one"),
+    (LONG_PAIR[1], "long two", "long_two"),
+)
+
+
+def _name_set(entries: tuple[tuple[str, str, str], ...]) -> tuple[tuple, tuple]:
+    tools = (CONTROL,) + tuple(_named(n, m, k) for n, m, k in entries)
+    calls = (CONTROL_CALL,) + tuple(ScriptedCall(n, {k: "x"}) for n, _, k in entries)
+    return tools, calls
+
+
+# -- results: a tool with an outputSchema that answers text only --------------------------------
+
+OUTPUT_TEXT_TOOL = _tool(
+    "text_result",
+    {"type": "object", "properties": {"q": {"type": "string"}}},
+    "Declares an outputSchema; the probe server answers with text content only.",
+    outputSchema={
+        "type": "object",
+        "properties": {"received": {"type": "string"}},
+        "required": ["received"],
+    },
+)
+
+# -- schema details: unused $defs, const, an empty property schema, minItems --------------------
+
+DETAILS_TOOLS = (
+    CONTROL,
+    _tool(
+        "unused_defs",
+        {
+            "type": "object",
+            "properties": {"q": {"type": "string"}},
+            "$defs": {"Unused": {"type": "object", "properties": {"z": {"type": "string"}}}},
+        },
+        "A $defs entry no $ref uses.",
+    ),
+    _tool(
+        "const_only",
+        {"type": "object", "properties": {"mode": {"type": "string", "const": "fixed"}}},
+        "A const without enum.",
+    ),
+    _tool(
+        "loose_parts",
+        {
+            "type": "object",
+            "properties": {
+                "anything": {},
+                "list": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            },
+        },
+        "An empty property schema and minItems.",
+    ),
+)
+DETAILS_CALLS = (
+    CONTROL_CALL,
+    ScriptedCall("unused_defs", {"q": "x"}),
+    ScriptedCall("const_only", {"mode": "fixed"}),
+    ScriptedCall("loose_parts", {"anything": {"k": 1}, "list": ["a"]}),
+)
+
 
 def _hazard(
     id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0
@@ -490,6 +640,34 @@ PROBE_SETS: dict[str, ProbeSet] = {
             "integers beyond 2^53 (JSON numbers held as doubles round them)",
             BIG_INT_TOOLS,
             BIG_INT_CALLS,
+        ),
+        ProbeSet(
+            "validation",
+            "calls the server's schema refuses: formats, a missing required key, unknown keys, bounds",
+            VALIDATION_TOOLS,
+            VALIDATION_CALLS,
+        ),
+        ProbeSet(
+            "name-chars",
+            "names with a dash, a space, a slash, a colon and a non-ASCII letter",
+            *_name_set(NAME_CHARS),
+        ),
+        ProbeSet(
+            "name-collision",
+            "pairs that become one name once cleaned (. - _) or cut (the same first 69 characters)",
+            *_name_set(COLLISIONS),
+        ),
+        _hazard(
+            "output-text",
+            "a tool with an outputSchema answering text only (no structuredContent)",
+            OUTPUT_TEXT_TOOL,
+            ScriptedCall("text_result", {"q": "x"}),
+        ),
+        ProbeSet(
+            "schema-details",
+            "an unused $defs entry, const, an empty property schema, minItems",
+            DETAILS_TOOLS,
+            DETAILS_CALLS,
         ),
         ProbeSet(
             "many",

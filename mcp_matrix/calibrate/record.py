@@ -20,6 +20,7 @@ from mcp_matrix.calibrate.fake_model import ModelTool, correlate, model_tools
 from mcp_matrix.calibrate.harness import HarnessRun, parse_driver_line
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.tap import C2S, S2C, messages
+from mcp_matrix.calibrate.tool_results import model_results
 from mcp_matrix.errors import InputError
 
 FORMAT = "mcp-matrix-calibration"
@@ -103,6 +104,7 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
     for p in tap_calls:
         sent.setdefault(p.get("name"), []).append(p)
     calls = []
+    results = model_results(run.requests)  # what the model was told each call gave
     for c in probe.calls:
         got = sent.get(c.tool) or []
         if got:
@@ -115,10 +117,18 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
                     "arguments": p.get("arguments"),
                     "has_arguments": "arguments" in p,
                     "meta": p.get("_meta"),
+                    "result": results.get(c.tool),
                 }
             )
         else:
-            calls.append({"tool": c.tool, "intended": c.arguments, "sent": False})
+            calls.append(
+                {
+                    "tool": c.tool,
+                    "intended": c.arguments,
+                    "sent": False,
+                    "result": results.get(c.tool),
+                }
+            )
     if not run.requests or not any(r.get("method") == "POST" for r in run.requests):
         outcome = "no-model-request"
     elif not any(t["present"] for t in obs_tools.values()):

@@ -1,0 +1,133 @@
+"""Units under the hazard probe sets (validation, names, results, schema details): what the model
+was told of each call, look-alike names told apart by content, and the ``result`` drift cell."""
+
+from __future__ import annotations
+
+from mcp_matrix.calibrate import probe
+from mcp_matrix.calibrate.drift import drift, observed_result
+from mcp_matrix.calibrate.fake_model import ModelTool, correlate
+from mcp_matrix.calibrate.tool_results import model_results
+from mcp_matrix.profiles.loader import load_profiles
+
+CALLS = [
+    {"tool": "text_result", "model_name": "mcp_probe_text_result", "id": "call_1_abcdef123456"}
+]
+
+
+def test_each_api_s_tool_result_is_tied_back_to_the_fake_model_s_call_by_its_id():
+    bodies = {
+        "anthropic": {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_1_abcdef123456",
+                            "content": [{"type": "text", "text": "received {}"}],
+                            "is_error": True,
+                        }
+                    ],
+                }
+            ]
+        },
+        "openai-chat": {
+            "messages": [
+                {"role": "tool", "tool_call_id": "call_1_abcdef123456", "content": "received {}"}
+            ]
+        },
+        "openai-responses": {
+            "input": [
+                {
+                    "type": "function_call_output",
+                    "call_id": "call_1_abcdef123456",
+                    "output": "received {}",
+                }
+            ]
+        },
+        "gemini": {
+            "contents": [
+                {
+                    "parts": [
+                        {
+                            "functionResponse": {
+                                "name": "mcp_probe_text_result",
+                                "response": {"error": {"message": "no structured content"}},
+                            }
+                        }
+                    ]
+                }
+            ]
+        },
+    }
+    got = {
+        api: model_results([{"api": "x", "calls": CALLS}, {"api": api, "body": body}])
+        for api, body in bodies.items()
+    }
+    assert got["anthropic"] == {"text_result": {"text": "received {}", "is_error": True}}
+    assert got["openai-chat"]["text_result"]["text"] == "received {}"
+    assert got["openai-responses"]["text_result"]["text"] == "received {}"
+    # Gemini's functionResponse carries no id here: the model-facing name ties it back
+    assert got["gemini"]["text_result"]["text"] == "no structured content"
+    assert observed_result(got["openai-chat"]["text_result"]) == "text"
+    assert observed_result(got["anthropic"]["text_result"]) == "error"
+    assert observed_result(got["gemini"]["text_result"]) == "error"
+
+
+def test_two_tools_that_clean_to_one_name_are_told_apart_by_content_not_by_name():
+    """``collide.a`` and ``collide_a`` both read as ``probe__collide_a`` by name; a client that
+    kept only ``collide_a`` must not have it counted as ``collide.a`` (which is listed first)."""
+    tools, _ = probe._name_set(probe.COLLISIONS)
+    raw = {t["name"]: t for t in tools}
+    survivor = raw["collide_a"]
+    shown = [
+        ModelTool(
+            "probe__collide_a",
+            survivor["description"],
+            survivor["inputSchema"],
+            call_name="probe__collide_a",
+        )
+    ]
+    got = correlate(shown, tools)
+    assert "collide.a" not in got and got["collide_a"].name == "probe__collide_a"
+
+
+def test_a_text_only_answer_to_a_tool_with_an_output_schema_is_a_result_cell():
+    """Predicted ``error`` where the profile's TS SDK throws on missing structuredContent,
+    ``text`` where no result behaviour applies; observed from what the model was told."""
+    ps = probe.PROBE_SETS["output-text"]
+    obs = {
+        "tools": {t["name"]: {"present": False} for t in ps.tools},
+        "calls": [
+            {
+                "tool": "text_result",
+                "sent": True,
+                "arguments": {"q": "x"},
+                "result": {
+                    "text": "Tool text_result has an output schema but did not return structured content",
+                    "is_error": False,
+                },
+            }
+        ],
+    }
+    for t in ps.tools:
+        obs["tools"][t["name"]] = {
+            "present": True,
+            "name": t["name"],
+            "schema": t["inputSchema"],
+            "description": t["description"],
+        }
+    profiles = load_profiles()
+    cells = [c for c in drift(profiles["gemini-cli"], ps, obs) if c.aspect == "result"]
+    assert [(c.predicted, c.observed, c.agree) for c in cells] == [("error", "error", True)]
+    assert cells[0].why == "require-structured-content"
+    no_result_rule = next(p for p in profiles.values() if not p.result)
+    cells = [c for c in drift(no_result_rule, ps, obs) if c.aspect == "result"]
+    assert [(c.predicted, c.observed) for c in cells] in ([("text", "error")], [])
+
+
+def test_every_name_probe_has_its_own_description_marker_and_property():
+    for set_id in ("name-chars", "name-collision"):
+        tools = probe.PROBE_SETS[set_id].tools
+        assert len({t["description"] for t in tools}) == len(tools)
+        assert len({tuple(t["inputSchema"]["properties"]) for t in tools}) == len(tools)
