@@ -60,6 +60,7 @@ SUMMARIES = {
     "check": "the release checklist: fail CI before a silent break ships",
     "merge": "join results files from several runs or shards into one",
     "diff": "what changes between two versions of a server, per client and per frozen caller",
+    "fix": "write the corrected tool list and prove it in every client profile",
     "replay": "replay recorded calls (live, retry queue, transcripts) through every client profile",
     "profiles": "list client profiles, or show one (profiles show NAME)",
     "calibrate": "run a real client on the probe tool lists and print its drift from the bundled "

@@ -1,0 +1,161 @@
+"""A tool list measured as every profile holds it: discovery, then one representative call per
+tool through the one call pipeline (``mcp_matrix.deliver``) to an offline ``SchemaServer``.
+
+The server validates against the schema it lists, and also runs the checks of the server-side
+checklist (the rule a flattened combinator or a described keyword moved into the handler), so
+a corrected list is judged with the handler it needs. The call is the same intent before and
+after: a valid instance of the original schema, every optional property given once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_matrix.behaviours.validation import Violation
+from mcp_matrix.deliver import Held, Intended, SchemaServer, deliver, listed_violations
+from mcp_matrix.discovery import discover_all
+from mcp_matrix.evolution.effects import alias_rule
+from mcp_matrix.evolution.examples import example, sample, validation_errors
+from mcp_matrix.materiality import MATERIAL
+from mcp_matrix.profiles.model import Profile
+from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.verdicts import rank
+
+LOST = ("session-broken", "server-dropped", "hidden", "degraded")
+FINE_CALLS = frozenset({"intact", "tolerated", "skipped", "loud"})
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One material finding of a cell: what a fix has to remove."""
+
+    code: str
+    pointer: str
+    message: str
+
+
+@dataclass(frozen=True)
+class CellState:
+    """One (client, tool) cell: its discovery verdict and losses, and its call's verdict."""
+
+    profile: str
+    tool: str  # the tool's name in the list measured
+    verdict: str
+    losses: tuple[Loss, ...]
+    call: str = ""
+    call_reason: str = ""
+
+    @property
+    def lost(self) -> bool:
+        return self.verdict in LOST
+
+    @property
+    def call_lost(self) -> bool:
+        return bool(self.call) and self.call not in FINE_CALLS
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Every cell of a tool list, keyed by (client, tool)."""
+
+    cells: Mapping[tuple[str, str], CellState]
+
+    def worse_than(self, before: Measured, names: Mapping[str, str]) -> list[str]:
+        """Cells of this list worse than the same cell ``before`` (``names``: new tool name -> old),
+        each as ``client tool: verdict -> verdict``: a fix that makes one is refused."""
+        out = []
+        for (profile, tool), now in self.cells.items():
+            then = before.cells.get((profile, names.get(tool, tool)))
+            if then is None:
+                continue
+            new = {(x.code, _keyword(x.pointer)) for x in now.losses}
+            old = {(x.code, _keyword(x.pointer)) for x in then.losses}
+            if rank(now.verdict) < rank(then.verdict) or new - old:
+                out.append(f"{profile} {tool}: {then.verdict} -> {now.verdict}")
+            elif now.call and then.call and rank(now.call) < rank(then.call):
+                out.append(f"{profile} {tool}: call {then.call} -> {now.call}")
+        return out
+
+
+def _keyword(pointer: str) -> str:
+    return pointer.rsplit("/", 1)[-1]
+
+
+def intent(schema: Any) -> Any:
+    """A call a model means to make: valid for ``schema``, each optional property given once when
+    the result stays valid (so a client that drops one shows it)."""
+    value = example(schema)
+    if not isinstance(value, dict) or not isinstance(schema, Mapping):
+        return value
+    for name, sub in (schema.get("properties") or {}).items():
+        if name in value:
+            continue
+        got = sample(sub)
+        if got is None:
+            continue
+        trial = {**value, name: got}
+        if not validation_errors(schema, trial):
+            value = trial
+    return value
+
+
+def measure(
+    doc: Mapping[str, Any],
+    tools: Sequence[Any],
+    profiles: Sequence[Profile],
+    server: str | None,
+    checks: Mapping[str, Sequence[Any]] | None = None,
+    intents: Mapping[str, Any] | None = None,
+) -> Measured:
+    """Discovery and calls for ``tools`` (in the snapshot ``doc``'s place) in every profile.
+
+    ``checks``: per tool name, JSON Schemas the handler also enforces; ``intents``: per tool
+    name, the arguments of its call (none: no call is measured)."""
+    pages = [e.get("page", 0) for e in doc.get("tools", [])]
+    entries = [{"page": pages[i] if i < len(pages) else 0, "tool": t} for i, t in enumerate(tools)]
+    snap = Snapshot({**doc, "tools": entries})
+    views = discover_all(snap, profiles, server=server)
+    raw = {t.get("name"): t for t in tools if isinstance(t, Mapping)}
+    by_name = {p.name: p for p in profiles}
+    cells: dict[tuple[str, str], CellState] = {}
+    for view in views:
+        profile = by_name[view.profile]
+        held = Held(profile, view, view.by_tool(), raw, raw)
+        for tv in view.tools:
+            losses = tuple(
+                Loss(f.code, f.pointer, f.message)
+                for f in tv.findings
+                if f.materiality in MATERIAL
+                or tv.verdict in ("hidden", "server-dropped", "session-broken")
+            )
+            call, reason = "", ""
+            if intents is not None and tv.tool in intents and tv.tool in raw:
+                call, reason = _call(profile, held, tv.tool, intents[tv.tool], raw, checks or {})
+            cells[(view.profile, tv.tool)] = CellState(
+                view.profile, tv.tool, tv.verdict, losses, call, reason
+            )
+    return Measured(cells)
+
+
+def _call(
+    profile: Profile,
+    held: Held,
+    tool: str,
+    arguments: Any,
+    raw: Mapping[str, Any],
+    checks: Mapping[str, Sequence[Any]],
+) -> tuple[str, str]:
+    own = tuple(checks.get(tool, ()))
+
+    def handler(schema: Any, args: Any) -> Violation | None:
+        for check in own:
+            found = listed_violations({"inputSchema": check}, args)
+            if found:
+                return found[0]
+        return None
+
+    server = SchemaServer({tool: raw[tool]}, rules=(alias_rule, handler))
+    done = deliver(profile, held, Intended(tool, arguments), server)
+    return done.verdict.verdict, done.verdict.reason

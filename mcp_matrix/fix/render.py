@@ -1,0 +1,137 @@
+"""The fix outcome as text (terminal, Markdown) and as a JSON document (``format: mcp-matrix.fix``).
+
+Both texts come from one list of lines, so they say the same: the edits made (kind, tool,
+reason, what frozen callers pay), the renames with their guidance, the server-side checklist,
+the causes left with why, and per client the tools lost before and after and the calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp_matrix import __version__
+from mcp_matrix.fix.model import FixOutcome
+
+FORMAT = "mcp-matrix.fix"
+VERSION = 1
+
+
+def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = False) -> list[str]:
+    """The report, one line per entry; ``show`` makes server text safe for the medium."""
+    h = (lambda s: f"## {s}") if md else (lambda s: s.upper())
+    li = "- " if md else "  "
+    sub = "  - " if md else "      "
+    out = [
+        ("# " if md else "")
+        + f"mcp-matrix fix: {show(outcome.server)} · {len(outcome.tools_before)} tools · "
+        f"required clients: {len(outcome.required)}",
+        "",
+        h(f"Edits ({len(outcome.applied)}), each proved by re-running every profile"),
+    ]
+    for a in outcome.applied:
+        fixed = sorted({c for c, _ in a.fixed})
+        out.append(f"{li}{a.edit.kind} {show(a.edit.tool)}: {show(a.edit.reason)}")
+        if fixed:
+            out.append(f"{sub}now visible in: {', '.join(fixed)}")
+        if a.edit.cost:
+            out.append(f"{sub}cost: {show(a.edit.cost)}")
+    if not outcome.applied:
+        out.append(f"{li}none: no root cause has a schema fix")
+    if outcome.renames:
+        out += ["", h("Renames (frozen callers: never silent)")]
+        for r in outcome.renames:
+            out.append(
+                f"{li}{show(r.old)} -> {show(r.new)} (for {', '.join(r.clients) or 'the required clients'})"
+            )
+            out += [f"{sub}{show(g)}" for g in r.guidance]
+    if outcome.items:
+        out += ["", h("Server-side checklist (mcp-matrix cannot edit the handler)")]
+        for item in outcome.items:
+            box = "- [ ] " if md else "  [ ] "
+            who = f"{show(item.tool)}: " if item.tool else ""
+            out.append(f"{box}{who}{show(item.rule)} (replaces {show(item.replaces)})")
+    if outcome.unfixed:
+        out += ["", h("Left as it is, and why")]
+        for u in outcome.unfixed:
+            out.append(f"{li}{show(u.title)}")
+            out.append(f"{sub}{show(u.why)}")
+            out += [f"{sub}tried: {show(t)}" for t in u.tried]
+    out += ["", h("Before -> after, per client (tools lost, calls lost)")]
+    for c in outcome.clients:
+        if not (c.lost_before or c.lost_after or c.calls_before or c.calls_after):
+            continue
+        tag = "" if c.required else " (not required)"
+        out.append(
+            f"{li}{c.client}{tag}: tools lost {c.lost_before} -> {c.lost_after} of {c.tools}; "
+            f"calls lost {c.calls_before} -> {c.calls_after}"
+        )
+        if c.now_intact:
+            out.append(f"{sub}now visible: {', '.join(show(t) for t in c.now_intact)}")
+        for tool, why in c.still_lost[:5]:
+            out.append(f"{sub}still lost: {show(tool)}: {show(why)}")
+        if len(c.still_lost) > 5:
+            out.append(f"{sub}and {len(c.still_lost) - 5} more")
+    clean = sum(1 for c in outcome.clients if not c.lost_before and not c.lost_after)
+    out += ["", f"{clean} client(s) had no loss before or after."]
+    return out
+
+
+def document(outcome: FixOutcome) -> dict:
+    """The JSON report: edits with their RFC 6902 patches, checklist, causes left, counts."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "mcp_matrix": __version__,
+        "server": outcome.server,
+        "required": list(outcome.required),
+        "edits": [
+            {
+                "kind": a.edit.kind,
+                "tool": a.edit.tool,
+                "reason": a.edit.reason,
+                "cost": a.edit.cost,
+                "patch": [o.to_json() for o in a.ops],
+                "fixed": [{"client": c, "tool": t} for c, t in a.fixed],
+            }
+            for a in outcome.applied
+        ],
+        "patches": outcome.patches(),
+        "renames": [
+            {"old": r.old, "new": r.new, "clients": list(r.clients), "guidance": list(r.guidance)}
+            for r in outcome.renames
+        ],
+        "checklist": [
+            {"tool": i.tool, "rule": i.rule, "replaces": i.replaces, "check": i.check}
+            for i in outcome.items
+        ],
+        "unfixed": [
+            {
+                "title": u.title,
+                "code": u.code,
+                "tools": list(u.tools),
+                "clients": list(u.clients),
+                "why": u.why,
+                "tried": list(u.tried),
+            }
+            for u in outcome.unfixed
+        ],
+        "clients": [
+            {
+                "client": c.client,
+                "required": c.required,
+                "tools": c.tools,
+                "lost_before": c.lost_before,
+                "lost_after": c.lost_after,
+                "calls_lost_before": c.calls_before,
+                "calls_lost_after": c.calls_after,
+                "now_visible": list(c.now_intact),
+                "still_lost": [{"tool": t, "why": w} for t, w in c.still_lost],
+            }
+            for c in outcome.clients
+        ],
+    }
+
+
+def still_lost(outcome: FixOutcome) -> int:
+    """Tools a required client still loses after the fix (the exit code's count)."""
+    return sum(c.lost_after for c in outcome.clients if c.required)
