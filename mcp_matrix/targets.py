@@ -3,11 +3,18 @@ or a bundled server).
 
 A target turns into a connected transport; ``describe()`` is what reports show of it, with
 secrets masked (header values, env values, and values of secret-looking arguments).
+
+Each kind is one ``TargetKind`` in ``KINDS``: how it is named (``--NAME`` on the CLI,
+``--mcp-NAME`` in the pytest plugin, ``NAME:VALUE`` as a ``diff`` side), parsed and checked,
+which transport opens it, and how every report shows it (``describe_line``). The CLI, ``diff``,
+``mcp_matrix.api.target``, the plugin and the writers read the registry, so a new kind is one
+entry here and its transport.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import shlex
@@ -120,7 +127,7 @@ def server_key(target: Mapping | None, server_info: object) -> ServerKey:
 
 @dataclass(frozen=True)
 class Target:
-    kind: str  # "stdio" | "http" | "sse" | "server"
+    kind: str  # a key of KINDS: "stdio" | "http" | "sse" | "server"
     command: tuple[str, ...] = ()
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
@@ -147,34 +154,15 @@ class Target:
 
     @classmethod
     def http(cls, url: str, **kw) -> Target:
-        if not re.match(r"^https?://", url):
-            raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--http")
-        import httpx  # here, not at the top: a stdio target's process never imports it
-
-        try:
-            parsed = httpx.URL(url)
-        except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
-            raise InputError(f"not a valid URL: {exc}", where="--http") from None
-        if not parsed.host:
-            raise InputError(f"the URL names no host: {mask_url(url)!r}", where="--http")
-        for key, value in (kw.get("headers") or {}).items():
-            for part, text in (("name", key), ("value", value)):
-                try:
-                    text.encode("latin-1")
-                except UnicodeEncodeError:
-                    raise InputError(
-                        f"the header {part} of {key!r} has characters HTTP cannot carry (only Latin-1)",
-                        where="--header",
-                    ) from None
-            if not key or any(c in key for c in " \t\r\n:") or any(c in value for c in "\r\n\0"):
-                raise InputError(f"not a valid header: {key!r}", where="--header")
+        """A Streamable HTTP endpoint."""
+        _check_url(url, kw.get("headers") or {}, "--http")
         return cls("http", url=url, **kw)
 
     @classmethod
     def sse(cls, url: str, **kw) -> Target:
-        """A server on the legacy HTTP+SSE transport (2024-11-05): ``url`` is its GET stream."""
-        if not re.match(r"^https?://", url):
-            raise InputError(f"expected an http:// or https:// URL, got {url!r}", where="--sse")
+        """A server on the legacy HTTP+SSE transport (2024-11-05): ``url`` is its GET stream;
+        checked as an HTTP target is (the same URL and header rules)."""
+        _check_url(url, kw.get("headers") or {}, "--sse")
         return cls("sse", url=url, **kw)
 
     @classmethod
@@ -196,9 +184,7 @@ class Target:
     def display_name(self) -> str:
         if self.name:
             return self.name
-        if self.kind == "server":
-            return shlex.split(self.server)[0]
-        return ""
+        return KINDS[self.kind].default_name(self)
 
     def _module_and_args(self) -> tuple[str, ...]:
         name, *args = shlex.split(self.server)
@@ -232,44 +218,19 @@ class Target:
             pass
         else:
             action()
-        if self.kind == "stdio":
-            t: Transport = StdioTransport(
-                self.command, env=self.env, cwd=self.cwd, inherit_env=self.inherit_env
-            )
-        elif self.kind == "http":
-            from mcp_matrix.wire.http import HttpTransport  # httpx, for HTTP targets only
-
-            t = HttpTransport(self.url, headers=self.headers)
-        elif self.kind == "sse":
-            from mcp_matrix.wire.sse import SseTransport
-
-            t = SseTransport(self.url, headers=self.headers, connect_timeout=connect_timeout)
-        elif self.server_transport in ("http", "sse"):
-            from mcp_matrix.bundled_http import bundled_http_server
-
-            t = bundled_http_server(self.launch_argv(), self.server_transport, connect_timeout)
-        else:
-            t = StdioTransport(self.launch_argv(), env=self.env, inherit_env=True)
-        return t
+        return KINDS[self.kind].transport(self, connect_timeout)
 
     def describe(self) -> dict:
         """The target as reports show it: secrets masked (header and env values always; in the
         command and the URL, every value ``secrets()`` finds)."""
         secrets = self.secrets()
-        d: dict = {"kind": self.kind}
-        if self.kind == "stdio":
-            d["command"] = [redact(arg, secrets) for arg in self.command]
-        elif self.kind in ("http", "sse"):
-            d["url"] = redact(self.url, secrets)
-            d["headers"] = {k: MASK for k in self.headers}
-        else:
-            d["server"] = redact(self.server, secrets)
-            d["transport"] = self.server_transport
+        kind = KINDS[self.kind]
+        d: dict = {"kind": self.kind, **kind.describe(self, secrets)}
         if self.env:
             d["env"] = {k: MASK for k in self.env}
         if self.cwd:
             d["cwd"] = redact(self.cwd, secrets)
-        if self.kind == "stdio":
+        if kind.command:
             d["inherit_env"] = self.inherit_env
         if self.name:
             d["name"] = redact(self.name, secrets)
@@ -293,9 +254,216 @@ class Target:
         values += argv_secrets(argv)
         for text in (self.url, *self.env.values()):
             values += url_secrets(text)
-        if self.inherit_env and self.kind == "stdio":
+        if self.inherit_env and KINDS[self.kind].command:
             values += inherited_secrets(os.environ)
         return with_encodings(values)
+
+
+# -- the kinds of target ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """The options given around a target's value; each kind takes those that apply to it."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    inherit_env: bool = False
+    name: str = ""
+    server_transport: str = "stdio"
+
+
+def _no_name(target: Target) -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class TargetKind:
+    """One kind of target as every front end knows it.
+
+    ``build`` parses and checks the value (``--NAME VALUE``, ``--mcp-NAME VALUE`` or the diff
+    side ``NAME:VALUE``; a bare value matching ``bare`` too), ``transport`` makes the transport
+    that opens it (not yet started), ``describe`` is its part of ``Target.describe`` (secrets
+    masked) and ``line`` the one line every report prints of such a description."""
+
+    name: str
+    metavar: str
+    help: str
+    side_help: str  # how a diff side names it
+    build: Callable[[str, TargetOptions], Target]
+    transport: Callable[[Target, float], Transport]
+    describe: Callable[[Target, Sequence[str]], dict]
+    line: Callable[[Mapping], str]
+    prefix: bool = True  # a diff side may name it NAME:VALUE
+    bare: str = ""  # a diff side matching this is this kind as it stands (an http:// URL)
+    command: bool = False  # a command we start: env, cwd and --inherit-env apply
+    default_name: Callable[[Target], str] = _no_name  # its config key when --name is not given
+
+    @property
+    def option(self) -> str:
+        return f"--{self.name}"
+
+    @property
+    def plugin_option(self) -> str:
+        return f"--mcp-{self.name}"
+
+    def side_value(self, arg: str) -> str | None:
+        """The value a diff side gives this kind, or None when the side names another."""
+        if self.bare and re.match(self.bare, arg):
+            return arg
+        if self.prefix and arg.startswith(self.name + ":"):
+            return arg[len(self.name) + 1 :].strip()
+        return None
+
+
+def _check_url(url: str, headers: Mapping[str, str], option: str) -> None:
+    """An http(s) URL naming a host, and headers HTTP can carry: checked before connecting."""
+    if not re.match(r"^https?://", url):
+        raise InputError(f"expected an http:// or https:// URL, got {url!r}", where=option)
+    import httpx  # here, not at the top: a stdio target's process never imports it
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
+        raise InputError(f"not a valid URL: {exc}", where=option) from None
+    if not parsed.host:
+        raise InputError(f"the URL names no host: {mask_url(url)!r}", where=option)
+    for key, value in headers.items():
+        for part, text in (("name", key), ("value", value)):
+            try:
+                text.encode("latin-1")
+            except UnicodeEncodeError:
+                raise InputError(
+                    f"the header {part} of {key!r} has characters HTTP cannot carry (only Latin-1)",
+                    where="--header",
+                ) from None
+        if not key or any(c in key for c in " \t\r\n:") or any(c in value for c in "\r\n\0"):
+            raise InputError(f"not a valid header: {key!r}", where="--header")
+
+
+def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
+    return StdioTransport(
+        target.command, env=target.env, cwd=target.cwd, inherit_env=target.inherit_env
+    )
+
+
+def _http_transport(target: Target, connect_timeout: float) -> Transport:
+    from mcp_matrix.wire.http import HttpTransport  # httpx, for HTTP targets only
+
+    return HttpTransport(target.url, headers=target.headers)
+
+
+def _sse_transport(target: Target, connect_timeout: float) -> Transport:
+    from mcp_matrix.wire.sse import SseTransport
+
+    return SseTransport(target.url, headers=target.headers, connect_timeout=connect_timeout)
+
+
+def _bundled_transport(target: Target, connect_timeout: float) -> Transport:
+    if target.server_transport in ("http", "sse"):
+        from mcp_matrix.bundled_http import bundled_http_server
+
+        return bundled_http_server(target.launch_argv(), target.server_transport, connect_timeout)
+    return StdioTransport(target.launch_argv(), env=target.env, inherit_env=True)
+
+
+def _url_part(target: Target, secrets: Sequence[str]) -> dict:
+    return {"url": redact(target.url, secrets), "headers": {k: MASK for k in target.headers}}
+
+
+def _url_line(kind: str) -> Callable[[Mapping], str]:
+    return lambda d: f"{kind}: {d.get('url') or ''}"
+
+
+def _command_line(d: Mapping) -> str:
+    command = d.get("command")
+    return "stdio: " + (
+        " ".join(map(str, command)) if isinstance(command, list) else str(command or "")
+    )
+
+
+def _bundled_line(d: Mapping) -> str:
+    return f"bundled server {d.get('server') or ''} ({d.get('transport') or 'stdio'})"
+
+
+BUNDLED_TRANSPORTS = ("stdio", "http", "sse")  # how a bundled server may be run
+
+
+KINDS: dict[str, TargetKind] = {
+    k.name: k
+    for k in (
+        TargetKind(
+            name="stdio",
+            metavar="CMD",
+            help='spawn a stdio server, e.g. --stdio "npx my-server --flag"',
+            side_help="stdio:CMD",
+            build=lambda v, o: Target.stdio(
+                v, env=o.env, cwd=o.cwd, inherit_env=o.inherit_env, name=o.name
+            ),
+            transport=_stdio_transport,
+            describe=lambda t, secrets: {"command": [redact(a, secrets) for a in t.command]},
+            line=_command_line,
+            command=True,
+        ),
+        TargetKind(
+            name="http",
+            metavar="URL",
+            help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp",
+            side_help="an http(s):// URL (Streamable HTTP)",
+            build=lambda v, o: Target.http(v, headers=o.headers, name=o.name),
+            transport=_http_transport,
+            describe=_url_part,
+            line=_url_line("http"),
+            prefix=False,
+            bare=r"^https?://",
+        ),
+        TargetKind(
+            name="sse",
+            metavar="URL",
+            help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse",
+            side_help="sse:URL (legacy HTTP+SSE)",
+            build=lambda v, o: Target.sse(v, headers=o.headers, name=o.name),
+            transport=_sse_transport,
+            describe=_url_part,
+            line=_url_line("sse"),
+        ),
+        TargetKind(
+            name="server",
+            metavar="NAME",
+            help='a bundled reference server, e.g. memory or "memory --schema anyof"',
+            side_help="server:NAME [ARGS] (bundled)",
+            build=lambda v, o: Target.bundled(
+                v, transport=o.server_transport, env=o.env, name=o.name
+            ),
+            transport=_bundled_transport,
+            describe=lambda t, secrets: {
+                "server": redact(t.server, secrets),
+                "transport": t.server_transport,
+            },
+            line=_bundled_line,
+            default_name=lambda t: shlex.split(t.server)[0],
+        ),
+    )
+}
+
+
+def target_of_kind(kind: str, value: str, options: TargetOptions) -> Target:
+    """The target ``--KIND VALUE`` names, checked (an InputError names the option)."""
+    return KINDS[kind].build(value, options)
+
+
+def describe_line(described: object) -> str:
+    """One line for a target as ``Target.describe`` recorded it (masked): what every report
+    prints. A description from an older results file without a kind is read by its keys."""
+    if not isinstance(described, Mapping):
+        return "" if described is None else str(described)
+    kind = KINDS.get(str(described.get("kind") or ""))
+    if kind is None:
+        kind = KINDS["http"] if described.get("url") else KINDS["server"]
+        if not described.get("url") and not described.get("server"):
+            return json.dumps(dict(described), ensure_ascii=False, default=str)
+    return kind.line(described)
 
 
 _BEFORE_CONNECTING: list[Callable[[], None]] = []

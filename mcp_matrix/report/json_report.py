@@ -679,20 +679,11 @@ def _call_pointer(index: int | None, mutations: list[Mapping[str, Any]]) -> str 
 
 
 def describe_target(target: Any) -> str:
-    """One line for a (masked) target as the run-started event records it."""
-    if not isinstance(target, Mapping):
-        return "" if target is None else str(target)
-    kind = str(target.get("kind") or "")
-    if kind == "stdio":
-        command = target.get("command")
-        return "stdio: " + (
-            " ".join(map(str, command)) if isinstance(command, list) else str(command or "")
-        )
-    if kind == "http" or target.get("url"):
-        return f"http: {target.get('url') or ''}"
-    if kind == "server" or target.get("server"):
-        return f"bundled server {target.get('server') or ''} ({target.get('transport') or 'stdio'})"
-    return json.dumps(dict(target), ensure_ascii=False, default=str)
+    """One line for a (masked) target as the run-started event records it: its kind's own line
+    (``mcp_matrix.targets.describe_line``, so an SSE target reads ``sse:``, not ``http:``)."""
+    from mcp_matrix.targets import describe_line
+
+    return describe_line(target)
 
 
 def _s(value: Any) -> str:
