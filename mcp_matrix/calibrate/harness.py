@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_matrix.calibrate import interpreters
 from mcp_matrix.calibrate import tap as taps
 from mcp_matrix.calibrate.fake_model import FakeModel, ScriptedCall
 from mcp_matrix.errors import InputError, MeasureError
@@ -70,6 +71,8 @@ RECIPE_SCHEMA: dict = {
                 "pip": {"type": "array", "items": {"type": "string"}},
                 # recipes of one library with different providers/options share one folder
                 "cache": {"type": "string", "pattern": "^[a-z0-9][a-z0-9.-]*$"},
+                # the Python a pip client needs (PEP 440), when ours may not do: ">=3.13"
+                "python": {"type": "string", "minLength": 1},
             },
         },
         "version": {"type": "string"},
@@ -111,6 +114,7 @@ class Recipe:
     notes: str = ""
     source: str = ""
     cache: str = ""  # install.cache: the shared folder name, else profile-version
+    python: str = ""  # install.python: the interpreter versions the client supports
 
     @property
     def name(self) -> str:
@@ -167,6 +171,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         notes=data.get("notes", ""),
         source=str(path),
         cache=install.get("cache", ""),
+        python=install.get("python", ""),
     )
 
 
@@ -199,7 +204,7 @@ def install(recipe: Recipe, root: Path | None = None, log=None) -> Path:
     root = root or cache_root()
     folder = root / recipe.install_key
     root.mkdir(parents=True, exist_ok=True)
-    spec = json.dumps({"npm": list(recipe.npm), "pip": list(recipe.pip)}, sort_keys=True)
+    spec = json.dumps(_install_spec(recipe), sort_keys=True)
     marker = folder / ".installed"
     with open(root / f"{recipe.install_key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -218,7 +223,9 @@ def install(recipe: Recipe, root: Path | None = None, log=None) -> Path:
         if recipe.pip:
             venv = folder / "venv"
             if not (venv / "bin" / "python").exists():
-                _install_step([sys.executable, "-m", "venv", str(venv)], folder, recipe, "venv")
+                _install_step(
+                    [interpreter_for(recipe), "-m", "venv", str(venv)], folder, recipe, "venv"
+                )
             pip = [
                 str(venv / "bin" / "python"),
                 "-m",
@@ -238,7 +245,34 @@ def _marker_ok(marker: Path, recipe: Recipe) -> bool:
         doc = json.loads(text)
     except ValueError:  # an older marker holding the package spec as text
         return all(p in text for p in recipe.npm + recipe.pip)
-    return doc == {"npm": list(recipe.npm), "pip": list(recipe.pip)}
+    return doc == _install_spec(recipe)
+
+
+def _install_spec(recipe: Recipe) -> dict:
+    spec: dict = {"npm": list(recipe.npm), "pip": list(recipe.pip)}
+    if recipe.python:
+        spec["python"] = recipe.python
+    return spec
+
+
+def interpreter_for(recipe: Recipe) -> str:
+    """The newest interpreter satisfying ``install.python`` (ours when the recipe names none);
+    none found is an install error, never a silent fall back to an older release."""
+    if not recipe.python:
+        return sys.executable
+    try:
+        exe, seen = interpreters.matching(recipe.python)
+    except ValueError:
+        raise InputError(
+            f"install.python {recipe.python!r} is not a version specifier (e.g. '>=3.13')",
+            where=recipe.source or recipe.name,
+        ) from None
+    if exe is None:
+        raise InstallError(
+            f"{recipe.client} {recipe.version} needs Python {recipe.python}; the interpreters found "
+            f"(PATH, pyenv) are {', '.join(seen) or 'none'}: install one (e.g. `pyenv install 3.13`)"
+        )
+    return exe
 
 
 def _expand_repo(item: str) -> str:

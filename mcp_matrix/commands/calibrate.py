@@ -16,7 +16,7 @@ import shlex
 import sys
 
 from mcp_matrix.calibrate import drift as drifts
-from mcp_matrix.calibrate import harness, probe, record
+from mcp_matrix.calibrate import harness, probe, record, releases
 from mcp_matrix.calibrate.calibration import calibrate, check_transport, probe_sets
 from mcp_matrix.commands.common import add_target_options, target_from, timeouts_from
 from mcp_matrix.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError
@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SET",
         help="probe set (repeatable; default: every set): " + ", ".join(probe.PROBE_SETS),
     )
+    p.add_argument(
+        "--latest",
+        action="store_true",
+        help="calibrate the newest release on the registry instead of the pinned one "
+        "(exit 0 at once when the pinned release is the newest)",
+    )
     p.add_argument("--profile", help="compare with this profile instead of the recipe's")
     p.add_argument("--timeout", type=float, help="seconds per client run (default: the recipe's)")
     p.add_argument(
@@ -71,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
     command = shlex.split(args.client_command) if args.client_command else None
     if args.client_command is not None and not command:
         raise InputError("--client-command is empty", where="--client-command")
+    if args.latest and command:
+        raise InputError("give --latest or --client-command, not both", where="--latest")
     if args.timeout is not None and not (0 < args.timeout <= 3600):
         raise InputError("expected a number of seconds in (0, 3600]", where="--timeout")
     if args.name:  # the server's name in the client's config, as other commands take it
@@ -86,10 +94,24 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("give --probe or a target, not both", where="--probe")
     transport = args.server_transport if args.server_transport == "http" else recipe.transport
     check_transport(recipe, transport, target)
+    sets = probe_sets(target, args.probe, timeouts_from(args))
+    if args.latest:
+        newest = releases.newest_release(releases.client_package(recipe))
+        if not releases.is_newer(newest, recipe):
+            sys.stderr.write(
+                f"calibrate: {safe(recipe.client)} {safe(recipe.version)} (pinned) is the newest "
+                "release on the registry; nothing to calibrate\n"
+            )
+            return 0
+        sys.stderr.write(
+            f"calibrate: the newest release of {safe(recipe.client)} is {safe(newest.version)} "
+            f"(pinned: {safe(recipe.version)}); calibrating it\n"
+        )
+        recipe = releases.at_release(recipe, newest)
     done = calibrate(
         recipe,
         profiles[profile_name],
-        probe_sets(target, args.probe, timeouts_from(args)),
+        sets,
         target=target,
         transport=transport,
         command=command,
