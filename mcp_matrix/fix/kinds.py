@@ -47,7 +47,7 @@ KEYWORD_CODES = frozenset(
     {"removed-by-client", "changed-by-client", "keyword-refused", "schema-incompatible"}
 )
 ITEMS_CODES = frozenset({"array-without-items", "items-added"})
-NULLABLE_CODES = frozenset({"nullable-rewritten", "type-changed"})
+NULLABLE_CODES = frozenset({"nullable-rewritten", "type-changed", "type-defaulted"})
 DESCRIPTION_CODES = frozenset({"description-truncated"})
 
 # A keyword a client strips, as the sentence the description says instead.
@@ -446,12 +446,22 @@ def drop_null(tool: Mapping[str, Any], pointer: str) -> Edit | None:
     path = tokens[:-1] if tokens and tokens[-1] == "type" else tokens
     after = copy.deepcopy(dict(tool))
     node = _node(after, path)
-    if not isinstance(node, dict) or not isinstance(node.get("type"), list):
+    if not isinstance(node, dict):
         return None
-    kept = [t for t in node["type"] if t != "null"]
-    if len(kept) != 1 or len(kept) == len(node["type"]):
+    if _null_union(node.get("anyOf")):  # [X, null] as anyOf (Pydantic's Optional[X])
+        (branch,) = [b for b in node.pop("anyOf") if b != {"type": "null"}]
+        for key, value in branch.items():
+            node.setdefault(key, copy.deepcopy(value))
+        if node.get("default", 0) is None:
+            del node["default"]
+        kept = [node.get("type")]
+    elif isinstance(node.get("type"), list):
+        kept = [t for t in node["type"] if t != "null"]
+        if len(kept) != 1 or len(kept) == len(node["type"]):
+            return None
+        node["type"] = kept[0]
+    else:
         return None
-    node["type"] = kept[0]
     parent = _node(after, path[:-2]) if len(path) >= 2 and path[-2] == "properties" else None
     if isinstance(parent, dict) and isinstance(parent.get("required"), list):
         parent["required"] = [r for r in parent["required"] if r != path[-1]]
@@ -471,6 +481,14 @@ def drop_null(tool: Mapping[str, Any], pointer: str) -> Edit | None:
         ),
         cost=f"a caller that sends {where}: null is refused by clients that validate first",
     )
+
+
+def _null_union(variants: Any) -> bool:
+    """``anyOf: [{type: X, ...}, {type: null}]`` with one typed non-null branch."""
+    if not isinstance(variants, list) or len(variants) != 2 or {"type": "null"} not in variants:
+        return False
+    (other,) = [v for v in variants if v != {"type": "null"}] or [None]
+    return isinstance(other, Mapping) and isinstance(other.get("type"), str)
 
 
 def shorter_descriptions(tool: Mapping[str, Any], message: str) -> list[Edit]:

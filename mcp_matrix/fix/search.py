@@ -207,7 +207,9 @@ def _try_cause(
 ) -> Measured | Unfixed:
     title = cause_title(cause)
     losses = _losses_of(cause, current, required)
-    proposals: list[list[Edit]] = []
+    # (tool, code, pointer, message, how many candidates): an edit is made again on the tool as
+    # it stands when applied, so two edits of one node (minimum, maximum) both keep their text.
+    proposals: list[tuple[str, str, str, str, int]] = []
     done: set[tuple[str, str]] = set()
     for tool, code, pointer, message in losses:
         if (tool, pointer) in done:
@@ -216,15 +218,15 @@ def _try_cause(
         i = state.index(tool)
         if i is None:
             continue
-        edits = kinds.candidates(state.tools[i], code, pointer, message, state.tools)
-        if edits:
-            proposals.append(edits)
+        count = len(kinds.candidates(state.tools[i], code, pointer, message, state.tools))
+        if count:
+            proposals.append((tool, code, pointer, message, count))
     clients = tuple(c for c in cause.clients if c in required)
     if not proposals:
         return Unfixed(title, cause.code, tuple(cause.tools), clients, _no_fix_why(cause))
     tried: list[str] = []
-    # All first candidates at once (one re-run), else each tool's candidates in turn.
-    batch = _apply_all(state, [p[0] for p in proposals])
+    # All first candidates at once (one re-run), else each finding's candidates in turn.
+    batch = _apply_all(state, [(*p[:4], 0) for p in proposals])
     if batch is not None:
         measured, bad, fixed = _judge(
             cause, batch, state, doc, profiles, server, required, current, intents
@@ -234,15 +236,22 @@ def _try_cause(
             return measured
         tried.append(f"{len(proposals)} edit(s) together: " + "; ".join(bad[:3]))
     kept_any = False
-    for options in proposals:
-        for edit in options:
-            trial = _apply_all(state, [edit])
+    for tool, code, pointer, message, count in proposals:
+        for k in range(count):
+            trial = _apply_all(state, [(tool, code, pointer, message, k)])
             if trial is None:
                 continue
             measured, bad, fixed = _judge(
                 cause, trial, state, doc, profiles, server, required, current, intents
             )
+            if (
+                bad
+                and bad[0].startswith("still lost")
+                and _fewer(cause, measured, current, required)
+            ):
+                bad = bad[1:]  # this edit removed its own part of the cause; others remain
             if bad:
+                edit = trial[1][0][1]
                 tried.append(f"{edit.kind} of {edit.tool}: " + "; ".join(bad[:3]))
                 continue
             _commit(state, trial, fixed)
@@ -255,47 +264,39 @@ def _try_cause(
     return Unfixed(title, cause.code, tuple(cause.tools), clients, why, tuple(tried))
 
 
-def _apply_all(state: _State, edits: list[Edit]) -> tuple[list[Any], list[Edit]] | None:
-    """The list with ``edits`` applied (an edit of a tool already edited in this batch is
-    re-made on the edited tool by name), or None when one no longer applies."""
+def _fewer(cause: Cause, now: Measured, then: Measured, required: Sequence[str]) -> bool:
+    """The cause has fewer findings in the required clients than before."""
+    return len(_losses_of(cause, now, required)) < len(_losses_of(cause, then, required))
+
+
+def _apply_all(
+    state: _State, specs: list[tuple[str, str, str, str, int]]
+) -> tuple[list[Any], list[Edit]] | None:
+    """The list with each spec's edit made on the tool as it stands by then (candidate ``k`` of
+    finding ``code`` at ``pointer``), or None when none applies."""
     tools = list(state.tools)
     made = []
-    for edit in edits:
+    for tool, code, pointer, message, k in specs:
         i = next(
-            (
-                k
-                for k, t in enumerate(tools)
-                if isinstance(t, Mapping) and t.get("name") == edit.tool
-            ),
+            (j for j, t in enumerate(tools) if isinstance(t, Mapping) and t.get("name") == tool),
             None,
         )
         if i is None:
-            return None
-        if tools[i] is not state.tools[i]:  # a second edit of the same tool: merge by re-diffing
-            merged = _merge(tools[i], state.tools[i], edit.after)
-            if merged is None:
-                return None
-            edit = Edit(
-                edit.kind, edit.tool, merged, edit.reason, edit.items, edit.renames, edit.cost
-            )
-        tools[i] = edit.after
-        made.append(edit)
-    return tools, made
-
-
-def _merge(edited: Any, base: Any, other: Any) -> Any:
-    """``other``'s changes of ``base`` applied on top of ``edited``."""
-    from mcp_matrix.fix.patch import apply
-
-    try:
-        return apply(edited, diff(base, other, ""))
-    except (KeyError, IndexError, ValueError, TypeError):
+            continue
+        options = kinds.candidates(tools[i], code, pointer, message, tools)
+        if k >= len(options):
+            continue
+        base = tools[i]
+        tools[i] = options[k].after
+        made.append((base, options[k]))
+    if not made:
         return None
+    return tools, made
 
 
 def _judge(
     cause: Cause,
-    trial: tuple[list[Any], list[Edit]],
+    trial: tuple[list[Any], list[tuple[Any, Edit]]],
     state: _State,
     doc: Mapping[str, Any],
     profiles: Sequence[Profile],
@@ -304,7 +305,8 @@ def _judge(
     current: Measured,
     intents: Mapping[str, Any],
 ) -> tuple[Measured, list[str], list[tuple[str, str]]]:
-    tools, edits = trial
+    tools, pairs = trial
+    edits = [e for _, e in pairs]
     names = dict(state.original)
     checks = {k: list(v) for k, v in state.checks.items()}
     for e in edits:
@@ -338,14 +340,12 @@ def _current_name(state: _State, original: str) -> str:
 
 
 def _commit(
-    state: _State, trial: tuple[list[Any], list[Edit]], fixed: list[tuple[str, str]]
+    state: _State, trial: tuple[list[Any], list[tuple[Any, Edit]]], fixed: list[tuple[str, str]]
 ) -> None:
-    _, edits = trial
-    for edit in edits:
+    for before, edit in trial[1]:
         i = state.index(edit.tool)
         if i is None:
             continue
-        before = state.tools[i]
         ops = tuple(diff(before, edit.after, edit.reason))
         new = edit.after.get("name") if isinstance(edit.after, Mapping) else edit.tool
         if new != edit.tool:
