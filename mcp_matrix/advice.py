@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcp_matrix.events import CallCell, Cell, DiscoveryCell
+from mcp_matrix.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE
 
 # -- the advice texts ----------------------------------------------------------------------
 
@@ -251,6 +252,8 @@ BY_BEHAVIOUR: dict[str, str] = {
     "round-big-integers": BIG_INTEGERS,
 }
 
+# Keyed by the verdicts with advice of their own (``Verdict.advice``; a test checks the keys):
+# "always" given after the more specific pieces, "fallback" only when there is none.
 BY_VERDICT: dict[str, str] = {
     "broken": (
         "Answer every request with a JSON-RPC result or error within the timeout: no crash, nothing "
@@ -274,8 +277,6 @@ BY_VERDICT: dict[str, str] = {
     "degraded": STATE_IN_DESCRIPTION,
 }
 
-# Verdicts whose own advice is always given, after the more specific pieces.
-_ALWAYS = ("broken", "silent-corruption", "silent-loss", "accepted-invalid")
 _WRITE_LOSS = ("cache-tools", "strip-unknown-arguments")
 _MAX_PARTS = 3
 
@@ -298,13 +299,13 @@ def advice_parts(
 ) -> list[str]:
     """The distinct pieces of advice for a cell, most specific first (at most three)."""
     verdict = cell.verdict
-    if verdict in ("visible", "intact", "tolerated", "skipped", ""):
+    if not verdict or verdict in FINE:
         return []
     if isinstance(cell, DiscoveryCell):
         found = _discovery_parts(verdict, cell.findings if finding is None else (finding,))
     else:
         found = _call_parts(cell, tool)
-    if verdict in BY_VERDICT and (not found or verdict in _ALWAYS) and not _unseen(cell):
+    if verdict in BY_VERDICT and (not found or verdict in ADVICE_ALWAYS) and not _unseen(cell):
         found = found + [_verdict_advice(cell)]
     return _dedupe(found)[:_MAX_PARTS]
 
@@ -331,7 +332,7 @@ def _verdict_advice(cell: Cell) -> str:
 
 
 def _discovery_parts(verdict: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
-    if verdict in ("hidden", "server-dropped", "session-broken"):
+    if verdict in LOST:
         # The finding that decided comes last; the others only rewrote the schema before.
         ordered = list(reversed(findings))
     else:
@@ -359,7 +360,7 @@ def _call_parts(cell: CallCell, tool: Mapping[str, Any] | None) -> list[str]:
         if kinds & {"removed", "nulled"}:
             if not _read_only(tool):
                 out.append(RAW_TWIN)
-        elif verdict in ("loud", "failed", "silent-loss", "silent-corruption"):
+        elif REPLAY_CATEGORY.get(verdict) == "loud" or verdict in SILENT_CHANGE:
             out.append(ALIAS)
     if verdict == "silent-loss" and not _read_only(tool):
         out.append(RAW_TWIN)

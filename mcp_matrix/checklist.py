@@ -49,6 +49,7 @@ from mcp_matrix.report.grid import (
     runs,
 )
 from mcp_matrix.schemas import load_schema
+from mcp_matrix.verdicts import SHOWN
 from mcp_matrix.yamlfile import key_path, load_yaml_source
 
 POLICY_SCHEMA: dict = load_schema("policy")  # published: mcp_matrix/schemas/policy.schema.json
@@ -285,7 +286,7 @@ def evaluate(events: Iterable[Event], policy: Policy) -> list[Item]:
                 )
             continue
         for cell in (c for c in cells if isinstance(c, DiscoveryCell) and c.profile == client):
-            ok = cell.verdict in ("visible", "degraded")
+            ok = cell.verdict in SHOWN
             rule = None if ok else expected(cell)
             if default and ok:
                 continue  # the default set: one summary item below, failures one by one

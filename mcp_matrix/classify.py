@@ -15,6 +15,8 @@ from typing import Any
 from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.evidence import Evidence, weakest
 from mcp_matrix.model import Finding, Mutation
+from mcp_matrix.verdicts import V
+from mcp_matrix.verdicts import Verdict as Row
 
 LOSSY = ("removed", "nulled")
 # What a client does when it converts an argument to another JSON type (a string "5" to 5, 42 to
@@ -152,9 +154,9 @@ def classify(
     listed schema does not name them, and the call without them got the same answer).
     """
 
-    def v(verdict: str, reason: str) -> Verdict:
+    def v(row: Row, reason: str) -> Verdict:
         return Verdict(
-            verdict,
+            row.name,
             reason,
             mutations,
             answer.summary() if answer else {},
@@ -165,57 +167,57 @@ def classify(
         )
 
     if hidden_reason is not None:
-        return v("unreachable", hidden_reason)
+        return v(V.UNREACHABLE, hidden_reason)
     if refused is not None:
         if expect.outcome == "error":
-            return v("intact", "the client refused the call before sending, as the case expects")
-        return v("loud", refused.message)
+            return v(V.INTACT, "the client refused the call before sending, as the case expects")
+        return v(V.LOUD, refused.message)
     if answer is None or answer.wire_error is not None:
         err = (answer.wire_error or {}) if answer else {}
         tail = [str(line).strip() for line in err.get("stderr_tail") or [] if str(line).strip()]
         last_words = f"; the server's last stderr line: {tail[-1][:200]}" if tail else ""
         return v(
-            "broken",
+            V.BROKEN,
             f"{err.get('kind', 'no answer')}: {err.get('message', '')}".strip() + last_words,
         )
     described = describe(mutations)
     if client_failure is not None:
-        return v("failed", f"the server did the work, but {client_failure.message}")
+        return v(V.FAILED, f"the server did the work, but {client_failure.message}")
     if not answer.ok:
         what = "a JSON-RPC error" if answer.error is not None else "a tool error (isError)"
         if expect.outcome == "any" and not mutations:
             return v(
-                "intact",
+                V.INTACT,
                 f"arrived as intended; the server answered the automatic example with {what}",
             )
         if expect.outcome == "error":
             if mutations:
                 return v(
-                    "tolerated", f"{described}; still refused with {what}, as the case expects"
+                    V.TOLERATED, f"{described}; still refused with {what}, as the case expects"
                 )
-            return v("intact", f"refused with {what}, as the case expects")
+            return v(V.INTACT, f"refused with {what}, as the case expects")
         if mutations:
             errors = invalid or answer.violations
             why = f" (against its inputSchema: {plain_errors(errors)})" if errors else ""
             return v(
-                "loud", f"{described}; the server refused it with {what} the model can read{why}"
+                V.LOUD, f"{described}; the server refused it with {what} the model can read{why}"
             )
         if invalid:
             # A modelled server's words are our own rendering of the violations: not repeated.
             said = "" if answer.violations else f": {_said(answer)}"
             return v(
-                "loud",
+                V.LOUD,
                 f"refused with {what} the model can read (the arguments do not match the server's "
                 f"inputSchema: {plain_errors(invalid)}){said}",
             )
         return v(
-            "failed",
+            V.FAILED,
             f"the intact, valid call was refused with {what}: {answer.summary().get('text') or answer.summary().get('message', '')}",
         )
     # The server reported success.
     if repaired:
         return v(
-            "tolerated",
+            V.TOLERATED,
             f"{described}: the client converted the arguments to the types the server's "
             f"inputSchema asks for, and the server accepted them (as the model wrote it, the call "
             f"fails that schema: {plain_errors(repaired)})",
@@ -224,11 +226,11 @@ def classify(
     if expect.outcome == "error":
         if lossy:
             return v(
-                "silent-loss",
+                V.SILENT_LOSS,
                 f"{described}; the server accepted what was left (the case expects an error)",
             )
         return v(
-            "accepted-invalid",
+            V.ACCEPTED_INVALID,
             "the case expects an error, and the server accepted the call"
             + (f" ({described})" if mutations else ""),
         )
@@ -236,38 +238,38 @@ def classify(
     if not mutations:
         if ignored:
             return v(
-                "silent-loss",
+                V.SILENT_LOSS,
                 f"the server accepted it but does not read {ignored}: its inputSchema does not name it, and the call "
                 "without it got the same answer",
             )
         problem = check_result(answer, expect)
         return (
-            v("failed", f"success, but {problem}")
+            v(V.FAILED, f"success, but {problem}")
             if problem
-            else v("intact", "arrived as intended; the expected outcome")
+            else v(V.INTACT, "arrived as intended; the expected outcome")
         )
     if reference is not None and reference.ok and same_result(answer, reference):
         return v(
-            "tolerated", f"{described}; the server gave the same result as for the intact call"
+            V.TOLERATED, f"{described}; the server gave the same result as for the intact call"
         )
     if unsteady is not None:
         return v(
-            "unverified",
+            V.UNVERIFIED,
             f"{described}; the server reported success, but sameness with the intact call could "
             f"not be shown: {unsteady}",
         )
     if lossy:
-        return v("silent-loss", f"{described}; the server reported success on the reduced call")
+        return v(V.SILENT_LOSS, f"{described}; the server reported success on the reduced call")
     if ignored:
         return v(
-            "silent-loss", f"{described}; the server reported success but does not read {ignored}"
+            V.SILENT_LOSS, f"{described}; the server reported success but does not read {ignored}"
         )
     sameness = (
         "sameness could not be checked (calling twice is not safe)"
         if reference is None
         else "the result differs from the intact call's (made right after it, the same way)"
     )
-    return v("silent-corruption", f"{described}; the server reported success and {sameness}")
+    return v(V.SILENT_CORRUPTION, f"{described}; the server reported success and {sameness}")
 
 
 def _said(answer: Answer) -> str:

@@ -27,7 +27,8 @@ from mcp_matrix.classify import CONVERSIONS, Answer, Expectation, Verdict, class
 from mcp_matrix.model import CallContext, CallPlan, ClientView, Finding, ToolView
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import Variant, evidence_for, held_view, plan_call
-from mcp_matrix.verdicts import rank
+from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.verdicts import SHOWN, rank
 
 SERVER_DIALECT = "2020-12"  # what an MCP server validates against unless its schema says otherwise
 INVALID_PARAMS = -32602
@@ -86,9 +87,12 @@ def hold(
     baseline: ClientView | None,
     live_tools: Mapping[str, Any],
     baseline_tools: Mapping[str, Any] | None = None,
+    old: Snapshot | None = None,
+    new: Snapshot | None = None,
 ) -> Held:
-    """The profile's held list: its cache behaviours choose the live or the baseline view."""
-    view, note = held_view(profile, live, baseline)
+    """The profile's held list: its cache behaviours choose the live or the baseline view, within
+    the stale window of the snapshots ``old`` and ``new`` (``held_view``). Every driver builds it here."""
+    view, note = held_view(profile, live, baseline, old, new)
     raw = baseline_tools if (view is not live and baseline_tools is not None) else live_tools
     return Held(profile, view, view.by_tool(), raw, live_tools, note)
 
@@ -353,7 +357,7 @@ class Prepared:
 def prepare(profile: Profile, held: Held, call: Intended) -> Prepared:
     """Whether the client shows the tool, and every way it may send the call (``plan_call``)."""
     view = held.tools.get(call.tool)
-    if view is None or view.verdict not in ("visible", "degraded"):
+    if view is None or view.verdict not in SHOWN:
         if view is not None:
             why = f"not visible in this client ({view.verdict})"
             if view.findings:

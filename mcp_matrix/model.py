@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from mcp_matrix import verdicts
 from mcp_matrix.evidence import Evidence
 
 
@@ -30,8 +31,8 @@ def evolve(obj: Any, **changes: Any) -> Any:
     return new
 
 
-# Discovery verdicts, per (profile, tool). Order is severity, worst first (DESIGN.md).
-DISCOVERY_VERDICTS = ("session-broken", "server-dropped", "hidden", "degraded", "visible")
+# Discovery verdicts, per (profile, tool), worst first: the verdict table's discovery rows.
+DISCOVERY_VERDICTS = verdicts.DISCOVERY_VERDICTS
 
 # Blast radius of a finding: how much one problem takes down.
 BLAST_RADII = ("call", "tool", "server", "session")

@@ -1,6 +1,10 @@
 """The one verdict vocabulary (DESIGN.md): order, symbols, colours, meanings, gates, replay.
 
-Every other module derives what it needs from ``VERDICTS``; a new verdict is one row here.
+Every other module derives what it needs from ``VERDICTS`` (the rows of ``V``): the sets below
+(``LOST``, ``SHOWN``, ``INTENDED``, ``FINE``, ...) are the only verdict sets of the package, the
+classifier names its verdicts as ``V.<ROW>``, the HTML page's colours are ``Verdict.css``, and a
+test checks the published schemas' enums and the advice table against the rows. A new verdict is
+one row here (then the branch that produces it).
 """
 
 from __future__ import annotations
@@ -21,12 +25,23 @@ class Verdict:
     meaning: str
     fails_release: bool  # in the default --fail-on set
     replay: str | None  # what a replayed call with this verdict counts as (call verdicts only)
+    css: tuple[str, str]  # the HTML page's cell colours: (background, text)
+    # its own fix advice (mcp_matrix.advice.BY_VERDICT): "always" given after the specific
+    # pieces, "fallback" only when nothing more specific applies, None: no advice of its own
+    advice: str | None = None
+    loses: str | None = None  # a discovery verdict that loses the tool: "tool", "server", "session"
+    shown: bool = False  # the model is shown the tool (a call can reach it)
+    intended: bool = False  # exactly as intended: not a finding (a report's finding count)
+    fine: bool = False  # nothing to fix: no triage cause and no advice (intended, or harmless)
+    silent_change: bool = False  # success reported on a call changed on the way, shown to matter
 
 
 # Worst first: the order is the severity. Discovery and call verdicts share one scale so a
 # cell's worst is well defined across phases.
-VERDICTS: tuple[Verdict, ...] = (
-    Verdict(
+class V:
+    """The verdict table: one row per verdict, a named constant each (``V.INTACT``)."""
+
+    BROKEN = Verdict(
         "broken",
         "call",
         "✖",
@@ -34,8 +49,10 @@ VERDICTS: tuple[Verdict, ...] = (
         "no usable answer: crash, timeout, malformed JSON-RPC",
         True,
         "broken",
-    ),
-    Verdict(
+        css=("#7f0019", "#fff"),
+        advice="always",
+    )
+    SILENT_CORRUPTION = Verdict(
         "silent-corruption",
         "call",
         "≠",
@@ -43,8 +60,11 @@ VERDICTS: tuple[Verdict, ...] = (
         "success reported, but values were changed",
         True,
         "silent",
-    ),
-    Verdict(
+        css=("#a0157c", "#fff"),
+        advice="always",
+        silent_change=True,
+    )
+    SILENT_LOSS = Verdict(
         "silent-loss",
         "call",
         "∅",
@@ -52,8 +72,11 @@ VERDICTS: tuple[Verdict, ...] = (
         "success reported, but data the caller sent was lost",
         True,
         "silent",
-    ),
-    Verdict(
+        css=("#c2188f", "#fff"),
+        advice="always",
+        silent_change=True,
+    )
+    ACCEPTED_INVALID = Verdict(
         "accepted-invalid",
         "call",
         "!",
@@ -61,8 +84,10 @@ VERDICTS: tuple[Verdict, ...] = (
         "the case expected an error and the server accepted it",
         True,
         "silent",
-    ),
-    Verdict(
+        css=("#e26bbf", "#fff"),
+        advice="always",
+    )
+    SESSION_BROKEN = Verdict(
         "session-broken",
         "discovery",
         "☠",
@@ -70,8 +95,11 @@ VERDICTS: tuple[Verdict, ...] = (
         "every request of the session fails because of one tool",
         False,
         None,
-    ),
-    Verdict(
+        css=("#c62828", "#fff"),
+        advice="fallback",
+        loses="session",
+    )
+    SERVER_DROPPED = Verdict(
         "server-dropped",
         "discovery",
         "⊘",
@@ -79,10 +107,13 @@ VERDICTS: tuple[Verdict, ...] = (
         "the client drops every tool of the server because of one tool",
         False,
         None,
-    ),
+        css=("#e53935", "#fff"),
+        advice="fallback",
+        loses="server",
+    )
     # An unmutated call the server refused (or whose result the client rejected) is, for a
     # frozen caller, as loud as a refusal.
-    Verdict(
+    FAILED = Verdict(
         "failed",
         "call",
         "✗",
@@ -90,9 +121,22 @@ VERDICTS: tuple[Verdict, ...] = (
         "an intact, valid call that the server rejected or answered wrongly",
         False,
         "loud",
-    ),
-    Verdict("hidden", "discovery", "–", "yellow", "the client drops this tool", False, None),
-    Verdict(
+        css=("#ef6c61", "#fff"),
+        advice="fallback",
+    )
+    HIDDEN = Verdict(
+        "hidden",
+        "discovery",
+        "–",
+        "yellow",
+        "the client drops this tool",
+        False,
+        None,
+        css=("#f2b33d", "#3a2600"),
+        advice="fallback",
+        loses="tool",
+    )
+    UNREACHABLE = Verdict(
         "unreachable",
         "call",
         "·",
@@ -100,8 +144,10 @@ VERDICTS: tuple[Verdict, ...] = (
         "the tool is not visible in this client",
         False,
         "unreachable",
-    ),
-    Verdict(
+        css=("#d7d7dc", "#444"),
+        advice="fallback",
+    )
+    LOUD = Verdict(
         "loud",
         "call",
         "⚠",
@@ -109,11 +155,13 @@ VERDICTS: tuple[Verdict, ...] = (
         "refused with an error the model can read (costs a turn)",
         False,
         "loud",
-    ),
+        css=("#7fd3e6", "#06343f"),
+        advice="fallback",
+    )
     # A mutated call that succeeded and was compared with the intact call, while the server's
     # answers changed between calls: the difference may be the state's, so no finding is claimed
     # (the gate passes); for a replayed caller the data was still sent changed, unseen ("silent").
-    Verdict(
+    UNVERIFIED = Verdict(
         "unverified",
         "call",
         "≟",
@@ -122,8 +170,9 @@ VERDICTS: tuple[Verdict, ...] = (
         "so whether the change mattered could not be shown",
         False,
         "silent",
-    ),
-    Verdict(
+        css=("#e9e4c4", "#3a3000"),
+    )
+    DEGRADED = Verdict(
         "degraded",
         "discovery",
         "◐",
@@ -131,8 +180,11 @@ VERDICTS: tuple[Verdict, ...] = (
         "visible, but the schema the model sees lost something",
         False,
         None,
-    ),
-    Verdict(
+        css=("#f7e08a", "#3a3000"),
+        advice="fallback",
+        shown=True,
+    )
+    TOLERATED = Verdict(
         "tolerated",
         "call",
         "≈",
@@ -140,9 +192,21 @@ VERDICTS: tuple[Verdict, ...] = (
         "the call was changed, yet the server gave the same result",
         False,
         "delivered",
-    ),
-    Verdict("skipped", "any", "?", "dim", "not called (safety policy or no case)", False, None),
-    Verdict(
+        css=("#b9e4b0", "#143d0c"),
+        fine=True,
+    )
+    SKIPPED = Verdict(
+        "skipped",
+        "any",
+        "?",
+        "dim",
+        "not called (safety policy or no case)",
+        False,
+        None,
+        css=("#ececf0", "#555"),
+        fine=True,
+    )
+    INTACT = Verdict(
         "intact",
         "call",
         "✓",
@@ -150,8 +214,11 @@ VERDICTS: tuple[Verdict, ...] = (
         "the call arrived as intended and got the expected outcome",
         False,
         "delivered",
-    ),
-    Verdict(
+        css=("#4caf50", "#fff"),
+        fine=True,
+        intended=True,
+    )
+    VISIBLE = Verdict(
         "visible",
         "discovery",
         "○",
@@ -159,8 +226,14 @@ VERDICTS: tuple[Verdict, ...] = (
         "the client shows the tool with its schema unchanged (no call made)",
         False,
         None,
-    ),
-)
+        css=("#4caf50", "#fff"),
+        fine=True,
+        intended=True,
+        shown=True,
+    )
+
+
+VERDICTS: tuple[Verdict, ...] = tuple(r for r in vars(V).values() if isinstance(r, Verdict))
 
 BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
 
@@ -183,6 +256,32 @@ RELEASE_FAILING = tuple(v.name for v in VERDICTS if v.fails_release)
 REPLAY_CATEGORY = {v.name: v.replay for v in VERDICTS if v.replay}
 DISCOVERY_VERDICTS = tuple(v.name for v in VERDICTS if v.phase == "discovery")
 CALL_VERDICTS = tuple(v.name for v in VERDICTS if v.phase == "call")
+
+# The verdict sets every other module reads (worst first); never spelled elsewhere.
+LOST = tuple(v.name for v in VERDICTS if v.loses)  # the client loses the tool: gate, triage
+SHOWN = tuple(v.name for v in VERDICTS if v.shown)  # the tool reaches the model
+INTENDED = tuple(v.name for v in VERDICTS if v.intended)  # not a finding
+FINE = tuple(v.name for v in VERDICTS if v.fine)  # nothing to fix
+SILENT_CHANGE = tuple(v.name for v in VERDICTS if v.silent_change)
+ADVISED = tuple(v.name for v in VERDICTS if v.advice)  # the keys of advice.BY_VERDICT
+ADVICE_ALWAYS = tuple(v.name for v in VERDICTS if v.advice == "always")
+
+
+def is_finding(verdict: str) -> bool:
+    """A cell worth listing: anything but exactly as intended (``INTENDED``)."""
+    return verdict not in INTENDED
+
+
+def css_rules() -> str:
+    """The HTML page's ``.v-<verdict>`` rules, one per colour pair, in severity order (verdicts
+    that share colours share a rule)."""
+    by_colours: dict[tuple[str, str], list[str]] = {}
+    for v in VERDICTS:
+        by_colours.setdefault(v.css, []).append(v.name)
+    return "\n".join(
+        ", ".join(f".v-{name}" for name in names) + f" {{ background: {bg}; color: {fg}; }}"
+        for (bg, fg), names in by_colours.items()
+    )
 
 
 def rank(verdict: str) -> int:

@@ -26,7 +26,6 @@ from mcp_matrix import __version__
 from mcp_matrix.discovery import discover_all
 from mcp_matrix.evolution.changes import compare_lists
 from mcp_matrix.evolution.effects import (
-    LOST,
     NEW_TOOL_KINDS,
     Sides,
     discovery_effects,
@@ -40,7 +39,7 @@ from mcp_matrix.evolution.model import SEVERITIES, Change, ClientEffect, at_leas
 from mcp_matrix.evolution.schema import is_raw_twin
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.verdicts import rank
+from mcp_matrix.verdicts import BY_NAME, LOST, SILENT_CHANGE, V, rank
 
 FORMAT = "mcp-matrix.diff"
 VERSION = 1
@@ -210,16 +209,16 @@ def _severity(change: Change, pops, measured: bool, total: int) -> tuple[str, li
         if e.effect in LOST:
             # A new tool that breaks the session or makes the client drop the server takes the
             # tools already there down with it: breaking, however new the tool is.
-            whole = e.effect in ("session-broken", "server-dropped")
+            whole = BY_NAME[e.effect].loses != "tool"
             level = "risky" if new_tool and not whole else "breaking"
             found.append((level, f"{e.effect} in", e.profile))
         elif (
             e.effect == "degraded" and not new_tool
         ):  # a new tool's own discovery is `discover`'s business
             found.append(("risky", "degraded in", e.profile))
-        elif e.effect in ("silent-loss", "silent-corruption", "loud"):
+        elif e.effect in SILENT_CHANGE or e.effect == V.LOUD.name:
             who = "frozen calls" if e.shape == "old" else "new calls"
-            what = "are refused in" if e.effect == "loud" else "lose data silently in"
+            what = "are refused in" if e.effect == V.LOUD.name else "lose data silently in"
             found.append(("breaking" if e.shape == "old" else "risky", f"{who} {what}", e.profile))
     if measured and pops and pops[1].effect in ("permanent-loss", "silent-loss"):
         found.append(("breaking", f"queued retries: {pops[1].effect}", ""))

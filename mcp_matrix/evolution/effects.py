@@ -42,9 +42,8 @@ from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.caching import StaleWindow, stale_window
 from mcp_matrix.simulate.calls import evidence_for, held_view
 from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.verdicts import rank
+from mcp_matrix.verdicts import LOST, SHOWN, rank
 
-LOST = ("hidden", "server-dropped", "session-broken")
 NEW_TOOL_KINDS = ("tool-added", "tool-parallel", "raw-twin-added")
 TOOL_LEVEL_KINDS = NEW_TOOL_KINDS + ("tool-renamed",)
 
@@ -73,9 +72,7 @@ class Sides:
         """The list this profile calls with after the deploy, and whether it is the cached old one
         (not when the old list's ttlMs 0 or a list_changed it listens for makes it refetch)."""
         old, new = self.old_views[profile.name], self.new_views[profile.name]
-        view, _ = held_view(profile, new, old)
-        if view is old and old is not new and not self.window(profile).stale:
-            return new, False
+        view, _ = held_view(profile, new, old, self.old_snapshot, self.new_snapshot)
         return view, view is old and old is not new
 
     def window(self, profile: Profile) -> StaleWindow:
@@ -472,7 +469,7 @@ def tool_effects(sides: Sides, change: Change) -> list[ClientEffect]:
         names = ("cache-tools",) if stale else ()
         level = weakest(evidence_for(profile, names)) if names else None
         if change.kind in ("tool-removed", "tool-renamed"):
-            if old_view is None or old_view.verdict not in ("visible", "degraded"):
+            if old_view is None or old_view.verdict not in SHOWN:
                 continue
             if stale and cached is not None:
                 out.append(

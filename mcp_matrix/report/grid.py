@@ -21,7 +21,7 @@ from mcp_matrix.events import (
     RunStarted,
     Skipped,
 )
-from mcp_matrix.verdicts import RELEASE_FAILING, rank
+from mcp_matrix.verdicts import LOST, RELEASE_FAILING, V, is_finding, rank
 
 __all__ = [
     "LOST_TOOL",
@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 # Discovery verdicts that lose a tool: they fail the gate in a required client.
-LOST_TOOL = ("session-broken", "server-dropped", "hidden")
+LOST_TOOL = LOST
 
 
 @dataclass
@@ -55,10 +55,9 @@ class Grid:
         cells = self.cells.get((tool, profile), [])
         return min((c.verdict for c in cells), key=rank) if cells else None
 
-    def not_fine(self) -> list[Cell]:
-        return [
-            c for cs in self.cells.values() for c in cs if c.verdict not in ("visible", "intact")
-        ]
+    def findings(self) -> list[Cell]:
+        """The cells that are findings: anything but exactly as intended (``is_finding``)."""
+        return [c for cs in self.cells.values() for c in cs if is_finding(c.verdict)]
 
 
 @dataclass(frozen=True)
@@ -215,7 +214,9 @@ def session_blockers(events: Iterable[Event]) -> dict[str, tuple[int, tuple[str,
     for e in events:
         if isinstance(e, DiscoveryCell):
             listed.setdefault(e.profile, set()).add(e.tool)
-            if e.verdict == "session-broken" and e.tool not in broken.setdefault(e.profile, []):
+            if e.verdict == V.SESSION_BROKEN.name and e.tool not in broken.setdefault(
+                e.profile, []
+            ):
                 broken[e.profile].append(e.tool)
     return {
         p: (len(listed[p]), tuple(tools))

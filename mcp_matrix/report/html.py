@@ -37,7 +37,7 @@ from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import build_report, describe_target
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
 from mcp_matrix.text import safe
-from mcp_matrix.verdicts import MEANING, SEVERITY, SYMBOL
+from mcp_matrix.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAGE_ROWS = 100  # rows of the grid drawn at a time (the page's first choice of page size)
@@ -268,7 +268,9 @@ def write_html(
 def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
     template = _environment().get_template("report.html.j2")
     # The inline style and script are static blocks: render them alone to hash them for the CSP.
-    style = "".join(template.blocks["style"](template.new_context({})))
+    # The style's verdict colours come from the verdict table (``Verdict.css``).
+    verdict_css = Markup(css_rules())
+    style = "".join(template.blocks["style"](template.new_context({"verdict_css": verdict_css})))
     script = "".join(template.blocks["script"](template.new_context({})))
     doc = shown(doc)  # the grid, the details and the metadata the page draws from it
     server = doc.get("server") or {}
@@ -297,6 +299,7 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
         problems_total=len(listed),
         triaged=causes is not None,
         data=Markup(page_data(doc, listed[PROBLEMS_SHOWN:])),
+        verdict_css=verdict_css,
         csp=f"default-src 'none'; style-src {_csp_hash(style)}; script-src {_csp_hash(script)}; "
         "img-src data:; base-uri 'none'; form-action 'none'",
     )

@@ -39,7 +39,7 @@ from mcp_matrix.events import (
 from mcp_matrix.report.discovery_doc import SchemaTable, whole_schema
 from mcp_matrix.report.grid import RELEASE_FAILING, gate_scope, run_profiles
 from mcp_matrix.schemas import load_schema
-from mcp_matrix.verdicts import MEANING, SEVERITY, SYMBOL, rank
+from mcp_matrix.verdicts import LOST, MEANING, SEVERITY, SYMBOL, is_finding, rank
 
 FORMAT = "mcp-matrix.report"
 VERSION = 2
@@ -68,7 +68,6 @@ CALL_KEYS = (
     "variants",
 )
 
-_DECIDING = ("hidden", "server-dropped", "session-broken")
 _REASON_PARTS = 3
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 _dump = _ENCODER.encode  # the C encoder; one row a line, no pure-Python indent
@@ -257,7 +256,7 @@ class _Builder:
         fails = self.scope.fails(e)
         self.release_failing += fails
         self.counts[verdict] = self.counts.get(verdict, 0) + 1
-        self.findings_count += verdict not in ("visible", "intact")
+        self.findings_count += is_finding(verdict)
         worst = self.worst[tool]
         held = worst.get(profile)
         if held is None or rank(verdict) < rank(held):
@@ -458,7 +457,7 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
                     "symbol": shown.get("symbol", SYMBOL.get(verdict, "?")),
                     "meaning": shown.get("meaning", MEANING.get(verdict, "")),
                     "severity": rank(verdict),
-                    "finding": verdict not in ("visible", "intact"),
+                    "finding": is_finding(verdict),
                 },
                 "tail": {
                     "reason": reason,
@@ -615,7 +614,7 @@ def primary_finding(
     else the first that lost something, else the first."""
     if not findings:
         return None
-    if verdict in _DECIDING:
+    if verdict in LOST:
         return findings[-1]
     return next((f for f in findings if f.get("lost")), findings[0])
 
@@ -625,7 +624,7 @@ def discovery_reason(verdict: str, findings: Sequence[Mapping[str, Any]]) -> str
     messages of the findings that lost something (the first three)."""
     if verdict == "visible" or not findings:
         return ""
-    if verdict in _DECIDING:
+    if verdict in LOST:
         return findings[-1]["message"]
     lost = [f for f in findings if f.get("lost")] or findings
     text = "; ".join(f["message"] for f in lost[:_REASON_PARTS])

@@ -416,7 +416,7 @@ def write_terminal(
 def write_cells(events: list[Event], console: Console) -> None:
     """Every cell that is not fine, with its reason and evidence (``--verbose``)."""
     grid = build_grid(events)
-    for c in sorted(grid.not_fine(), key=lambda c: (rank(c.verdict), c.profile, c.tool)):
+    for c in sorted(grid.findings(), key=lambda c: (rank(c.verdict), c.profile, c.tool)):
         label = printable(c.tool)
         if isinstance(c, CallCell):
             label += f"::{printable(c.case)}" if c.case else ""

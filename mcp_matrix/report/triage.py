@@ -33,10 +33,8 @@ from mcp_matrix.events import (
 )
 from mcp_matrix.materiality import MATERIAL, keyword_at, materiality_of
 from mcp_matrix.report.grid import gate_scope, session_blockers
-from mcp_matrix.verdicts import rank
+from mcp_matrix.verdicts import FINE, LOST, SHOWN, V, rank
 
-FINE = frozenset({"visible", "intact", "tolerated", "skipped"})
-HARD = frozenset({"hidden", "server-dropped", "session-broken"})
 LIST_LIMIT = 6  # names listed before "and N more"
 
 
@@ -213,7 +211,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
         verdict, tool = e.verdict, e.tool
         if verdict in FINE:
             continue
-        if verdict in HARD:
+        if verdict in LOST:
             f = _decisive(e.findings)
             message = f.get("message", "")
             # another tool's cell in a dropped server (the culprit field; files before it: the message)
@@ -221,7 +219,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             summary = message.split(": ", 1)[1] if blamed and ": " in message else message
             fix = advice_for(e, tools.get(tool), finding=f)
             code = str(f.get("code"))
-            key = ("hard", verdict, code, summary, tool if verdict == "hidden" else "")
+            key = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")
             cause = add(
                 key,
                 Cause(
@@ -238,7 +236,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             if not blamed:  # the culprit's own cell names the tool to change
                 if tool not in cause.culprits:
                     cause.culprits.append(tool)
-                if verdict == "session-broken" and e.profile in blockers:
+                if verdict == V.SESSION_BROKEN.name and e.profile in blockers:
                     cause.session_tools = max(cause.session_tools, blockers[e.profile][0])
                 cause.fix = fix
                 # Every tool's own cell carries a session or server finding (the handshake, the
@@ -265,7 +263,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
                 cause.lost.append(where)
     # Forced stricter schemas (additionalProperties: false added): one note per code.
     for e in discovery:
-        if e.verdict not in ("visible", "degraded"):
+        if e.verdict not in SHOWN:
             continue
         for f in _stricter(e.findings):
             code = f["code"]
@@ -286,7 +284,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
         verdict, tool = e.verdict, e.tool
         if verdict in FINE:
             continue
-        if verdict == "unreachable":
+        if verdict == V.UNREACHABLE.name:
             key = hard_of.get((e.profile, tool))
             if key is not None:
                 causes[key].calls_lost += 1
