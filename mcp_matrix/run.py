@@ -30,7 +30,7 @@ from mcp_matrix.behaviours import registry
 from mcp_matrix.cases import Case, plan_cases, repeat_safe, tools_by_name, unknown_tools
 from mcp_matrix.classify import Answer, Verdict
 from mcp_matrix.connection import Interrupted, breaker_saw
-from mcp_matrix.deliver import Delivery, Held, Intended, LiveServer, deliver
+from mcp_matrix.deliver import Delivery, Held, Intended, LiveServer, deliver, hold
 from mcp_matrix.discovery import discover_all
 from mcp_matrix.errors import InputErrors
 from mcp_matrix.events import (
@@ -54,7 +54,6 @@ from mcp_matrix.sharing import (
     read_only,
 )
 from mcp_matrix.simulate.caching import stale_window
-from mcp_matrix.simulate.calls import held_view
 from mcp_matrix.snapshot import OpenSnapshot, Snapshot, open_snapshot
 from mcp_matrix.targets import Target
 from mcp_matrix.wire.session import Timeouts
@@ -419,14 +418,11 @@ def _run_cells(
 
     def run_profile(i: int) -> None:
         profile = config.profiles[i]
-        held, cache_note = held_view(profile, live_views[i], base_views[i] if base_views else None)
-        window = stale_window(profile, config.baseline, snap) if held is not live_views[i] else None
-        if (
-            window is not None and not window.stale
-        ):  # ttlMs 0 honoured, or a list_changed it listens for
-            held, cache_note = live_views[i], None
-        held_raw = base_tools if held is not live_views[i] else live_by_name
-        holding = Held(profile, held, held.by_tool(), held_raw, live_by_name, cache_note)
+        base = base_views[i] if base_views else None
+        holding = hold(
+            profile, live_views[i], base, live_by_name, base_tools, config.baseline, snap
+        )
+        window = stale_window(profile, config.baseline, snap) if holding.stale else None
         runner = _ProfileRunner(config, profile, stop, breaker, sessions.connection(profile))
         runners.append(
             runner

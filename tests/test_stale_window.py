@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from mcp_matrix.evolution.diff import diff_snapshots
@@ -78,3 +79,37 @@ def test_a_version_1_baseline_says_the_server_sent_no_ttl():
     old = Snapshot({"tools": [{"page": 0, "tool": TOOL_V1}]})
     window = stale_window(load_profiles()["stale-cache"], old, snap(TOOL_V2))
     assert window.stale and "sent no ttlMs" in window.text
+
+
+FRESH = {"name": "fresh", "inputSchema": {"type": "object", "properties": {}}}
+
+
+def replayed_verdicts(profile, tmp_path) -> dict:
+    """Offline replay of one call to a tool only the new list has, the old one held by caching clients."""
+    from mcp_matrix.evolution.calls_file import calls_file
+    from mcp_matrix.evolution.replay import ReplayConfig, replay
+
+    line = {"id": "c1", "tool": "fresh", "arguments": {}}
+    path = tmp_path / "live.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    new = Snapshot(
+        {
+            "tools": [{"page": 0, "tool": TOOL_V2}, {"page": 0, "tool": FRESH}],
+            "eras": snap(TOOL_V2, 0).eras,
+            "target": {"name": "s"},
+        }
+    )
+    config = ReplayConfig(
+        files=[calls_file(path)], profiles=[profile], snapshot=new, baseline=snap(TOOL_V1, 0)
+    )
+    (tally,) = replay(config).tallies
+    return dict(tally.verdicts)
+
+
+def test_replay_applies_the_stale_window_that_run_and_diff_apply(tmp_path):
+    # ttlMs 0 honoured: the client refetches, so it holds the new list and the new tool
+    assert "unreachable" not in replayed_verdicts(
+        honouring("stale-cache", honours_ttl=True), tmp_path
+    )
+    # ttlMs ignored: it keeps the old list, which has no such tool
+    assert replayed_verdicts(load_profiles()["stale-cache"], tmp_path) == {"unreachable": 1}

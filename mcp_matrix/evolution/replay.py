@@ -111,8 +111,7 @@ def _as_held(profile: Profile, held: Held | ClientView) -> Held:
         return held
     hit = _WRAPPED.get(id(held))
     if hit is None or hit[0] is not held or hit[1].profile is not profile:
-        tools: dict[str, Any] = {}  # one mapping for both: a plain view is not a stale cache
-        hit = (held, Held(profile, held, held.by_tool(), tools, tools))
+        hit = (held, hold(profile, held, None, {}))  # no baseline: not a stale cache
         if len(_WRAPPED) > 64:
             _WRAPPED.clear()
         _WRAPPED[id(held)] = hit
@@ -246,7 +245,15 @@ def replay(config: ReplayConfig) -> ReplayReport:
         else None
     )
     helds = [
-        hold(p, live_views[i], base_views[i] if base_views else None, live_tools, base_tools)
+        hold(
+            p,
+            live_views[i],
+            base_views[i] if base_views else None,
+            live_tools,
+            base_tools,
+            config.baseline,
+            snap,
+        )
         for i, p in enumerate(config.profiles)
     ]
     for tool in config.read_after:

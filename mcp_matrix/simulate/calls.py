@@ -10,6 +10,8 @@ from mcp_matrix.behaviours import registry
 from mcp_matrix.evidence import Evidence
 from mcp_matrix.model import CallContext, CallPlan, ClientView, Finding, Mutation
 from mcp_matrix.profiles.model import BehaviourUse, Profile
+from mcp_matrix.simulate.caching import stale_window
+from mcp_matrix.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -22,14 +24,23 @@ class Variant:
 
 
 def held_view(
-    profile: Profile, live: ClientView, baseline: ClientView | None
+    profile: Profile,
+    live: ClientView,
+    baseline: ClientView | None,
+    old: Snapshot | None = None,
+    new: Snapshot | None = None,
 ) -> tuple[ClientView, Finding | None]:
-    """The tool list the client calls with, after its cache behaviours."""
+    """The tool list the client calls with, after its cache behaviours: the baseline only while
+    the stale window of the snapshots ``old`` (baseline) and ``new`` (live) is open (not when the
+    client honours the old list's ``ttlMs`` 0 or listens for a list_changed the server sends).
+    ``run``, ``replay`` and ``diff`` all decide here."""
     view, note = live, None
     for use in profile.cache:
         view, finding = registry.get(use.name).fn(live, baseline, **dict(use.params))
         if finding is not None:
             note = Finding(**{**finding.__dict__, "behaviour": use.name, "evidence": use.evidence})
+    if view is not live and not stale_window(profile, old, new).stale:
+        return live, None
     return view, note
 
 
