@@ -354,12 +354,16 @@ def correlate(
     for server in names:
         if server not in out:
             hit = match_tool(free, server)
-            # two tools that clean to one name (collide.a, collide_a): the content decides
+            # two tools that clean to one name (collide.a, collide_a): the content decides; a
+            # tool that only looks like another (root_anyof_shapes merged into root_oneof's
+            # properties and description) keeps its own name
             if (
                 hit is None
                 or _same_content(hit, raws[server])
                 or not any(
-                    _same_content(hit, other) for other in server_tools if other is not raws[server]
+                    _same_content(hit, other) and match_tool([hit], other["name"]) is hit
+                    for other in server_tools
+                    if other is not raws[server] and isinstance(other.get("name"), str)
                 )
             ):
                 claim(server, hit)
