@@ -111,6 +111,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "cline",
         "continue_cli",
         "qwen",
+        "openai_agents_js",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")
