@@ -743,6 +743,8 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "copilot-schema": ("core", "root-anyof", "root-not-object", "no-type"),
     "cline-tool-description": ("core",),
     "default-root-type": ("no-type",),
+    "agents-js-tool-name": ("name-chars", "dotted-name", "name-collision"),
+    "agents-js-schema": ("core", "root-anyof", "schema-details"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {
