@@ -15,7 +15,6 @@ without a default are the ones no reader can do without (a cell's profile, tool 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -88,14 +87,21 @@ class _Event:
         )
 
 
-@functools.cache
-def _layout(cls: type) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+_Layout = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
+_LAYOUTS: dict[type[_Event], _Layout] = {}
+
+
+def _layout(cls: type[_Event]) -> _Layout:
     """(key order, keys omitted while None, every field) of an event class, computed once."""
+    known = _LAYOUTS.get(cls)
+    if known is not None:
+        return known
     fields = dataclasses.fields(cls)
     names = [f.name for f in fields]
     order = (*cls.HEAD, *(n for n in names if n not in cls.HEAD))
     omitted = frozenset(f.name for f in fields if f.metadata.get("omit_if_none"))
-    return order, omitted, frozenset(names)
+    _LAYOUTS[cls] = order, omitted, frozenset(names)
+    return _LAYOUTS[cls]
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +264,8 @@ Event = (
     | RunFinished
 )
 Cell = DiscoveryCell | CallCell
-EVENTS: dict[str, type] = {cls.KIND: cls for cls in typing.get_args(Event)}  # in stream order
+# in stream order
+EVENTS: dict[str, type[_Event]] = {cls.KIND: cls for cls in typing.get_args(Event)}
 
 
 def event_from_json(data: Mapping[str, Any]) -> Event:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,15 +69,15 @@ class _Loader(yaml.SafeLoader):
 # parsing moves to C: tags, dates, aliases and the checks below stay in the same Python code.
 # A file it refuses is parsed again by the pure loader, whose error messages (and limits) are
 # the documented ones, so what a user reads about a broken file does not depend on the build.
+_FastLoader: type[yaml.SafeLoader | yaml.CSafeLoader] = _Loader
 if getattr(yaml, "__with_libyaml__", False):
 
-    class _FastLoader(yaml.CSafeLoader):
+    class _CLoader(yaml.CSafeLoader):
         """``_Loader`` with libyaml's parser."""
 
         yaml_implicit_resolvers = _NO_TIMESTAMPS
 
-else:
-    _FastLoader = _Loader
+    _FastLoader = _CLoader
 
 
 def key_path(path: Iterable[Any]) -> str:
@@ -291,13 +291,11 @@ def describe_error(
     ``with``); ``owner`` names the behaviour whose params they are.
     """
     path: KeyPath = tuple(error.absolute_path)
-    kw, expected, value, schema = (
-        error.validator,
-        error.validator_value,
-        error.instance,
-        error.schema,
-    )
-    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    kw = error.validator
+    expected: Any = error.validator_value  # JSON: the keyword's value in the schema
+    value: Any = error.instance  # JSON: the value checked
+    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
+    props = schema.get("properties", {})
     if kw == "required":
         out = []
         for name in expected:

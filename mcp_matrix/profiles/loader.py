@@ -97,7 +97,9 @@ def bundled_profiles_dir() -> Path:
 
 def profile_schema() -> dict:
     """The JSON Schema of the profile format (``mcp_matrix/profiles/profile.schema.json``)."""
-    return copy.deepcopy(_format_validator().schema)
+    schema = _format_validator().schema
+    assert isinstance(schema, dict)  # profile.schema.json is an object
+    return copy.deepcopy(schema)
 
 
 @lru_cache(maxsize=1)

@@ -244,7 +244,7 @@ def _whole_view(profile: Profile, final: ListState) -> ClientView:
         findings = tool.findings
         if reason is not None:
             own = blamed is None or final.culprit == tool.index
-            findings = findings + ((reason if own else blamed),)
+            findings = findings + (reason if own or blamed is None else blamed,)
         label = tool.server_name or f"#{tool.index}"
         views.append(_view(tool, label, final.outcome, findings, visible=False))
     return ClientView(

@@ -42,7 +42,8 @@ def session_finding(profile: Profile, snapshot: Snapshot) -> Finding | None:
     eras = snapshot.eras
     if h is None or eras is None:
         return None
-    modern = eras.get("modern") if isinstance(eras.get("modern"), dict) else {}
+    probed = eras.get("modern")
+    modern: Mapping[str, Any] = probed if isinstance(probed, dict) else {}
     version = profile.identity.protocol_version
     client = f"{profile.client} ({profile.name})"
     if h.fallback != "initialize-only":

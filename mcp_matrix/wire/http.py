@@ -155,11 +155,11 @@ class HttpTransport(Transport):
             )
             return
         if status >= 400:
-            body = excerpt(response)
-            if _answers_json(body, wanted):  # a JSON-RPC error sent with a 4xx status (2026-07-28)
-                self._deliver_text(body, source="the HTTP body")
+            shown = excerpt(response)
+            if _answers_json(shown, wanted):  # a JSON-RPC error sent with a 4xx status (2026-07-28)
+                self._deliver_text(shown, source="the HTTP body")
                 return
-            self._fail(HttpError(f"HTTP {status} for {method}", detail=body))
+            self._fail(HttpError(f"HTTP {status} for {method}", detail=shown))
             return
         ctype, charset = content_type(response.headers.get("content-type", ""))
         if ctype not in ("text/event-stream", "application/json"):

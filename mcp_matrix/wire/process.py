@@ -47,7 +47,8 @@ def interrupt_held() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        for sig in dict.fromkeys(held):
+        for number in dict.fromkeys(held):
+            sig = signal.Signals(number)
             handler = previous[sig]
             if callable(handler):
                 handler(sig, None)  # the default SIGINT handler raises KeyboardInterrupt now

@@ -104,7 +104,8 @@ class DiscoverResult:
     def from_result(cls, result: Any, elapsed: float) -> DiscoverResult:
         r = result if isinstance(result, dict) else {}
         versions = r.get("supportedVersions")
-        meta = r.get("_meta") if isinstance(r.get("_meta"), dict) else {}
+        sent = r.get("_meta")
+        meta = sent if isinstance(sent, dict) else {}
         return cls(
             supported_versions=tuple(versions) if isinstance(versions, list) else (),
             capabilities=r.get("capabilities"),

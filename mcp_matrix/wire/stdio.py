@@ -216,15 +216,15 @@ class StdioTransport(Transport):
         finally:
             self._ledger.forget("out", fd)
             self._stdout_done.set()
-        proc = self._proc
-        assert proc is not None
+        proc, process = self._proc, self._process
+        assert proc is not None and process is not None
         code = proc.poll()
         if code is None and not self._closed:
             try:
                 code = proc.wait(timeout=1.0)
             except subprocess.TimeoutExpired:
                 code = None
-        self._process.stderr_read(timeout=1.0)  # the report wants the server's last words
+        process.stderr_read(timeout=1.0)  # the report wants the server's last words
         self._fail(
             ServerExited(
                 f"the server closed stdout (exit code {code})"
