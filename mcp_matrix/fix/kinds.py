@@ -96,7 +96,7 @@ def candidates(
     if code in KEYWORD_CODES and keyword == "description":  # moved keywords appended to it
         return [e for e in [describe_moved(tool, pointer)] if e]
     if code in KEYWORD_CODES and keyword == "type":
-        return [e for e in [open_object(tool, pointer)] if e]
+        return [e for e in [drop_null(tool, pointer), open_object(tool, pointer)] if e]
     return []
 
 

@@ -70,8 +70,8 @@ class Measured:
             then = before.cells.get((profile, names.get(tool, tool)))
             if then is None:
                 continue
-            new = {(x.code, _keyword(x.pointer)) for x in now.losses}
-            old = {(x.code, _keyword(x.pointer)) for x in then.losses}
+            new = {_what(x) for x in now.losses}
+            old = {_what(x) for x in then.losses}
             if rank(now.verdict) < rank(then.verdict) or new - old:
                 out.append(f"{profile} {tool}: {then.verdict} -> {now.verdict}")
             elif now.call and then.call and rank(now.call) < rank(then.call):
@@ -79,8 +79,13 @@ class Measured:
         return out
 
 
-def _keyword(pointer: str) -> str:
-    return pointer.rsplit("/", 1)[-1]
+def _what(loss: Loss) -> tuple[str, str]:
+    """What a loss is, wherever it moved: a keyword a client strips or changes is its own loss
+    (its code and keyword); any other finding is one per code (an array's narrowed type that
+    moves from the array to its new ``items`` is the same loss)."""
+    if loss.code.endswith("-by-client"):
+        return loss.code, loss.pointer.rsplit("/", 1)[-1]
+    return loss.code, ""
 
 
 def intent(schema: Any) -> Any:
@@ -117,7 +122,9 @@ def measure(
     entries = [{"page": pages[i] if i < len(pages) else 0, "tool": t} for i, t in enumerate(tools)]
     snap = Snapshot({**doc, "tools": entries})
     views = discover_all(snap, profiles, server=server)
-    raw = {t.get("name"): t for t in tools if isinstance(t, Mapping)}
+    raw: dict[str, Any] = {
+        t["name"]: t for t in tools if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+    }
     by_name = {p.name: p for p in profiles}
     cells: dict[tuple[str, str], CellState] = {}
     for view in views:

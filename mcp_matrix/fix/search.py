@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.discovery import discovery_events
@@ -33,6 +34,25 @@ from mcp_matrix.report.triage import Cause, build_triage, cause_title, problems
 from mcp_matrix.snapshot import Snapshot
 
 MAX_ROUNDS = 40  # causes tried at most (each is one or a few re-runs)
+# A list with edits made: the tools, and each edit with the tool as it was just before it.
+Trial = tuple[list[Any], list[tuple[Any, Edit]]]
+
+
+def _name(tool: Any) -> str:
+    name = tool.get("name") if isinstance(tool, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every re-run of one fix shares: the snapshot, the profiles, the required clients and
+    each tool's call (by its original name)."""
+
+    doc: Mapping[str, Any]
+    profiles: Sequence[Profile]
+    server: str | None
+    required: tuple[str, ...]
+    intents: Mapping[str, Any]
 
 
 class _State:
@@ -40,24 +60,12 @@ class _State:
 
     def __init__(self, tools: list[Any]) -> None:
         self.tools = tools
-        self.original: dict[str, str] = {
-            t.get("name"): t.get("name") for t in tools if isinstance(t, Mapping)
-        }
+        self.original: dict[str, str] = {_name(t): _name(t) for t in tools}
         self.checks: dict[str, list[Any]] = {}
         self.applied: list[Applied] = []
 
-    def names(self) -> dict[str, str]:
-        return dict(self.original)
-
     def index(self, name: str) -> int | None:
-        return next(
-            (
-                i
-                for i, t in enumerate(self.tools)
-                if isinstance(t, Mapping) and t.get("name") == name
-            ),
-            None,
-        )
+        return next((i for i, t in enumerate(self.tools) if _name(t) == name), None)
 
 
 def fix(
@@ -78,6 +86,7 @@ def fix(
     before = measure(doc, tools, profiles, server, {}, intents)
     events = _events(snapshot, before, profiles)
     required = tuple(require) if require else default_required(events)
+    run = _Run(doc, profiles, server, required, intents)
     current = before
     tried: set[tuple] = set()
     unfixed: list[Unfixed] = []
@@ -86,7 +95,7 @@ def fix(
         if cause is None:
             break
         tried.add(_key(cause))
-        result = _try_cause(cause, state, doc, profiles, server, required, current, intents)
+        result = _try_cause(cause, state, run, current)
         if isinstance(result, Unfixed):
             unfixed.append(result)
         else:
@@ -198,15 +207,11 @@ def _remains(
 def _try_cause(
     cause: Cause,
     state: _State,
-    doc: Mapping[str, Any],
-    profiles: Sequence[Profile],
-    server: str | None,
-    required: Sequence[str],
+    run: _Run,
     current: Measured,
-    intents: Mapping[str, Any],
 ) -> Measured | Unfixed:
     title = cause_title(cause)
-    losses = _losses_of(cause, current, required)
+    losses = _losses_of(cause, current, run.required)
     # (tool, code, pointer, message, how many candidates): an edit is made again on the tool as
     # it stands when applied, so two edits of one node (minimum, maximum) both keep their text.
     proposals: list[tuple[str, str, str, str, int]] = []
@@ -221,16 +226,14 @@ def _try_cause(
         count = len(kinds.candidates(state.tools[i], code, pointer, message, state.tools))
         if count:
             proposals.append((tool, code, pointer, message, count))
-    clients = tuple(c for c in cause.clients if c in required)
+    clients = tuple(c for c in cause.clients if c in run.required)
     if not proposals:
         return Unfixed(title, cause.code, tuple(cause.tools), clients, _no_fix_why(cause))
     tried: list[str] = []
     # All first candidates at once (one re-run), else each finding's candidates in turn.
     batch = _apply_all(state, [(*p[:4], 0) for p in proposals])
     if batch is not None:
-        measured, bad, fixed = _judge(
-            cause, batch, state, doc, profiles, server, required, current, intents
-        )
+        measured, bad, fixed = _judge(cause, batch, state, run, current)
         if not bad:
             _commit(state, batch, fixed)
             return measured
@@ -241,13 +244,11 @@ def _try_cause(
             trial = _apply_all(state, [(tool, code, pointer, message, k)])
             if trial is None:
                 continue
-            measured, bad, fixed = _judge(
-                cause, trial, state, doc, profiles, server, required, current, intents
-            )
+            measured, bad, fixed = _judge(cause, trial, state, run, current)
             if (
                 bad
                 and bad[0].startswith("still lost")
-                and _fewer(cause, measured, current, required)
+                and _fewer(cause, measured, current, run.required)
             ):
                 bad = bad[1:]  # this edit removed its own part of the cause; others remain
             if bad:
@@ -269,18 +270,13 @@ def _fewer(cause: Cause, now: Measured, then: Measured, required: Sequence[str])
     return len(_losses_of(cause, now, required)) < len(_losses_of(cause, then, required))
 
 
-def _apply_all(
-    state: _State, specs: list[tuple[str, str, str, str, int]]
-) -> tuple[list[Any], list[Edit]] | None:
+def _apply_all(state: _State, specs: list[tuple[str, str, str, str, int]]) -> Trial | None:
     """The list with each spec's edit made on the tool as it stands by then (candidate ``k`` of
     finding ``code`` at ``pointer``), or None when none applies."""
     tools = list(state.tools)
     made = []
     for tool, code, pointer, message, k in specs:
-        i = next(
-            (j for j, t in enumerate(tools) if isinstance(t, Mapping) and t.get("name") == tool),
-            None,
-        )
+        i = next((j for j, t in enumerate(tools) if _name(t) == tool), None)
         if i is None:
             continue
         options = kinds.candidates(tools[i], code, pointer, message, tools)
@@ -296,38 +292,34 @@ def _apply_all(
 
 def _judge(
     cause: Cause,
-    trial: tuple[list[Any], list[tuple[Any, Edit]]],
+    trial: Trial,
     state: _State,
-    doc: Mapping[str, Any],
-    profiles: Sequence[Profile],
-    server: str | None,
-    required: Sequence[str],
+    run: _Run,
     current: Measured,
-    intents: Mapping[str, Any],
 ) -> tuple[Measured, list[str], list[tuple[str, str]]]:
     tools, pairs = trial
     edits = [e for _, e in pairs]
     names = dict(state.original)
     checks = {k: list(v) for k, v in state.checks.items()}
     for e in edits:
-        new = e.after.get("name") if isinstance(e.after, Mapping) else e.tool
+        new = _name(e.after) or e.tool
         if new != e.tool:
             names[new] = names.pop(e.tool, e.tool)
             checks[new] = checks.pop(e.tool, [])
         checks.setdefault(new, []).extend(i.check for i in e.items if i.check is not None)
-    now_intents = {n: intents[o] for n, o in names.items() if o in intents}
-    measured = measure(doc, tools, profiles, server, checks, now_intents)
-    back = {n: _current_name(state, o) for n, o in names.items()}
+    now_intents = {n: run.intents[o] for n, o in names.items() if o in run.intents}
+    measured = measure(run.doc, tools, run.profiles, run.server, checks, now_intents)
+    back = {n: _new_name(state, o) for n, o in names.items()}
     bad = measured.worse_than(current, back)
-    touched = {(e.after.get("name") if isinstance(e.after, Mapping) else e.tool) for e in edits}
-    left = _remains(cause, measured, required, touched)
+    touched = {_name(e.after) or e.tool for e in edits}
+    left = _remains(cause, measured, run.required, touched)
     if left:
         bad = [f"still lost in {', '.join(left[:4])}"] + bad
     fixed = [
         (p, t)
         for (p, t), c in measured.cells.items()
         if t in touched
-        and p in required
+        and p in run.required
         and not c.lost
         and current.cells.get((p, back.get(t, t)))
         and current.cells[(p, back.get(t, t))].lost
@@ -335,19 +327,13 @@ def _judge(
     return measured, bad, fixed
 
 
-def _current_name(state: _State, original: str) -> str:
-    return _new_name(state, original)
-
-
-def _commit(
-    state: _State, trial: tuple[list[Any], list[tuple[Any, Edit]]], fixed: list[tuple[str, str]]
-) -> None:
+def _commit(state: _State, trial: Trial, fixed: list[tuple[str, str]]) -> None:
     for before, edit in trial[1]:
         i = state.index(edit.tool)
         if i is None:
             continue
         ops = tuple(diff(before, edit.after, edit.reason))
-        new = edit.after.get("name") if isinstance(edit.after, Mapping) else edit.tool
+        new = _name(edit.after) or edit.tool
         if new != edit.tool:
             state.original[new] = state.original.pop(edit.tool, edit.tool)
             state.checks[new] = state.checks.pop(edit.tool, [])

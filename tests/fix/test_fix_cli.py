@@ -134,6 +134,22 @@ def synthetic(tmp_path_factory):
             "description": "Fetch statements.",
             "inputSchema": {"type": "object", "properties": {}},
         },
+        {
+            "name": "tag_notes",
+            "description": "Tag notes.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"tags": {"type": "array", "description": "Tags to add."}},
+            },
+        },
+        {
+            "name": "set_owner",
+            "description": "Set the owner.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"owner": {"type": ["string", "null"], "description": "Owner."}},
+            },
+        },
         {"name": "ping", "description": "Ping.", "inputSchema": {"properties": {}}},
     ]
     snap = _synthetic(tmp, tools)
@@ -152,6 +168,27 @@ def test_a_name_too_long_is_renamed_stably_with_the_rename_guidance_and_an_alias
     assert any("forwards to" in g for g in rename["guidance"])
     assert any(f"alias of {rename['new']!r}" in i["rule"] for i in report["checklist"])
     assert rename["new"] in [e["tool"]["name"] for e in fixed["tools"]]
+
+
+def test_an_array_without_items_gets_items_and_the_session_it_broke_works(synthetic):
+    _, report, fixed, _ = synthetic
+    assert "add-items" in _kinds(report, "tag_notes")
+    assert _tool(fixed, "tag_notes")["inputSchema"]["properties"]["tags"]["items"] == {}
+    copilot = next(c for c in report["clients"] if c["client"] == "vscode-copilot")
+    assert "tag_notes" in copilot["now_visible"]
+
+
+def test_codex_015s_string_items_have_no_schema_fix_and_say_so(synthetic):
+    _, report, _, _ = synthetic
+    left = next(u for u in report["unfixed"] if u["code"] == "type-narrowed")
+    assert left["tools"] == ["tag_notes"] and left["why"].startswith("no schema change removes it")
+
+
+def test_a_nullable_type_list_becomes_one_type_and_null_is_left_to_the_handler(synthetic):
+    _, report, fixed, _ = synthetic
+    assert "drop-null" in _kinds(report, "set_owner")
+    assert _tool(fixed, "set_owner")["inputSchema"]["properties"]["owner"]["type"] == "string"
+    assert any("null the same as left out" in i["rule"] for i in report["checklist"])
 
 
 def test_a_root_without_type_object_gets_it(synthetic):
