@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.behaviours.validation import validate
+from mcp_matrix.behaviours.validation import FORMATS, format_violations, validate
 from mcp_matrix.model import CallContext, CallPlan, ClientView, Finding
 
 TYPE_NAMES = ("array", "object", "boolean", "number", "integer", "string")
@@ -68,10 +69,27 @@ def cache_tools(live: ClientView, baseline: ClientView | None, list_changed: str
             "default": "held",
             "description": "held: the schema the model sees; server: the inputSchema the server sent (Gemini CLI 0.61, observed)",
         },
+        "formats": {
+            "type": "array",
+            "items": {"enum": list(FORMATS)},
+            "default": [],
+            "description": "formats the client checks too (Ajv with ajv-formats); JSON Schema alone ignores format",
+        },
+        "extra_properties": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "root properties the client adds to the schema it validates against (Gemini CLI: wait_for_previous)",
+        },
     },
 )
 def client_validate(
-    plan: CallPlan, ctx: CallContext, dialect: str = "draft-07", against: str = "held"
+    plan: CallPlan,
+    ctx: CallContext,
+    dialect: str = "draft-07",
+    against: str = "held",
+    formats: Sequence[str] = (),
+    extra_properties: Sequence[str] = (),
 ) -> CallPlan:
     """The client validates arguments against its own (held, rewritten) schema and refuses to send invalid ones.
 
@@ -81,8 +99,11 @@ def client_validate(
     schema = ctx.held_schema
     if against == "server" and isinstance(ctx.held_tool, dict) and "inputSchema" in ctx.held_tool:
         schema = ctx.held_tool["inputSchema"]
+    if extra_properties and isinstance(schema, dict):
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        schema = {**schema, "properties": {**{k: {} for k in extra_properties}, **props}}
     checked = validate(schema, plan.arguments, dialect)
-    errors = list(checked.errors)
+    errors = [e.text for e in checked.errors] + format_violations(schema, plan.arguments, formats)
     if checked.unchecked:  # a pattern too costly to run: neither passed nor refused, and said so
         plan = replace(
             plan,
@@ -115,7 +136,7 @@ def client_validate(
         refused=Finding(
             code="client-refused",
             message="the client's own validation refused the call before sending: "
-            + "; ".join(e.text for e in errors[:3]),
+            + "; ".join(errors[:3]),
             pointer=errors and "/arguments" or "",
             blast_radius="call",
         ),

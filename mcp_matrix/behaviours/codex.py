@@ -9,11 +9,13 @@ keeps only eight keywords. The same pipeline written iteratively, without recurs
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, note, refuse, typenames
-from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.behaviours.refs import inline
+from mcp_matrix.behaviours.rewrite import Outcome, mentions, schema_rewrite
 
 STRUCT_KEYS = (
     "type",
@@ -148,6 +150,7 @@ def sanitize(
     resolve_refs: bool = True,
     unwrap_single: bool = True,
     combinators: tuple[str, ...] = ("anyOf",),
+    keep_empty: bool = False,
 ) -> tuple[W.Result, list[tuple[W.Node, str]]]:
     """Codex's ``sanitize`` (docs/clients/openai.md#codex) over the whole schema (root already has ``properties``).
 
@@ -167,7 +170,7 @@ def sanitize(
             return {"type": "string"}
         if not isinstance(v, dict):
             return v
-        if _settled(v, resolve_refs):
+        if _settled(v, resolve_refs) or (keep_empty and not v):
             return v
         given = v
         active = node.carry or ()
@@ -267,6 +270,44 @@ def to_struct(
     return W.rewrite(schema, fn, _walks(combinators)[1]), errors
 
 
+def pruned_defs(schema: Any) -> Any:
+    """The root ``$defs``/``definitions`` without the entries no ``$ref`` reaches (from the
+    schema outside them, then from the entries reached, until nothing new is reached).
+
+    Codex 0.171 sends a tool's unused definitions to the model this way (observed); what it
+    deletes the server never relied on, so no finding is raised for it."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in ("$defs", "definitions"):
+        defs = out.get(key)
+        if not isinstance(defs, dict):
+            continue
+        rest = {k: v for k, v in out.items() if k not in ("$defs", "definitions")}
+        reached: set[str] = set()
+        todo = [rest] + [v for k, v in out.items() if k != key and k in ("$defs", "definitions")]
+        while todo:
+            text = json.dumps(todo.pop(), default=str)
+            for name in defs:
+                ref = f'"#/{key}/{_pointer_escape(name)}'
+                if name not in reached and (ref + '"' in text or ref + "/" in text):
+                    reached.add(name)
+                    todo.append(defs[name])
+        out[key] = {k: v for k, v in defs.items() if k in reached}
+        if not out[key]:
+            del out[key]
+    return out
+
+
+def _inlined(schema: Any) -> Any:
+    done = inline(schema, "any-pointer", W.ALL) if mentions(schema, "$ref") else None
+    return done.schema if done is not None and done.complete else schema
+
+
+def _pointer_escape(name: str) -> str:
+    return json.dumps(name.replace("~", "~0").replace("/", "~1"))[1:-1]
+
+
 def _narrowed(node: W.Node, what: str):
     if what.startswith("a circular"):
         return note(
@@ -309,6 +350,22 @@ def _narrowed(node: W.Node, what: str):
             "default": ["anyOf"],
             "description": "combinators the struct keeps and sanitize walks (0.11x-0.15x: anyOf; 0.171: all three)",
         },
+        "keep_keywords": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "further keywords the struct keeps (0.171, observed: minItems)",
+        },
+        "keep_empty": {
+            "type": "boolean",
+            "default": False,
+            "description": "an empty schema {} stays {} instead of becoming a string (0.171, observed)",
+        },
+        "prune_defs": {
+            "type": "boolean",
+            "default": False,
+            "description": "$defs/definitions entries no $ref reaches are deleted (0.171, observed)",
+        },
     },
 )
 def codex_sanitize(
@@ -316,6 +373,9 @@ def codex_sanitize(
     resolve_refs: bool = True,
     unwrap_single: bool = True,
     combinators: list = ["anyOf"],  # noqa: B006
+    keep_keywords: list = [],  # noqa: B006
+    keep_empty: bool = False,
+    prune_defs: bool = False,
 ) -> Outcome:
     """Codex's sanitise + struct pipeline (docs/clients/openai.md#codex): the model sees eight keywords, inferred types.
 
@@ -335,10 +395,15 @@ def codex_sanitize(
     if work.get("properties") is None:
         work["properties"] = {}
     kept = tuple(combinators)
-    keep = _STRUCT_SET | frozenset(kept) | (frozenset() if resolve_refs else frozenset(REF_KEYS))
-    sanitized, narrowed = sanitize(work, resolve_refs, unwrap_single, kept)
+    keep = (
+        _STRUCT_SET
+        | frozenset(kept)
+        | frozenset(keep_keywords)
+        | (frozenset() if resolve_refs else frozenset(REF_KEYS))
+    )
+    sanitized, narrowed = sanitize(work, resolve_refs, unwrap_single, kept, keep_empty)
     struct, errors = to_struct(sanitized.schema, keep, kept)
-    result = struct.schema
+    result = pruned_defs(struct.schema) if prune_defs else struct.schema
     if isinstance(result, dict) and result.get("type") == "null":
         return refuse(
             "drop-tool",
@@ -355,7 +420,12 @@ def codex_sanitize(
             f"schema ({errors[0]}); the tool is left out (deserialisation error, assumed)",
         )
     findings = [_narrowed(node, what) for node, what in narrowed[:20]]
-    findings += diff_findings(schema, result, "codex-sanitize", through_refs=True)
+    # unused definitions deleted are no loss: the server's own schema never reached them
+    before = pruned_defs(schema) if prune_defs else schema
+    if resolve_refs:
+        findings += diff_findings(before, result, "codex-sanitize", through_refs=True)
+    else:  # $refs kept as sent: inline both sides, or a kept $ref reads as its target removed
+        findings += diff_findings(_inlined(before), _inlined(result), "codex-sanitize")
     if not (sanitized.complete and struct.complete):
         findings.append(
             note(

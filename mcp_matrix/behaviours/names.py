@@ -29,6 +29,10 @@ PART_TRANSFORMS = (
     "replace-invalid",
 )
 
+# An unknown 12-digit hex suffix (Codex's collision hash): letters a model API allows, never a
+# real hex digest; drift compares it as [0-9a-f]{12}.
+HEX12 = "hhhhhhhhhhhh"
+
 HASH_STYLES = (
     "codex",  # docs/clients/openai.md#codex: name[:max-40] + sha1_hex(raw) (40 hex)
     "sha1-8",  # docs/clients/cline.md#cline Cline SDK: name[:max-9] + "_" + sha1(raw)[:8]
@@ -177,10 +181,13 @@ _NAME_PARAMS = {
         "codex",
     ),
     "on_collision": param(
-        ["skip-later", "suffix", "prefix-server", "session-broken", "keep"],
+        ["skip-later", "suffix", "prefix-server", "session-broken", "keep", "hash-suffix"],
         "What a second tool with the same final name does: skipped (Codex, Roo), "
         "numbered _2, _3 ... (the numeric-suffix form is assumed), prefixed with the "
-        "server id (Zed), the whole list refused (Agents SDK, Goose), or kept.",
+        "server id (Zed), the whole list refused (Agents SDK, Goose), kept, or "
+        "hash-suffix (Codex 0.171, observed): the same raw name again is skipped, and tools "
+        "whose different raw names clean to one name are all kept as <name>_<12 hex>, a hash "
+        "mcp-matrix does not reproduce (written " + HEX12 + ").",
         "keep",
     ),
 }
@@ -208,7 +215,7 @@ def tool_name(state: ListState, **params: Any) -> ListState:
             continue
         raw_tool = tool.server_name
         memo_key = (key_params, raw_tool, tool.name)
-        result = _NAMES.get(memo_key)
+        result: tuple[Any, ...] | None = _NAMES.get(memo_key)
         if result is None:
             result = _name_one(state, raw_tool, tool.name, uid, p)
             if (
@@ -225,10 +232,20 @@ def tool_name(state: ListState, **params: Any) -> ListState:
             continue
         name, findings = result
         owner = used.get(name)
+        if (
+            owner is not None
+            and p["on_collision"] == "hash-suffix"
+            and tools[owner].server_name != raw_tool
+        ):
+            tools[owner] = _hash_renamed(tools[owner], name, label(tool))
+            tools[i] = _hash_renamed(
+                evolve(tool, findings=tool.findings + tuple(findings)), name, label(tools[owner])
+            )
+            continue
         if owner is not None and p["on_collision"] != "keep":
             findings = list(findings)
             other = label(tools[owner])
-            policy = p["on_collision"]
+            policy = "skip-later" if p["on_collision"] == "hash-suffix" else p["on_collision"]
             if policy == "suffix":
                 n = 2
                 while f"{name}_{n}" in used:
@@ -279,6 +296,26 @@ def tool_name(state: ListState, **params: Any) -> ListState:
         if name != tool.name or findings:
             tools[i] = evolve(tool, name=name, findings=tool.findings + tuple(findings))
     return replace(state, tools=tuple(tools))
+
+
+def _hash_renamed(tool: Any, name: str, other: str) -> Any:
+    """``tool`` named ``name`` + ``_<hex12>`` (once), with a note of the tool it collided with."""
+    if tool.name.endswith("_" + HEX12):
+        return tool
+    renamed = f"{name}_{HEX12}"
+    return evolve(
+        tool,
+        name=renamed,
+        findings=tool.findings
+        + (
+            note(
+                "name-collision-renamed",
+                f"model-facing name {name!r} is also {other!r}'s once cleaned; the client keeps "
+                f"both and adds a 12-digit hex hash to each: {renamed!r} (the hash is not "
+                f"reproduced: {HEX12} stands for it)",
+            ),
+        ),
+    )
 
 
 _NAMES = memo_cache()  # (server, params, raw tool name, name so far) -> _name_one's answer

@@ -15,6 +15,7 @@ outside the document; the others go to jsonschema with the bounded keywords belo
 from __future__ import annotations
 
 import contextvars
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,7 +125,7 @@ def _names(validator: str, value: Any, instance: Any, schema: Any) -> tuple[str,
     if validator == "required" and isinstance(value, list):
         return tuple(str(n) for n in value if n not in instance)
     if validator == "additionalProperties" and isinstance(schema, dict):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props = given if isinstance(given := schema.get("properties"), dict) else {}
         pats = (
             list(schema.get("patternProperties") or {})
             if isinstance(schema.get("patternProperties"), dict)
@@ -412,3 +413,52 @@ def validate(schema: Any, instance: Any, dialect: str = "draft-07") -> Validatio
 def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[Violation]:
     """Errors of ``instance`` against ``schema`` ([] when valid or when the schema does not compile)."""
     return list(validate(schema, instance, dialect).errors)
+
+
+# -- formats: what Ajv with ajv-formats (full mode) refuses, for clients that add it ----------
+
+_FORMATS: dict[str, re.Pattern] = {
+    # ajv-formats' full-mode email
+    "email": re.compile(
+        r"^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@"
+        r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$",
+        re.IGNORECASE,
+    ),
+    # RFC 3339 date-time (a time zone required, as ajv-formats asks)
+    "date-time": re.compile(
+        r"^\d{4}-\d{2}-\d{2}[t\s]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:z|[+-]\d{2}(?::?\d{2})?)$",
+        re.IGNORECASE,
+    ),
+    "date": re.compile(r"^\d{4}-\d{2}-\d{2}$"),
+    # an absolute URI: a scheme, then no white space
+    "uri": re.compile(r"^[a-z][a-z0-9+\-.]*:[^\s]*$", re.IGNORECASE),
+}
+FORMATS = tuple(_FORMATS)
+
+
+def format_violations(
+    schema: Any, instance: Any, formats: Sequence[str], at: str = ""
+) -> list[str]:
+    """Strings that break a checked ``format`` keyword, as ``"<pointer> must match format ..."``.
+
+    Why: JSON Schema makes ``format`` an annotation, so ``validate`` ignores it; a client that
+    adds a format checker (Gemini CLI's Ajv with ajv-formats) refuses such calls before sending.
+    Walks ``properties`` and ``items`` only (where tool arguments put formats)."""
+    if not isinstance(schema, dict):
+        return []
+    out = []
+    fmt = schema.get("format")
+    checked = isinstance(instance, str) and fmt in formats and fmt in _FORMATS
+    # a string over 2,048 characters is not checked (bounded time on hostile input)
+    if checked and len(instance) <= 2048 and not _FORMATS[fmt].match(instance):
+        out.append(f"{at or '/'} must match format {fmt!r}")
+    props = schema.get("properties")
+    if isinstance(instance, dict) and isinstance(props, dict):
+        for key, sub in props.items():
+            if key in instance:
+                out += format_violations(sub, instance[key], formats, f"{at}/{key}")
+    items = schema.get("items")
+    if isinstance(instance, list) and isinstance(items, dict):
+        for i, value in enumerate(instance):
+            out += format_violations(items, value, formats, f"{at}/{i}")
+    return out

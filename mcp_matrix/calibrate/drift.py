@@ -17,10 +17,12 @@ those culprits.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.names import HEX12
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
 from mcp_matrix.model import CallContext
@@ -65,6 +67,15 @@ def same(a: Any, b: Any) -> bool:
     return a == b and (
         type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float)))
     )
+
+
+def same_name(predicted: Any, observed: Any) -> bool:
+    """Names agree when equal, or where the profile writes ``HEX12`` (a hash suffix mcp-matrix
+    does not reproduce, Codex's on collisions) the client wrote 12 hex digits."""
+    if isinstance(predicted, str) and HEX12 in predicted and isinstance(observed, str):
+        pattern = "[0-9a-f]{12}".join(re.escape(part) for part in predicted.split(HEX12))
+        return re.fullmatch(pattern, observed) is not None
+    return same(predicted, observed)
 
 
 def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
@@ -167,17 +178,12 @@ def drift(
         )
         if p["present"] and o["present"] and not p.get("blocks"):
             for aspect in ("name", "schema", "description"):
-                cells.append(
-                    Cell(
-                        probe.id,
-                        name,
-                        aspect,
-                        p[aspect],
-                        o[aspect],
-                        same(p[aspect], o[aspect]),
-                        p["why"],
-                    )
+                agree = (
+                    same_name(p[aspect], o[aspect])
+                    if aspect == "name"
+                    else same(p[aspect], o[aspect])
                 )
+                cells.append(Cell(probe.id, name, aspect, p[aspect], o[aspect], agree, p["why"]))
     observed_calls = list(observation["calls"])
     for pc in pred["calls"]:
         oc = next((c for c in observed_calls if c["tool"] == pc["tool"]), None)

@@ -362,17 +362,13 @@ CLOSED_Q = {
 }
 VALIDATION_TOOLS = (
     CONTROL,
-    _tool(
-        "v_format",
-        {
-            "type": "object",
-            "properties": {
-                "email": {"type": "string", "format": "email"},
-                "when": {"type": "string", "format": "date-time"},
-                "site": {"type": "string", "format": "uri"},
-            },
-        },
-        "The call breaks every format: an email, a date-time and a URI that are none.",
+    *(
+        _tool(
+            f"v_{fmt.replace('-', '')}",
+            {"type": "object", "properties": {"value": {"type": "string", "format": fmt}}},
+            f"The call sends a value that is not a {fmt}.",
+        )
+        for fmt in ("email", "date-time", "uri")
     ),
     _tool(
         "v_required",
@@ -409,7 +405,9 @@ VALIDATION_TOOLS = (
 )
 VALIDATION_CALLS = (
     CONTROL_CALL,
-    ScriptedCall("v_format", {"email": "not-an-email", "when": "yesterday", "site": "no uri"}),
+    ScriptedCall("v_email", {"value": "not-an-email"}),
+    ScriptedCall("v_datetime", {"value": "yesterday"}),
+    ScriptedCall("v_uri", {"value": "no uri"}),
     ScriptedCall("v_required", {"a": "x"}),
     ScriptedCall("v_unknown", {"q": "x", "extra": 1}),
     ScriptedCall("v_wait", {"w": "x", "wait_for_previous": False}),

@@ -450,13 +450,25 @@ def test_codex_015_replaces_a_circular_ref_with_a_typed_stand_in(view):
     assert head["properties"]["value"] == {"type": "integer"}
 
 
-def test_codex_skips_the_second_tool_whose_sanitised_name_collides(view):
+def test_codex_015_skips_the_second_tool_whose_sanitised_name_collides(view):
     out = views(
-        view, "codex", [tool("get.item", {"type": "object"}), tool("get_item", {"type": "object"})]
+        view,
+        "codex-015",
+        [tool("get.item", {"type": "object"}), tool("get_item", {"type": "object"})],
     )
     assert out["get.item"].model_name == "mcp__memory__get_item"
     assert out["get_item"].verdict == "hidden"
     assert "already taken by tool 'get.item'" in out["get_item"].findings[-1].message
+
+
+def test_codex_0171_keeps_both_tools_whose_sanitised_names_collide_each_with_a_hash(view):
+    """Observed (clients/calibrations/codex/0.171.0.json, probe set name-collision)."""
+    out = views(
+        view, "codex", [tool("get.item", {"type": "object"}), tool("get_item", {"type": "object"})]
+    )
+    for name in ("get.item", "get_item"):
+        assert out[name].model_name == "mcp__memory__get_item_hhhhhhhhhhhh"
+        assert out[name].verdict != "hidden"
 
 
 def test_codex_refuses_a_server_whose_name_has_a_dot(view):

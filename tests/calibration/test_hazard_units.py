@@ -4,7 +4,7 @@ was told of each call, look-alike names told apart by content, and the ``result`
 from __future__ import annotations
 
 from mcp_matrix.calibrate import probe
-from mcp_matrix.calibrate.drift import drift, observed_result
+from mcp_matrix.calibrate.drift import drift, observed_result, predict
 from mcp_matrix.calibrate.fake_model import ModelTool, correlate
 from mcp_matrix.calibrate.tool_results import model_results
 from mcp_matrix.profiles.loader import load_profiles
@@ -131,3 +131,74 @@ def test_every_name_probe_has_its_own_description_marker_and_property():
         tools = probe.PROBE_SETS[set_id].tools
         assert len({t["description"] for t in tools}) == len(tools)
         assert len({tuple(t["inputSchema"]["properties"]) for t in tools}) == len(tools)
+
+
+def test_client_validate_checks_the_formats_it_is_given_and_the_properties_it_adds():
+    """Gemini CLI's Ajv has ajv-formats: an email that is none is refused before sending; a
+    wait_for_previous the client added to a closed schema passes its own check."""
+    from mcp_matrix.behaviours.calls import client_validate
+    from mcp_matrix.model import CallContext, CallPlan
+
+    email = {"type": "object", "properties": {"value": {"type": "string", "format": "email"}}}
+    closed = {
+        "type": "object",
+        "properties": {"w": {"type": "string"}},
+        "additionalProperties": False,
+    }
+
+    def plan(schema, args, **params):
+        ctx = CallContext(tool="t", held_schema=schema, held_tool={"inputSchema": schema})
+        return client_validate(CallPlan(tool="t", arguments=args), ctx, **params)
+
+    refused = plan(email, {"value": "not-an-email"}, formats=["email"]).refused
+    assert refused is not None and "must match format 'email'" in refused.message
+    assert plan(email, {"value": "a@b.co"}, formats=["email"]).refused is None
+    assert plan(email, {"value": "not-an-email"}).refused is None  # format is an annotation
+    wait = {"w": "x", "wait_for_previous": False}
+    assert plan(closed, wait).refused is not None
+    assert plan(closed, wait, extra_properties=["wait_for_previous"]).refused is None
+    assert plan(closed, {"w": "x", "extra": 1}, extra_properties=["wait_for_previous"]).refused
+
+
+def test_format_violations_cover_date_time_and_uri_and_nested_values():
+    from mcp_matrix.behaviours.validation import format_violations
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "when": {"type": "string", "format": "date-time"},
+            "links": {"type": "array", "items": {"type": "string", "format": "uri"}},
+        },
+    }
+    good = {"when": "2026-12-02T10:00:00Z", "links": ["https://example.org/x"]}
+    bad = {"when": "yesterday", "links": ["ok:x", "no uri"]}
+    formats = ["date-time", "uri"]
+    assert format_violations(schema, good, formats) == []
+    assert format_violations(schema, bad, formats) == [
+        "/when must match format 'date-time'",
+        "/links/1 must match format 'uri'",
+    ]
+    assert format_violations(schema, {"when": "y" * 5000}, formats) == []  # not checked: too long
+
+
+def test_codex_0171_keeps_a_ref_and_drops_unused_defs_without_a_phantom_loss():
+    """Codex 0.171 sends $refs as they are and deletes $defs entries nothing uses (observed).
+    Compared with the server's schema inlined, a kept $ref read as its target's type and
+    properties removed: two false 'removed' findings per reference (a Notion tool had 22)."""
+    from mcp_matrix.behaviours.codex import pruned_defs
+
+    schema = {
+        "type": "object",
+        "properties": {"parent": {"$ref": "#/$defs/Parent"}, "q": {"type": "string"}},
+        "$defs": {
+            "Parent": {"type": "object", "properties": {"id": {"$ref": "#/$defs/Id"}}},
+            "Id": {"type": "string"},
+            "Unused": {"type": "object"},
+            "ParentX": {"type": "string"},
+        },
+    }
+    assert set(pruned_defs(schema)["$defs"]) == {"Parent", "Id"}
+    ps = probe.ProbeSet("t", "", (probe._tool("notion_like", schema),), ())
+    pred = predict(load_profiles()["codex"], ps, "probe")["tools"]["notion_like"]
+    assert pred["schema"]["$defs"] == {k: schema["$defs"][k] for k in ("Parent", "Id")}
+    assert [f.message for f in pred["state"].findings if f.lost] == []
