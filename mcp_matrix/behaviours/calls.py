@@ -100,7 +100,7 @@ def client_validate(
     if against == "server" and isinstance(ctx.held_tool, dict) and "inputSchema" in ctx.held_tool:
         schema = ctx.held_tool["inputSchema"]
     if extra_properties and isinstance(schema, dict):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props = given if isinstance(given := schema.get("properties"), dict) else {}
         schema = {**schema, "properties": {**{k: {} for k in extra_properties}, **props}}
     checked = validate(schema, plan.arguments, dialect)
     errors = [e.text for e in checked.errors] + format_violations(schema, plan.arguments, formats)

@@ -183,7 +183,7 @@ def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
                     "strict mode forbids open objects (UserError)"
                 )
         if isinstance(out.get("properties"), dict):
-            before = out.get("required") if isinstance(out.get("required"), list) else []
+            before = listed if isinstance(listed := out.get("required"), list) else []
             out["required"] = list(out["properties"].keys())
             newly = [k for k in out["required"] if k not in before]
             if newly and len(forced) < 20:

@@ -304,7 +304,7 @@ def litellm_vertex(schema: Any, on_error: str = "session-broken") -> Outcome:
         return Outcome()
     try:
         work = {k: v for k, v in schema.items() if k != "$defs"}
-        defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+        defs = given if isinstance(given := schema.get("$defs"), dict) else {}
         work = _unpack_defs(work, defs)
         steps = (
             (_litellm_anyof_null, PROPS_ITEMS),

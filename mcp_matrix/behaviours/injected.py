@@ -51,7 +51,7 @@ def add_property(
         if t.hidden or not isinstance(root, dict) or root.get("type") != "object":
             tools.append(t)
             continue
-        props = root.get("properties") if isinstance(root.get("properties"), dict) else {}
+        props = given if isinstance(given := root.get("properties"), dict) else {}
         new = {**root, "properties": {**props, name: schema}}
         if name in props:
             finding = Finding(

@@ -6,6 +6,7 @@ do to keywords (each client's page in docs/clients/).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from mcp_matrix.behaviours import walk as W
@@ -18,6 +19,7 @@ from mcp_matrix.behaviours.outcomes import (
     typenames,
 )
 from mcp_matrix.behaviours.rewrite import Outcome, contains, fingerprint, mentions, schema_rewrite
+from mcp_matrix.model import Finding
 
 
 def _keyword_filter(
@@ -197,7 +199,7 @@ def force_additional_properties_false(
         return {**v, "additionalProperties": False}
 
     result = W.rewrite(schema, fn, W.ROOT if where == "root" else W.ALL)
-    findings = ()
+    findings: tuple[Finding, ...] = ()
     if added:
         findings = (
             note(
@@ -239,7 +241,11 @@ def force_additional_properties_false(
     },
 )
 def insert_properties(
-    schema: Any, when: str = "absent", require: str = "any", also: list = (), where: str = "root"
+    schema: Any,
+    when: str = "absent",
+    require: str = "any",
+    also: Sequence[str] = (),
+    where: str = "root",
 ) -> Outcome:
     """Insert ``properties: {}`` if missing (Codex docs/clients/openai.md#codex, Agents SDK docs/clients/openai.md#agents-sdk, Vercel docs/clients/vercel.md#vercel-ai-sdk, Goose docs/clients/goose.md#goose)."""
 
@@ -261,7 +267,7 @@ def insert_properties(
             if when == "absent-or-null"
             else not props
         )
-        add = {"properties": {}} if missing else {}
+        add: dict[str, Any] = {"properties": {}} if missing else {}
         if "required" in also and "required" not in v:
             add["required"] = []
         if "type" in also and "type" not in v:

@@ -208,7 +208,8 @@ def lenient_sdk_gate(state: ListState, check_output_schema: bool = True) -> List
         if tool.hidden:
             continue
         raw = tool.original
-        why = ptr = None
+        why: str | None = None
+        ptr = ""
         if not isinstance(raw, dict):
             why, ptr = "the tool is not a JSON object", ""
         elif not isinstance(raw.get("inputSchema"), dict):

@@ -154,7 +154,7 @@ def _walk(
     elif is_object and node["additionalProperties"] is not False:
         raise NotStrict(f"additionalProperties at {at or '/'} is not false")
     if isinstance(props, dict):
-        before = node.get("required") if isinstance(node.get("required"), list) else []
+        before = given if isinstance(given := node.get("required"), list) else []
         newly = [k for k in props if k not in before]
         if newly and len(forced) < 20:
             forced.append((at, newly))

@@ -75,8 +75,9 @@ def consequence(policy: str) -> str:
 
 def refuse_tool(
     state: ListState, i: int, policy: str, code: str, message: str, ptr: str = ""
-) -> ListState | None:
-    """List-level refusal of tool ``i``: a new state, or None when ``policy`` keeps the tool."""
+) -> ListState:
+    """List-level refusal of tool ``i`` under ``policy`` (drop-tool, session-broken or
+    server-dropped): the new state. Callers decide first whether the tool is refused at all."""
     tool = state.tools[i]
     finding = Finding(code=code, message=message, pointer=ptr, lost=True)
     if policy == "drop-tool":
@@ -86,7 +87,7 @@ def refuse_tool(
     if policy in ("session-broken", "server-dropped"):
         radius = "session" if policy == "session-broken" else "server"
         return state.fail(policy, replace(finding, blast_radius=radius), culprit=tool.index)
-    return None
+    raise ValueError(f"not a refusal policy: {policy!r}")
 
 
 def _at(root: Any, tokens: list[str]) -> Any:
@@ -106,7 +107,7 @@ def _types(node: Any) -> set:
     if not isinstance(node, dict):
         return set()
     out = set(typenames(node.get("type")))
-    arms = node.get("anyOf") if isinstance(node.get("anyOf"), list) else []
+    arms = given if isinstance(given := node.get("anyOf"), list) else []
     for arm in arms:
         if isinstance(arm, dict) and "anyOf" not in arm:
             out |= _types(arm)

@@ -53,13 +53,13 @@ def lookup(root: Any, ref: Any, form: str) -> tuple[bool, Any]:
                 return True, defs[name]
         return False, None
     # last-segment (Google ADK, docs/clients/google.md#google-adk): definitions and $defs merged, key = ref.split("/")[-1]
-    defs: dict = {}
+    merged: dict = {}
     if isinstance(root, dict):
         for key in ("definitions", "$defs"):
             if isinstance(root.get(key), dict):
-                defs.update(root[key])
+                merged.update(root[key])
     name = ref.split("/")[-1]
-    return (True, defs[name]) if name in defs else (False, None)
+    return (True, merged[name]) if name in merged else (False, None)
 
 
 def siblings_win(target: Any, siblings: dict) -> Any:

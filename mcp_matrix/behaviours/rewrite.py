@@ -48,6 +48,7 @@ def fingerprint(schema: Any) -> str:
     hit = _FINGERPRINTS.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
+    text: str | None
     try:
         text = json.dumps(schema, sort_keys=True, separators=(",", ":"))
     except RecursionError:  # thousands of levels: the same text, without recursing
@@ -193,13 +194,31 @@ def escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+class SchemaRewrite:
+    """A discovery behaviour made of a per-schema rewrite: called with a ``ListState`` and the
+    profile's params (as the registry calls it); ``rewrite`` is the pure per-schema function and
+    ``skip`` its cheap no-op test, kept for unit tests."""
+
+    def __init__(
+        self,
+        apply: Callable[..., ListState],
+        rewrite: Callable[..., Outcome],
+        skip: Callable[..., bool] | None,
+    ) -> None:
+        self.apply, self.rewrite, self.skip = apply, rewrite, skip
+        self.__doc__, self.__name__ = rewrite.__doc__, rewrite.__name__
+
+    def __call__(self, state: ListState, **kwargs: Any) -> ListState:
+        return self.apply(state, **kwargs)
+
+
 def schema_rewrite(
     name: str,
     params: Mapping[str, Any] | None = None,
     required: tuple[str, ...] = (),
     report_losses: bool = True,
     skip: Callable[..., bool] | None = None,
-) -> Callable[[Callable[..., Outcome]], Callable[..., ListState]]:
+) -> Callable[[Callable[..., Outcome]], SchemaRewrite]:
     """Register a per-schema rewrite as a discovery behaviour (see module docstring).
 
     ``skip(schema, **params)``, if given, is a cheap exact test that the rewrite would do
@@ -208,7 +227,7 @@ def schema_rewrite(
     about schemas too small for a walk to reach its node limit.
     """
 
-    def wrap(fn: Callable[..., Outcome]) -> Callable[..., ListState]:
+    def wrap(fn: Callable[..., Outcome]) -> SchemaRewrite:
         def apply(state: ListState, **kwargs: Any) -> ListState:
             if state.outcome != "ok":
                 return state
@@ -249,10 +268,8 @@ def schema_rewrite(
 
         apply.__doc__ = fn.__doc__
         apply.__name__ = fn.__name__
-        apply.rewrite = fn  # the pure per-schema function, for unit tests
-        apply.skip = skip
         behaviour(name, "discovery", params, required)(apply)
-        return apply
+        return SchemaRewrite(apply, fn, skip)
 
     return wrap
 

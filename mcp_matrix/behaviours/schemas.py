@@ -8,6 +8,7 @@ the session, or drop the server.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from jsonschema import Draft7Validator, FormatChecker
@@ -386,7 +387,9 @@ def _checker(formats: list) -> FormatChecker | None:
         },
     },
 )
-def metaschema_validate(schema: Any, on_invalid: str = "drop-tool", formats: list = ()) -> Outcome:
+def metaschema_validate(
+    schema: Any, on_invalid: str = "drop-tool", formats: Sequence[str] = ()
+) -> Outcome:
     """Validate inputSchema against the draft-07 metaschema (VS Code core docs/clients/vscode.md#vs-code, Copilot docs/clients/vscode.md#copilot-chat).
 
     VS Code omits an invalid tool and notifies ("tools with invalid parameters which will
@@ -473,7 +476,7 @@ def array_items_required(
                     node.pointer,
                 )
         return Outcome()
-    added: list[str] = []
+    added: list[W.Node] = []
 
     def fn(v: Any, node: W.Node) -> Any:
         if isinstance(v, dict) and _is_array(v.get("type"), match) and "items" not in v:
@@ -507,7 +510,7 @@ def array_items_required(
         },
     },
 )
-def strip_defs(schema: Any, keywords: list = ("$defs", "definitions")) -> Outcome:
+def strip_defs(schema: Any, keywords: Sequence[str] = ("$defs", "definitions")) -> Outcome:
     """Remove root ``$defs``/``definitions``; report each dangling ``$ref`` (docs/clients/google.md#litellm older LiteLLM)."""
     if not isinstance(schema, dict) or not any(k in schema for k in keywords):
         return Outcome()

@@ -448,9 +448,14 @@ def format_violations(
         return []
     out = []
     fmt = schema.get("format")
-    checked = isinstance(instance, str) and fmt in formats and fmt in _FORMATS
+    pattern = _FORMATS.get(fmt) if isinstance(fmt, str) and fmt in formats else None
     # a string over 2,048 characters is not checked (bounded time on hostile input)
-    if checked and len(instance) <= 2048 and not _FORMATS[fmt].match(instance):
+    if (
+        isinstance(instance, str)
+        and pattern
+        and len(instance) <= 2048
+        and not pattern.match(instance)
+    ):
         out.append(f"{at or '/'} must match format {fmt!r}")
     props = schema.get("properties")
     if isinstance(instance, dict) and isinstance(props, dict):

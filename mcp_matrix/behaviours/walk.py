@@ -108,7 +108,7 @@ class Node:
         self.new = value
         self.parent = parent
         self.slot = slot  # (key,) or (key, index_or_name) relative to the parent's value
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         self.carry = carry  # state inherited from the parent (e.g. the active $ref chain)
         self.kids: list | None = None  # rewrite: (slot, new value) of the children that changed
 
@@ -241,6 +241,7 @@ def rewrite(
         for node in levels.get(d, ()):
             final = _apply(node.new, node.kids) if node.kids else node.new
             parent = node.parent
+            assert parent is not None  # only the root (depth 0) has none
             if parent.kids is None:
                 parent.kids = []
                 levels.setdefault(d - 1, []).append(parent)
