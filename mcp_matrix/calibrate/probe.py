@@ -687,7 +687,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "root-combinators": ("root-anyof",),
     "ts-sdk-gate": ("root-not-object", "output-schema"),
     "lenient-sdk-gate": ("root-not-object", "output-schema"),
-    "tool-name": ("long-name", "dotted-name", "core"),
+    "tool-name": ("long-name", "dotted-name", "core", "name-chars", "name-collision"),
     "server-name": ("core",),
     "ref-cycles": ("ref-cycle",),
     "resolve-refs": ("core", "ref-cycle"),
@@ -704,7 +704,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "keep-keywords": ("core",),
     "forbid-keywords": ("core",),
     "force-additional-properties-false": ("core",),
-    "codex-sanitize": ("core",),
+    "codex-sanitize": ("core", "schema-details"),
     "openai-strict": ("core",),
     "adk-gemini-schema": ("core",),
     "litellm-vertex": ("core",),
@@ -717,11 +717,11 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "stringify-arguments": ("core",),
     "strip-unknown-arguments": ("core",),
     "drop-nulls": ("core",),
-    "client-validate": ("core",),
+    "client-validate": ("core", "validation"),
     "default-arguments": ("core",),
     "add-meta": ("core",),
     "new-session-per-call": ("core",),
-    "require-structured-content": ("output-schema",),
+    "require-structured-content": ("output-schema", "output-text"),
     "result-size-cap": (),
     "describe-root-combinators": ("root-anyof",),
     "truncate-tool-description": ("core",),
@@ -743,13 +743,13 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "default-root-type": ("no-type",),
     "agents-js-tool-name": ("name-chars", "dotted-name", "name-collision"),
     "agents-js-schema": ("core", "root-anyof", "schema-details"),
+    "keep-last-of-a-name": ("name-collision",),
+    "require-present": ("validation",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {
     "cache-tools": "needs a tools/list_changed notification mid-session and a second list; not scripted yet",
     "result-size-cap": "needs a result over the client's cap; the probe server's results are small",
-    "keep-last-of-a-name": "needs two tools of one name; no probe set lists one twice (run by hand: tests/calibration/test_cline_continue.py)",
-    "require-present": "needs a call that leaves out a required key; every scripted call gives them (run by hand: tests/calibration/test_cline_continue.py)",
 }
 
 
