@@ -49,6 +49,8 @@ KEYWORD_CODES = frozenset(
 ITEMS_CODES = frozenset({"array-without-items", "items-added"})
 NULLABLE_CODES = frozenset({"nullable-rewritten", "type-changed", "type-defaulted"})
 DESCRIPTION_CODES = frozenset({"description-truncated"})
+LIST_CODES = frozenset({"list-rejected", "invalid-json-schema", "converter-error"})
+REF_CODES = frozenset({"dangling-ref", "ref-unresolved", "type-defaulted"})
 
 # A keyword a client strips, as the sentence the description says instead.
 PROSE = {
@@ -81,22 +83,30 @@ def candidates(
         code in KEYWORD_CODES and keyword in COMBINATORS and _node_path(pointer) == ["inputSchema"]
     ):
         return [e for e in [flatten_root(tool)] if e]
+    if code in LIST_CODES:  # the culprit's own schema took the list down: any root repair
+        found = [object_root(tool), flatten_root(tool), inline_refs(tool)]
+        return [e for e in found if e]
     if code in OBJECT_ROOT_CODES:
         return [e for e in [object_root(tool)] if e]
     if code in NAME_CODES:
         return renames(tool, tools, message)
+    if code in REF_CODES and _refers(tool):
+        return [e for e in [inline_refs(tool), inline_refs(tool, nullable=True)] if e]
     if code in ITEMS_CODES:
         return [e for e in [add_items(tool, pointer)] if e]
     if code in NULLABLE_CODES:
         return [e for e in [drop_null(tool, pointer)] if e]
     if code in DESCRIPTION_CODES:
         return shorter_descriptions(tool, message)
+    nullable = drop_null(tool, pointer.rsplit("/", 1)[0]) if code in KEYWORD_CODES else None
+    if nullable is not None and keyword in ("default", "anyOf", "oneOf", "type"):
+        return [nullable]  # Optional[X]'s null branch and null default: one edit for both
     if code in KEYWORD_CODES and keyword in PROSE:
         return [e for e in [describe_keyword(tool, pointer, keyword)] if e]
     if code in KEYWORD_CODES and keyword == "description":  # moved keywords appended to it
         return [e for e in [describe_moved(tool, pointer)] if e]
     if code in KEYWORD_CODES and keyword == "type":
-        return [e for e in [drop_null(tool, pointer), open_object(tool, pointer)] if e]
+        return [e for e in [open_object(tool, pointer)] if e]
     return []
 
 
@@ -252,11 +262,19 @@ def object_root(tool: Mapping[str, Any]) -> Edit | None:
     )
 
 
-def stable_name(name: str, limit: int) -> str:
-    """``name`` in [A-Za-z0-9_-], starting with a letter, at most ``limit`` characters: a longer
-    one keeps its start and ends in ``_`` and the first 8 hex of its SHA-1 (the same name always
-    gives the same result)."""
+def banned(message: str) -> str:
+    """The characters a name finding says the client does not allow (``... allow ('-', '.')``)."""
+    found = re.search(r"does not allow \(([^)]*)\)", message)
+    return "".join(re.findall(r"'(.)'", found.group(1))) if found else ""
+
+
+def stable_name(name: str, limit: int, also: str = "") -> str:
+    """``name`` in [A-Za-z0-9_-] less the characters ``also``, starting with a letter, at most
+    ``limit`` characters: a longer one keeps its start and ends in ``_`` and the first 8 hex of
+    its SHA-1 (the same name always gives the same result)."""
     clean = re.sub(r"[^A-Za-z0-9_-]", "_", name) or "tool"
+    for ch in also:
+        clean = clean.replace(ch, "_")
     if not clean[0].isalpha():
         clean = "t_" + clean
     if len(clean) <= limit and clean == name:
@@ -273,8 +291,9 @@ def renames(tool: Mapping[str, Any], tools: list[Any], message: str) -> list[Edi
     taken = {t.get("name") for t in tools if isinstance(t, Mapping)} - {name}
     out: list[Edit] = []
     seen = set()
+    also = banned(message)
     for limit in (max(len(name), 1),) + NAME_LENGTHS:
-        new = stable_name(name, limit)
+        new = stable_name(name, limit, also)
         if new == name or new in seen or new in taken:
             continue
         seen.add(new)
@@ -481,6 +500,74 @@ def drop_null(tool: Mapping[str, Any], pointer: str) -> Edit | None:
         ),
         cost=f"a caller that sends {where}: null is refused by clients that validate first",
     )
+
+
+def _refers(tool: Mapping[str, Any]) -> bool:
+    schema = tool.get("inputSchema")
+    return isinstance(schema, Mapping) and '"$ref": "#/' in json.dumps(schema)
+
+
+def inline_refs(tool: Mapping[str, Any], nullable: bool = False) -> Edit | None:
+    """Every local ``$ref`` (``#/$defs/X``, ``#/definitions/X``) replaced by what it points to,
+    and the definitions dropped: clients that drop ``$defs`` or do not resolve references see
+    the whole schema. A recursive reference cannot be inlined: no edit then."""
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, Mapping):
+        return None
+    defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
+
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [resolve(v, seen) for v in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+            key = unescape(ref.rsplit("/", 1)[-1])
+            if key in seen or key not in defs:
+                raise ValueError(ref)
+            merged = {**defs[key], **{k: v for k, v in node.items() if k != "$ref"}}
+            return resolve(merged, seen + (key,))
+        return {k: resolve(v, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
+
+    try:
+        flat = resolve(schema, ())
+    except ValueError:
+        return None
+    if flat == schema:
+        return None
+    after = copy.deepcopy(dict(tool))
+    after["inputSchema"] = flat
+    reason = (
+        "every $ref inlined and $defs dropped: clients that drop $defs or do not resolve "
+        "references saw a reference they could not follow"
+    )
+    items: tuple[ServerItem, ...] = ()
+    if nullable:  # what the references hid comes out too: its [X, null] unions made X, optional
+        for pointer in _null_unions(flat, "/inputSchema"):
+            step = drop_null(after, pointer)
+            if step is not None:
+                after, items = step.after, items + step.items
+        if not items:
+            return None
+        reason += "; the [X, null] unions they held made X and optional"
+    return Edit("inline-refs", str(tool.get("name", "")), after, reason, items=items)
+
+
+def _null_unions(node: Any, where: str) -> list[str]:
+    """Pointers to every property below ``node`` typed ``[X, null]`` (as a list or an anyOf)."""
+    out: list[str] = []
+    if not isinstance(node, Mapping):
+        return out
+    for name, sub in (node.get("properties") or {}).items():
+        at = f"{where}/properties/{name.replace('~', '~0').replace('/', '~1')}"
+        if isinstance(sub, Mapping) and (
+            _null_union(sub.get("anyOf"))
+            or (isinstance(sub.get("type"), list) and "null" in sub["type"])
+        ):
+            out.append(at)
+        out += _null_unions(sub, at)
+    return out
 
 
 def _null_union(variants: Any) -> bool:

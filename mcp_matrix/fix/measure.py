@@ -34,6 +34,7 @@ class Loss:
     code: str
     pointer: str
     message: str
+    culprit: str = ""  # the tool whose own finding took this one's list down
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,12 @@ class Measured:
                 continue
             new = {_what(x) for x in now.losses}
             old = {_what(x) for x in then.losses}
-            if rank(now.verdict) < rank(then.verdict) or new - old:
+            # A better verdict may show losses the worse one hid (a dropped list hid each tool's
+            # own findings): only a cell no better than before is judged by its losses.
+            better = rank(now.verdict) > rank(then.verdict)
+            if rank(now.verdict) < rank(then.verdict) or (new - old and not better):
                 out.append(f"{profile} {tool}: {then.verdict} -> {now.verdict}")
-            elif now.call and then.call and rank(now.call) < rank(then.call):
+            elif now.call_lost and then.call and rank(now.call) < rank(then.call):
                 out.append(f"{profile} {tool}: call {then.call} -> {now.call}")
         return out
 
@@ -132,7 +136,7 @@ def measure(
         held = Held(profile, view, view.by_tool(), raw, raw)
         for tv in view.tools:
             losses = tuple(
-                Loss(f.code, f.pointer, f.message)
+                Loss(f.code, f.pointer, f.message, f.culprit)
                 for f in tv.findings
                 if f.materiality in MATERIAL
                 or tv.verdict in ("hidden", "server-dropped", "session-broken")

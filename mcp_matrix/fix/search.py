@@ -179,7 +179,7 @@ def _losses_of(
                 and cause.summary not in loss.message
             ):
                 continue
-            item = (tool, loss.code, loss.pointer, loss.message)
+            item = (loss.culprit or tool, loss.code, loss.pointer, loss.message)
             if item not in out:
                 out.append(item)
     return out
@@ -359,6 +359,17 @@ def _no_fix_why(cause: Cause) -> str:
     what = cause.summary.split(" Fix: ", 1)[0]
     if cause.code.startswith("changed-by-client") and "type" in cause.keywords:
         what += " (the client cannot express this type)"
+    chars = kinds.banned(cause.summary)
+    if (
+        cause.code in kinds.NAME_CODES
+        and chars
+        and not any(ch in tool for tool in cause.tools for ch in chars)
+    ):
+        what += (
+            f"; the characters ({chars}) are in the server's name as the client's configuration "
+            "calls it, not in a tool's: choose a configuration key without them (measure it "
+            "with --name KEY)"
+        )
     advice = f" Server-side: {cause.fix}" if cause.fix else ""
     return f"no schema change removes it: {what}.{advice}"
 

@@ -150,6 +150,20 @@ def synthetic(tmp_path_factory):
                 "properties": {"owner": {"type": ["string", "null"], "description": "Owner."}},
             },
         },
+        {
+            "name": "get-env",
+            "description": "Read an environment variable.",
+            "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}},
+        },
+        {
+            "name": "price",
+            "description": "Price an item.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"size": {"$ref": "#/$defs/Size"}},
+                "$defs": {"Size": {"type": "string", "enum": ["small", "large"]}},
+            },
+        },
         {"name": "ping", "description": "Ping.", "inputSchema": {"properties": {}}},
     ]
     snap = _synthetic(tmp, tools)
@@ -163,7 +177,7 @@ def _kinds(report: dict, tool: str) -> set[str]:
 def test_a_name_too_long_is_renamed_stably_with_the_rename_guidance_and_an_alias(synthetic):
     _, report, fixed, _ = synthetic
     assert "rename" in _kinds(report, LONG)
-    (rename,) = report["renames"]
+    rename = next(r for r in report["renames"] if r["old"] == LONG)
     assert rename["old"] == LONG and len(rename["new"]) < len(LONG)
     assert any("forwards to" in g for g in rename["guidance"])
     assert any(f"alias of {rename['new']!r}" in i["rule"] for i in report["checklist"])
@@ -189,6 +203,19 @@ def test_a_nullable_type_list_becomes_one_type_and_null_is_left_to_the_handler(s
     assert "drop-null" in _kinds(report, "set_owner")
     assert _tool(fixed, "set_owner")["inputSchema"]["properties"]["owner"]["type"] == "string"
     assert any("null the same as left out" in i["rule"] for i in report["checklist"])
+
+
+def test_a_character_a_client_does_not_allow_is_replaced_in_a_rename(synthetic):
+    _, report, fixed, _ = synthetic
+    rename = next(r for r in report["renames"] if r["old"] == "get-env")
+    assert rename["new"] == "get_env" and "get_env" in [e["tool"]["name"] for e in fixed["tools"]]
+
+
+def test_a_ref_into_defs_is_inlined(synthetic):
+    _, report, fixed, _ = synthetic
+    assert "inline-refs" in _kinds(report, "price")
+    schema = _tool(fixed, "price")["inputSchema"]
+    assert "$defs" not in schema and schema["properties"]["size"]["enum"] == ["small", "large"]
 
 
 def test_a_root_without_type_object_gets_it(synthetic):
