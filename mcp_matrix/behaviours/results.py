@@ -33,7 +33,10 @@ def require_structured_content(
     TypeScript SDK ``Client.callTool`` throws "has an output schema but did not return
     structured content" / "Structured content does not match"; the Python SDK raises
     RuntimeError likewise (docs/clients/sdks.md#typescript-sdk, docs/clients/sdks.md#python-sdk). The server did the work; the client
-    reports a failure.
+    reports a failure. Observed (probe set output-text, 2026-12-02): Gemini CLI, opencode,
+    Continue CLI and openai-agents give the model an error, pydantic-ai and LangChain end the
+    agent run; Claude Code, Codex and Qwen Code pass the text. A model told "error" may call
+    again, so a tool that is not read-only may do its work twice.
     """
     if not isinstance(result, dict) or result.get("isError") is True:
         return None
@@ -43,7 +46,8 @@ def require_structured_content(
     if "structuredContent" not in result or result["structuredContent"] is None:
         return Finding(
             code="missing-structured-content",
-            message=f"tool {ctx.tool!r} has an outputSchema but returned no structuredContent; the client throws",
+            message=f"tool {ctx.tool!r} has an outputSchema but returned no structuredContent; the client throws"
+            + _repeat_warning(ctx),
             pointer="/result/structuredContent",
             blast_radius="call",
         )
@@ -62,6 +66,15 @@ def require_structured_content(
                 blast_radius="call",
             )
     return None
+
+
+def _repeat_warning(ctx: CallContext) -> str:
+    """Why a failed result of a tool that writes matters twice: the model's retry repeats the work."""
+    tool = ctx.held_tool if isinstance(ctx.held_tool, dict) else {}
+    notes = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    if notes.get("readOnlyHint") is True:
+        return ""
+    return " (a model that retries calls the tool again: its effect may happen twice)"
 
 
 @behaviour(

@@ -202,3 +202,23 @@ def test_codex_0171_keeps_a_ref_and_drops_unused_defs_without_a_phantom_loss():
     pred = predict(load_profiles()["codex"], ps, "probe")["tools"]["notion_like"]
     assert pred["schema"]["$defs"] == {k: schema["$defs"][k] for k in ("Parent", "Id")}
     assert [f.message for f in pred["state"].findings if f.lost] == []
+
+
+def test_a_text_only_answer_to_a_tool_that_writes_warns_that_a_retry_repeats_its_work():
+    """The server did the work and the client reports an error (Gemini CLI, opencode, the SDKs,
+    observed): for a tool not marked read-only the model's retry may repeat a side effect."""
+    from mcp_matrix.behaviours.results import require_structured_content
+    from mcp_matrix.model import CallContext
+
+    answer = {"content": [{"type": "text", "text": "done"}]}
+    out = {"type": "object", "properties": {"id": {"type": "string"}}}
+    writes = {"name": "t", "outputSchema": out, "annotations": {"readOnlyHint": False}}
+    reads = {**writes, "annotations": {"readOnlyHint": True}}
+    said = require_structured_content(
+        answer, CallContext(tool="t", held_schema={}, held_tool=writes)
+    )
+    assert said is not None and "its effect may happen twice" in said.message
+    said = require_structured_content(
+        answer, CallContext(tool="t", held_schema={}, held_tool=reads)
+    )
+    assert said is not None and "twice" not in said.message
