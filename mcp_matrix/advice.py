@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mcp_matrix.events import CallCell, Cell, DiscoveryCell
+from mcp_matrix.tools import read_only
 from mcp_matrix.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE
 
 # -- the advice texts ----------------------------------------------------------------------
@@ -358,16 +359,16 @@ def _call_parts(cell: CallCell, tool: Mapping[str, Any] | None) -> list[str]:
         # keeps writes whole); an old parameter name the server no longer takes is refused
         # (the additive alias keeps it working).
         if kinds & {"removed", "nulled"}:
-            if not _read_only(tool):
+            if not read_only(tool):
                 out.append(RAW_TWIN)
         elif REPLAY_CATEGORY.get(verdict) == "loud" or verdict in SILENT_CHANGE:
             out.append(ALIAS)
-    if verdict == "silent-loss" and not _read_only(tool):
+    if verdict == "silent-loss" and not read_only(tool):
         out.append(RAW_TWIN)
     if "stringified" in kinds or "retyped" in kinds:
         out.append(KEEP_LOUD if verdict == "loud" else STRICT_VALIDATION)
     for b in behaviours:
-        if b in _WRITE_LOSS and _read_only(tool):
+        if b in _WRITE_LOSS and read_only(tool):
             continue
         if b == "stringify-arguments" and ("stringified" in kinds or verdict == "loud"):
             continue
@@ -382,11 +383,6 @@ def _by_code(code: str) -> str | None:
     if code.endswith("-by-client"):
         return STATE_IN_DESCRIPTION
     return None
-
-
-def _read_only(tool: Mapping[str, Any] | None) -> bool:
-    annotations = tool.get("annotations") if isinstance(tool, Mapping) else None
-    return isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:

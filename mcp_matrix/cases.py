@@ -21,6 +21,7 @@ from mcp_matrix.classify import Expectation
 from mcp_matrix.errors import InputError, did_you_mean
 from mcp_matrix.schemas import load_schema
 from mcp_matrix.text import safe
+from mcp_matrix.tools import every_tool_by_name, hints, may_write, retry_safe
 from mcp_matrix.yamlfile import key_path, load_yaml_source
 
 CASES_SCHEMA: dict = load_schema("cases")  # published: mcp_matrix/schemas/cases.schema.json
@@ -50,25 +51,11 @@ class Skip:
     reason: str
 
 
-def may_write(tool: Any) -> bool:
-    """True unless the tool promises to be read-only (and is not marked destructive)."""
-    ann = tool.get("annotations") if isinstance(tool, dict) else None
-    if not isinstance(ann, dict):
-        return True
-    if ann.get("destructiveHint") is True:
-        return True
-    return ann.get("readOnlyHint") is not True
-
-
 def repeat_safe(tool: Any, case: Case) -> bool:
     """Calling twice is safe: the case says so, or the tool is read-only or idempotent and not destructive."""
     if case.repeat_safe is not None:
         return case.repeat_safe
-    ann = tool.get("annotations") if isinstance(tool, dict) else None
-    ann = ann if isinstance(ann, dict) else {}
-    if ann.get("destructiveHint") is True:
-        return False
-    return ann.get("readOnlyHint") is True or ann.get("idempotentHint") is True
+    return hints(tool).get("destructiveHint") is not True and retry_safe(tool)
 
 
 def load_cases(path: str | Path) -> list[Case]:
@@ -119,16 +106,6 @@ def check_tool_key(tool: Any, where: str) -> None:
     )
 
 
-def tools_by_name(tools: Iterable[Any]) -> dict[str, list[dict]]:
-    """The listed tools by name, in order, every tool of a name kept (a server may list a name
-    twice); entries that are not objects with a string name are left out (nothing can call them)."""
-    out: dict[str, list[dict]] = {}
-    for t in tools:
-        if isinstance(t, dict) and isinstance(t.get("name"), str):
-            out.setdefault(t["name"], []).append(t)
-    return out
-
-
 UNKNOWN_TOOL = "the server does not list this tool"
 
 
@@ -136,7 +113,7 @@ def unknown_tools(tools: Iterable[Any], cases: Iterable[Case]) -> list[InputErro
     """One error per tool the cases name and the server does not list: a typo, or a tool the
     server renamed or dropped. Either way the user must act (docs/cases.md), so the run checks
     this right after tools/list and makes no call (exit 2)."""
-    by_name = tools_by_name(tools)
+    by_name = every_tool_by_name(tools)
     missing: dict[str, list[Case]] = {}
     for c in cases:
         if c.origin == "file" and c.tool not in by_name:
@@ -162,7 +139,7 @@ def plan_cases(
     tools: Iterable[Any], cases: list[Case], allow_writes: bool = False, auto: bool = True
 ) -> tuple[list[Case], list[Skip]]:
     """The calls to make and the ones skipped (with why), per the safety policy."""
-    by_name = tools_by_name(tools)
+    by_name = every_tool_by_name(tools)
     run: list[Case] = []
     skipped: list[Skip] = []
     listed = {c.tool for c in cases}

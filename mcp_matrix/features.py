@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-COMBINATORS = ("anyOf", "oneOf", "allOf")
+from mcp_matrix.tools import COMBINATORS
+
 WALK_LIMIT = 20000
 
 

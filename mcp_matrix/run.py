@@ -27,7 +27,7 @@ from typing import Any
 
 from mcp_matrix import __version__
 from mcp_matrix.behaviours import registry
-from mcp_matrix.cases import Case, plan_cases, repeat_safe, tools_by_name, unknown_tools
+from mcp_matrix.cases import Case, plan_cases, repeat_safe, unknown_tools
 from mcp_matrix.classify import Answer, Verdict
 from mcp_matrix.connection import Interrupted, breaker_saw
 from mcp_matrix.deliver import Delivery, Held, Intended, LiveServer, deliver, hold
@@ -51,11 +51,11 @@ from mcp_matrix.sharing import (
     SessionPool,
     Work,
     plan_sharing,
-    read_only,
 )
 from mcp_matrix.simulate.caching import stale_window
 from mcp_matrix.snapshot import OpenSnapshot, Snapshot, open_snapshot
 from mcp_matrix.targets import Target
+from mcp_matrix.tools import read_only, tools_by_name
 from mcp_matrix.wire.session import Timeouts
 
 Emit = Callable[[Event], None]
@@ -385,12 +385,8 @@ def _run_cells(
         emit(Skipped(tool=s.tool, case=s.case, reason=s.reason))
     # The first tool of a name stands for it (a server may list a name twice; plan_cases skips
     # such a name unless every one of them is safe to call).
-    live_by_name = {name: same[0] for name, same in tools_by_name(live_tools).items()}
-    base_tools = (
-        {name: same[0] for name, same in tools_by_name(t for _, t in config.baseline.tools).items()}
-        if config.baseline
-        else {}
-    )
+    live_by_name = tools_by_name(live_tools)
+    base_tools = tools_by_name(t for _, t in config.baseline.tools) if config.baseline else {}
 
     sharing = plan_sharing(
         config.share,

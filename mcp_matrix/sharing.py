@@ -34,6 +34,7 @@ from mcp_matrix.events import Sharing
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run_bounds import CircuitBreaker, Deadline
 from mcp_matrix.targets import Target
+from mcp_matrix.tools import read_only
 from mcp_matrix.wire.session import LATEST_PROTOCOL, Timeouts
 
 SHARE_MODES = ("none", "sessions", "calls")
@@ -117,13 +118,6 @@ def stateless(profile: Profile, eras: ServerEras) -> bool:
         and h.modern_versions[:1] == (eras.modern_asked,)
         and eras.modern_asked in eras.modern
     )
-
-
-def read_only(tool: Any) -> bool:
-    """The tool says it changes nothing: ``readOnlyHint: true`` and not destructive."""
-    ann = tool.get("annotations") if isinstance(tool, dict) else None
-    ann = ann if isinstance(ann, dict) else {}
-    return ann.get("readOnlyHint") is True and ann.get("destructiveHint") is not True
 
 
 @dataclass(frozen=True)

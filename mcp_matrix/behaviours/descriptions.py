@@ -13,8 +13,8 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.model import Finding, ListState, evolve
+from mcp_matrix.tools import COMBINATORS
 
-COMBINATORS = ("anyOf", "oneOf", "allOf")
 _WORDS = {"anyOf": "at least one of", "oneOf": "exactly one of"}
 ALLOF_SENTENCE = (
     "Input constraint: all listed parameters apply together (flattened from a JSON Schema allOf)."

@@ -21,6 +21,7 @@ from urllib.parse import unquote
 from mcp_matrix.behaviours.outcomes import diff_findings, note
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
 from mcp_matrix.behaviours.walk import json_copy
+from mcp_matrix.tools import unescape
 
 MAX_DEPTH = 100
 # Keywords beside a ``$ref`` that constrain nothing (strict_schema.py 0.24.0).
@@ -68,7 +69,7 @@ def _resolve(root: dict, ref: Any) -> dict:
         raise NotStrict(f"$ref {ref!r} is not a local #/ pointer")
     node: Any = root
     for raw in unquote(ref[2:]).split("/"):
-        key = raw.replace("~1", "/").replace("~0", "~")
+        key = unescape(raw)
         if not isinstance(node, dict) or key not in node or not isinstance(node[key], dict):
             raise NotStrict(f"$ref {ref!r} does not resolve to an object")
         node = node[key]

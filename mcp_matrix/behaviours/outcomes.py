@@ -10,6 +10,8 @@ from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, losses, mentions
 from mcp_matrix.behaviours.walk import ALL, dangling_refs
 from mcp_matrix.model import Finding, ListState, ToolState, evolve
+from mcp_matrix.tools import COMBINATORS as SCHEMA_COMBINATORS
+from mcp_matrix.tools import unescape
 
 if TYPE_CHECKING:
     from mcp_matrix.behaviours.walk import Result
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
 # What a client does with a tool it cannot take.
 TOOL_POLICIES = ("drop-tool", "session-broken", "server-dropped")
 WHERE = ("root", "all", "copilot")
-COMBINATORS = ["anyOf", "oneOf", "allOf"]
+COMBINATORS = list(SCHEMA_COMBINATORS)  # a list: the default of a behaviour parameter (JSON)
 
 
 def param(kind: str | list | tuple, description: str, default: Any = None, **more: Any) -> dict:
@@ -141,7 +143,7 @@ def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: Any) -> boo
     one-variant combinator unwrapped, a type list said as ``anyOf`` arms or ``nullable``,
     or a keyword moved into an ``anyOf`` arm (Roo's array variant).
     """
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in ptr.split("/")[1:]]
+    tokens = [unescape(t) for t in ptr.split("/")[1:]]
     if not tokens:
         return False
     key = tokens[-1]

@@ -18,6 +18,7 @@ from typing import Any
 from mcp_matrix.behaviours.registry import behaviour, freeze
 from mcp_matrix.behaviours.walk import MAX_NODES
 from mcp_matrix.model import Finding, ListState, evolve
+from mcp_matrix.tools import escape
 
 MISSING = object()
 
@@ -188,10 +189,6 @@ def _pointer(prefix: str, path: Any) -> str:
         path, token = path
         tokens.append(escape(str(token)))
     return prefix + "".join("/" + t for t in reversed(tokens))
-
-
-def escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
 
 
 class SchemaRewrite:

@@ -17,6 +17,7 @@ from typing import Any
 from mcp_matrix.behaviours.rewrite import mentions
 from mcp_matrix.evidence import Evidence
 from mcp_matrix.model import Finding
+from mcp_matrix.tools import unescape
 
 MAX_ENUM_VALUES = (
     10_000  # per enum; real tool schemas list tens, OpenAI strict mode allows 1,000 in all
@@ -88,7 +89,7 @@ def without_long_enums(schema: Any, cap: int = MAX_ENUM_VALUES) -> tuple[Any, tu
     for item in found:
         node = copy
         for token in item.pointer.split("/")[1:-1]:
-            token = token.replace("~1", "/").replace("~0", "~")
+            token = unescape(token)
             node = node[int(token)] if isinstance(node, list) else node[token]
         node.pop("enum", None)
     notes = tuple(

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_matrix.tools import escape, unescape
+
 MAX_NODES = 20_000  # per walk; far above any real tool schema (hundreds of nodes)
 
 _MAP, _LIST, _SINGLE, _ITEMS = range(4)  # the kinds of position a key can open
@@ -92,10 +94,6 @@ COPILOT = Walk(
 EVERY = Walk(every=True)
 
 WALKS = {"root": ROOT, "all": ALL, "copilot": COPILOT, "every": EVERY}
-
-
-def escape(token: Any) -> str:
-    return str(token).replace("~", "~0").replace("/", "~1")
 
 
 class Node:
@@ -375,7 +373,7 @@ def resolve_pointer(root: Any, ref: Any) -> tuple[bool, Any]:
     if not path.startswith("/"):
         return False, None  # an anchor ("#foo"): not resolved by any client in the catalogue
     for raw in path[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
+        token = unescape(raw)
         if isinstance(target, dict) and token in target:
             target = target[token]
         elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
@@ -393,7 +391,7 @@ def defs_ref_name(ref: Any) -> str | None:
         if ref.startswith(prefix):
             name = ref[len(prefix) :]
             if name and "/" not in name:
-                return name.replace("~1", "/").replace("~0", "~")
+                return unescape(name)
     return None
 
 

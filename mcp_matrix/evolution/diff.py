@@ -39,6 +39,7 @@ from mcp_matrix.evolution.model import SEVERITIES, Change, ClientEffect, at_leas
 from mcp_matrix.evolution.schema import is_raw_twin
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.tools import read_only, tools_by_name
 from mcp_matrix.verdicts import BY_NAME, LOST, SILENT_CHANGE, V, rank
 
 FORMAT = "mcp-matrix.diff"
@@ -152,15 +153,15 @@ def diff_snapshots(
         # them, whatever a behaviour does to its input.
         old_views={v.profile: v for v in discover_all(_copy(old), profiles, server=server)},
         new_views={v.profile: v for v in discover_all(_copy(new), profiles, server=server)},
-        old_tools=_by_name(old_tools),
-        new_tools=_by_name(new_tools),
+        old_tools=tools_by_name(old_tools),
+        new_tools=tools_by_name(new_tools),
         old_snapshot=old,
         new_snapshot=new,
     )
     ctx = Context(
         twins=_twins(new_tools),
         read_only=frozenset(
-            n for n, t in {**sides.old_tools, **sides.new_tools}.items() if _read_only(t)
+            n for n, t in {**sides.old_tools, **sides.new_tools}.items() if read_only(t)
         ),
         caching=tuple(sides.caching()),
     )
@@ -256,14 +257,6 @@ def _copy(snap: Snapshot) -> Snapshot:
     return Snapshot(copy.deepcopy(dict(snap.doc)), source=snap.source)
 
 
-def _by_name(tools: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for t in tools:
-        if isinstance(t, Mapping) and isinstance(t.get("name"), str):
-            out.setdefault(t["name"], t)
-    return out
-
-
 def _tool_order(old_tools: list[Any], new_tools: list[Any]) -> dict[str, int]:
     order: dict[str, int] = {}
     for t in list(new_tools) + list(old_tools):
@@ -274,7 +267,7 @@ def _tool_order(old_tools: list[Any], new_tools: list[Any]) -> dict[str, int]:
 
 def _twins(tools: list[Any]) -> dict[str, str]:
     """Rich tool -> its raw twin, for twins named after the tool or naming it in their description."""
-    by = _by_name(tools)
+    by = tools_by_name(tools)
     out: dict[str, str] = {}
     for name, tool in by.items():
         if not is_raw_twin(tool):
@@ -288,11 +281,6 @@ def _twins(tools: list[Any]) -> dict[str, str]:
             ):
                 out.setdefault(other, name)
     return out
-
-
-def _read_only(tool: Any) -> bool:
-    hints = tool.get("annotations") if isinstance(tool, Mapping) else None
-    return isinstance(hints, Mapping) and hints.get("readOnlyHint") is True
 
 
 __all__ = ["FAIL_ON", "FORMAT", "VERSION", "Diff", "Side", "diff_snapshots", "fails"]

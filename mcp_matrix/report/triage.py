@@ -33,6 +33,7 @@ from mcp_matrix.events import (
 )
 from mcp_matrix.materiality import MATERIAL, keyword_at, materiality_of
 from mcp_matrix.report.grid import gate_scope, session_blockers
+from mcp_matrix.tools import tools_by_name
 from mcp_matrix.verdicts import FINE, LOST, SHOWN, V, rank
 
 LIST_LIMIT = 6  # names listed before "and N more"
@@ -123,14 +124,9 @@ def _sources(evidence: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(e.get("level") or "assumed", e["source"]) for e in evidence if e.get("source")]
 
 
-def _tools_by_name(events: list[Event]) -> dict[str, dict]:
+def _tools_by_name(events: list[Event]) -> dict[str, Any]:
     snap = next((e.snapshot for e in events if isinstance(e, SnapshotTaken)), None) or {}
-    tools: dict[str, dict] = {}
-    for t in snap.get("tools") or []:
-        tool = t.get("tool") if isinstance(t, dict) else None
-        if isinstance(tool, dict) and isinstance(tool.get("name"), str):
-            tools.setdefault(tool["name"], tool)
-    return tools
+    return tools_by_name(t.get("tool") for t in snap.get("tools") or [] if isinstance(t, dict))
 
 
 def _decisive(findings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:

@@ -12,6 +12,7 @@ from mcp_matrix.model import CallContext, CallPlan, ClientView, Finding, Mutatio
 from mcp_matrix.profiles.model import BehaviourUse, Profile
 from mcp_matrix.simulate.caching import stale_window
 from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.tools import escape
 
 
 @dataclass(frozen=True)
@@ -94,14 +95,14 @@ def _diff(a: Any, b: Any, ptr: str, out: list[Mutation]) -> None:
         return
     if isinstance(a, dict) and isinstance(b, dict):
         for k in a:
-            sub = f"{ptr}/{_esc(k)}"
+            sub = f"{ptr}/{escape(k)}"
             if k not in b:
                 out.append(Mutation("removed", sub, a[k], None))
             else:
                 _diff(a[k], b[k], sub, out)
         for k in b:
             if k not in a:
-                out.append(Mutation("added", f"{ptr}/{_esc(k)}", None, b[k]))
+                out.append(Mutation("added", f"{ptr}/{escape(k)}", None, b[k]))
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b)):
@@ -131,8 +132,3 @@ def _diff(a: Any, b: Any, ptr: str, out: list[Mutation]) -> None:
 
 def _equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
-
-
-def _esc(key: str) -> str:
-    key = str(key)
-    return key.replace("~", "~0").replace("/", "~1") if ("~" in key or "/" in key) else key
