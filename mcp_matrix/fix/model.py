@@ -96,6 +96,7 @@ class ClientCounts:
     calls_after: int
     now_intact: tuple[str, ...] = ()
     still_lost: tuple[tuple[str, str], ...] = ()  # (tool, why)
+    calls_still_lost: tuple[tuple[str, str], ...] = ()  # (tool, the call's verdict and reason)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,10 @@ def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = Fals
             out.append(f"{sub}still lost: {show(tool)}: {show(why)}")
         if len(c.still_lost) > 5:
             out.append(f"{sub}and {len(c.still_lost) - 5} more")
+        for tool, why in c.calls_still_lost[:5]:
+            out.append(
+                f"{sub}call still lost (a client's call behaviour, no schema fix): {show(tool)}: {show(why)}"
+            )
     clean = sum(1 for c in outcome.clients if not c.lost_before and not c.lost_after)
     out += ["", f"{clean} client(s) had no loss before or after."]
     return out
@@ -126,6 +130,7 @@ def document(outcome: FixOutcome) -> dict:
                 "calls_lost_after": c.calls_after,
                 "now_visible": list(c.now_intact),
                 "still_lost": [{"tool": t, "why": w} for t, w in c.still_lost],
+                "calls_still_lost": [{"tool": t, "why": w} for t, w in c.calls_still_lost],
             }
             for c in outcome.clients
         ],

@@ -438,6 +438,11 @@ def _counts(
                 sum(c.call_lost for c in now),
                 now_ok,
                 still,
+                tuple(
+                    (c.tool, f"{c.call}: {c.call_reason}")
+                    for c in now
+                    if c.call_lost and not c.lost
+                ),
             )
         )
     return tuple(out)

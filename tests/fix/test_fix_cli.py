@@ -230,6 +230,16 @@ def test_a_modern_list_without_cache_hints_gets_them_and_a_checklist_item(synthe
     assert any("ttlMs" in i["rule"] for i in report["checklist"])
 
 
+def test_fix_runs_live_on_a_target_and_writes_markdown(tmp_path):
+    out = tmp_path / "fixed.json"
+    r = run_cli("fix", "--server", "billing", "-f", "md", "-o", str(out), timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (
+        r.stdout.startswith("# mcp-matrix fix: billing") and "## Server-side checklist" in r.stdout
+    )
+    assert read_json(out)["tools"]
+
+
 def test_an_unknown_required_client_is_an_input_error(tmp_path):
     r = run_cli("fix", "--server", "billing", "--require", "no-such-client", timeout=300)
     assert r.returncode == 2 and "--require" in r.stderr and "Traceback" not in r.stderr
