@@ -97,6 +97,22 @@ def hold(
     return Held(profile, view, view.by_tool(), raw, live_tools, note)
 
 
+def hold_tool(
+    profile: Profile, tool: str, view: ToolView | None, raw: Any, live: Any | None = None
+) -> Held:
+    """One tool's held list (the diff's frozen call): ``view`` as the client shows it (None: it
+    does not), ``raw`` the tool as the client holds it; ``live``, when given, the tool as the
+    server lists it now, the client keeping the stale ``raw``."""
+    tools = {tool: view} if view is not None else {}
+    held_raw = {tool: raw}
+    if live is None:
+        return Held(profile, None, tools, held_raw, held_raw)
+    note = Finding(
+        code="stale-cache", message="the client keeps the tool list it read at session start"
+    )
+    return Held(profile, None, tools, held_raw, {tool: live}, note)
+
+
 # -- the server seam ----------------------------------------------------------------------------
 
 
@@ -547,6 +563,7 @@ __all__ = [
     "decide",
     "deliver",
     "hold",
+    "hold_tool",
     "intact_plan",
     "listed_violations",
     "prepare",

@@ -28,7 +28,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.classify import Answer, Verdict, classify
-from mcp_matrix.deliver import SUCCESS, Held, Intended, SchemaServer, deliver, unread
+from mcp_matrix.deliver import SUCCESS, Intended, SchemaServer, deliver, hold_tool, unread
 from mcp_matrix.evidence import weakest
 from mcp_matrix.evolution.model import Change, ClientEffect, PopulationEffect, Probe
 from mcp_matrix.evolution.schema import (
@@ -153,17 +153,7 @@ def call_outcomes(
     One outcome per way the profile may send the call (keyed by the intermittent behaviours
     applied), so that a behaviour that only sometimes fires is compared with itself.
     """
-    tools = {tool: view} if view is not None else {}
-    held_raw = {tool: raw}
-    live_raw = {tool: {"inputSchema": schema}} if stale else held_raw
-    note = (
-        Finding(
-            code="stale-cache", message="the client keeps the tool list it read at session start"
-        )
-        if stale
-        else None
-    )
-    held = Held(profile, None, tools, held_raw, live_raw, note)
+    held = hold_tool(profile, tool, view, raw, {"inputSchema": schema} if stale else None)
     server = schema_server({tool: {"inputSchema": schema}})
     done = deliver(profile, held, Intended(tool, arguments), server)
     if done.before_server and not done.variants:  # the client does not show the tool

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation
-from mcp_matrix.deliver import Held, Intended, SchemaServer, deliver, listed_violations
+from mcp_matrix.deliver import Held, Intended, SchemaServer, deliver, hold, listed_violations
 from mcp_matrix.discovery import discover_all
 from mcp_matrix.evolution.effects import alias_rule
 from mcp_matrix.evolution.examples import example, sample, validation_errors
@@ -133,7 +133,7 @@ def measure(
     cells: dict[tuple[str, str], CellState] = {}
     for view in views:
         profile = by_name[view.profile]
-        held = Held(profile, view, view.by_tool(), raw, raw)
+        held = hold(profile, view, None, raw)  # no baseline: not a stale cache
         for tv in view.tools:
             losses = tuple(
                 Loss(f.code, f.pointer, f.message, f.culprit)
