@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Strongest first, as DESIGN.md lists them. A verdict is never stronger than its weakest evidence.
+# Strongest first, as docs/design.md lists them. A verdict is never stronger than its weakest evidence.
 LEVELS = ("observed", "code", "issue", "doc", "assumed")
 
 

@@ -10,7 +10,7 @@ the finding's code and the JSON Schema keyword its pointer ends at.
 - ``constraint``: the model lost or had changed a constraint: type, enum, const, required,
   bounds, pattern, format, items, additionalProperties, a property, a combinator.
 
-``degraded`` means a constraint or guidance was lost (DESIGN.md); ``none`` and ``stricter``
+``degraded`` means a constraint or guidance was lost (docs/design.md#verdicts); ``none`` and ``stricter``
 findings stay in the details of a ``visible`` cell. Findings that are not about a schema
 keyword keep their behaviour's ``lost`` flag (lost is ``constraint``, e.g. a dangling
 ``$ref``; not lost is ``none``) unless their code is listed in ``BY_CODE`` (a renamed tool,

@@ -91,7 +91,10 @@ def _repeat_warning(ctx: CallContext) -> str:
     required=("max_chars",),
 )
 def result_size_cap(result: Any, ctx: CallContext, max_chars: int = 100000) -> Finding | None:
-    """A result larger than the client's cap is refused (Claude Code: "exceeds maximum allowed tokens (25000)", docs/clients/anthropic.md#claude-code)."""
+    """A result larger than the client's cap is refused (Claude Code: 25000 tokens, docs/clients/anthropic.md#claude-code).
+
+    Its message: "exceeds maximum allowed tokens (25000)".
+    """
     if not isinstance(result, dict):
         return None
     size = len(json.dumps(result.get("content", []), ensure_ascii=False))

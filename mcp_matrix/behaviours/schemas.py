@@ -66,7 +66,9 @@ from mcp_matrix.model import Finding
     },
 )
 def root_combinators(schema: Any, policy: str = "pass", keywords: list = COMBINATORS) -> Outcome:
-    """What a client does with root anyOf/oneOf/allOf (docs/clients/anthropic.md#claude-code, docs/clients/anthropic.md#anthropic-api, docs/clients/vscode.md#copilot-chat, docs/clients/roo-code.md#roo-code, docs/clients/openai.md#codex consequences).
+    """What a client does with root anyOf/oneOf/allOf (docs/clients/anthropic.md#anthropic-api).
+
+    Also docs/clients/: vscode.md#copilot-chat, roo-code.md, openai.md#codex.
 
     Anthropic API: "input_schema does not support oneOf, allOf, or anyOf at the top level"
     (claude-code#4886): legacy Claude Code fails every turn (#45106), current Claude Code

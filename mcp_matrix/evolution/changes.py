@@ -13,7 +13,7 @@ What it recognises, beyond added/removed/changed:
   one that remains, now gone;
 - a **tool rename** (a removed and an added tool with alike schemas), a **parallel tool**
   (``update_account_v2`` beside ``update_account``, with whether the mapping between them is
-  total) and a **raw twin** (one string payload, ADR-0003).
+  total) and a **raw twin** (one string payload, docs/design.md#a-raw-twin-for-write-tools).
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """What to do instead: advice for each change, with the change's own names filled in.
 
-The advice follows the seeds the project was given:
+The advice follows the three fixes of docs/design.md#three-fixes-the-reference-servers-show:
 
-- renaming a tool parameter: rename additively (the old name kept as a deprecated alias,
+- rename additively (docs/design.md#rename-additively): rename additively (the old name kept as a deprecated alias,
   mapped at the boundary, the new name wins on conflict and conflicts are counted), describe
   the alias bluntly ("Do not use; pass account_id instead"), retire it only when the live,
   retry and replay signals are quiet; a parallel ``_v2`` tool only when the mapping between
   the two is not total;
-- the raw-twin write path (ADR-0003): a write tool whose schema evolves gets a twin with one
+- the raw-twin write path (docs/design.md#a-raw-twin-for-write-tools): a write tool whose schema evolves gets a twin with one
   JSON payload string, so a client holding a stale schema has nothing to strip;
-- decision record 014: flatten a root ``anyOf``/``oneOf``/``allOf`` and check the rule in the
+- flatten the root (docs/design.md#flatten-the-root): flatten a root ``anyOf``/``oneOf``/``allOf`` and check the rule in the
   handler, where it fails with an error the model can read.
 """
 
@@ -25,7 +25,7 @@ from mcp_matrix.evolution.model import Change
 FLATTEN = (
     "Flatten the root: make inputSchema a plain object (type: object, properties, required) with no root "
     "anyOf/oneOf/allOf/not or if/then/else, keep optional every property a combinator chose between, and check "
-    "the rule in the handler, returning a tool error the model can read (decision record 014)."
+    "the rule in the handler, returning a tool error the model can read (docs/design.md#flatten-the-root)."
 )
 
 
@@ -119,7 +119,7 @@ def _added_optional(c: Change, ctx: Context) -> list[str]:
         (
             f"Give {c.tool} a raw twin: a second tool with one field, a JSON payload string, whose handler forwards "
             "the whole payload and validates it server-side against the real schema, so a client holding a stale "
-            "schema has nothing to strip (ADR-0003). Point new writes at the twin."
+            "schema has nothing to strip (docs/design.md#a-raw-twin-for-write-tools). Point new writes at the twin."
         ),
         "Send notifications/tools/list_changed after a deploy; clients that refetch then see the new field.",
     ]
@@ -283,7 +283,7 @@ def _raw_twin(c: Change, ctx: Context) -> list[str]:
     return [
         (
             f"Steer writes to {c.tool}: its schema never changes, so a client holding a stale schema has nothing "
-            "to strip. Its handler must forward the whole payload and validate it server-side (ADR-0003)."
+            "to strip. Its handler must forward the whole payload and validate it server-side (docs/design.md#a-raw-twin-for-write-tools)."
         )
     ]
 

@@ -51,7 +51,10 @@ KINDS: dict[str, tuple[str, str]] = {
         "safe",
         "a new tool beside an existing one (update_account_v2); risky when it maps one to one",
     ),
-    "raw-twin-added": ("safe", "a new one-string-payload twin of a write tool (ADR-0003)"),
+    "raw-twin-added": (
+        "safe",
+        "a new one-string-payload twin of a write tool (docs/design.md#a-raw-twin-for-write-tools)",
+    ),
     "param-added-optional": (
         "risky",
         "a new optional parameter: clients holding the old schema strip it",
@@ -161,7 +164,7 @@ class Probe:
 class ClientEffect:
     """What one client profile does differently because of a change.
 
-    ``effect`` is a verdict of DESIGN.md (``hidden``, ``session-broken``, ``degraded``,
+    ``effect`` is a verdict of docs/design.md (``hidden``, ``session-broken``, ``degraded``,
     ``loud``, ``silent-loss``, ``unreachable``, ``visible`` for a tool that became visible).
     ``stale`` marks a client that builds the call from its cached (old) schema.
     """

@@ -1,10 +1,10 @@
 """Reading tool schemas for ``diff``: properties, types, deprecated aliases, raw twins.
 
 Pure helpers over the JSON a server sent; nothing here knows about clients. The
-vocabulary follows the seeds: a *deprecated alias* is an old parameter kept callable
+vocabulary follows docs/design.md#rename-additively: a *deprecated alias* is an old parameter kept callable
 whose description sends the model to the new one ("Deprecated alias for account_id ...
 Do not use; pass account_id instead"), and a *raw twin* is a write tool whose whole
-input is one JSON payload string (ADR-0003), so a client holding a stale schema has
+input is one JSON payload string (docs/design.md#a-raw-twin-for-write-tools), so a client holding a stale schema has
 nothing to strip.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Root keywords that some clients refuse or rewrite (decision record 014).
+# Root keywords that some clients refuse or rewrite (docs/design.md#flatten-the-root).
 ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else")
 
 # Keywords whose change narrows or widens what a value may be, and which way is "tighter".
@@ -108,7 +108,7 @@ def root_combinators(schema: Any) -> list[str]:
 
 
 def is_raw_twin(tool: Any) -> bool:
-    """One string parameter carrying a serialised record, and nothing else (ADR-0003).
+    """One string parameter carrying a serialised record, and nothing else (docs/design.md#a-raw-twin-for-write-tools).
 
     A one-string tool is a raw twin only when it says so: the parameter is named like a payload
     (``payload``, ``json``, ``raw``, ``body``, ``data``, ``record``) or described as JSON, so a
@@ -158,7 +158,7 @@ def steers(text: str, target: str | None) -> bool:
     """Whether a deprecation is an instruction the model can act on this turn.
 
     "Do not use; pass account_id instead" steers; "will be removed in a future release" is a
-    fact about the roadmap and does not (seed: renaming a tool parameter).
+    fact about the roadmap and does not (docs/design.md#rename-additively).
     """
     if target and re.search(_IMPERATIVE.format(name=re.escape(target)), text, re.IGNORECASE):
         return True

@@ -43,7 +43,9 @@ _NAMES = re.compile(
 )
 
 
-_SECTIONS = re.compile(r"\s*\([^()]*(?:§|\bE\.\d)[^()]*\)")
+# A behaviour's citation of its client page, "(Vercel docs/clients/vercel.md#vercel-ai-sdk)": the
+# rule's help states what the client does; the evidence is in the result's properties.
+_CITATIONS = re.compile(r"\s*\([^()]*\bdocs/clients/[^()]*\)")
 
 
 class Source:
@@ -207,12 +209,12 @@ def _rule_id(c: Mapping[str, Any]) -> str:
 
 def _behaviour_summary(name: str) -> str:
     """The behaviour's own one-line summary (its docstring), when it is a registered one, without
-    the design notes' section numbers it cites."""
+    the docs/clients/ sections it cites."""
     from mcp_matrix.behaviours.registry import load_all
 
     spec = load_all().get(name)
     summary = spec.summary if spec is not None else ""
-    return _SECTIONS.sub("", summary).replace("``", "`").strip()
+    return _CITATIONS.sub("", summary).replace("``", "`").strip()
 
 
 def _rule(rule_id: str, c: Mapping[str, Any], index: int) -> dict:

@@ -187,7 +187,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def client_view(profile: Profile, state: ListState) -> ClientView:
-    """Turn the final list state into a discovery verdict per tool (DESIGN.md)."""
+    """Turn the final list state into a discovery verdict per tool (docs/design.md#verdicts)."""
     with _gc_paused():
         return _client_view(profile, state)
 

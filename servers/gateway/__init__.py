@@ -1,4 +1,4 @@
-"""Reference MCP server for the raw-twin write path (decision record ADR-0003).
+"""Reference MCP server for the raw-twin write path (docs/design.md#a-raw-twin-for-write-tools).
 
 Three rich write tools (``memory_write``, ``dispatch_record``, ``context_feedback``)
 with strict, evolving schemas, each paired with a raw twin ``<name>_raw`` whose only

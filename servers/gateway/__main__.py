@@ -28,7 +28,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog="python -m matrix_servers.gateway",
         description=(
             "Reference MCP write gateway: rich write tools and their raw twins "
-            "(decision record ADR-0003)."
+            "(docs/design.md#a-raw-twin-for-write-tools)."
         ),
     )
     parser.add_argument(

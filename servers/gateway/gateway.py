@@ -3,8 +3,8 @@
 Rich tools and raw twins both call :meth:`Gateway.submit` with the whole record they
 received. The record is validated against the current-version schema of its kind
 (jsonschema, Draft 2020-12) and stored unchanged, or rejected with every problem
-named; nothing is dropped, defaulted or coerced on the way (decision record
-ADR-0003: validation has a single home, and it is here).
+named; nothing is dropped, defaulted or coerced on the way (validation has a
+single home, and it is here: docs/design.md#a-raw-twin-for-write-tools).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 The schemas are written by hand so the exact JSON reaches the wire. Each rich write
 tool's ``inputSchema`` *is* the record schema of the server's version, the same
 object the gateway validates against; the raw twins all have the schema from
-:func:`raw_input_schema`, which is identical in every version (decision record
-ADR-0003: nothing for a client to cache wrongly, nothing to strip).
+:func:`raw_input_schema`, which is identical in every version (nothing for a
+client to cache wrongly, nothing to strip: docs/design.md#a-raw-twin-for-write-tools).
 
 Version 2 adds exactly one optional field per record kind (:data:`ADDED_IN_V2`).
 """

@@ -12,7 +12,7 @@ Call handling:
 * rich tool -> its arguments, whole, go to :meth:`Gateway.submit`;
 * raw twin -> ``payload`` must be the only argument and a string; it is parsed and
   the whole parsed object goes to :meth:`Gateway.submit`. No field is looked at,
-  dropped or renamed here (the binding rule of decision record ADR-0003);
+  dropped or renamed here (the raw-twin rule, docs/design.md#a-raw-twin-for-write-tools);
 * ``gateway_records`` -> arguments checked against its schema, then a read.
 
 Every rejection is a tool error result (``isError: true``) naming the field and what

@@ -34,7 +34,7 @@ def _positive(text: str) -> int:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m matrix_servers.memory",
-        description="Reference MCP memory server (seven tools, decision record 014).",
+        description="Reference MCP memory server (seven tools; docs/design.md#flatten-the-root).",
     )
     parser.add_argument(
         "--schema",

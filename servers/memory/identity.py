@@ -1,4 +1,4 @@
-"""Runtime identity resolution for the memory tools (decision record 014).
+"""Runtime identity resolution for the memory tools (docs/design.md#flatten-the-root).
 
 Pure functions, no I/O: the server calls :func:`resolve_identity` before it
 touches the backend, so a rejected call can never read or write anything.

@@ -43,7 +43,7 @@ REFLECT_PROPERTIES = {
     "confidence": {"type": "number", "minimum": 0, "maximum": 1},
 }
 
-# Decision record 014 as first accepted (seed 000): the identity rule as a root anyOf.
+# memory_reflect's first schema: the identity rule as a root anyOf (docs/design.md#flatten-the-root).
 REFLECT_ANYOF = {
     "name": "memory_reflect",
     "description": "Reflect on an agent's memories: summarize, consolidate or critique them.",

@@ -533,7 +533,7 @@ def interrupted_run() -> list[dict]:
 
 
 def merged_runs() -> list[dict]:
-    """Two runs in one stream: the same server a release later, memory_reflect flattened (decision record 014)."""
+    """Two runs in one stream: the same server a release later, memory_reflect flattened (docs/design.md#flatten-the-root)."""
     flat = copy.deepcopy(TOOLS[:2])
     del flat[1]["inputSchema"]["anyOf"]
     second = [

@@ -1,4 +1,4 @@
-"""The reference gateway server: raw twins (decision record ADR-0003), validation, storage."""
+"""The reference gateway server: raw twins (docs/design.md#a-raw-twin-for-write-tools), validation, storage."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def full_record(kind: str, version: int) -> dict[str, Any]:
 
 
 def twin_schema_literal(kind: str) -> dict[str, Any]:
-    """The twin schema exactly as the decision record and the brief spell it."""
+    """The twin schema exactly as the raw-twin rule spells it (docs/design.md#a-raw-twin-for-write-tools)."""
     return {
         "type": "object",
         "properties": {
@@ -698,5 +698,5 @@ def test_stdio_wire_carries_the_tools_verbatim_and_twins_identical(tmp_path):
         ]
         # Byte for byte the same text from both versions (the SDK fixes the key order)...
         assert twins[0] == twins[1]
-        # ...and the decision record's schema.
+        # ...and the raw-twin rule's schema.
         assert json.loads(twins[0]) == twin_schema_literal(kind)

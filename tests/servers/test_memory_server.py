@@ -1,4 +1,4 @@
-"""The reference memory server: decision record 014, its schemas, storage and transports."""
+"""The reference memory server: its identity rule (docs/design.md#flatten-the-root), schemas, storage and transports."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def reflection_namespaces(spy: Any) -> list[str]:
     return [args[0] for name, args in spy.calls if name in ("recall", "add_reflection")]
 
 
-# --- identity rules of decision record 014, through the tool handler with a backend spy
+# --- the identity rules (docs/design.md#flatten-the-root), through the tool handler with a backend spy
 
 
 def test_canonical_agent_id_alone_is_the_identity(tools, spy):

@@ -1,4 +1,4 @@
-"""Classification: mutations + answer + expectation -> verdict, exactly as DESIGN.md defines it."""
+"""Classification: mutations + answer + expectation -> verdict, exactly as docs/design.md#verdicts defines it."""
 
 from __future__ import annotations
 
