@@ -71,7 +71,7 @@ def require_structured_content(
 def _repeat_warning(ctx: CallContext) -> str:
     """Why a failed result of a tool that writes matters twice: the model's retry repeats the work."""
     tool = ctx.held_tool if isinstance(ctx.held_tool, dict) else {}
-    notes = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    notes = given if isinstance(given := tool.get("annotations"), dict) else {}
     if notes.get("readOnlyHint") is True:
         return ""
     return " (a model that retries calls the tool again: its effect may happen twice)"
