@@ -222,3 +222,33 @@ def test_a_text_only_answer_to_a_tool_that_writes_warns_that_a_retry_repeats_its
         answer, CallContext(tool="t", held_schema={}, held_tool=reads)
     )
     assert said is not None and "twice" not in said.message
+
+
+def test_codex_0171_keeps_an_empty_schema_and_min_items_where_0_15_made_a_string():
+    ps = probe.PROBE_SETS["schema-details"]
+    profiles = load_profiles()
+    new = predict(profiles["codex"], ps, "probe")["tools"]["loose_parts"]["schema"]
+    old = predict(profiles["codex-015"], ps, "probe")["tools"]["loose_parts"]["schema"]
+    assert new["properties"] == {
+        "anything": {},
+        "list": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+    }
+    assert old["properties"]["anything"] == {"type": "string"}
+    assert "minItems" not in old["properties"]["list"]
+
+
+def test_require_present_counts_null_as_missing_only_where_the_client_does():
+    """Continue CLI refuses a required key given as null; openai-agents only one left out."""
+    from mcp_matrix.behaviours.continue_cli import require_present
+    from mcp_matrix.model import CallContext, CallPlan
+
+    schema = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]}
+    ctx = CallContext(tool="t", held_schema=schema, held_tool={})
+
+    def refused(args, **params):
+        return require_present(CallPlan(tool="t", arguments=args), ctx, **params).refused
+
+    assert refused({"a": 1, "b": None}) is not None
+    assert refused({"a": 1, "b": None}, null_is_missing=False) is None
+    assert refused({"a": 1}, null_is_missing=False) is not None
+    assert refused({"a": 1, "b": 2}, null_is_missing=False) is None
