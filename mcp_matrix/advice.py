@@ -1,16 +1,16 @@
 """Fix advice: what a server author can change so a finding goes away.
 
 Advice is keyed, most specific first, by the finding ``code`` (discovery), then by the
-``behaviour`` that produced the finding or the mutation, then by the verdict. It is drawn
-from the decision records the project was seeded with:
+``behaviour`` that produced the finding or the mutation, then by the verdict. It follows the
+three fixes of docs/design.md#three-fixes-the-reference-servers-show:
 
-- decision record 014 (memory_reflect's identity): a root ``anyOf``/``oneOf``/``allOf`` hides
+- flatten the root (memory_reflect's identity): a root ``anyOf``/``oneOf``/``allOf`` hides
   the tool in clients that reject root combinators, so flatten the root to a plain object and
   check the at-least-one rule in the handler, where it fails with an error the model can read;
-- the raw-twin decision (ADR-0003): a write tool whose schema evolves gets a twin with one
+- a raw twin for write tools: a write tool whose schema evolves gets a twin with one
   field, a JSON payload string, forwarded whole and validated server-side, so a client holding
   a stale schema has nothing to strip;
-- the additive rename (renaming a tool parameter): keep the old name as a deprecated alias
+- rename additively (renaming a tool parameter): keep the old name as a deprecated alias
   mapped at the boundary, the new name wins on conflict, and the alias's description is an
   instruction: "Do not use; pass X instead".
 
@@ -33,13 +33,13 @@ FLATTEN_ROOT = (
     "Flatten the root: make inputSchema a plain object (type: object, properties, required) with no "
     "root anyOf/oneOf/allOf or if/then/else, keep every property optional that a combinator chose "
     "between, and check the at-least-one rule in the handler, returning a tool error the model can "
-    "read (decision record 014)."
+    "read (docs/design.md#flatten-the-root)."
 )
 RAW_TWIN = (
     "For a write tool whose schema evolves, add a raw twin: a second tool with one field, a JSON "
     "payload string, whose handler forwards the whole payload and validates it server-side against "
-    "the real schema, so a client holding a stale or stripped schema has nothing to drop (ADR-0003, "
-    "the raw-twin write path)."
+    "the real schema, so a client holding a stale or stripped schema has nothing to drop "
+    "(docs/design.md#a-raw-twin-for-write-tools)."
 )
 ALIAS = (
     "Rename additively: keep the old parameter as a deprecated alias mapped to the new one at the "

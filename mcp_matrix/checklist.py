@@ -374,7 +374,7 @@ def to_markdown(items: list[Item], policy: Policy) -> str:
 
 # -- schema evolution: the baseline, deprecated aliases, and their retirement --------------------
 
-QUIET_DAYS = 50  # the seed's "roughly fifty days" once the live, retry and replay signals are quiet
+QUIET_DAYS = 50  # docs/design.md#rename-additively: "about fifty days" once the live, retry and replay signals are quiet
 SIGNALS = ("live", "retry", "transcript")
 
 

@@ -1,4 +1,4 @@
-"""Mutations + the server's answer + the case's expectation -> a call verdict (DESIGN.md).
+"""Mutations + the server's answer + the case's expectation -> a call verdict (docs/design.md#verdicts).
 
 Pure: the runner gathers the answers, this decides. Every verdict carries its reason, the
 mutations, a summary of the answer, the behaviours and evidence involved, and the weakest

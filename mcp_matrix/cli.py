@@ -1,6 +1,6 @@
 """The ``mcp-matrix`` command line: one module per subcommand in mcp_matrix.commands.
 
-Exit codes (docs/cli.md): 0 nothing over the threshold; 1 findings over the threshold;
+Exit codes (README.md, "Exit codes"): 0 nothing over the threshold; 1 findings over the threshold;
 2 usage or input error; 3 the target could not be measured; 130 interrupted.
 Machine output goes to stdout alone; progress and errors go to stderr.
 """

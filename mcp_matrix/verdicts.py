@@ -1,4 +1,4 @@
-"""The one verdict vocabulary (DESIGN.md): order, symbols, colours, meanings, gates, replay.
+"""The one verdict vocabulary (docs/design.md#verdicts): order, symbols, colours, meanings, gates, replay.
 
 Every other module derives what it needs from ``VERDICTS`` (the rows of ``V``): the sets below
 (``LOST``, ``SHOWN``, ``INTENDED``, ``FINE``, ...) are the only verdict sets of the package, the
@@ -237,7 +237,7 @@ VERDICTS: tuple[Verdict, ...] = tuple(r for r in vars(V).values() if isinstance(
 
 BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
 
-# What each replay category means for whoever sent the call (seed "Renaming a tool parameter"):
+# What each replay category means for whoever sent the call (docs/design.md#rename-additively):
 # the words ``replay`` counts its calls in.
 REPLAY_MEANING: dict[str, str] = {
     "delivered": "delivered intact",

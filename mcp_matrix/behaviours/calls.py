@@ -147,7 +147,7 @@ def client_validate(
 def strip_unknown_arguments(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Arguments not in the held schema's ``properties`` are dropped before sending.
 
-    The stale-cache failure of the raw-twin record (seed 003): a field added after the
+    The stale-cache failure a raw twin avoids (docs/design.md#a-raw-twin-for-write-tools): a field added after the
     client's session began is stripped; the call succeeds with less data.
     """
     props = ctx.held_schema.get("properties") if isinstance(ctx.held_schema, dict) else None

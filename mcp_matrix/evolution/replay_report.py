@@ -3,7 +3,7 @@
 A tally keeps counters and a few examples, never the calls (memory is bounded however long the
 file); parts of one file (its transcripts, replayed in parallel) are merged in file order. Every
 rate is a percentage with its count and denominator, ``2.5% (1 of 40)``, never a bare ratio
-(seed "Renaming a tool parameter"). ``divergence`` compares a replayed result with the recorded
+(docs/design.md#rename-additively). ``divergence`` compares a replayed result with the recorded
 one. The report document is ``format: mcp-matrix.replay``, ``version: 1`` (docs/evolution.md).
 """
 

@@ -96,7 +96,7 @@ TOOLS = [
 EV_ROOT = {
     "level": "issue",
     "source": "https://github.com/anthropics/claude-code/issues/95504",
-    "note": "root-level composition keywords are silently dropped (§1).",
+    "note": "root-level composition keywords are silently dropped (docs/clients/anthropic.md#claude-code).",
 }
 EV_NAME = [
     {

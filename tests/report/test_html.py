@@ -89,7 +89,7 @@ def test_a_cell_shows_its_details_with_evidence_links_and_advice(page, tmp_path)
         '<a href="https://github.com/anthropics/claude-code/issues/95504" rel="noopener noreferrer"'
         in details
     )
-    assert "decision record 014" in details
+    assert "docs/design.md#flatten-the-root" in details
     assert "/tools/1/tool/inputSchema/anyOf" in details
 
 

@@ -129,7 +129,7 @@ def test_passing_cells_carry_their_verdict_and_fix_in_system_out(full_events):
     )
     out = case.find("system-out").text
     assert out.startswith("hidden: ")
-    assert "fix: " in out and "decision record 014" in out
+    assert "fix: " in out and "docs/design.md#flatten-the-root" in out
     assert case.find("failure") is None
 
 

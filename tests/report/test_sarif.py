@@ -141,7 +141,7 @@ def test_with_the_tools_source_results_point_at_the_line_that_names_each_tool(
         "kind": "function",
     }
     assert hidden["locations"][0]["properties"]["jsonPointer"] == "/tools/1/tool/inputSchema/anyOf"
-    assert "decision record 014" in hidden["message"]["text"]
+    assert "docs/design.md#flatten-the-root" in hidden["message"]["text"]
 
 
 def test_without_the_tools_source_locations_are_logical_and_a_notification_says_what_to_pass(
@@ -249,7 +249,7 @@ def test_every_rule_has_a_full_description_and_help_with_the_fix(full_events):
         assert rule["help"]["text"].startswith("Fix: ") and len(rule["help"]["text"]) > 20
         assert rule["help"]["markdown"].startswith("**Fix:** ")
     root = next(r for r in rules if r["id"] == "root-combinators")
-    assert "decision record 014" in root["help"]["text"]
+    assert "docs/design.md#flatten-the-root" in root["help"]["text"]
 
 
 def test_results_over_githubs_limit_keep_the_most_severe_and_say_how_many_were_left_out(
