@@ -149,7 +149,10 @@ def test_a_real_run_of_the_memory_server_reports_consistently_in_every_format(tm
         if (c["profile"], c["tool"], c["kind"])
         == ("claude-code-278", "memory_reflect", "discovery")
     ]
-    assert hidden[0]["verdict"] == "hidden" and "docs/design.md#flatten-the-root" in hidden[0]["advice"]
+    assert (
+        hidden[0]["verdict"] == "hidden"
+        and "docs/design.md#flatten-the-root" in hidden[0]["advice"]
+    )
     assert hidden[0]["pointer"].endswith("/tool/inputSchema/anyOf")
     junit = ET.parse(out["junit"]).getroot()
     assert int(junit.get("failures")) == doc["counts"]["release_failing"]
