@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp_matrix import verdicts
 from mcp_matrix.evidence import Evidence
 
+_T = TypeVar("_T")
 
-def evolve(obj: Any, **changes: Any) -> Any:
+
+def evolve(obj: _T, **changes: Any) -> _T:
     """``dataclasses.replace`` for the frozen, plain dataclasses here, without re-running
     ``__init__`` (discovery makes hundreds of thousands of these copies).
 
