@@ -9,7 +9,6 @@ measured."""
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 
@@ -80,16 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_UNMEASURABLE
     outcome = fix(snap, profiles, args.require or None, server=args.name or None)
     if args.output:
-        doc = copy.deepcopy(dict(snap.doc))
-        pages = [e.get("page", 0) for e in doc.get("tools", [])]
-        doc["tools"] = [{"page": pages[i], "tool": t} for i, t in enumerate(outcome.tools_after)]
-        if isinstance(outcome.eras, dict):
-            eras = outcome.eras
-            modern = eras.get("modern")
-            if isinstance(modern, dict) and isinstance(modern.get("tools"), list):
-                modern["tools"] = doc["tools"]
-            doc["eras"] = eras
-        _write(args.output, doc)
+        _write(args.output, outcome.document)
     if args.patch:
         _write(args.patch, outcome.patches())
     if args.format == "json":

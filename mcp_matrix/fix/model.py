@@ -113,6 +113,8 @@ class FixOutcome:
     list_items: tuple[ServerItem, ...] = ()  # list-level work (cache hints of 2026-07-28 lists)
     eras: Any = None  # the corrected snapshot's eras (cache hints set)
     notes: tuple[str, ...] = field(default=())
+    costs: tuple[Any, ...] = ()  # mcp_matrix.fix.cost.Cost: what diff says the corrected list costs
+    document: Any = None  # the corrected snapshot document
 
     @property
     def items(self) -> tuple[ServerItem, ...]:

@@ -44,6 +44,26 @@ def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = Fals
                 f"{li}{show(r.old)} -> {show(r.new)} (for {', '.join(r.clients) or 'the required clients'})"
             )
             out += [f"{sub}{show(g)}" for g in r.guidance]
+    if outcome.costs:
+        out += [
+            "",
+            h("What the corrected list costs frozen callers (mcp-matrix diff of the two lists)"),
+        ]
+        out.append(
+            f"{li}diff judges the list alone; the server-side checklist below keeps the rules the "
+            "list no longer states"
+        )
+        said: set[str] = set()  # a kind's populations and advice are said once, then referred to
+        for c in outcome.costs:
+            out.append(f"{li}{c.severity} {show(c.tool)}: {show(c.message)}")
+            if c.kind in said:
+                out.append(
+                    f"{sub}frozen callers: as for the {c.kind} above, with this tool's names"
+                )
+                continue
+            said.add(c.kind)
+            out += [f"{sub}{show(p)}" for p in c.populations]
+            out += [f"{sub}do: {show(a)}" for a in c.advice[:2]]
     if outcome.items:
         out += ["", h("Server-side checklist (mcp-matrix cannot edit the handler)")]
         for item in outcome.items:
@@ -104,6 +124,7 @@ def document(outcome: FixOutcome) -> dict:
             {"old": r.old, "new": r.new, "clients": list(r.clients), "guidance": list(r.guidance)}
             for r in outcome.renames
         ],
+        "costs": [c.to_json() for c in outcome.costs],
         "checklist": [
             {"tool": i.tool, "rule": i.rule, "replaces": i.replaces, "check": i.check}
             for i in outcome.items

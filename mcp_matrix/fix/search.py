@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp_matrix.discovery import discovery_events
 from mcp_matrix.fix import kinds
+from mcp_matrix.fix.cost import corrected, costs
 from mcp_matrix.fix.measure import Measured, intent, measure
 from mcp_matrix.fix.model import (
     Applied,
@@ -104,6 +105,7 @@ def fix(
     final = measure(doc, state.tools, profiles, server, state.checks, after_intents)
     still = _still_unfixed(snapshot, final, profiles, required, tried, unfixed)
     list_items, eras = _cache_hints(doc)
+    fixed_doc = corrected(doc, state.tools, eras)
     return FixOutcome(
         server=snapshot.server_name,
         required=required,
@@ -114,6 +116,8 @@ def fix(
         clients=_counts(before, final, profiles, required, state),
         list_items=list_items,
         eras=eras,
+        costs=costs(snapshot, fixed_doc, profiles, server),
+        document=fixed_doc,
     )
 
 

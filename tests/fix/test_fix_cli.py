@@ -85,6 +85,9 @@ def test_a_stripped_keyword_moves_into_the_description_and_a_server_check(memory
     assert "at least 0" in importance["description"] and "at most 1" in importance["description"]
     rules = [i["rule"] for i in report["checklist"] if i["tool"] == "memory_store"]
     assert any("importance is not at least 0" in r for r in rules)
+    assert any("keys other than the ones listed" in r for r in rules)
+    loosened = next(c for c in report["costs"] if c["tool"] == "memory_store")
+    assert loosened["kind"] == "additional-properties-loosened" and loosened["severity"] == "risky"
 
 
 def test_a_loss_no_schema_change_removes_is_explained_with_what_was_tried(memory_anyof):
@@ -182,6 +185,9 @@ def test_a_name_too_long_is_renamed_stably_with_the_rename_guidance_and_an_alias
     assert any("forwards to" in g for g in rename["guidance"])
     assert any(f"alias of {rename['new']!r}" in i["rule"] for i in report["checklist"])
     assert rename["new"] in [e["tool"]["name"] for e in fixed["tools"]]
+    cost = next(c for c in report["costs"] if c["tool"] == LONG)  # never silent: diff's price
+    assert cost["severity"] == "breaking" and cost["kind"] == "tool-renamed"
+    assert any(p.startswith("queued retries") for p in cost["populations"])
 
 
 def test_an_array_without_items_gets_items_and_the_session_it_broke_works(synthetic):
