@@ -81,6 +81,20 @@ class Finding:
         return out
 
 
+def blamed(finding: Finding, culprit: str) -> Finding:
+    """The copy of a list-level finding that another tool's cell carries: the culprit named in
+    the ``culprit`` field and in the words (``culprit_message`` reads the words back)."""
+    return replace(
+        finding, message=f"because of tool {culprit!r}: {finding.message}", culprit=culprit
+    )
+
+
+def culprit_message(message: str, culprit: str) -> str:
+    """The culprit's own message inside a ``blamed`` copy's, found from the ``culprit`` field
+    rather than by splitting the words (a tool may be named ``evil: name``)."""
+    return message.removeprefix(f"because of tool {culprit!r}: ")
+
+
 @dataclass(frozen=True)
 class ToolState:
     """One tool as a client currently holds it during discovery.

@@ -12,6 +12,7 @@ from typing import Any
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.validation import validation_errors
 from mcp_matrix.model import CallContext, Finding
+from mcp_matrix.tools import read_only
 
 
 @behaviour(
@@ -70,9 +71,7 @@ def require_structured_content(
 
 def _repeat_warning(ctx: CallContext) -> str:
     """Why a failed result of a tool that writes matters twice: the model's retry repeats the work."""
-    tool = ctx.held_tool if isinstance(ctx.held_tool, dict) else {}
-    notes = given if isinstance(given := tool.get("annotations"), dict) else {}
-    if notes.get("readOnlyHint") is True:
+    if read_only(ctx.held_tool):
         return ""
     return " (a model that retries calls the tool again: its effect may happen twice)"
 

@@ -32,6 +32,7 @@ from mcp_matrix.events import (
     typed_events,
 )
 from mcp_matrix.materiality import MATERIAL, keyword_at, materiality_of
+from mcp_matrix.model import culprit_message
 from mcp_matrix.report.grid import gate_scope, session_blockers
 from mcp_matrix.tools import tools_by_name
 from mcp_matrix.verdicts import FINE, LOST, SHOWN, V, rank
@@ -110,14 +111,17 @@ NOTES = {
     "additional-properties-forced": "additionalProperties: false added: the model is told no other keys are allowed",
     "made-required": "optional properties made required (strict mode): the model must always send a value",
 }
-_QUIRKS = re.compile(
-    r"\s*\(?(?:client-quirks\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?"
+# A bare section number ("§4", "notes.md §4, §7 [CODE]:"): it names no page a reader can open.
+# The bundled profiles cite URLs, calibration records and docs/clients/<page>.md#<section>.
+_SECTION_NUMBERS = re.compile(
+    r"\s*\(?(?:[\w./-]+\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?"
 )
 
 
 def citable(note: str) -> str:
-    """An evidence note without references to documents outside the repository."""
-    return re.sub(r"\s{2,}", " ", _QUIRKS.sub("", note or "")).strip()
+    """An evidence source as a reader can follow it: URLs, calibration records and docs/clients/
+    anchors whole, bare section numbers of some other document dropped."""
+    return re.sub(r"\s{2,}", " ", _SECTION_NUMBERS.sub("", note or "")).strip()
 
 
 def _sources(evidence: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -210,9 +214,16 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
         if verdict in LOST:
             f = _decisive(e.findings)
             message = f.get("message", "")
-            # another tool's cell in a dropped server (the culprit field; files before it: the message)
-            blamed = bool(f.get("culprit")) or message.startswith(_BLAMED)
-            summary = message.split(": ", 1)[1] if blamed and ": " in message else message
+            # another tool's cell in a dropped server: the culprit field names the tool, and the
+            # culprit's own message is read with it (files written before the field: the words)
+            culprit = f.get("culprit") or ""
+            blamed = bool(culprit) or message.startswith(_BLAMED)
+            if culprit:
+                summary = culprit_message(message, culprit)
+            elif blamed and ": " in message:
+                summary = message.split(": ", 1)[1]
+            else:
+                summary = message
             fix = advice_for(e, tools.get(tool), finding=f)
             code = str(f.get("code"))
             key = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import Any
 
 from mcp_matrix.behaviours import registry
@@ -19,6 +18,7 @@ from mcp_matrix.behaviours.schema_refs import external_ref_findings
 from mcp_matrix.evidence import weakest
 from mcp_matrix.materiality import MATERIAL, derive
 from mcp_matrix.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
+from mcp_matrix.model import blamed as blame
 from mcp_matrix.profiles.model import BehaviourUse, Profile
 
 
@@ -234,11 +234,7 @@ def _whole_view(profile: Profile, final: ListState) -> ClientView:
     culprit = next((t for t in final.tools if t.index == final.culprit), None)
     if reason is not None and final.culprit is not None:
         culprit_name = (culprit.server_name or f"#{final.culprit}") if culprit else "?"
-        blamed = replace(
-            reason,
-            message=f"because of tool {culprit_name!r}: {reason.message}",
-            culprit=culprit_name,
-        )
+        blamed = blame(reason, culprit_name)
     views = []
     for tool in final.tools:
         findings = tool.findings
