@@ -43,6 +43,7 @@ SCHEMAS: tuple[Published, ...] = (
     ),
     Published("diff", "mcp-matrix.diff", (1,), "diff --json"),
     Published("replay", "mcp-matrix.replay", (1,), "replay --json"),
+    Published("fix", "mcp-matrix.fix", (1,), "fix --format json"),
     Published(
         "replay-events",
         "mcp-matrix.replay",

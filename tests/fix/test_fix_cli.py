@@ -46,6 +46,12 @@ def _tool(doc: dict, name: str) -> dict:
     return next(e["tool"] for e in doc["tools"] if e["tool"]["name"] == name)
 
 
+def test_the_json_report_follows_its_published_schema(memory_anyof):
+    from tests.test_schemas import errors
+
+    assert errors("fix", memory_anyof[3]) == []
+
+
 def test_a_root_anyof_is_flattened_with_the_rule_in_the_description_and_the_checklist(memory_anyof):
     _snap, _, _, report, fixed, _ = memory_anyof
     tool = _tool(fixed, "memory_reflect")
