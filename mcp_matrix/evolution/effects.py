@@ -13,7 +13,7 @@ Clients, from the profiles (nothing here is hard-coded per client):
   (frozen: old list, old server; new: a fresh list) is the baseline, so only what the change
   makes worse is reported.
 
-Populations (seed: renaming a tool parameter): the frozen call is judged by the new schema
+Populations (docs/design.md#rename-additively): the frozen call is judged by the new schema
 alone, with no model to adapt: live conversations recover after a legible error, queued
 retries fail on every attempt (a permanent loss), transcript replays diverge silently (a
 false negative). The server is assumed to validate arguments against the schema it lists.

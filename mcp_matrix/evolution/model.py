@@ -17,7 +17,7 @@ from typing import Any
 # or a client shows gets worse.
 SEVERITIES = ("breaking", "risky", "safe")
 
-# The frozen callers of a tool (seed: renaming a tool parameter): live conversations that
+# The frozen callers of a tool (docs/design.md#rename-additively): live conversations that
 # predate the deploy, queued retries replaying stored calls with no model in the loop, and
 # stored transcripts replayed to reproduce a state.
 POPULATIONS = ("live", "retry", "transcript")
