@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from importlib.util import find_spec
+from pathlib import Path
 
 import pytest
 
@@ -40,29 +41,28 @@ def baseline() -> Counter[str]:
 
 
 @pytest.fixture(scope="module")
-def errors(tmp_path_factory: pytest.TempPathFactory) -> Counter[str]:
+def errors(shared_work) -> Counter[str]:
+    """mypy's errors over mcp_matrix, run once a test run (xdist may send the two tests below
+    to different workers): its output is kept in ``shared_work``, its cache beside it."""
     assert find_spec("mypy"), (
         "mypy is a test dependency (pyproject.toml [test]); install the test extras"
     )
-    cache = tmp_path_factory.mktemp("mypy-cache")
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "mcp_matrix",
-            "--cache-dir",
-            str(cache),
-            "--no-error-summary",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=170,
-        check=False,
-    )
-    assert r.returncode in (0, 1), r.stdout + r.stderr  # 2: mypy itself failed (config, crash)
-    return normalised(r.stdout)
+
+    def run(directory: Path) -> None:
+        r = subprocess.run(
+            [sys.executable, "-m", "mypy", "mcp_matrix", "--cache-dir", str(directory / "cache")]
+            + ["--no-error-summary"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=170,
+            check=False,
+        )
+        assert r.returncode in (0, 1), r.stdout + r.stderr  # 2: mypy itself failed (config, crash)
+        (directory / "mypy.txt").write_text(r.stdout, encoding="utf-8")
+
+    output = shared_work.directory("mypy mcp_matrix", run) / "mypy.txt"
+    return normalised(output.read_text(encoding="utf-8"))
 
 
 def test_mypy_finds_no_error_outside_the_baseline(errors: Counter[str]):

@@ -141,7 +141,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
 def _result_prediction(profile: Profile, ctx: CallContext, variants: list) -> tuple[str, str]:
     """What the model is told of the probe server's answer (text content only): ``text``, or
     ``error`` when a result behaviour of the profile fails it; and the behaviour's name."""
-    sent = next((v for v in variants if v != NOT_SENT), {})
+    sent: Any = next((v for v in variants if v != NOT_SENT), {})
     answer = {"content": [{"type": "text", "text": "received " + json.dumps(sent)}]}
     for use in profile.result:
         if registry.get(use.name).fn(answer, ctx, **dict(use.params)) is not None:

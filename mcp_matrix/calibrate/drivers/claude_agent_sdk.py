@@ -48,7 +48,7 @@ async def main(env: DriverEnv, out: Outcome) -> None:
             "MCP_TIMEOUT": "60000",
             "ENABLE_TOOL_SEARCH": "false",
         },
-        stderr=lambda line: len(stderr) < 50 and stderr.append(line[:500]),
+        stderr=lambda line: stderr.append(line[:500]) if len(stderr) < 50 else None,
     )
     calls = []
     async for message in query(prompt=PROMPT, options=options):
