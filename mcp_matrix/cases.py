@@ -229,7 +229,7 @@ def _instance(schema: Any, depth: int) -> Any:
     if isinstance(t, list):
         t = next((x for x in t if x != "null"), "null")
     if t == "object" or (t is None and "properties" in schema):
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props = given if isinstance(given := schema.get("properties"), dict) else {}
         out = {}
         for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
             if not isinstance(name, str):
@@ -251,13 +251,17 @@ def _instance(schema: Any, depth: int) -> Any:
         if n > _MAX_EXAMPLE_SIZE:
             return None
         fmt = schema.get("format")
-        sample = {
-            "date-time": "2026-01-01T00:00:00Z",
-            "date": "2026-01-01",
-            "email": "a@example.com",
-            "uri": "https://example.com",
-            "uuid": "00000000-0000-4000-8000-000000000000",
-        }.get(fmt)
+        sample = (
+            {
+                "date-time": "2026-01-01T00:00:00Z",
+                "date": "2026-01-01",
+                "email": "a@example.com",
+                "uri": "https://example.com",
+                "uuid": "00000000-0000-4000-8000-000000000000",
+            }.get(fmt)
+            if isinstance(fmt, str)
+            else None
+        )
         return sample or "x" * max(n, 1)
     if t in ("integer", "number"):
         lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))

@@ -416,7 +416,9 @@ def deliver(
     ready = prepare(profile, held, call)
     if ready.verdict is not None:
         return Delivery(ready.verdict, (ready.verdict,), (None,), before_server=True)
-    chosen = ready.variants if intermittent else ready.variants[-1:]
+    ctx = ready.context
+    assert ctx is not None  # prepare gives a context whenever it gives no verdict
+    chosen = list(ready.variants if intermittent else ready.variants[-1:])
     unsent: tuple[Variant, ...] = ()
     sent = [v for v in chosen if v.plan.refused is None]
     if len(sent) > 1 and not server.may_repeat(call):
@@ -429,7 +431,7 @@ def deliver(
     answers: list[Answer | None] = []
     notes: list[Finding] = []
     for variant in chosen:
-        verdict, answer = decide(profile, held, ready.context, call, variant, server)
+        verdict, answer = decide(profile, held, ctx, call, variant, server)
         verdicts.append(verdict)
         answers.append(answer)
         notes += variant.plan.notes

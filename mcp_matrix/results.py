@@ -143,7 +143,7 @@ _END: Any = object()
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dict[str, Any]) -> Any:
+def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dict[int, Any]) -> Any:
     """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line)."""
     if not line.strip():
         return None

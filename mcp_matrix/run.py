@@ -202,7 +202,7 @@ def _after_snapshot(
     )
     counts: dict[str, int] = {}
     if doc is None:
-        error = {
+        error: dict[str, Any] | None = {
             "kind": "interrupted",
             "message": "interrupted while connecting to the server",
             "detail": "",
@@ -357,7 +357,7 @@ def _list_failure(doc: Any) -> dict | None:
 def _run_cells(
     config: RunConfig,
     snap: Snapshot,
-    count: Emit,
+    count: Callable[[DiscoveryCell | CallCell], None],
     emit: Emit,
     deadline: Deadline,
     breaker: CircuitBreaker,

@@ -299,9 +299,9 @@ class ProfileConnection:
         if key is not None:
             self._asked[key] = nth + 1
         self._least.ask(self.profile, key, nth, new_session)
-        kept = shared.share_calls and key is not None
+        kept = key if shared.share_calls else None  # the key its answers are shared under
         with shared.lock:
-            given = shared.answers.get(key, []) if kept else []
+            given = shared.answers.get(kept, []) if kept is not None else []
             if nth < len(given):
                 source, answer = given[nth]
                 self._answer_from.append(source)
@@ -310,8 +310,8 @@ class ProfileConnection:
             shared.sent += 1
             # a failure is never handed on: the next profile tries; a later ask stays unsent
             # only while every earlier one was answered
-            if kept and answer.wire_error is None and nth == len(given):
-                shared.answers.setdefault(key, []).append((self.profile, answer))
+            if kept is not None and answer.wire_error is None and nth == len(given):
+                shared.answers.setdefault(kept, []).append((self.profile, answer))
         return answer
 
     def take_answer_from(self) -> list[str]:

@@ -761,8 +761,8 @@ def _texts(t: _Tool, a: Mapping, b: Mapping) -> None:
 
 
 def _annotations(t: _Tool, a: Mapping, b: Mapping) -> None:
-    ha = a.get("annotations") if isinstance(a.get("annotations"), Mapping) else {}
-    hb = b.get("annotations") if isinstance(b.get("annotations"), Mapping) else {}
+    ha = before if isinstance(before := a.get("annotations"), Mapping) else {}
+    hb = after if isinstance(after := b.get("annotations"), Mapping) else {}
     for hint in HINTS:
         x, y = ha.get(hint), hb.get(hint)
         if x == y:

@@ -217,7 +217,7 @@ def probe_effects(sides: Sides, change: Change, probe: Probe) -> list[ClientEffe
                 and change.kind in _UNSEEN_KINDS
                 and held_tool is not None
             ):
-                names = ("cache-tools",)
+                names: tuple[str, ...] = ("cache-tools",)
                 out.append(
                     ClientEffect(
                         profile=profile.name,

@@ -11,6 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.behaviours.validation import Violation
 from mcp_matrix.behaviours.validation import validation_errors as _errors
 from mcp_matrix.cases import example_arguments
 from mcp_matrix.evolution.schema import is_object, properties
@@ -57,7 +58,7 @@ def _fill(schema: Any, value: Any, depth: int) -> Any:
     return value
 
 
-def validation_errors(schema: Any, value: Any) -> list[str]:
+def validation_errors(schema: Any, value: Any) -> list[Violation]:
     """What a server validating against ``schema`` says of ``value`` ([] when valid)."""
     return _errors(schema, value, DIALECT)
 
@@ -95,7 +96,7 @@ def without(schema: Any, path: tuple[str, ...]) -> dict | None:
         return None
     args = example(schema)
     args = copy.deepcopy(args) if isinstance(args, dict) else {}
-    node = args
+    node: Any = args
     for seg in path[:-1]:
         node = node.get(seg) if isinstance(node, dict) else None
         if not isinstance(node, dict):

@@ -127,16 +127,16 @@ class Tally:
                 self.example(category, item)
         self.first_divergence = self.first_divergence or other.first_divergence
         for key, t in other.transcripts.items():
-            mine = self.transcripts.get(key)
-            if mine is None:
+            known = self.transcripts.get(key)
+            if known is None:
                 self.transcripts[key] = t
             else:
-                mine.calls, mine.compared, mine.diverged = (
-                    mine.calls + t.calls,
-                    mine.compared + t.compared,
-                    mine.diverged + t.diverged,
+                known.calls, known.compared, known.diverged = (
+                    known.calls + t.calls,
+                    known.compared + t.compared,
+                    known.diverged + t.diverged,
                 )
-                mine.first = mine.first or t.first
+                known.first = known.first or t.first
         for tool, value in other.reads.items():
             self.reads[tool] = add_numbers(self.reads.get(tool), value)
         for text in other.notes:
@@ -323,6 +323,7 @@ def divergence(
             if replay_error
             else "recorded an error, replay succeeded"
         )
+    assert answer is not None  # no answer is a replay error, decided above
     a, b = _normal(recorded, ignore), _normal(answer.result, ignore)
     if "structuredContent" in a and "structuredContent" in b:
         a, b = (
