@@ -40,7 +40,7 @@ from mcp_matrix.results import ResultsWriter
 from mcp_matrix.run import Progress, RunConfig, run_matrix
 from mcp_matrix.sharing import SHARE_MODES, Work
 from mcp_matrix.snapshot import Snapshot, load_snapshot, take_snapshot
-from mcp_matrix.targets import Target
+from mcp_matrix.targets import KINDS, Target, TargetOptions
 from mcp_matrix.verdicts import RELEASE_FAILING
 from mcp_matrix.wire.session import Timeouts
 
@@ -132,21 +132,35 @@ def target(
     headers: Mapping[str, str] | None = None,
     cwd: str | None = None,
     name: str = "",
+    **other_kinds: str | None,
 ) -> Target:
-    """What to connect to: one of ``stdio``, ``http``, ``sse`` or a bundled ``server`` (default ``memory``)."""
-    given = [
-        k for k, v in (("stdio", stdio), ("http", http), ("sse", sse), ("server", server)) if v
-    ]
+    """What to connect to: one of ``stdio``, ``http``, ``sse`` or a bundled ``server`` (default
+    ``memory``), or any other kind of ``mcp_matrix.targets.KINDS`` by its name (``target_of``)."""
+    values = {"stdio": stdio, "http": http, "sse": sse, "server": server, **other_kinds}
+    return target_of(values, env=env, headers=headers, cwd=cwd, name=name)
+
+
+def target_of(
+    values: Mapping[str, str | Sequence[str] | None],
+    *,
+    env: Mapping[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    name: str = "",
+) -> Target:
+    """The target of the one kind given a value in ``values`` (kind name -> value; none: the
+    bundled ``memory`` server), parsed and checked by its kind as the CLI does."""
+    unknown = sorted(set(values) - set(KINDS))
+    if unknown:
+        raise InputError(
+            f"no target kind {unknown[0]!r}; expected one of: {', '.join(KINDS)}", where="target"
+        )
+    given = [k for k in KINDS if values.get(k)]
     if len(given) > 1:
         raise InputError(f"give one target, not {' and '.join(given)}", where="target")
-    env, headers = dict(env or {}), dict(headers or {})
-    if stdio:
-        return Target.stdio(stdio, env=env, cwd=cwd, name=name)
-    if http:
-        return Target.http(http, headers=headers, name=name)
-    if sse:
-        return Target.sse(sse, headers=headers, name=name)
-    return Target.bundled(server or "memory", env=env, name=name)
+    options = TargetOptions(headers=dict(headers or {}), env=dict(env or {}), cwd=cwd, name=name)
+    kind = given[0] if given else "server"
+    return KINDS[kind].build(values.get(kind) or "memory", options)
 
 
 def profiles(names: Sequence[str] = (), extra_dirs: Sequence[str | Path] = ()) -> list[Profile]:
@@ -293,4 +307,5 @@ __all__ = [
     "run",
     "snapshot",
     "target",
+    "target_of",
 ]

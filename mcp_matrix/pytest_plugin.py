@@ -37,14 +37,13 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from mcp_matrix.targets import KINDS
+
     g = parser.getgroup("mcp-matrix", "MCP client compatibility matrix")
-    g.addoption("--mcp-stdio", metavar="CMD", help="run the matrix against this stdio server")
-    g.addoption(
-        "--mcp-http", metavar="URL", help="run the matrix against this Streamable HTTP server"
-    )
-    g.addoption(
-        "--mcp-server", metavar="NAME", help="run the matrix against a bundled reference server"
-    )
+    for kind in KINDS.values():  # --mcp-stdio, --mcp-http, --mcp-sse, --mcp-server
+        g.addoption(
+            kind.plugin_option, metavar=kind.metavar, help=f"run the matrix against {kind.what}"
+        )
     g.addoption(
         "--mcp-client", action="append", default=[], metavar="NAME", help="only these profiles"
     )
@@ -92,6 +91,7 @@ class MatrixRunner:
         *,
         stdio: str | None = None,
         http: str | None = None,
+        sse: str | None = None,
         server: str | None = None,
         clients: list[str] | None = None,
         cases: str | Path | None = None,
@@ -102,11 +102,16 @@ class MatrixRunner:
         headers: dict | None = None,
         timeouts: Any = None,
         timeout_run: float | None = None,
+        **other_kinds: str | None,
     ) -> Any:
-        """A ``mcp_matrix.api.RunOutcome``: ``.verdict(tool, client, case)``, ``.cell(...)``, ``.cells``."""
+        """A ``mcp_matrix.api.RunOutcome``: ``.verdict(tool, client, case)``, ``.cell(...)``, ``.cells``.
+
+        The target: ``stdio``, ``http``, ``sse``, ``server`` or another kind of
+        ``mcp_matrix.targets.KINDS`` by its name (``mcp_matrix.api.target``)."""
         from mcp_matrix import api
 
-        target = api.target(stdio=stdio, http=http, server=server, headers=headers)
+        values = {"stdio": stdio, "http": http, "sse": sse, "server": server, **other_kinds}
+        target = api.target_of(values, headers=headers)
         return api.run(
             target,
             profiles=api.profiles(clients or []),
@@ -177,14 +182,12 @@ class _Plan:
     def __init__(self, config: pytest.Config) -> None:
         from mcp_matrix import api
         from mcp_matrix.checklist import check_policy_clients, load_policy
-        from mcp_matrix.targets import parse_pairs
+        from mcp_matrix.targets import KINDS, parse_pairs
 
         opt = config.getoption
         self.config = config
-        self.target = api.target(
-            stdio=opt("--mcp-stdio"),
-            http=opt("--mcp-http"),
-            server=opt("--mcp-server"),
+        self.target = api.target_of(
+            {name: opt(kind.plugin_option) for name, kind in KINDS.items()},
             headers=parse_pairs(opt("--mcp-header"), ":", "--mcp-header"),
         )
         self.env = parse_pairs(opt("--mcp-env"), "=", "--mcp-env")
@@ -335,8 +338,9 @@ _ASKED = pytest.StashKey[list]()  # the matrix node ids given on the command lin
 
 
 def _has_target(config: pytest.Config) -> bool:
-    opt = config.getoption
-    return bool(opt("--mcp-stdio") or opt("--mcp-http") or opt("--mcp-server"))
+    from mcp_matrix.targets import KINDS
+
+    return any(config.getoption(kind.plugin_option) for kind in KINDS.values())
 
 
 def pytest_configure(config: pytest.Config) -> None:

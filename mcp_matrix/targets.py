@@ -20,6 +20,7 @@ import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 from mcp_matrix.errors import InputError, did_you_mean
@@ -290,8 +291,9 @@ class TargetKind:
     name: str
     metavar: str
     help: str
+    what: str  # "this stdio server": the pytest plugin's help says "run the matrix against ..."
     side_help: str  # how a diff side names it
-    build: Callable[[str, TargetOptions], Target]
+    build: Callable[[Any, TargetOptions], Target]  # the value: a str (a stdio command: a list too)
     transport: Callable[[Target, float], Transport]
     describe: Callable[[Target, Sequence[str]], dict]
     line: Callable[[Mapping], str]
@@ -395,6 +397,7 @@ KINDS: dict[str, TargetKind] = {
     for k in (
         TargetKind(
             name="stdio",
+            what="this stdio server",
             metavar="CMD",
             help='spawn a stdio server, e.g. --stdio "npx my-server --flag"',
             side_help="stdio:CMD",
@@ -408,6 +411,7 @@ KINDS: dict[str, TargetKind] = {
         ),
         TargetKind(
             name="http",
+            what="this Streamable HTTP server",
             metavar="URL",
             help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp",
             side_help="an http(s):// URL (Streamable HTTP)",
@@ -420,6 +424,7 @@ KINDS: dict[str, TargetKind] = {
         ),
         TargetKind(
             name="sse",
+            what="this legacy HTTP+SSE server",
             metavar="URL",
             help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse",
             side_help="sse:URL (legacy HTTP+SSE)",
@@ -430,6 +435,7 @@ KINDS: dict[str, TargetKind] = {
         ),
         TargetKind(
             name="server",
+            what="a bundled reference server",
             metavar="NAME",
             help='a bundled reference server, e.g. memory or "memory --schema anyof"',
             side_help="server:NAME [ARGS] (bundled)",
@@ -446,11 +452,6 @@ KINDS: dict[str, TargetKind] = {
         ),
     )
 }
-
-
-def target_of_kind(kind: str, value: str, options: TargetOptions) -> Target:
-    """The target ``--KIND VALUE`` names, checked (an InputError names the option)."""
-    return KINDS[kind].build(value, options)
 
 
 def describe_line(described: object) -> str:

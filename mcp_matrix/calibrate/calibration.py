@@ -58,7 +58,14 @@ def probe_sets(
 
 
 def check_transport(recipe: harness.Recipe, transport: str, target: Target | None) -> None:
-    """A recipe that configures a stdio server only cannot be given an HTTP one."""
+    """A recipe that configures a stdio server only cannot be given an HTTP one; no recipe
+    configures a legacy HTTP+SSE server (a client is given a command or a Streamable HTTP URL)."""
+    if target is not None and target.kind not in ("stdio", "http", "server"):
+        raise InputError(
+            f"calibrate points a client at a stdio command or a Streamable HTTP URL; "
+            f"a target of kind {target.kind!r} cannot be calibrated against",
+            where=f"--{target.kind}",
+        )
     uses_url = any(
         "{server_url}" in t for t in (*recipe.files.values(), *recipe.env.values(), *recipe.run)
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from mcp_matrix.commands.outputs import json_stdout, protect
 from mcp_matrix.errors import InputError
-from mcp_matrix.targets import Target, parse_pairs
+from mcp_matrix.targets import BUNDLED_TRANSPORTS, KINDS, Target, TargetOptions, parse_pairs
 from mcp_matrix.text import redact_value
 from mcp_matrix.wire.session import Timeouts
 
@@ -31,22 +31,8 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
             metavar="SNAPSHOT",
             help="a snapshot JSON file instead of a live target",
         )
-    g.add_argument(
-        "--stdio", metavar="CMD", help='spawn a stdio server, e.g. --stdio "npx my-server --flag"'
-    )
-    g.add_argument(
-        "--http", metavar="URL", help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp"
-    )
-    g.add_argument(
-        "--sse",
-        metavar="URL",
-        help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse",
-    )
-    g.add_argument(
-        "--server",
-        metavar="NAME",
-        help='a bundled reference server, e.g. memory or "memory --schema anyof"',
-    )
+    for kind in KINDS.values():
+        g.add_argument(kind.option, metavar=kind.metavar, help=kind.help)
     o = parser.add_argument_group("target options")
     o.add_argument(
         "--header",
@@ -70,7 +56,7 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
     )
     o.add_argument(
         "--server-transport",
-        choices=("stdio", "http", "sse"),
+        choices=BUNDLED_TRANSPORTS,
         default="stdio",
         help="how to run a bundled server (default stdio; sse: legacy HTTP+SSE)",
     )
@@ -137,38 +123,41 @@ def timeouts_from(args: argparse.Namespace) -> Timeouts:
     )
 
 
+def target_options(args: argparse.Namespace) -> TargetOptions:
+    """What ``--header``, ``--env``, ``--cwd``, ``--inherit-env``, ``--name`` and
+    ``--server-transport`` say (each kind of target takes those that apply to it)."""
+    return TargetOptions(
+        headers=parse_pairs(args.header, ":", "--header"),
+        env=parse_pairs(args.env, "=", "--env"),
+        cwd=args.cwd,
+        inherit_env=args.inherit_env,
+        name=args.name,
+        server_transport=args.server_transport,
+    )
+
+
+def given_kinds(args: argparse.Namespace) -> list[str]:
+    """The target kinds whose option was given (``--stdio``, ``--http``, ...)."""
+    return [k for k in KINDS if getattr(args, k, None) is not None]
+
+
 def target_from(args: argparse.Namespace, default_server: str | None = None) -> Target | None:
     """The live target the options name, or None (e.g. a snapshot file was given)."""
-    chosen = [
-        x for x in (args.stdio, args.http, getattr(args, "sse", None), args.server) if x is not None
-    ]
-    if len(chosen) > 1:
-        raise InputError("give only one of --stdio, --http, --sse, --server", where="target")
-    headers = parse_pairs(args.header, ":", "--header")
-    env = parse_pairs(args.env, "=", "--env")
-    target = _target(args, headers, env, default_server)
+    given = given_kinds(args)
+    if len(given) > 1:
+        named = ", ".join(kind.option for kind in KINDS.values())
+        raise InputError(f"give only one of {named}", where="target")
+    if given == ["server"] and not args.server.strip():
+        raise InputError("--server needs a name (it was empty)", where="--server")
+    options = target_options(args)
+    target = None
+    if given:  # --stdio "" is an error, never the demo server
+        target = KINDS[given[0]].build(getattr(args, given[0]), options)
+    elif default_server and not getattr(args, "source", None):
+        target = KINDS["server"].build(default_server, options)
     if target is not None:  # one scrubber for every command's output
         protect(target.secrets(), json_stdout=json_stdout(args))
     return target
-
-
-def _target(
-    args: argparse.Namespace, headers: dict, env: dict, default_server: str | None
-) -> Target | None:
-    if args.stdio is not None:  # --stdio "" is an error, never the demo server
-        return Target.stdio(
-            args.stdio, env=env, cwd=args.cwd, inherit_env=args.inherit_env, name=args.name
-        )
-    if args.http is not None:
-        return Target.http(args.http, headers=headers, name=args.name)
-    if getattr(args, "sse", None) is not None:
-        return Target.sse(args.sse, headers=headers, name=args.name)
-    if args.server is not None and not args.server.strip():
-        raise InputError("--server needs a name (it was empty)", where="--server")
-    server = args.server or (None if getattr(args, "source", None) else default_server)
-    if server:
-        return Target.bundled(server, transport=args.server_transport, env=env, name=args.name)
-    return None
 
 
 def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -> Snapshot:
@@ -177,17 +166,16 @@ def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -
 
     source = getattr(args, "source", None)
     if source:
-        if any(
-            x is not None for x in (args.stdio, args.http, getattr(args, "sse", None), args.server)
-        ):
+        if given_kinds(args):
             raise InputError("give a snapshot file or a live target, not both", where=source)
         if not Path(source).exists():
             raise InputError("no such snapshot file", where=source)
         return load_snapshot(source)
     target = target_from(args, default_server)
     if target is None:
+        kinds = [f"{k.option} {k.metavar}" for k in KINDS.values()]
         raise InputError(
-            "no target: give a SNAPSHOT file, --stdio CMD, --http URL, --sse URL or --server NAME",
+            f"no target: give a SNAPSHOT file, {', '.join(kinds[:-1])} or {kinds[-1]}",
             where="target",
         )
     doc = take_snapshot(target, timeouts=timeouts_from(args))
@@ -200,5 +188,6 @@ __all__ = [
     "profiles_from",
     "snapshot_from",
     "target_from",
+    "target_options",
     "timeouts_from",
 ]

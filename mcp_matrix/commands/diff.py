@@ -1,7 +1,8 @@
 """``mcp-matrix diff OLD NEW``: what a release changes for every client and every frozen caller.
 
-Each side is a snapshot file, or a live target written as ``server:NAME ARGS`` (a bundled
-reference server), ``stdio:CMD`` or an ``http://`` / ``https://`` URL. Output: the terminal
+Each side is a snapshot file, or a live target written as its kind's side syntax
+(``mcp_matrix.targets.KINDS``): ``stdio:CMD``, an ``http://`` / ``https://`` URL (Streamable
+HTTP), ``sse:URL`` (legacy HTTP+SSE) or ``server:NAME ARGS`` (a bundled reference server). Output: the terminal
 (default), ``--format md`` or ``--format json`` (``format: mcp-matrix.diff``, docs/evolution.md).
 
 Exit codes: 0 nothing at or above ``--fail-on``; 1 changes at or above it; 2 an input error
@@ -11,21 +12,25 @@ Exit codes: 0 nothing at or above ``--fail-on``; 1 changes at or above it; 2 an 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
-from mcp_matrix.commands.common import add_profile_options, profiles_from, seconds
+from mcp_matrix.commands.common import (
+    add_profile_options,
+    profiles_from,
+    seconds,
+    target_options,
+)
 from mcp_matrix.commands.outputs import protect
 from mcp_matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
 from mcp_matrix.evolution import FAIL_ON, diff_snapshots
 from mcp_matrix.report.diff_text import FORMATS, write
 from mcp_matrix.snapshot import Snapshot, load_snapshot, take_snapshot
-from mcp_matrix.targets import Target, parse_pairs
+from mcp_matrix.targets import BUNDLED_TRANSPORTS, KINDS, Target
 from mcp_matrix.text import redact_value
 from mcp_matrix.wire.session import Timeouts
 
-SIDE_HELP = "a snapshot .json file, server:NAME [ARGS] (bundled), stdio:CMD, or an http(s):// URL"
+SIDE_HELP = "a snapshot .json file, " + ", ".join(k.side_help for k in KINDS.values())
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,9 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     o.add_argument(
         "--server-transport",
-        choices=("stdio", "http"),
+        choices=BUNDLED_TRANSPORTS,
         default="stdio",
-        help="how to run bundled server: sides (default stdio)",
+        help="how to run bundled server: sides (default stdio; sse: legacy HTTP+SSE)",
     )
     d = Timeouts()
     o.add_argument(
@@ -133,21 +138,11 @@ def target_of(arg: str, args: argparse.Namespace) -> Target | None:
 
 
 def _target_of(arg: str, args: argparse.Namespace) -> Target | None:
-    env = parse_pairs(args.env, "=", "--env")
-    if arg.startswith("server:"):
-        return Target.bundled(
-            arg[len("server:") :].strip(), transport=args.server_transport, env=env, name=args.name
-        )
-    if arg.startswith("stdio:"):
-        return Target.stdio(
-            arg[len("stdio:") :].strip(),
-            env=env,
-            cwd=args.cwd,
-            inherit_env=args.inherit_env,
-            name=args.name,
-        )
-    if re.match(r"^https?://", arg):
-        return Target.http(arg, headers=parse_pairs(args.header, ":", "--header"), name=args.name)
+    options = target_options(args)
+    for kind in KINDS.values():
+        value = kind.side_value(arg)
+        if value is not None:
+            return kind.build(value, options)
     return None
 
 
