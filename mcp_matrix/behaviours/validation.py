@@ -288,8 +288,22 @@ def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] |
     return check
 
 
+_FAST: dict[str, Callable[[Any], Any] | None] = {}
+
+
 def _fast_compile(schema: Any) -> Callable[[Any], Any] | None:
-    """fastjsonschema's draft-07 function for ``schema``, or None when it does not compile."""
+    """fastjsonschema's draft-07 function for ``schema``, or None when it does not compile.
+
+    Compiled once per distinct content: a 2020-12 schema's screen and a draft-07 check of the
+    same schema (the server's side and a client validating against the server's schema) are
+    one function, and compiling is most of a replay's fixed cost."""
+    key = fingerprint(schema)
+    if key not in _FAST:
+        _FAST[key] = _fast_compile_new(schema)
+    return _FAST[key]
+
+
+def _fast_compile_new(schema: Any) -> Callable[[Any], Any] | None:
     try:
         return fastjsonschema.compile(
             {k: v for k, v in schema.items() if k != "$schema"}

@@ -4,7 +4,7 @@ Each frozen call (mcp_matrix.evolution.calls_file) goes through the same steps a
 matrix: discovery of the live snapshot, the tool list the client holds (the baseline's for a
 caching profile, when a baseline is given), ``plan_call``, the live server through one session
 per profile presenting that profile's identity, and ``classify`` with an expected success.
-Then, by population of frozen callers (docs/design.md#rename-additively):
+Then, by population of frozen callers (seed "Renaming a tool parameter"):
 
 - every population: the outcome of each call, as counts of ``delivered`` (intact or tolerated),
   ``loud`` (refused with an error a model can read), ``silent`` (success reported for a mutated
@@ -39,6 +39,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.registry import freeze
+from mcp_matrix.behaviours.rewrite import fingerprint
 from mcp_matrix.classify import Answer, Verdict
 from mcp_matrix.connection import Connection  # a session that reopens after a failure
 from mcp_matrix.deliver import (
@@ -72,9 +74,10 @@ from mcp_matrix.evolution.replay_report import (
 )
 from mcp_matrix.model import CallContext, ClientView
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.simulate.calls import Variant
+from mcp_matrix.simulate.calls import Variant, evidence_for
 from mcp_matrix.snapshot import Snapshot, take_snapshot
 from mcp_matrix.targets import Target
+from mcp_matrix.verdicts import SHOWN
 from mcp_matrix.wire.session import Timeouts
 
 DETERMINISTIC_RPC_CODES = (
@@ -266,6 +269,15 @@ def replay(config: ReplayConfig) -> ReplayReport:
                 where="--read-after",
             )
     stop = threading.Event()
+    if offline:
+        done: list[Tally] = []
+        try:
+            _play_offline(config, helds, stop, done)
+        except KeyboardInterrupt:
+            stop.set()
+            report.interrupted = True
+        report.tallies = done
+        return report
     # file order, then profile order
     units = [(f, i) for f in config.files for i in range(len(config.profiles))]
     jobs = max(1, config.jobs)
@@ -316,13 +328,56 @@ def _replay_file(
     return tally
 
 
+def _play_offline(
+    config: ReplayConfig, helds: list[Held], stop: threading.Event, done: list[Tally]
+) -> None:
+    """Offline, every file is read once and each call goes through every profile in turn.
+
+    The work is CPU alone (no server to wait for), so there is nothing for threads to overlap;
+    profiles that cannot tell a call apart share its outcome (``_Outcomes``). Tallies go to
+    ``done`` file by file, in file order then profile order (an interrupted replay keeps the
+    files it finished)."""
+    outcomes = _Outcomes()
+    server = schema_server(helds[0].live_raw) if helds else None
+    for source in config.files:
+        tallies = [
+            Tally(h.profile.name, source.name, source.population, config.examples) for h in helds
+        ]
+        calls = _reading(config, source, stop, weight=len(helds))
+        if source.population != "transcript":
+            segments = [_Segment(config, h, t, outcomes, server) for h, t in zip(helds, tallies)]
+            for call in calls:
+                for segment in segments:
+                    segment._call(call, segment.tally)
+        else:
+            for group in _transcripts(calls, _Notes(tallies)):
+                for held, tally in zip(helds, tallies):
+                    part = Tally(held.profile.name, source.name, source.population, config.examples)
+                    _Segment(config, held, part, outcomes, server).play(group)
+                    tally.merge(part)
+        if stop.is_set():
+            return
+        done.extend(tallies)
+
+
+class _Notes:
+    """One note to every profile's tally of a file (a file read once for all of them)."""
+
+    def __init__(self, tallies: list[Tally]) -> None:
+        self.tallies = tallies
+
+    def note(self, text: str) -> None:
+        for tally in self.tallies:
+            tally.note(text)
+
+
 def _reading(
-    config: ReplayConfig, source: CallsFile, stop: threading.Event
+    config: ReplayConfig, source: CallsFile, stop: threading.Event, weight: int = 1
 ) -> Iterator[RecordedCall]:
     last = 0
     for call, done in iter_calls(source):
         if config.on_progress:
-            config.on_progress(done - last)
+            config.on_progress((done - last) * weight)
         last = done
         if stop.is_set():
             return
@@ -330,7 +385,9 @@ def _reading(
             yield call
 
 
-def _transcripts(calls: Iterable[RecordedCall], tally: Tally) -> Iterator[list[RecordedCall]]:
+def _transcripts(
+    calls: Iterable[RecordedCall], tally: Tally | _Notes
+) -> Iterator[list[RecordedCall]]:
     """Contiguous runs of one transcript's calls (each replayed against a fresh session)."""
     group: list[RecordedCall] = []
     seen: set[str] = set()
@@ -360,7 +417,14 @@ def _play_group(
 class _Segment:
     """Calls replayed in one session (a fresh process for a stdio server): a live or retry file, or one transcript."""
 
-    def __init__(self, config: ReplayConfig, held: Held, tally: Tally) -> None:
+    def __init__(
+        self,
+        config: ReplayConfig,
+        held: Held,
+        tally: Tally,
+        shared: _Outcomes | None = None,
+        server: SchemaServer | None = None,
+    ) -> None:
         self.config = config
         self.held = held
         self.profile = held.profile
@@ -377,9 +441,15 @@ class _Segment:
                 repeat_safe=lambda call: _read_only(held.live_raw.get(call.tool)),
             )
             if self.conn is not None
+            else server
+            if server is not None and server.tools is held.live_raw
             else schema_server(held.live_raw)
         )
         self._offline: dict[tuple[str, str], tuple[Verdict, Answer | None, Prepared]] = {}
+        self.shared = shared if self.conn is None else None
+        self._kinds: dict[
+            str, tuple
+        ] = {}  # tool -> what this profile's outcome of a call depends on
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -420,6 +490,8 @@ class _Segment:
     ) -> tuple[Verdict, Answer | None, Prepared]:
         """Prepare, send (to the live server, or offline to the modelled one) and classify one call."""
         target = call if arguments is None else replace(call, arguments=arguments)
+        if self.shared is not None:
+            return self._shared(target)
         key = _memo_key(target) if self.conn is None else None
         if key is not None and key in self._offline:
             return self._offline[key]
@@ -438,6 +510,60 @@ class _Segment:
             if len(self._offline) >= OFFLINE_MEMO:
                 self._offline.clear()
             self._offline[key] = done
+        return done
+
+    def _compute(self, call: RecordedCall) -> tuple[Verdict, Answer | None, Prepared]:
+        """One call through this profile and the modelled server (offline), not remembered."""
+        prepared = prepare_and_classify(self.profile, self.held, call)
+        if prepared.verdict is not None:
+            return prepared.verdict, None, prepared
+        intended = Intended(call.tool, call.arguments, id=call.id)
+        verdict, answer = decide(
+            self.profile, self.held, prepared.context, intended, prepared.primary, self.server
+        )
+        return verdict, answer, prepared
+
+    def _kind(self, tool: str) -> tuple:
+        """What this profile's offline outcome of a call of ``tool`` depends on besides the arguments.
+
+        A tool the client does not show: this profile and tool alone (the arguments do not
+        matter). Otherwise the call behaviours with their parameters, and what they may read
+        (``CallContext``: the held schema and tool, whether the list is stale) when there are
+        any; ``decide`` reads the modelled server's tools and the cache note. Two profiles of
+        one kind plan and send the call alike, so its outcome differs only in evidence."""
+        kind = self._kinds.get(tool)
+        if kind is None:
+            held = self.held
+            view = held.tools.get(tool)
+            if view is None or view.verdict not in SHOWN:
+                kind = ("hidden", id(self))
+            else:
+                uses = tuple(
+                    (u.name, u.id, u.frequency, freeze(u.params)) for u in self.profile.call
+                )
+                reads = (fingerprint(view.model_schema), id(held.raw.get(tool))) if uses else ()
+                kind = (uses, reads, held.stale, held.note is not None, id(held.live_raw))
+            self._kinds[tool] = kind
+        return kind
+
+    def _shared(self, call: RecordedCall) -> tuple[Verdict, Answer | None, Prepared]:
+        """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``)."""
+        kind = self._kind(call.tool)
+        key = (kind, call.tool) if kind[0] == "hidden" else self.shared.key(kind, call)
+        if key is None:
+            return self._compute(call)
+        hit = self.shared.memo.get(key)
+        if hit is None:
+            done = self._compute(call)
+            self.shared.remember(key, (self.profile, done))
+            return done
+        owner, done = hit
+        verdict = done[0]
+        if (
+            owner is not self.profile and verdict.behaviours
+        ):  # the same words, this profile's evidence
+            verdict = replace(verdict, evidence=evidence_for(self.profile, verdict.behaviours))
+            return verdict, done[1], done[2]
         return done
 
     def _call(self, call: RecordedCall, tally: Tally) -> None:
@@ -660,6 +786,33 @@ def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: An
 OFFLINE_MEMO = (
     4096  # distinct calls whose offline outcome a segment remembers (retry queues repeat)
 )
+
+
+class _Outcomes:
+    """Offline outcomes shared across profiles: a pure function of (kind, tool, arguments).
+
+    Each call's arguments are put into words once (for the first profile that asks), not once
+    per profile; the last ``OFFLINE_SHARED`` outcomes are kept (a replay reads each call once
+    for all profiles, and retry queues repeat their calls)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple, tuple[Profile, tuple[Verdict, Answer | None, Prepared]]] = {}
+        self._last: tuple[RecordedCall | None, tuple[str, str] | None] = (None, None)
+
+    def key(self, kind: tuple, call: RecordedCall) -> tuple | None:
+        last, words = self._last
+        if last is not call:
+            words = _memo_key(call)
+            self._last = (call, words)
+        return None if words is None else (kind, words)
+
+    def remember(self, key: tuple, value: tuple) -> None:
+        if len(self.memo) >= OFFLINE_SHARED:
+            self.memo.clear()
+        self.memo[key] = value
+
+
+OFFLINE_SHARED = 16384  # outcomes kept across profiles (kinds x distinct calls)
 
 
 def _memo_key(call: RecordedCall) -> tuple[str, str] | None:

@@ -1,0 +1,93 @@
+"""Offline ``replay`` does each piece of work once: the calls file is read once for every profile,
+a call is judged once for the profiles that cannot tell it apart, and a schema is compiled once
+whatever dialect asks for it. Counted, never timed; and the shared outcomes are the very ones each
+profile gets when it is replayed alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matrix_servers.billing
+from matrix_servers.billing.schemas import tool_definitions
+
+import mcp_matrix.evolution.replay as replay_module
+from mcp_matrix.behaviours import validation
+from mcp_matrix.evolution.calls_file import calls_file
+from mcp_matrix.evolution.replay import ReplayConfig, replay
+from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.snapshot import Snapshot
+
+CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
+
+
+def v3() -> Snapshot:
+    tools = [{"page": 0, "tool": t} for t in tool_definitions("3")]
+    return Snapshot({"tools": tools}, source="billing v3 definitions")
+
+
+def runnable():
+    return [p for p in load_profiles().values() if not p.abstract]
+
+
+def offline(profiles, *names: str) -> dict:
+    files = [calls_file(CORPORA / n) for n in names]
+    return replay(ReplayConfig(files=files, profiles=profiles, snapshot=v3())).to_json([])
+
+
+def test_the_calls_file_is_read_once_for_every_profile(monkeypatch):
+    opened = []
+    real = replay_module.iter_calls
+
+    def counting(source):
+        opened.append(source.name)
+        return real(source)
+
+    monkeypatch.setattr(replay_module, "iter_calls", counting)
+    profiles = runnable()[:5]
+    doc = offline(profiles, "retry.jsonl", "transcript.jsonl")
+    assert len(doc["results"]) == 2 * len(profiles)
+    assert len(opened) == 2  # once a file, not once a (file, profile)
+
+
+def test_a_call_is_judged_once_for_the_profiles_without_call_behaviours(monkeypatch):
+    plain = [p for p in runnable() if not p.call][:4]
+    assert len(plain) == 4
+    decided = []
+    real = replay_module.decide
+
+    def counting(profile, *rest, **kw):
+        decided.append(profile.name)
+        return real(profile, *rest, **kw)
+
+    monkeypatch.setattr(replay_module, "decide", counting)
+    doc = offline(plain, "retry.jsonl")
+    calls = doc["results"][0]["calls"]
+    assert calls > 0
+    assert len(decided) <= calls  # one profile decides; the other three take its outcome
+    assert set(decided) == {plain[0].name}
+
+
+def test_profiles_replayed_together_get_what_each_gets_alone():
+    """Shared outcomes change nothing: every profile's counts, examples and notes are the same
+    as in a replay of that profile alone (where nothing can be shared)."""
+    profiles = runnable()
+    files = ("retry.jsonl", "transcript.jsonl", "live.jsonl")
+    together = offline(profiles, *files)["results"]
+    for p in profiles:
+        alone = offline([p], *files)["results"]
+        assert [r for r in together if r["profile"] == p.name] == alone, p.name
+
+
+def test_a_schema_is_compiled_once_for_every_dialect_that_checks_it(monkeypatch):
+    compiled = []
+    real = validation._fast_compile_new
+
+    def counting(schema):
+        compiled.append(schema)
+        return real(schema)
+
+    monkeypatch.setattr(validation, "_fast_compile_new", counting)
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 7919}}}
+    validation.validate(schema, {"n": 7920}, "2020-12")  # the server's side: the draft-07 screen
+    validation.validate(dict(schema), {"n": 7920}, "draft-07")  # a client, the same content
+    assert len(compiled) == 1
