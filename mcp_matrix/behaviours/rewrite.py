@@ -265,6 +265,7 @@ def schema_rewrite(
 
         apply.__doc__ = fn.__doc__
         apply.__name__ = fn.__name__
+        apply.__module__ = fn.__module__  # the module whose codes it emits (behaviours/codes.py)
         behaviour(name, "discovery", params, required)(apply)
         return SchemaRewrite(apply, fn, skip)
 
