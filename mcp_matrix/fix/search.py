@@ -177,13 +177,12 @@ def _losses_of(
                 continue
             if cause.keywords and loss.pointer.rsplit("/", 1)[-1] not in cause.keywords:
                 continue
-            if (
-                not cause.keywords
-                and loss.message.split(": ", 1)[-1] not in cause.summary
-                and cause.summary not in loss.message
-            ):
+            owner = loss.culprit or tool
+            # A cause without keywords is one tool's (or the list's): the triage merges the
+            # clients' different wordings of it, so it is matched by its tools, not its words.
+            if not cause.keywords and cause.tools and owner not in cause.tools:
                 continue
-            item = (loss.culprit or tool, loss.code, loss.pointer, loss.message)
+            item = (owner, loss.code, loss.pointer, loss.message)
             if item not in out:
                 out.append(item)
     return out

@@ -105,6 +105,14 @@ def test_a_loss_no_schema_change_removes_is_explained_with_what_was_tried(memory
     assert [s["tool"] for s in google["still_lost"]] == ["checkpoint_save"]
 
 
+def test_require_names_the_clients_that_must_lose_nothing(memory_anyof):
+    snap = memory_anyof[0]
+    r = run_cli("fix", str(snap), "--require", "zed", "-f", "json", timeout=600)
+    report = json.loads(r.stdout)
+    assert report["required"] == ["zed"]
+    assert r.returncode == 0  # langchain-google's loss is left, but it is not required here
+
+
 def test_a_server_whose_every_loss_has_a_fix_exits_0_and_loses_nothing_in_a_required_client(
     tmp_path,
 ):
