@@ -47,7 +47,7 @@ def _escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
-def safe(text: Any, fold: bool = False) -> str:
+def safe(text: object, fold: bool = False) -> str:
     """``text`` as a string a terminal shows but never obeys.
 
     Non-printable characters (C0/C1 controls incl. ESC and BEL, DEL, bidi overrides and other
@@ -63,7 +63,7 @@ def safe(text: Any, fold: bool = False) -> str:
     return "".join(ch if ch.isprintable() or ch == " " else _escape_char(ch) for ch in s)
 
 
-def markup(text: Any, fold: bool = False) -> str:
+def markup(text: object, fold: bool = False) -> str:
     """``safe(text)`` escaped for rich markup, to splice into a markup string."""
     from rich.markup import escape  # here: a process that never prints through rich skips it
 
