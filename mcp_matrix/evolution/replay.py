@@ -10,7 +10,7 @@ Then, by population of frozen callers (seed "Renaming a tool parameter"):
   ``loud`` (refused with an error a model can read), ``silent`` (success reported for a mutated
   call), ``unreachable`` (the client does not show the tool) and ``broken`` (no usable answer);
 - ``retry``: a call that fails is sent again ``retries`` times when repeating it is safe
-  (``readOnlyHint`` or ``idempotentHint``: the same arguments again change nothing more);
+  (read-only or ``idempotentHint``, ``mcp_matrix.tools.retry_safe``: the same arguments again change nothing more);
   otherwise "fails on every attempt" is decided from the first failure when that failure is
   deterministic (the client's own validation, an unreachable tool, a JSON-RPC invalid-params or
   unknown-method error, or wire arguments the server's own ``inputSchema`` rejects). A call that
@@ -77,6 +77,7 @@ from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import Variant, evidence_for
 from mcp_matrix.snapshot import Snapshot, take_snapshot
 from mcp_matrix.targets import Target
+from mcp_matrix.tools import read_only, retry_safe, tools_by_name
 from mcp_matrix.verdicts import SHOWN
 from mcp_matrix.wire.session import Timeouts
 
@@ -239,8 +240,8 @@ def replay(config: ReplayConfig) -> ReplayReport:
     )
     if snap.error:
         return report
-    live_tools = _by_name(t for _, t in snap.tools)
-    base_tools = _by_name(t for _, t in config.baseline.tools) if config.baseline else None
+    live_tools = tools_by_name(t for _, t in snap.tools)
+    base_tools = tools_by_name(t for _, t in config.baseline.tools) if config.baseline else None
     live_views = discover_all(snap, config.profiles)
     base_views = (
         discover_all(config.baseline, config.profiles, server=snap.server_name)
@@ -260,11 +261,12 @@ def replay(config: ReplayConfig) -> ReplayReport:
         for i, p in enumerate(config.profiles)
     ]
     for tool in config.read_after:
-        if not _read_only(live_tools.get(tool)):
+        if not read_only(live_tools.get(tool)):
             from mcp_matrix.errors import InputError
 
             raise InputError(
-                f"{tool!r} is not a read-only tool of this server (readOnlyHint: true); "
+                f"{tool!r} is not a read-only tool of this server (readOnlyHint: true and not "
+                "destructiveHint: true); "
                 "only a read may be called after a replay",
                 where="--read-after",
             )
@@ -438,7 +440,7 @@ class _Segment:
                 self.conn,
                 held.live_raw,
                 reference=self._reference,
-                repeat_safe=lambda call: _read_only(held.live_raw.get(call.tool)),
+                repeat_safe=lambda call: read_only(held.live_raw.get(call.tool)),
             )
             if self.conn is not None
             else server
@@ -453,7 +455,7 @@ class _Segment:
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
-        if self.conn is None or not _read_only(self.held.live_raw.get(call.tool)):
+        if self.conn is None or not read_only(self.held.live_raw.get(call.tool)):
             return None
         self.server.used = True
         return self.conn.call(
@@ -661,7 +663,7 @@ class _Segment:
             # the modelled server answers the same call the same way every time
             r["deterministic"] += 1
             return "fails on every attempt (offline: the modelled server refuses it each time)"
-        if _retry_safe(self.held.live_raw.get(call.tool)):
+        if retry_safe(self.held.live_raw.get(call.tool)):
             for _ in range(self.config.retries):
                 r["attempts"] += 1
                 again, _, _ = self._attempt(call)
@@ -716,7 +718,7 @@ class _Segment:
         if category != "loud":
             a["other"] += 1
             return category
-        if self.conn is None or not _retry_safe(self.held.live_raw.get(call.tool)):
+        if self.conn is None or not retry_safe(self.held.live_raw.get(call.tool)):
             a["unprobed"] += 1
             return "refused; not probed with the new name (the tool is not repeat-safe)"
         alias = self.config.alias
@@ -737,34 +739,6 @@ class _Segment:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-
-
-def _by_name(tools: Iterable[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for t in tools:
-        if isinstance(t, dict) and isinstance(t.get("name"), str):
-            out.setdefault(t["name"], t)
-    return out
-
-
-def _hints(tool: Any) -> Mapping[str, Any]:
-    ann = tool.get("annotations") if isinstance(tool, dict) else None
-    return ann if isinstance(ann, dict) else {}
-
-
-def _read_only(tool: Any) -> bool:
-    return _hints(tool).get("readOnlyHint") is True
-
-
-def _retry_safe(tool: Any) -> bool:
-    """Sending the same call again changes nothing more: read-only or idempotent.
-
-    Unlike ``cases.repeat_safe`` (which guards a *different*, intact call made beside a mutated
-    one), a retry repeats the *same* arguments, which is what ``idempotentHint`` promises is safe,
-    even for a destructive tool.
-    """
-    hints = _hints(tool)
-    return hints.get("readOnlyHint") is True or hints.get("idempotentHint") is True
 
 
 def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: Any) -> bool:

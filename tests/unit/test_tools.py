@@ -47,6 +47,7 @@ def test_a_tool_both_read_only_and_destructive_may_write_for_every_command():
     unless idempotent, the intact call is not repeated beside a mutated one, the advice is a
     write's, and replay --read-after and the shared sessions read the same function."""
     from mcp_matrix import sharing
+    from mcp_matrix.evolution import replay
 
     run, skipped = plan_cases([BOTH, READ], [], allow_writes=False)
     assert [c.tool for c in run] == ["search"]
@@ -68,6 +69,7 @@ def test_a_tool_both_read_only_and_destructive_may_write_for_every_command():
     assert "raw twin" in advice_for(silent, BOTH)
     assert "raw twin" not in advice_for(silent, READ)
     assert sharing.read_only is tools.read_only
+    assert replay.read_only is tools.read_only and replay.retry_safe is tools.retry_safe
 
 
 def test_only_mcp_matrix_tools_reads_the_read_only_hint():
