@@ -361,7 +361,7 @@ def correlate(
                 hit is None
                 or _same_content(hit, raws[server])
                 or not any(
-                    _same_content(hit, other) and match_tool([hit], other["name"]) is hit
+                    _same_content(hit, other) and _may_be_named(hit, other["name"])
                     for other in server_tools
                     if other is not raws[server] and isinstance(other.get("name"), str)
                 )
@@ -385,8 +385,27 @@ def _same_content(tool: ModelTool, raw: dict) -> bool:
     shown = tool.description if isinstance(tool.description, str) else ""
     # an empty description would fit every one of the client's own tools: not evidence
     return (
-        bool(wanted) and wanted in shown and keys(tool.parameters) == keys(raw.get("inputSchema"))
+        bool(wanted)
+        and wanted in shown
+        and _holds(keys(tool.parameters), keys(raw.get("inputSchema")))
     )
+
+
+def _may_be_named(tool: ModelTool, server_tool: str) -> bool:
+    """``tool`` could carry ``server_tool``'s name: ``match_tool``'s rules, or invalid characters
+    cleaned to ``-`` (Copilot CLI: ``clash.c`` -> ``probe-clash-c``)."""
+    if match_tool([tool], server_tool) is tool:
+        return True
+    dashed = re.sub(r"[^A-Za-z0-9_-]", "-", server_tool)
+    return re.search(r"(^|[_.:/-])" + re.escape(dashed) + "$", tool.call_name) is not None
+
+
+def _holds(shown: set | None, served: set | None) -> bool:
+    """The offered root properties hold the server's: equal, or more where the client adds its own
+    (Gemini CLI's wait_for_previous); a server tool with none matches only a tool with none."""
+    if shown is None or served is None:
+        return shown == served
+    return shown == served or (bool(served) and served <= shown)
 
 
 def _cut_from(name: str, server_tool: str, least: int = 24) -> bool:

@@ -444,6 +444,17 @@ COLLISIONS = (
     (LONG_PAIR[1], "long two", "long_two"),
 )
 
+CLASHES = (  # pairs other cleaners join: '.' and '-' (Copilot), space, ':' (Gemini keeps it), case
+    ("clash.c", "dot form of clash c", "dot_c"),
+    ("clash-c", "dash form of clash c", "dash_c"),
+    ("clash d", "space form of clash d", "space_d"),
+    ("clash_d", "underscore form of clash d", "under_d"),
+    ("clash:e", "colon form of clash e", "colon_e"),
+    ("clash_e", "underscore form of clash e", "under_e"),
+    ("Clash_F", "upper-case form of clash f", "upper_f"),
+    ("clash_f", "lower-case form of clash f", "lower_f"),
+)
+
 
 def _name_set(entries: tuple[tuple[str, str, str], ...]) -> tuple[tuple, tuple]:
     tools = (CONTROL,) + tuple(_named(n, m, k) for n, m, k in entries)
@@ -655,6 +666,11 @@ PROBE_SETS: dict[str, ProbeSet] = {
             "pairs that become one name once cleaned (. - _) or cut (the same first 69 characters)",
             *_name_set(COLLISIONS),
         ),
+        ProbeSet(
+            "name-clash",
+            "more pairs that become one name once cleaned: . and -, space and _, : and _, case",
+            *_name_set(CLASHES),
+        ),
         _hazard(
             "output-text",
             "a tool with an outputSchema answering text only (no structuredContent)",
@@ -687,7 +703,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "root-combinators": ("root-anyof",),
     "ts-sdk-gate": ("root-not-object", "output-schema"),
     "lenient-sdk-gate": ("root-not-object", "output-schema"),
-    "tool-name": ("long-name", "dotted-name", "core", "name-chars", "name-collision"),
+    "tool-name": ("long-name", "dotted-name", "core", "name-chars", "name-collision", "name-clash"),
     "server-name": ("core",),
     "ref-cycles": ("ref-cycle",),
     "resolve-refs": ("core", "ref-cycle"),

@@ -127,7 +127,7 @@ def test_a_text_only_answer_to_a_tool_with_an_output_schema_is_a_result_cell():
 
 
 def test_every_name_probe_has_its_own_description_marker_and_property():
-    for set_id in ("name-chars", "name-collision"):
+    for set_id in ("name-chars", "name-collision", "name-clash"):
         tools = probe.PROBE_SETS[set_id].tools
         assert len({t["description"] for t in tools}) == len(tools)
         assert len({tuple(t["inputSchema"]["properties"]) for t in tools}) == len(tools)
@@ -252,3 +252,29 @@ def test_require_present_counts_null_as_missing_only_where_the_client_does():
     assert refused({"a": 1, "b": None}, null_is_missing=False) is None
     assert refused({"a": 1}, null_is_missing=False) is not None
     assert refused({"a": 1, "b": 2}, null_is_missing=False) is None
+
+
+def test_look_alike_names_are_told_apart_by_content_in_copilot_and_gemini_forms():
+    """Copilot CLI cleans '.' to '-' (clash.c and clash-c both probe-clash-c) and Gemini CLI adds
+    wait_for_previous to every tool: the offered tool goes to the server tool whose content it
+    carries, not to the one whose name it spells (recorded: the fake model then sent the wrong
+    tool's arguments, and the tap saw them arrive at the right tool)."""
+    tools, _ = probe._name_set(probe.CLASHES)
+    raw = {t["name"]: t for t in tools}
+    dot = raw["clash.c"]
+    copilot = ModelTool(
+        "probe-clash-c", dot["description"], dot["inputSchema"], call_name="probe-clash-c"
+    )
+    assert correlate([copilot], tools) == {"clash.c": copilot}
+    under = raw["clash_d"]
+    schema = {
+        "type": "object",
+        "properties": {
+            **under["inputSchema"]["properties"],
+            "wait_for_previous": {"type": "boolean"},
+        },
+    }
+    gemini = ModelTool(
+        "mcp_probe_clash_d", under["description"], schema, call_name="mcp_probe_clash_d"
+    )
+    assert correlate([gemini], tools) == {"clash_d": gemini}
