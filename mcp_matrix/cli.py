@@ -42,6 +42,7 @@ import importlib
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from mcp_matrix import __version__, outfiles
 from mcp_matrix.commands import outputs, signals
@@ -70,7 +71,7 @@ COMMANDS = tuple(SUMMARIES)
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep our prefix
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep our prefix
         self.print_usage(sys.stderr)
         sys.stderr.write(f"mcp-matrix: error: {message}\n")
         raise SystemExit(EXIT_INPUT)

@@ -72,7 +72,7 @@ def print_summary(
     """The server, its protocol, tools and pages on one line (and where the file was
     ``written``), then anything that went wrong; unless ``brief``, a row per tool."""
     doc = snap.doc
-    info = doc.get("serverInfo") if isinstance(doc.get("serverInfo"), dict) else {}
+    info = given if isinstance(given := doc.get("serverInfo"), dict) else {}
     console.print(
         f"[bold]{markup(str(info.get('name', '?')))}[/] {markup(str(info.get('version', '')))}  "
         f"protocol {markup(str(doc.get('protocolVersion')))}  "
