@@ -14,10 +14,11 @@ import pytest
 from tests.conftest import run_cli
 
 # recipe -> the new sets it runs here: Codex renames (dash, hash on collision) and rewrites
-# schemas; Gemini CLI validates (formats, wait_for_previous) and fails a text-only result.
+# schemas; Gemini CLI validates (formats, wait_for_previous), fails a text-only result and keeps
+# the last of two tools that clean to one name.
 LIVE = {
     "codex": ("name-chars", "name-collision", "schema-details"),
-    "gemini-cli": ("validation", "output-text"),
+    "gemini-cli": ("validation", "output-text", "name-clash"),
 }
 
 
