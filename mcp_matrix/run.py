@@ -202,7 +202,7 @@ def _after_snapshot(
     )
     counts: dict[str, int] = {}
     if doc is None:
-        error: dict[str, Any] | None = {
+        error: dict[str, object] | None = {
             "kind": "interrupted",
             "message": "interrupted while connecting to the server",
             "detail": "",

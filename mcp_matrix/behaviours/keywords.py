@@ -267,7 +267,7 @@ def insert_properties(
             if when == "absent-or-null"
             else not props
         )
-        add: dict[str, Any] = {"properties": {}} if missing else {}
+        add: dict[str, object] = {"properties": {}} if missing else {}
         if "required" in also and "required" not in v:
             add["required"] = []
         if "type" in also and "type" not in v:

@@ -318,7 +318,7 @@ def as_json_schema(value: Any) -> Any:
         return [as_json_schema(v) for v in value]
     if not isinstance(value, dict):
         return value
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, v in value.items():
         if key == "type" and isinstance(v, str) and v in GEMINI_TYPES:
             out[key] = v.lower()
