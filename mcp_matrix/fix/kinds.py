@@ -18,7 +18,7 @@ from typing import Any
 from mcp_matrix.evolution.guidance import Context, advice
 from mcp_matrix.evolution.model import Change
 from mcp_matrix.fix.model import Edit, Rename, ServerItem
-from mcp_matrix.fix.patch import unescape
+from mcp_matrix.fix.patch import escape, unescape
 
 COMBINATORS = ("anyOf", "oneOf", "allOf")
 ROOT_CODES = frozenset(
@@ -102,9 +102,10 @@ def candidates(
     if nullable is not None and keyword in ("default", "anyOf", "oneOf", "type"):
         return [nullable]  # Optional[X]'s null branch and null default: one edit for both
     if code in KEYWORD_CODES and keyword in PROSE:
-        return [e for e in [describe_keyword(tool, pointer, keyword)] if e]
+        one, node = describe_keyword(tool, pointer, keyword), describe_node(tool, pointer)
+        return [e for e in [one, node if node and one and node.after != one.after else None] if e]
     if code in KEYWORD_CODES and keyword == "description":  # moved keywords appended to it
-        return [e for e in [describe_moved(tool, pointer)] if e]
+        return [e for e in [describe_node(tool, pointer, default=False)] if e]
     if code in KEYWORD_CODES and keyword == "type":
         return [e for e in [open_object(tool, pointer)] if e]
     return []
@@ -391,18 +392,20 @@ def _check(node: Mapping[str, Any], keyword: str, value: Any) -> dict:
     return check
 
 
-def describe_moved(tool: Mapping[str, Any], pointer: str) -> Edit | None:
-    """A description a client rewrote by appending the node's constraint keywords: those keywords
-    stated in the description by the server, and dropped."""
+def describe_node(tool: Mapping[str, Any], pointer: str, default: bool = True) -> Edit | None:
+    """Every keyword of the node at ``pointer``'s parent that a client may strip, stated in the
+    description and dropped, in one edit (a client that moves some of them into the description
+    itself, Copilot CLI, then has nothing to move); ``default`` False keeps the default."""
     path = _node_path(pointer)
     node = _node(tool, path)
     if not isinstance(node, Mapping):
         return None
-    moved = [k for k in PROSE if k in node and k != "default"]
+    keywords = [k for k in PROSE if k in node and (default or k != "default")]
     edit: Edit | None = None
     current: Mapping[str, Any] = tool
-    for keyword in moved:
-        step = describe_keyword(current, "/" + "/".join(path + [keyword]), keyword)
+    for keyword in keywords:
+        where = "/" + "/".join(escape(t) for t in path + [keyword])
+        step = describe_keyword(current, where, keyword)
         if step is None:
             continue
         current = step.after
@@ -413,9 +416,11 @@ def describe_moved(tool: Mapping[str, Any], pointer: str) -> Edit | None:
                 edit.kind,
                 edit.tool,
                 step.after,
-                edit.reason,
+                f"{', '.join(keywords)} at {_where(path)} moved into its description: some "
+                "clients strip them, so the model never saw them there",
                 items=edit.items + step.items,
-                cost=edit.cost,
+                cost=f"clients that kept {', '.join(keywords)} no longer check them before "
+                "sending; the handler does",
             )
         )
     return edit

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_matrix import verdicts
 from mcp_matrix.behaviours.validation import Violation
 from mcp_matrix.deliver import Held, Intended, SchemaServer, deliver, hold, listed_violations
 from mcp_matrix.discovery import discover_all
@@ -21,10 +22,12 @@ from mcp_matrix.evolution.examples import example, sample, validation_errors
 from mcp_matrix.materiality import MATERIAL
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.verdicts import rank
+from mcp_matrix.verdicts import BY_NAME, DISCOVERY_VERDICTS, FINE, V, is_finding, rank
 
-LOST = ("session-broken", "server-dropped", "hidden", "degraded")
-FINE_CALLS = frozenset({"intact", "tolerated", "skipped", "loud"})
+# A discovery cell that is a finding (the tool lost or its schema degraded), and the call
+# verdicts that leave nothing to fix (a loud refusal is the safe outcome): columns of the table.
+LOST = tuple(v for v in DISCOVERY_VERDICTS if is_finding(v))
+FINE_CALLS = frozenset(v for v in (*FINE, V.LOUD.name) if BY_NAME[v].phase != "discovery")
 
 
 @dataclass(frozen=True)
@@ -138,8 +141,7 @@ def measure(
             losses = tuple(
                 Loss(f.code, f.pointer, f.message, f.culprit)
                 for f in tv.findings
-                if f.materiality in MATERIAL
-                or tv.verdict in ("hidden", "server-dropped", "session-broken")
+                if f.materiality in MATERIAL or tv.verdict in verdicts.LOST
             )
             call, reason = "", ""
             if intents is not None and tv.tool in intents and tv.tool in raw:

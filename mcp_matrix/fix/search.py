@@ -34,7 +34,8 @@ from mcp_matrix.report.grid import default_required
 from mcp_matrix.report.triage import Cause, build_triage, cause_title, problems
 from mcp_matrix.snapshot import Snapshot
 
-MAX_ROUNDS = 40  # causes tried at most (each is one or a few re-runs)
+MAX_ROUNDS = 60  # causes tried at most (each is one or a few re-runs)
+RETRIES = 3  # times a cause fixed in part is taken again for what is left of it
 # A list with edits made: the tools, and each edit with the tool as it was just before it.
 Trial = tuple[list[Any], list[tuple[Any, Edit]]]
 
@@ -91,16 +92,21 @@ def fix(
     current = before
     tried: set[tuple] = set()
     unfixed: list[Unfixed] = []
+    rounds: dict[tuple, int] = {}  # a cause fixed in part is taken again (at most RETRIES times)
     for _ in range(MAX_ROUNDS):
         cause = _next_cause(snapshot, current, profiles, required, tried)
         if cause is None:
             break
-        tried.add(_key(cause))
+        key = _key(cause)
+        rounds[key] = rounds.get(key, 0) + 1
         result = _try_cause(cause, state, run, current)
         if isinstance(result, Unfixed):
             unfixed.append(result)
+            tried.add(key)
         else:
             current = result
+            if rounds[key] >= RETRIES:
+                tried.add(key)
     after_intents = {_new_name(state, n): a for n, a in intents.items()}
     final = measure(doc, state.tools, profiles, server, state.checks, after_intents)
     still = _still_unfixed(snapshot, final, profiles, required, tried, unfixed)
@@ -390,9 +396,20 @@ def _still_unfixed(
     known = {u.title for u in unfixed}
     for cause in problems(build_triage(_events(snapshot, final, profiles))):
         title = cause_title(cause)
-        if title in known or set(cause.clients) & set(required) and _key(cause) in tried:
+        if title in known:
             continue
-        if not set(cause.clients) & set(required):
+        if set(cause.clients) & set(required):
+            out.append(
+                Unfixed(
+                    title,
+                    cause.code,
+                    tuple(cause.tools),
+                    tuple(c for c in cause.clients if c in required),
+                    f"{cause.summary.split(' Fix: ', 1)[0]}; the edits the re-run proved fixed "
+                    "part of this cause, and no edit of what is left could be proved",
+                )
+            )
+        else:
             out.append(
                 Unfixed(
                     title,

@@ -252,7 +252,18 @@ def test_a_modern_list_without_cache_hints_gets_them_and_a_checklist_item(synthe
 
 def test_fix_runs_live_on_a_target_and_writes_markdown(tmp_path):
     out = tmp_path / "fixed.json"
-    r = run_cli("fix", "--server", "billing", "-f", "md", "-o", str(out), timeout=600)
+    r = run_cli(
+        "fix",
+        "--server",
+        "billing",
+        "--timeout-initialize",
+        "60",
+        "-f",
+        "md",
+        "-o",
+        str(out),
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert (
         r.stdout.startswith("# mcp-matrix fix: billing") and "## Server-side checklist" in r.stdout

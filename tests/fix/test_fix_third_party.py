@@ -36,7 +36,18 @@ def installed(tmp_path_factory):
 def test_fix_leaves_no_required_client_loss_unexplained_on_a_real_server(installed, key):
     cache, work = installed
     cmd = command(SERVERS_BY_KEY[key], cache, work)
-    r = run_cli("fix", "--stdio", cmd, "--name", SERVERS[key], "-f", "json", timeout=900)
+    r = run_cli(
+        "fix",
+        "--stdio",
+        cmd,
+        "--name",
+        SERVERS[key],
+        "--timeout-initialize",
+        "60",
+        "-f",
+        "json",
+        timeout=900,
+    )
     assert r.returncode in (0, 1), r.stderr
     report = json.loads(r.stdout)
     explained = {t for u in report["unfixed"] for t in u["tools"]}
