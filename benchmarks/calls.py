@@ -27,6 +27,10 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from whole import result
+
 ARGS = {"agent_id": "bench", "tags": ["x"], "limit": 5}
 LISTENING = "MCP_MATRIX_LISTENING "  # the line a bundled HTTP server prints (servers/serving.py)
 
@@ -127,6 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"overhead ratio: {ratio:.2f}x   target <= 1.25x -> {'met' if ratio <= 1.25 else 'MISSED'}"
+    )
+    result(
+        "calls",
+        f"each further call of `mcp-matrix run --http` (memory server), {args.calls} calls",
+        "a raw JSON-RPC loop (httpx POST + parse)",
+        f"{per_call * 1000:.2f} ms a call",
+        f"{raw * 1000:.2f} ms a call",
+        f"{ratio:.2f}x (wall)",
+        "<= 1.25x",
+        ratio <= 1.25,
     )
     return 0
 

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import snapshot_doc, tool_list
+from whole import result
 
 
 def evolve(tools: list[dict], seed: int = 11) -> list[dict]:
@@ -96,6 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"time per tool, large / small: {per_large / per_small:.2f}x "
         f"(linear ~1x; quadratic ~{args.large / args.small:.0f}x)"
+    )
+    growth = per_large / per_small
+    result(
+        "diff",
+        f"`mcp-matrix diff -f json` of {args.large:,} tools, time per tool "
+        f"({', '.join(clients) or 'every profile'})",
+        f"the same at {args.small:,} tools",
+        f"{best_large:.2f} s wall",
+        f"{best_small:.2f} s wall",
+        f"{growth:.2f}x per tool (quadratic ~{args.large / args.small:.0f}x)",
+        "linear (<= 2x per tool)",
+        growth <= 2,
     )
     return 0
 

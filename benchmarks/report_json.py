@@ -26,10 +26,8 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,41 +35,12 @@ sys.path.insert(0, str(HERE))
 
 from html_report import results_events
 from synthetic import snapshot_doc, tool_list
+from whole import MB, MIB, READ_WRITE_BACK, Measured, measure, median_ratio, result
 
 from mcp_matrix.results import ResultsWriter
 
-MB = 1_000_000
-MIB = 1024 * 1024
-
 # The baseline of the report: read every line of the results file and write it back as JSON.
-RAW = (
-    "import json, sys\n"
-    "events = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]\n"
-    "open(sys.argv[2], 'w', encoding='utf-8').write(json.dumps(events, ensure_ascii=False))\n"
-)
-
-
-@dataclass(frozen=True)
-class Measured:
-    cpu: float  # seconds, user + system
-    peak: int  # bytes, max RSS
-    out: int  # bytes written
-
-
-def measure(argv: list[str], out: Path | None = None) -> Measured:
-    """One whole process: its CPU, peak RSS and output size (stdout to ``out`` unless it writes one)."""
-    stdout = open(out, "w", encoding="utf-8") if out is not None else subprocess.DEVNULL  # noqa: SIM115
-    try:
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    finally:
-        if out is not None:
-            stdout.close()
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv[:4])} ... failed ({proc.returncode}): {err[-2000:]}")
-    return Measured(usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, 0)
+RAW = READ_WRITE_BACK
 
 
 def write_inputs(tools: int, clients: int, where: Path) -> tuple[Path, Path]:
@@ -100,18 +69,16 @@ def report_pair(results: Path, where: Path) -> tuple[Measured, Measured]:
     a = measure(cli("report", str(results), "-f", "json", "-o", str(out)))
     b = measure([sys.executable, "-c", RAW, str(results), str(raw)])
     return (
-        Measured(a.cpu, a.peak, out.stat().st_size),
-        Measured(b.cpu, b.peak, raw.stat().st_size),
+        Measured(a.cpu, a.peak, out.stat().st_size, a.wall),
+        Measured(b.cpu, b.peak, raw.stat().st_size, b.wall),
     )
 
 
 def discover_pair(snapshot: Path, clients: list[str], where: Path) -> tuple[Measured, Measured]:
     text, doc = where / "discover.txt", where / "discover.json"
-    a = measure(cli("discover", str(snapshot), *clients), text)
-    b = measure(cli("discover", str(snapshot), *clients, "--json"), doc)
     return (
-        Measured(a.cpu, a.peak, text.stat().st_size),
-        Measured(b.cpu, b.peak, doc.stat().st_size),
+        measure(cli("discover", str(snapshot), *clients), text),
+        measure(cli("discover", str(snapshot), *clients, "--json"), doc),
     )
 
 
@@ -150,9 +117,22 @@ def main(argv: list[str] | None = None) -> int:
             pairs = [report_pair(results, where) for _ in range(args.pairs)]
             summary("report -f json", pairs, "mcp-matrix report -f json -o", "read + json.dumps")
             out = pairs[-1][0]
+            small = out.out < 30 * MB and out.peak < 500 * MIB
             print(
                 f"  targets: < 30 MB: {'yes' if out.out < 30 * MB else 'NO'}; "
                 f"< 500 MiB peak: {'yes' if out.peak < 500 * MIB else 'NO'}"
+            )
+            result(
+                "report_json",
+                f"`mcp-matrix report r.jsonl -f json -o out.json`, {args.tools:,} tools x "
+                f"{args.clients} profiles",
+                "reading every line of the results file and writing it back (C encoder)",
+                f"{out.out / MB:.1f} MB, {out.peak / MIB:.0f} MiB peak, "
+                f"{statistics.median(x.cpu for x, _ in pairs):.1f} s cpu",
+                f"{statistics.median(y.cpu for _, y in pairs):.1f} s cpu",
+                median_ratio(pairs),
+                "< 30 MB, < 500 MiB peak",
+                small,
             )
         if args.only in (None, "discover"):
             clients = profile_args(args.clients)
@@ -163,6 +143,27 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"  targets: terminal <= --json cpu: {'yes' if ratio <= 1 else 'NO'}; "
                 f"--json < 20 MB: {'yes' if doc.out < 20 * MB else 'NO'}"
+            )
+            what = f"{args.tools:,} tools x {args.clients} profiles"
+            result(
+                "discover terminal",
+                f"`mcp-matrix discover s.json` (the terminal), {what}",
+                "`mcp-matrix discover s.json --json`",
+                f"{statistics.median(x.cpu for x, _ in pairs):.1f} s cpu",
+                f"{statistics.median(y.cpu for _, y in pairs):.1f} s cpu",
+                median_ratio(pairs),
+                "<= 1x",
+                ratio <= 1,
+            )
+            result(
+                "discover json",
+                f"`mcp-matrix discover s.json --json`, {what}: the document's size",
+                "",
+                f"{doc.out / MB:.1f} MB",
+                "",
+                "",
+                "< 20 MB",
+                doc.out < 20 * MB,
             )
     return 0
 

@@ -22,6 +22,11 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from whole import result
 
 TARGETS = {
     # the README's first command: the bundled memory server and its cases (they write)
@@ -75,6 +80,17 @@ def compare(target: str, every: tuple[str, ...], repeat: int) -> None:
     print(f"{target}: {who} {a_cpu:.1f} s cpu vs {ONE} {b_cpu:.1f} s cpu ({repeat} pair(s))")
     print(f"  all / one: cpu {cpu:.2f}x, wall {wall:.2f}x (goal <= 2x)")
     print(f"  all: {pairs[-1][0].work or 'no counts line'}")
+    cpus = [a.cpu / b.cpu for a, b in pairs]
+    result(
+        f"run_cost {target}",
+        f"`mcp-matrix run` ({'the default run' if target == 'default' else TARGETS[target][1]}), {who}",
+        f"the same with `--client {ONE}`",
+        f"{a_cpu:.1f} s cpu",
+        f"{b_cpu:.1f} s cpu",
+        f"{cpu:.2f}x ({min(cpus):.2f}-{max(cpus):.2f})",
+        "<= 2x",
+        cpu <= 2,
+    )
 
 
 def main() -> None:

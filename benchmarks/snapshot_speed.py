@@ -35,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from synthetic import tool_list
+from whole import result
 
 # B: the official Python SDK's client, as a script would use it.
 SDK_CLIENT = """
@@ -136,6 +137,17 @@ def main(argv: list[str] | None = None) -> int:
         f"A/B cpu: {statistics.median(cpu):.2f}x ({min(cpu):.2f}-{max(cpu):.2f}), "
         f"A/B wall: {statistics.median(wall):.2f}x ({min(wall):.2f}-{max(wall):.2f}); "
         f"target A/B cpu <= 1.5x: {'yes' if statistics.median(cpu) <= 1.5 else 'no'}"
+    )
+    result(
+        "snapshot_speed",
+        f"`mcp-matrix snapshot --stdio SERVER -o out.json{' --verbose' if args.table else ''}` "
+        f"of {args.tools:,} tools",
+        "the `mcp` SDK's client (initialize, tools/list to the last page)",
+        f"{statistics.median(x.cpu for x, _ in pairs):.2f} s cpu",
+        f"{statistics.median(y.cpu for _, y in pairs):.2f} s cpu",
+        f"{statistics.median(cpu):.2f}x ({min(cpu):.2f}-{max(cpu):.2f})",
+        "<= 1.5x",
+        statistics.median(cpu) <= 1.5,
     )
     return 0
 

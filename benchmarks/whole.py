@@ -19,6 +19,14 @@ from pathlib import Path
 MB = 1_000_000
 MIB = 1024 * 1024
 
+# A baseline for reading a results file: every line read and the list written back as JSON
+# (``json.loads`` per line, one ``json.dumps``: the C encoder). argv: the file, where to write.
+READ_WRITE_BACK = (
+    "import json, sys\n"
+    "events = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8')]\n"
+    "open(sys.argv[2], 'w', encoding='utf-8').write(json.dumps(events, ensure_ascii=False))\n"
+)
+
 
 @dataclass(frozen=True)
 class Measured:

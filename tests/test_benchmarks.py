@@ -3,6 +3,7 @@ through the real CLI and prints its ratio line. No timing is asserted here."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,60 @@ def test_the_snapshot_speed_benchmark_runs_to_its_ratio_in_smoke_mode():
 def test_the_call_overhead_benchmark_runs_to_its_ratio_in_smoke_mode():
     out = smoke("calls.py")
     assert "overhead ratio:" in out
+
+
+def test_the_replay_benchmark_runs_to_its_ratio_in_smoke_mode():
+    """``mcp-matrix replay`` of synthetic calls against a fastjsonschema loop over the same calls."""
+    out = smoke("replay.py")
+    assert "A/B cpu:" in out and "target A/B cpu <= 5x:" in out
+    assert 'RESULT {"benchmark": "replay"' in out
+
+
+def test_the_discovery_benchmark_runs_to_its_ratio_in_smoke_mode():
+    out = smoke("discovery.py")
+    assert "ratio discovery / baseline:" in out and 'RESULT {"benchmark": "discovery"' in out
+
+
+def test_the_html_report_benchmark_runs_to_its_ratio_in_smoke_mode():
+    out = smoke("html_report.py")
+    assert "A/B cpu:" in out and 'RESULT {"benchmark": "html_report"' in out
+
+
+def test_every_benchmark_has_a_smoke_mode_and_ends_with_a_result_line():
+    """What run_all.py runs is every benchmark script; each says --smoke and prints RESULT."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from run_all import BENCHMARKS as LISTED
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    scripts = {p.name for p in BENCHMARKS.glob("*.py")} - {"run_all.py", "synthetic.py", "whole.py"}
+    assert {argv[0] for argv in LISTED.values()} == scripts
+    for script in scripts:
+        text = (BENCHMARKS / script).read_text(encoding="utf-8")
+        assert '"--smoke"' in text and "result(" in text, script
+
+
+def run_all_smoke(readme, *names: str) -> str:
+    """``benchmarks/run_all.py --smoke --only NAMES --write-readme`` into ``readme``; its output."""
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "run_all.py"), "--smoke", "--only", ",".join(names)]
+        + ["--write-readme", "--readme", str(readme)],
+        capture_output=True,
+        text=True,
+        timeout=170,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_run_all_writes_the_readme_table_from_the_benchmarks_own_result_lines(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Benchmarks\n\nProse that stays.\n", encoding="utf-8")
+    out = run_all_smoke(readme, "discovery")
+    printed = next(line for line in out.splitlines() if line.startswith("RESULT "))
+    row = json.loads(printed[len("RESULT ") :])
+    text = readme.read_text(encoding="utf-8")
+    assert "Prose that stays." in text
+    assert f"| discovery | {row['what']} | {row['baseline']} | {row['a']} | {row['b']} |" in text
+    run_all_smoke(readme, "discovery")
+    assert readme.read_text(encoding="utf-8").count("| discovery |") == 1  # replaced, not added
