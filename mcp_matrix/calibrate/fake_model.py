@@ -393,11 +393,17 @@ def _same_content(tool: ModelTool, raw: dict) -> bool:
 
 def _may_be_named(tool: ModelTool, server_tool: str) -> bool:
     """``tool`` could carry ``server_tool``'s name: ``match_tool``'s rules, or invalid characters
-    cleaned to ``-`` (Copilot CLI: ``clash.c`` -> ``probe-clash-c``)."""
+    cleaned to ``-`` (Copilot CLI: ``clash.c`` -> ``probe-clash-c``), or ``-`` cleaned to ``_`` too
+    (smolagents, Codex, OpenAI Agents JS: ``clash-c`` -> ``clash_c``)."""
     if match_tool([tool], server_tool) is tool:
         return True
-    dashed = re.sub(r"[^A-Za-z0-9_-]", "-", server_tool)
-    return re.search(r"(^|[_.:/-])" + re.escape(dashed) + "$", tool.call_name) is not None
+    for cleaned in (
+        re.sub(r"[^A-Za-z0-9_-]", "-", server_tool),
+        re.sub(r"[^A-Za-z0-9_]", "_", server_tool),
+    ):
+        if re.search(r"(^|[_.:/-])" + re.escape(cleaned) + "$", tool.call_name):
+            return True
+    return False
 
 
 def _holds(shown: set | None, served: set | None) -> bool:

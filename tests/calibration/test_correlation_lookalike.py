@@ -48,3 +48,18 @@ def test_two_names_that_clean_alike_still_go_by_content():
     ]
     got = correlate(offered, server)
     assert set(got) == {"collide.a"}
+
+
+def test_a_name_another_tool_cleans_to_with_underscores_goes_by_content():
+    """smolagents shows clash.c as clashc and clash-c as clash_c: the name clash_c, which
+    clash.c would also match with '.' as '_', carries clash-c's content, so it is clash-c's."""
+    server = [
+        _server("clash.c", {"type": "object", "properties": {"dot_c": {}}}),
+        _server("clash-c", {"type": "object", "properties": {"dash_c": {}}}),
+    ]
+    offered = [
+        ModelTool("clashc", "Probe tool.", server[0]["inputSchema"], call_name="clashc"),
+        ModelTool("clash_c", "Probe tool.", server[1]["inputSchema"], call_name="clash_c"),
+    ]
+    got = correlate(offered, server)
+    assert got["clash.c"].name == "clashc" and got["clash-c"].name == "clash_c"
