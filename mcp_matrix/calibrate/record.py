@@ -46,7 +46,7 @@ def tap_summary(entries: list[dict]) -> dict:
     handshake: list[str] = []
     init = None
     methods: Counter = Counter()
-    errors = []
+    errors: list[Any] = []  # the error objects as the server sent them
     reached_list = False
     for direction, msg in messages(entries):
         method = msg.get("method")
@@ -56,7 +56,7 @@ def tap_summary(entries: list[dict]) -> dict:
                 handshake.append(method)
                 reached_list = method == "tools/list"
             if method == "initialize" and init is None:
-                params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+                params = given if isinstance(given := msg.get("params"), dict) else {}
                 init = {k: params.get(k) for k in ("protocolVersion", "clientInfo", "capabilities")}
         elif direction == S2C and "error" in msg and len(errors) < 10:
             errors.append(msg["error"])

@@ -169,6 +169,7 @@ class HttpTap:
         import httpx
 
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # an IPv4 TCP server's address
         path = httpx.URL(self.upstream).raw_path.decode() or "/"
         return f"http://{host}:{port}{path}"
 
@@ -260,13 +261,13 @@ class _TapHandler(BaseHTTPRequestHandler):
             except (OSError, httpx.HTTPError):
                 return
         else:
-            data = resp.read()
-            self.send_header("Content-Length", str(len(data)))
+            answer = resp.read()
+            self.send_header("Content-Length", str(len(answer)))
             self.end_headers()
-            if data:
-                tap.log.message(S2C, data.decode("utf-8", "replace"), status=resp.status_code)
+            if answer:
+                tap.log.message(S2C, answer.decode("utf-8", "replace"), status=resp.status_code)
             try:
-                self.wfile.write(data)
+                self.wfile.write(answer)
             except OSError:
                 pass
 
