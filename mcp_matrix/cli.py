@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 _HELD: list[int] = []  # signals received while the program was still starting
-_ORIGINAL: dict[int, object] = {}  # the handlers before they were held
+_ORIGINAL: dict[int, signals.Handler] = {}  # the handlers before they were held
 
 
 def _program() -> bool:
@@ -41,7 +41,8 @@ import argparse  # after the signals are held
 import importlib
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from types import FrameType
 from typing import NoReturn
 
 from mcp_matrix import __version__, outfiles
@@ -185,8 +186,8 @@ def _deliver_held(args: argparse.Namespace) -> None:
     before_connecting(_on_connecting)
 
 
-def _until_connected(handler: object) -> Callable[[int, object], None]:
-    def hold(signum: int, frame: object) -> None:
+def _until_connected(handler: signals.Handler) -> signals.Handler:
+    def hold(signum: int, frame: FrameType | None) -> None:
         if not _CONNECTED and not _HELD:
             _HELD.append(signum)  # delivered as the server is connected
         elif callable(handler):
@@ -207,7 +208,7 @@ def _held_not_delivered() -> int | None:
     return 128 + _HELD[0] if _HELD and not _CONNECTED else None
 
 
-def _release_held(previous: dict[int, object]) -> dict[int, object]:
+def _release_held(previous: dict[int, signals.Handler]) -> dict[int, signals.Handler]:
     """The handlers to restore when ``main`` ends: those from before the hold, not the hold's."""
     if not _ORIGINAL:
         return previous

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         command=command,
         timeout=args.timeout,
         keep=args.keep,
-        on_step=lambda step: sys.stderr.write(f"calibrate: {step}\n"),
+        on_step=_say_step,
     )
     rec = redact_value(done.record, target.secrets()) if target else done.record  # echoed secrets
     if args.output:
@@ -137,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 MAX_SHOWN = 12  # drifting cells printed per probe set
+
+
+def _say_step(step: str) -> None:
+    sys.stderr.write(f"calibrate: {step}\n")
 
 
 def clean(value: object, limit: int = 160) -> str:

@@ -14,15 +14,21 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 STOPPING_GRACE = (
     30.0  # seconds; closing servers is bounded at about 4 s each, probes at 15 s in all
 )
+# What signal.signal takes and returns: a function, SIG_DFL or SIG_IGN, or None (a handler set
+# outside Python).
+Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 _received: list[int] = []
 _first_at: list[float] = []
 
 
-def _on_signal(signum: int, frame: object) -> None:
+def _on_signal(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     if _first_at and time.monotonic() - _first_at[0] < STOPPING_GRACE:
         return  # stopping already
@@ -30,7 +36,7 @@ def _on_signal(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def install() -> dict[int, object]:
+def install() -> dict[int, Handler]:
     """Turn SIGINT and SIGTERM into one KeyboardInterrupt in the main thread (where every
     interrupt path is); the previous handlers, for ``restore``."""
     _received.clear()
@@ -40,7 +46,7 @@ def install() -> dict[int, object]:
     return {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
-def restore(previous: dict[int, object]) -> None:
+def restore(previous: dict[int, Handler]) -> None:
     for sig, handler in previous.items():
         signal.signal(sig, handler)
 
