@@ -23,11 +23,17 @@ from mcp_matrix.tools import read_only
             "type": "boolean",
             "default": True,
             "description": "also validate structuredContent against outputSchema",
-        }
+        },
+        "ends_run": {
+            "type": "boolean",
+            "default": False,
+            "description": "the exception ends the agent run instead of reaching the model as an "
+            "error (pydantic-ai, LangChain: observed)",
+        },
     },
 )
 def require_structured_content(
-    result: Any, ctx: CallContext, validate: bool = True
+    result: Any, ctx: CallContext, validate: bool = True, ends_run: bool = False
 ) -> Finding | None:
     """A tool with an ``outputSchema`` must return valid ``structuredContent`` unless ``isError``.
 
@@ -48,9 +54,13 @@ def require_structured_content(
         return Finding(
             code="missing-structured-content",
             message=f"tool {ctx.tool!r} has an outputSchema but returned no structuredContent; the client throws"
-            + _repeat_warning(ctx),
+            + (
+                ", and the agent run ends there (no answer reaches the model)"
+                if ends_run
+                else _repeat_warning(ctx)
+            ),
             pointer="/result/structuredContent",
-            blast_radius="call",
+            blast_radius="session" if ends_run else "call",
         )
     if validate:
         errors = validation_errors(
@@ -64,7 +74,7 @@ def require_structured_content(
                 message="structuredContent does not match the tool's outputSchema; the client throws: "
                 + errors[0].text,
                 pointer="/result/structuredContent",
-                blast_radius="call",
+                blast_radius="session" if ends_run else "call",
             )
     return None
 

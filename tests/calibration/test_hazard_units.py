@@ -278,3 +278,20 @@ def test_look_alike_names_are_told_apart_by_content_in_copilot_and_gemini_forms(
         "mcp_probe_clash_d", under["description"], schema, call_name="mcp_probe_clash_d"
     )
     assert correlate([gemini], tools) == {"clash_d": gemini}
+
+
+def test_a_client_whose_agent_run_raises_on_a_text_only_result_ends_the_run_not_the_call():
+    """pydantic-ai and LangChain raise out of the agent run (observed, output-text): the finding
+    says so and its blast radius is the session, not the one call."""
+    from mcp_matrix.behaviours.results import require_structured_content
+    from mcp_matrix.model import CallContext
+
+    tool = {"name": "t", "outputSchema": {"type": "object"}}
+    ctx = CallContext(tool="t", held_schema={}, held_tool=tool)
+    said = require_structured_content({"content": []}, ctx, ends_run=True)
+    assert said is not None and said.blast_radius == "session"
+    assert "the agent run ends there" in said.message
+    profiles = load_profiles()
+    for name in ("pydantic-ai", "langchain"):
+        (use,) = [u for u in profiles[name].result if u.name == "require-structured-content"]
+        assert dict(use.params)["ends_run"] is True
