@@ -100,8 +100,7 @@ def client_validate(
     if against == "server" and isinstance(ctx.held_tool, dict) and "inputSchema" in ctx.held_tool:
         schema = ctx.held_tool["inputSchema"]
     if extra_properties and isinstance(schema, dict):
-        props = given if isinstance(given := schema.get("properties"), dict) else {}
-        schema = {**schema, "properties": {**{k: {} for k in extra_properties}, **props}}
+        schema = _widened(schema, tuple(extra_properties))
     checked = validate(schema, plan.arguments, dialect)
     errors = [e.text for e in checked.errors] + format_violations(schema, plan.arguments, formats)
     if checked.unchecked:  # a pattern too costly to run: neither passed nor refused, and said so
@@ -141,6 +140,21 @@ def client_validate(
             blast_radius="call",
         ),
     )
+
+
+_WIDENED: dict[tuple[int, tuple[str, ...]], tuple[dict, dict]] = {}
+
+
+def _widened(schema: dict, extra: tuple[str, ...]) -> dict:
+    """``schema`` with the root properties ``extra`` added: one object per held schema, so
+    validation finds it compiled (a new dict per call was a new text, fingerprint and entry
+    in the fingerprint cache for every call of a replay)."""
+    hit = _WIDENED.get((id(schema), extra))
+    if hit is None or hit[0] is not schema:
+        props = given if isinstance(given := schema.get("properties"), dict) else {}
+        wide = {**schema, "properties": {**{k: {} for k in extra}, **props}}
+        hit = _WIDENED[(id(schema), extra)] = (schema, wide)  # holding schema keeps its id
+    return hit[1]
 
 
 @behaviour("strip-unknown-arguments", "call")

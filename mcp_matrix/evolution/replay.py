@@ -519,11 +519,53 @@ class _Segment:
         prepared = prepare_and_classify(self.profile, self.held, call)
         if prepared.verdict is not None:
             return prepared.verdict, None, prepared
+        sent = self._sent(call, prepared)
+        hit = self.shared.decided.get(sent) if sent is not None and self.shared else None
+        if hit is not None:
+            owner, verdict, answer = hit
+            return self._own(owner, verdict), answer, prepared
         intended = Intended(call.tool, call.arguments, id=call.id)
         verdict, answer = decide(
             self.profile, self.held, prepared.context, intended, prepared.primary, self.server
         )
+        if sent is not None and self.shared is not None:
+            self.shared.remember(sent, (self.profile, verdict, answer), self.shared.decided)
         return verdict, answer, prepared
+
+    def _sent(self, call: RecordedCall, prepared: Prepared) -> tuple | None:
+        """What ``decide`` reads of a call the client sends, offline: the intended and the wire
+        arguments (the mutations follow from the two), the behaviours that changed them, the
+        intermittent ones, and the cache state. Profiles of other kinds often send a call alike
+        (a behaviour that changes nothing here): they share the modelled server's verdict."""
+        if self.shared is None or prepared.primary is None:
+            return None
+        words = self.shared.key((), call)
+        plan = prepared.primary.plan
+        if words is None or plan.omit_arguments:
+            return None
+        if plan.arguments is call.arguments:
+            wire = ""
+        else:
+            try:
+                wire = json.dumps(plan.arguments, sort_keys=True)
+            except (TypeError, ValueError):
+                return None
+        held = self.held
+        return (
+            words,
+            wire,
+            plan.applied,
+            prepared.primary.sometimes,
+            held.stale,
+            held.note is not None,
+            id(held.live_raw),
+        )
+
+    def _own(self, owner: Profile, verdict: Verdict) -> Verdict:
+        """A shared verdict with this profile's evidence (the words are the same)."""
+        if owner is self.profile or not verdict.behaviours:
+            return verdict
+        return replace(verdict, evidence=evidence_for(self.profile, verdict.behaviours))
 
     def _kind(self, tool: str) -> tuple:
         """What this profile's offline outcome of a call of ``tool`` depends on besides the arguments.
@@ -560,13 +602,7 @@ class _Segment:
             self.shared.remember(key, (self.profile, done))
             return done
         owner, done = hit
-        verdict = done[0]
-        if (
-            owner is not self.profile and verdict.behaviours
-        ):  # the same words, this profile's evidence
-            verdict = replace(verdict, evidence=evidence_for(self.profile, verdict.behaviours))
-            return verdict, done[1], done[2]
-        return done
+        return self._own(owner, done[0]), done[1], done[2]
 
     def _call(self, call: RecordedCall, tally: Tally) -> None:
         verdict, answer, prepared = self._attempt(call)
@@ -771,6 +807,7 @@ class _Outcomes:
 
     def __init__(self) -> None:
         self.memo: dict[tuple, tuple[Profile, tuple[Verdict, Answer | None, Prepared]]] = {}
+        self.decided: dict[tuple, tuple[Profile, Verdict, Answer | None]] = {}  # by what is sent
         self._last: tuple[RecordedCall | None, tuple[str, str] | None] = (None, None)
 
     def key(self, kind: tuple, call: RecordedCall) -> tuple | None:
@@ -780,10 +817,11 @@ class _Outcomes:
             self._last = (call, words)
         return None if words is None else (kind, words)
 
-    def remember(self, key: tuple, value: tuple) -> None:
-        if len(self.memo) >= OFFLINE_SHARED:
-            self.memo.clear()
-        self.memo[key] = value
+    def remember(self, key: tuple, value: tuple, memo: dict | None = None) -> None:
+        memo = self.memo if memo is None else memo
+        if len(memo) >= OFFLINE_SHARED:
+            memo.clear()
+        memo[key] = value
 
 
 OFFLINE_SHARED = 16384  # outcomes kept across profiles (kinds x distinct calls)

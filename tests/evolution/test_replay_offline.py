@@ -91,3 +91,20 @@ def test_a_schema_is_compiled_once_for_every_dialect_that_checks_it(monkeypatch)
     validation.validate(schema, {"n": 7920}, "2020-12")  # the server's side: the draft-07 screen
     validation.validate(dict(schema), {"n": 7920}, "draft-07")  # a client, the same content
     assert len(compiled) == 1
+
+
+def test_a_schema_widened_by_the_client_is_one_schema_for_every_call():
+    """Gemini CLI adds wait_for_previous to the schema it checks: that widened schema is made
+    once per held schema, so it is put into words once, not once per call (each call's new
+    dict was a canonical text and an entry kept in the fingerprint cache)."""
+    from mcp_matrix.behaviours import rewrite
+    from mcp_matrix.behaviours.calls import client_validate
+    from mcp_matrix.model import CallContext, CallPlan
+
+    schema = {"type": "object", "properties": {"w": {"type": "integer", "minimum": 6007}}}
+    ctx = CallContext(tool="t", held_schema=schema, held_tool={"inputSchema": schema})
+    before = len(rewrite._FINGERPRINTS)
+    for n in range(50):
+        plan = CallPlan(tool="t", arguments={"w": 6007 + n, "wait_for_previous": True})
+        assert client_validate(plan, ctx, extra_properties=["wait_for_previous"]).refused is None
+    assert len(rewrite._FINGERPRINTS) - before <= 2  # the held schema and its widened copy
