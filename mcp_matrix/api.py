@@ -30,7 +30,7 @@ from mcp_matrix.cases import Case, load_cases
 from mcp_matrix.checklist import default_required, lost_tools
 from mcp_matrix.discovery import discover_all
 from mcp_matrix.errors import InputError
-from mcp_matrix.events import Cell, DiscoveryCell, Event
+from mcp_matrix.events import CallCell, Cell, DiscoveryCell, Event
 from mcp_matrix.outfiles import open_results
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.profiles.model import Profile
@@ -76,7 +76,7 @@ class RunOutcome:
     @property
     def cells(self) -> tuple[Cell, ...]:
         """The discovery and call cells, in the order they were made."""
-        return tuple(e for e in self.events if e.KIND in ("discovery", "call"))
+        return tuple(e for e in self.events if isinstance(e, (DiscoveryCell, CallCell)))
 
     def cell(self, tool: str, profile: str, case: str | None = None) -> Cell:
         """The call cell (with ``case``) or the discovery cell of ``tool`` in ``profile``."""
@@ -86,7 +86,7 @@ class RunOutcome:
                 c.KIND == kind
                 and c.tool == tool
                 and c.profile == profile
-                and (case is None or c.case == case)
+                and (case is None or (isinstance(c, CallCell) and c.case == case))
             ):
                 return c
         raise KeyError(f"no {kind} cell {tool}[{profile}]" + (f"::{case}" if case else ""))

@@ -31,9 +31,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # pytest's own types for repr_failure, not exported by the pytest package
+    from _pytest._code.code import TerminalRepr, TracebackStyle
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -415,7 +418,9 @@ class MatrixCollector(pytest.Collector):
             )
         return [items[a.split("::", 1)[1]] for a in dict.fromkeys(self.asked)]
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, MatrixCollectError):
             return safe_text(f"mcp-matrix: {excinfo.value}")
         return super().repr_failure(excinfo)
@@ -464,7 +469,9 @@ class MatrixItem(pytest.Item):
         if key in judged.failing:
             raise MatrixCellFailure(judged.failing[key])
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, MatrixCellFailure):
             return safe_text(str(excinfo.value))
         return super().repr_failure(excinfo)
