@@ -22,6 +22,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from mcp_matrix.model import Finding, evolve
+from mcp_matrix.tools import unescape
 
 LEVELS = ("none", "stricter", "guidance", "constraint")
 # A cell is degraded when one of its findings is at least this material.
@@ -127,16 +128,12 @@ BY_CODE = {
 }
 
 
-def _unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
-
-
 @lru_cache(maxsize=4096)
 def keyword_at(pointer: str) -> tuple[str, bool]:
     """The schema keyword a pointer into a tool ends at, and whether the pointer names a whole
     property (``/inputSchema/properties/title`` is the property ``title``, keyword ``properties``).
     An array member (``/enum/2``, ``/examples/0``) counts as its keyword."""
-    tokens = [_unescape(t) for t in pointer.split("/")[1:]] if pointer.startswith("/") else []
+    tokens = [unescape(t) for t in pointer.split("/")[1:]] if pointer.startswith("/") else []
     if tokens and tokens[0] in ("inputSchema", "outputSchema"):
         tokens = tokens[1:]
     if not tokens:

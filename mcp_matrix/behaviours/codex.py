@@ -16,6 +16,7 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, note, refuse, typenames
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, mentions, schema_rewrite
+from mcp_matrix.tools import escape
 
 STRUCT_KEYS = (
     "type",
@@ -305,7 +306,7 @@ def _inlined(schema: Any) -> Any:
 
 
 def _pointer_escape(name: str) -> str:
-    return json.dumps(name.replace("~", "~0").replace("/", "~1"))[1:-1]
+    return json.dumps(escape(name))[1:-1]
 
 
 def _narrowed(node: W.Node, what: str):

@@ -47,6 +47,7 @@ from mcp_matrix.evolution.schema import (
     type_label,
     types,
 )
+from mcp_matrix.tools import tools_by_name
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _PARALLEL_SUFFIX = re.compile(r"^[_-]?(v\d+|new|next|\d+)$", re.IGNORECASE)
@@ -119,8 +120,8 @@ class _Tool:
 
 def compare_lists(old_tools: list[Any], new_tools: list[Any]) -> list[Change]:
     """Every change between two tool lists (as the servers sent them), old list order first."""
-    old = _by_name(old_tools)
-    new = _by_name(new_tools)
+    old = tools_by_name(old_tools)
+    new = tools_by_name(new_tools)
     removed = [n for n in old if n not in new]
     added = [n for n in new if n not in old]
     renamed = _pair_tools(removed, added, old, new)
@@ -158,15 +159,6 @@ def compare_lists(old_tools: list[Any], new_tools: list[Any]) -> list[Change]:
     for name in added:
         if name not in taken:
             out.append(_added_tool(name, new[name], old, new))
-    return out
-
-
-def _by_name(tools: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for tool in tools:
-        name = tool.get("name") if isinstance(tool, Mapping) else None
-        if isinstance(name, str) and name not in out:
-            out[name] = tool
     return out
 
 

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_matrix.tools import ROOT_COMBINATORS, pointer
+
 # Root keywords that some clients refuse or rewrite (docs/design.md#flatten-the-root).
-ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if", "then", "else")
 
 # Keywords whose change narrows or widens what a value may be, and which way is "tighter".
 LOWER_BOUNDS = ("minLength", "minimum", "exclusiveMinimum", "minItems", "minProperties")
@@ -179,10 +180,6 @@ def similarity(a: Any, b: Any) -> float:
 
 def text_similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio() if a and b else 0.0
-
-
-def pointer(*parts: str) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 __all__ = [

@@ -10,15 +10,7 @@ import copy
 from typing import Any
 
 from mcp_matrix.fix.model import Op
-
-
-def escape(token: str) -> str:
-    """A JSON Pointer reference token (RFC 6901: ``~`` as ``~0``, ``/`` as ``~1``)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def unescape(token: str) -> str:
-    return token.replace("~1", "/").replace("~0", "~")
+from mcp_matrix.tools import escape, unescape
 
 
 def diff(old: Any, new: Any, reason: str, path: str = "") -> list[Op]:
