@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_matrix import api
@@ -17,6 +18,7 @@ from mcp_matrix.commands.common import (
 )
 from mcp_matrix.commands.run import DEFAULT_SERVER
 from mcp_matrix.errors import EXIT_UNMEASURABLE, InputError
+from mcp_matrix.events import Event
 from mcp_matrix.evolution.calls_file import parse_timestamp
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.release import policy_baseline, release_items
@@ -71,13 +73,14 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     known = list(load_profiles(extra_dirs=args.profiles_dir)) if policy.required_clients else []
     if args.results:
-        events = read_typed(args.results)
+        events: Sequence[Event] = read_typed(args.results)
         target = target_from(args, default_server=None)
         known += [c.profile for c in cells(events)]
         check_policy_clients(policy, known)
     else:
         check_policy_clients(policy, known)  # a typo fails before the run, not after it
         target = target_from(args, default_server=DEFAULT_SERVER)
+        assert target is not None  # no results file: the default server stands in
         events = api.run(
             target,
             profiles=profiles_from(args),

@@ -178,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
     profiles = profiles_from(args)
     require = parse_require(args.require, profiles)  # a typo fails before the run, not after
     target = target_from(args, default_server=DEFAULT_SERVER)
+    assert target is not None  # run has no snapshot source: the default server stands in
     err = terminal_console(stderr=True)
     status = err.status("starting the matrix ...") if err.is_terminal else None
     with ExitStack() as stack:
