@@ -164,10 +164,11 @@ _CONNECTED: list[bool] = []  # set once the command has made its first server co
 
 
 def _connects(args: argparse.Namespace) -> bool:
-    """The command will connect to a server (a live target, or ``run``'s bundled default)."""
-    return args.command == "run" or any(
-        getattr(args, k, None) for k in ("stdio", "http", "sse", "server")
-    )
+    """The command will connect to a server (a live target of any kind, or ``run``'s bundled
+    default)."""
+    from mcp_matrix.targets import KINDS  # loaded already by every command with a target
+
+    return args.command == "run" or any(getattr(args, k, None) for k in KINDS)
 
 
 def _deliver_held(args: argparse.Namespace) -> None:

@@ -109,13 +109,15 @@ def _socket_path() -> str | None:
             module_argv(("matrix_servers.warm", path)),
             stdin=subprocess.PIPE,  # its lifeline: it ends when this process closes it or ends
         )
+        # kept before it starts: a Ctrl-C held meanwhile is raised as start() returns
+        _template, _socket_dir = template, directory
+        atexit.register(stop_template)
         try:
             template.start()
         except ServerExited:
+            _template = _socket_dir = None
             shutil.rmtree(directory, ignore_errors=True)
             return None
-        _template, _socket_dir = template, directory
-        atexit.register(stop_template)
         return path
 
 

@@ -366,7 +366,9 @@ class StdioTransport(Transport):
             self._close()
 
     def _close(self) -> None:
-        proc = self._proc
+        # the process, not ``_proc``: a Ctrl-C held while it started is raised as ``start``
+        # leaves its hold, before ``_proc`` is set, and the server must still be ended
+        proc = self._process.popen if self._process else None
         if proc is None or self._closed:
             return
         with self._wakeup:
