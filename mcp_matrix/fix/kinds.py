@@ -138,6 +138,16 @@ def _node(doc: Any, path: list[str]) -> Any:
     return doc
 
 
+def _edit_at(tool: Mapping[str, Any], pointer: str, keyword: str) -> tuple[list[str], dict, Any]:
+    """The node ``pointer`` names (less a last ``keyword`` token), in a copy of the tool: the
+    path to it, the copy, and the node to change (None when it is not an object)."""
+    tokens = _tokens(pointer)
+    path = tokens[:-1] if tokens and tokens[-1] == keyword else tokens
+    after = copy.deepcopy(dict(tool))
+    node = _node(after, path)
+    return path, after, node if isinstance(node, dict) else None
+
+
 def _where(path: list[str]) -> str:
     """A schema node as a reader names it: ``importance`` or ``items of tags`` or ``the arguments``."""
     inner = path[1:] if path[:1] == ["inputSchema"] else path
@@ -395,7 +405,8 @@ def _check(node: Mapping[str, Any], keyword: str, value: Any) -> dict:
 def describe_node(tool: Mapping[str, Any], pointer: str, default: bool = True) -> Edit | None:
     """Every keyword of the node at ``pointer``'s parent that a client may strip, stated in the
     description and dropped, in one edit (a client that moves some of them into the description
-    itself, Copilot CLI, then has nothing to move); ``default`` False keeps the default."""
+    itself, as the copilot-schema behaviour does, then has nothing to move); ``default`` False
+    keeps the default."""
     path = _node_path(pointer)
     node = _node(tool, path)
     if not isinstance(node, Mapping):
@@ -429,10 +440,8 @@ def describe_node(tool: Mapping[str, Any], pointer: str, default: bool = True) -
 def open_object(tool: Mapping[str, Any], pointer: str) -> Edit | None:
     """An object property without ``properties`` retyped by a client: say it takes any keys
     (``additionalProperties: true``), the one thing that keeps it an object in such a converter."""
-    path = _node_path(pointer)
-    after = copy.deepcopy(dict(tool))
-    node = _node(after, path)
-    if not isinstance(node, dict) or node.get("type") != "object" or node.get("properties"):
+    path, after, node = _edit_at(tool, pointer, "type")
+    if node is None or node.get("type") != "object" or node.get("properties"):
         return None
     if "additionalProperties" in node:
         return None
@@ -448,11 +457,8 @@ def open_object(tool: Mapping[str, Any], pointer: str) -> Edit | None:
 
 def add_items(tool: Mapping[str, Any], pointer: str) -> Edit | None:
     """``items: {}`` given to an array without one (any item: the server's meaning is unchanged)."""
-    tokens = _tokens(pointer)
-    path = tokens[:-1] if tokens and tokens[-1] == "items" else tokens
-    after = copy.deepcopy(dict(tool))
-    node = _node(after, path)
-    if not isinstance(node, dict) or "items" in node:
+    path, after, node = _edit_at(tool, pointer, "items")
+    if node is None or "items" in node:
         return None
     node["items"] = {}
     return Edit(
@@ -466,11 +472,8 @@ def add_items(tool: Mapping[str, Any], pointer: str) -> Edit | None:
 
 def drop_null(tool: Mapping[str, Any], pointer: str) -> Edit | None:
     """A ``[T, "null"]`` type made ``T``, the property optional: null and absent mean the same."""
-    tokens = _tokens(pointer)
-    path = tokens[:-1] if tokens and tokens[-1] == "type" else tokens
-    after = copy.deepcopy(dict(tool))
-    node = _node(after, path)
-    if not isinstance(node, dict):
+    path, after, node = _edit_at(tool, pointer, "type")
+    if node is None:
         return None
     if _null_union(node.get("anyOf")):  # [X, null] as anyOf (Pydantic's Optional[X])
         (branch,) = [b for b in node.pop("anyOf") if b != {"type": "null"}]

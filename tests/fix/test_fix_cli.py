@@ -99,8 +99,12 @@ def test_a_stripped_keyword_moves_into_the_description_and_a_server_check(memory
 def test_a_loss_no_schema_change_removes_is_explained_with_what_was_tried(memory_anyof):
     _, _, r, report, _, _ = memory_anyof
     assert r.returncode == 1  # a required client still loses a tool: exit as check
-    left = next(u for u in report["unfixed"] if "checkpoint_save" in u["tools"])
-    assert "langchain-genai-schema" in left["why"] and left["tried"]
+    left = next(
+        u
+        for u in report["unfixed"]
+        if "checkpoint_save" in u["tools"] and "langchain-genai-schema" in u["why"]
+    )
+    assert left["tried"]
     google = next(c for c in report["clients"] if c["client"] == "langchain-google")
     assert [s["tool"] for s in google["still_lost"]] == ["checkpoint_save"]
 
@@ -259,6 +263,8 @@ def test_fix_runs_live_on_a_target_and_writes_markdown(tmp_path):
         "fix",
         "--server",
         "billing",
+        "--require",
+        "codex",
         "--timeout-initialize",
         "60",
         "-f",
