@@ -85,6 +85,19 @@ def _rounded(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def _unsafe(value: Any, depth: int = 0) -> bool:
+    """Whether ``_rounded`` would change ``value``: an unsafe integer within its depth."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) > MAX_SAFE
+    if isinstance(value, dict):
+        return any(_unsafe(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_unsafe(v, depth + 1) for v in value)
+    return False
+
+
 @behaviour("round-big-integers", "call")
 def round_big_integers(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Integers beyond 2^53 reach the server as the nearest double (JSON.parse in a JavaScript client).
@@ -93,10 +106,9 @@ def round_big_integers(plan: CallPlan, ctx: CallContext) -> CallPlan:
     (``big-int`` probe set): 9007199254740993 arrives as 9007199254740992, 2^63 - 1 as
     9223372036854776000, at any depth; a 64-bit id names another record.
     """
-    new = _rounded(plan.arguments)
-    if new is plan.arguments:
+    if not _unsafe(plan.arguments):  # most calls: a scan, no copies to compare
         return plan
-    return plan.changed("round-big-integers", arguments=new)
+    return plan.changed("round-big-integers", arguments=_rounded(plan.arguments))
 
 
 # -- type coercion ---------------------------------------------------------------------------
