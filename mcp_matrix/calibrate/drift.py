@@ -119,7 +119,8 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             continue
         state = tool["state"]
         ctx = CallContext(tool=call.tool, held_schema=state.schema, held_tool=state.original)
-        variants, whys = [], []
+        variants: list[Any] = []  # the distinct arguments sent (or NOT_SENT)
+        whys: list[str] = []
         for v in plan_call(profile, ctx, call.arguments):
             wire = NOT_SENT if v.plan.refused is not None else v.plan.arguments
             if not any(same(wire, seen) for seen in variants):

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +126,7 @@ def describe(exc: BaseException) -> tuple[str, str]:
     return (str(exc) or repr(exc))[:4000], f"{type(exc).__module__}.{type(exc).__qualname__}"
 
 
-def run(main: Callable[[DriverEnv, Outcome], Awaitable[None]]) -> None:
+def run(main: Callable[[DriverEnv, Outcome], Coroutine[Any, Any, None]]) -> None:
     """Run ``main`` and print its outcome; a library exception is a finding (exit 0)."""
     env = read_env()
     out = Outcome()

@@ -16,7 +16,7 @@ from mcp_matrix.calibrate.drivers import _host
 from mcp_matrix.calibrate.drivers._common import DriverEnv, Outcome, installed_version, run
 
 
-def _target(env: DriverEnv) -> object:
+def _target(env: DriverEnv) -> str | StdioServerParameters:
     if env.server_url:
         return env.server_url
     return StdioServerParameters(command=env.command, args=env.args)

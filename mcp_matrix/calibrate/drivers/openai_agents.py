@@ -28,7 +28,7 @@ from mcp_matrix.calibrate.drivers._common import (
 )
 
 
-def _server(env: DriverEnv) -> object:
+def _server(env: DriverEnv) -> MCPServerStreamableHttp | MCPServerStdio:
     if env.server_url:
         return MCPServerStreamableHttp(params={"url": env.server_url}, name=env.server_name)
     return MCPServerStdio(
