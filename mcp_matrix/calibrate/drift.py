@@ -119,7 +119,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             continue
         state = tool["state"]
         ctx = CallContext(tool=call.tool, held_schema=state.schema, held_tool=state.original)
-        variants: list[Any] = []  # the distinct arguments sent (or NOT_SENT)
+        variants: list[object] = []  # the distinct arguments sent (or NOT_SENT)
         whys: list[str] = []
         for v in plan_call(profile, ctx, call.arguments):
             wire = NOT_SENT if v.plan.refused is not None else v.plan.arguments
@@ -142,7 +142,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
 def _result_prediction(profile: Profile, ctx: CallContext, variants: list) -> tuple[str, str]:
     """What the model is told of the probe server's answer (text content only): ``text``, or
     ``error`` when a result behaviour of the profile fails it; and the behaviour's name."""
-    sent: Any = next((v for v in variants if v != NOT_SENT), {})
+    sent: object = next((v for v in variants if v != NOT_SENT), {})
     answer = {"content": [{"type": "text", "text": "received " + json.dumps(sent)}]}
     for use in profile.result:
         if registry.get(use.name).fn(answer, ctx, **dict(use.params)) is not None:

@@ -46,7 +46,7 @@ def tap_summary(entries: list[dict]) -> dict:
     handshake: list[str] = []
     init = None
     methods: Counter = Counter()
-    errors: list[Any] = []  # the error objects as the server sent them
+    errors: list[object] = []  # the error objects as the server sent them
     reached_list = False
     for direction, msg in messages(entries):
         method = msg.get("method")
