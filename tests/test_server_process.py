@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from mcp_matrix.wire.process import ServerProcess
 from tests.conftest import NEUTRAL_CWD, read_json, run_cli
 
 
-def test_a_bundled_server_over_http_keeps_its_stderr(tmp_path):
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_bundled_server_over_http_keeps_its_stderr(tmp_path, transport):
     out = tmp_path / "s.json"
     spec = "memory --schema bogus"  # the server's argparse refuses it on stderr, then exits
-    r = run_cli("snapshot", "--server", spec, "--server-transport", "http", "-o", str(out))
+    r = run_cli("snapshot", "--server", spec, "--server-transport", transport, "-o", str(out))
     assert r.returncode == 3, r.stderr
     error = read_json(out)["error"]
     assert error["kind"] == "server-exited"
