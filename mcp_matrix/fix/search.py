@@ -109,7 +109,7 @@ def fix(
                 tried.add(key)
     after_intents = {_new_name(state, n): a for n, a in intents.items()}
     final = measure(doc, state.tools, profiles, server, state.checks, after_intents)
-    still = _still_unfixed(snapshot, final, profiles, required, tried, unfixed)
+    still = _still_unfixed(snapshot, final, profiles, required, unfixed)
     list_items, eras = _cache_hints(doc)
     fixed_doc = corrected(doc, state.tools, eras)
     return FixOutcome(
@@ -388,10 +388,10 @@ def _still_unfixed(
     final: Measured,
     profiles: Sequence[Profile],
     required: Sequence[str],
-    tried: set[tuple],
     unfixed: list[Unfixed],
 ) -> list[Unfixed]:
-    """Causes still present that the loop did not take: those no required client has."""
+    """Causes still present that no entry of ``unfixed`` explains: those no required client has,
+    and what is left of a cause fixed in part."""
     out = []
     known = {u.title for u in unfixed}
     for cause in problems(build_triage(_events(snapshot, final, profiles))):
