@@ -150,7 +150,13 @@ DESCRIPTIONS_AS_DATA = (
     'shows them to the model as untrusted data, so instructions in them ("always call this first") are not followed.'
 )
 
+OPENED_SCHEMA = (
+    "Refuse unknown arguments server-side with a tool error the model can read: this client tells "
+    "the model any other key is allowed, so a key it invents must be loud, not silently ignored."
+)
+
 BY_CODE: dict[str, str] = {
+    "additional-properties-opened": OPENED_SCHEMA,
     "description-fenced": DESCRIPTIONS_AS_DATA,
     "external-ref": INLINE_EXTERNAL,
     "pattern-too-costly": SIMPLER_PATTERN,

@@ -44,7 +44,7 @@ DECLARED: dict[str, frozenset[str]] = {
         | {"server-name-invalid", "too-many-tools"}
     ),
     "names": frozenset(
-        {"hash-suffix", "name-collision", "name-collision-renamed", "name-invalid"}
+        {"name-collision", "name-collision-renamed", "name-invalid"}
         | {"name-sanitised", "name-shortened", "name-too-long"}
     ),
     "openai_agents": frozenset({"made-required", "strict-fallback"}),
@@ -58,6 +58,7 @@ DECLARED: dict[str, frozenset[str]] = {
         {"invalid-structured-content", "missing-structured-content", "result-too-large"}
     ),
     "schema_limits": frozenset({"enum-over-cap"}),
+    "smolagents": frozenset({"client-refused", "list-rejected", "made-required", "name-sanitised"}),
     "schema_refs": frozenset({"external-ref"}),
     "schemas": frozenset(
         {"array-without-items", "dangling-ref", "invalid-json-schema", "items-added"}

@@ -16,23 +16,17 @@ from mcp_matrix.calibrate.probe import PROBE_SETS
 from mcp_matrix.discovery import discover_all
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.snapshot import Snapshot
+from tests.report import test_advice as advice_scan
 
 BEHAVIOURS = Path(__file__).resolve().parents[2] / "mcp_matrix" / "behaviours"
-POLICIES = {"drop-tool", "session-broken", "server-dropped", "keep"}
 
 
 def spelled_codes(text: str) -> set[str]:
     """The literal finding codes a module's source spells (a guard on the declarations: the
     source is read for strings that look like codes, so none escapes the table)."""
-    codes = set(re.findall(r'\bcode="([a-z][a-z-]*)"', text))
-    codes |= set(re.findall(r'\bFinding\(\s*"([a-z][a-z-]*)"', text))
-    codes |= set(re.findall(r'\bnote\(\s*"([a-z][a-z-]*)"', text))
-    codes |= set(re.findall(r'\brefuse\(\s*(?:"[a-z-]+"|[a-z_]+),\s*"([a-z][a-z-]*)"', text))
-    codes |= set(re.findall(r'\(\s*"refuse",\s*[a-z_]+,\s*"([a-z][a-z-]*)"', text))
-    for m in re.finditer(r"\brefuse_tool\(", text):  # its code is the first literal no policy
-        literals = re.findall(r'"([a-z]+(?:-[a-z]+)+)"', text[m.end() : m.end() + 400])
-        codes |= {next((x for x in literals if x not in POLICIES), "")} - {""}
-    return codes
+    return advice_scan.spelled_codes(text) | set(
+        re.findall(r'\bFinding\(\s*"([a-z][a-z-]*)"', text)
+    )
 
 
 def test_every_code_a_behaviour_module_spells_is_declared_by_it():
@@ -46,9 +40,8 @@ def test_every_code_a_behaviour_module_spells_is_declared_by_it():
 
 
 # Codes that reach a report with no fix advice today (found when the codes were declared; the
-# regexes that stood for a registry missed the first three). Listed so that a new one fails.
+# regexes that stood for a registry missed them). Listed so that a new one fails.
 WITHOUT_ADVICE = {
-    "additional-properties-opened",
     "description-truncated",
     "property-shadowed",
     "root-combinator-described",
@@ -86,19 +79,16 @@ def test_every_finding_of_the_probe_sets_carries_a_code_its_behaviour_declares(s
             "tools": [{"page": i // page, "tool": t} for i, t in enumerate(probe.tools)],
         }
     )
-    seen = 0
     wrong = set()
     for view in discover_all(snapshot, profiles):
         for tool in view.tools:
             for f in tool.findings:
                 if not f.behaviour or f.behaviour not in registry.REGISTRY:
                     continue
-                seen += 1
                 module = _module(f.behaviour)
                 if f.code not in declared(module):
                     wrong.add((f.behaviour, module, f.code))
     assert not wrong, sorted(wrong)
-    return seen
 
 
 def test_the_probe_sets_exercise_the_declared_codes():

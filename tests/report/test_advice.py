@@ -112,20 +112,33 @@ def test_the_deciding_finding_comes_first_for_a_hidden_tool():
     assert advice_for(event).startswith("Keep tool names short")
 
 
+def _call_literals(text: str, start: int) -> list[str]:
+    """The code-like string literals among the arguments of the call whose "(" ends at ``start``
+    (a fixed window read "hash-suffix", a policy value 400 characters on, as a code)."""
+    depth, end = 1, start
+    while depth and end < len(text):
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    return re.findall(r'"([a-z]+(?:-[a-z]+)+)"', text[start:end])
+
+
+def spelled_codes(text: str) -> set[str]:
+    """The literal finding codes one module's source spells."""
+    codes = set(re.findall(r'\bcode="([a-z][a-z-]*)"', text))
+    codes |= set(re.findall(r'\bnote\(\s*"([a-z][a-z-]*)"', text))
+    codes |= set(re.findall(r'\brefuse\(\s*(?:"[a-z-]+"|[a-z_]+),\s*"([a-z][a-z-]*)"', text))
+    codes |= set(re.findall(r'\(\s*"refuse",\s*[a-z_]+,\s*"([a-z][a-z-]*)"', text))
+    for m in re.finditer(r"\brefuse_tool\(", text):  # its code: the call's first non-policy literal
+        literals = _call_literals(text, m.end())
+        codes |= {next((x for x in literals if x not in POLICIES), "")} - {""}
+    return codes
+
+
 def finding_codes() -> set[str]:
     """Every literal finding code the behaviours can produce (f-string codes end in -by-client)."""
     codes: set[str] = set()
     for path in BEHAVIOURS.glob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        codes |= set(re.findall(r'\bcode="([a-z][a-z-]*)"', text))
-        codes |= set(re.findall(r'\bnote\(\s*"([a-z][a-z-]*)"', text))
-        codes |= set(re.findall(r'\brefuse\(\s*(?:"[a-z-]+"|[a-z_]+),\s*"([a-z][a-z-]*)"', text))
-        codes |= set(re.findall(r'\(\s*"refuse",\s*[a-z_]+,\s*"([a-z][a-z-]*)"', text))
-        for m in re.finditer(
-            r"\brefuse_tool\(", text
-        ):  # its code is the first literal that is no policy
-            literals = re.findall(r'"([a-z]+(?:-[a-z]+)+)"', text[m.end() : m.end() + 400])
-            codes |= {next((x for x in literals if x not in POLICIES), "")} - {""}
+        codes |= spelled_codes(path.read_text(encoding="utf-8"))
     return codes
 
 
