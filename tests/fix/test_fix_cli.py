@@ -188,6 +188,11 @@ def synthetic(tmp_path_factory):
                 "$defs": {"Size": {"type": "string", "enum": ["small", "large"]}},
             },
         },
+        {
+            "name": "report",
+            "description": "Write a report. " + "It explains every step in detail. " * 70,
+            "inputSchema": {"type": "object", "properties": {}},
+        },
         {"name": "ping", "description": "Ping.", "inputSchema": {"properties": {}}},
     ]
     snap = _synthetic(tmp, tools)
@@ -243,6 +248,16 @@ def test_a_ref_into_defs_is_inlined(synthetic):
     assert "inline-refs" in _kinds(report, "price")
     schema = _tool(fixed, "price")["inputSchema"]
     assert "$defs" not in schema and schema["properties"]["size"]["enum"] == ["small", "large"]
+
+
+def test_a_description_over_a_clients_cap_is_cut_at_a_sentence_with_the_rest_on_the_checklist(
+    synthetic,
+):
+    _, report, fixed, _ = synthetic
+    assert "shorten-description" in _kinds(report, "report")
+    short = _tool(fixed, "report")["description"]
+    assert short.endswith(".") and len(short) <= 2048
+    assert any(i["replaces"] == "the end of the tool description" for i in report["checklist"])
 
 
 def test_a_root_without_type_object_gets_it(synthetic):
