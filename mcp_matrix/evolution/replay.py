@@ -107,6 +107,12 @@ class Prepared(NamedTuple):
     risk: str | None
 
 
+def _to_send(prepared: Prepared) -> tuple[CallContext, Variant]:
+    """The context and variant of a call not decided before the server (``verdict`` None)."""
+    assert prepared.context is not None and prepared.primary is not None
+    return prepared.context, prepared.primary
+
+
 _WRAPPED: dict[int, tuple[ClientView, Held]] = {}
 
 
@@ -141,6 +147,8 @@ def prepare_and_classify(
     ready = prepare(profile, h, intended)
     if ready.verdict is not None:
         return Prepared([], ready.verdict, None, None, None)
+    context = ready.context
+    assert context is not None  # prepare gives a context whenever it gives no verdict
     variants = list(ready.variants)
     primary = variants[-1]  # plan_call lists the all-intermittent variant first, the usual one last
     risk = None
@@ -152,8 +160,8 @@ def prepare_and_classify(
         )
     verdict = None
     if primary.plan.refused is not None:  # the client's own validation: decided without a server
-        verdict, _ = decide(profile, h, ready.context, intended, primary, None)
-    return Prepared(variants, verdict, primary, ready.context, risk)
+        verdict, _ = decide(profile, h, context, intended, primary, None)
+    return Prepared(variants, verdict, primary, context, risk)
 
 
 # -- frozen-call aliases --------------------------------------------------------------------
@@ -493,7 +501,7 @@ class _Segment:
         """Prepare, send (to the live server, or offline to the modelled one) and classify one call."""
         target = call if arguments is None else replace(call, arguments=arguments)
         if self.shared is not None:
-            return self._shared(target)
+            return self._shared(target, self.shared)
         key = _memo_key(target) if self.conn is None else None
         if key is not None and key in self._offline:
             return self._offline[key]
@@ -502,9 +510,8 @@ class _Segment:
             done: tuple[Verdict, Answer | None, Prepared] = (prepared.verdict, None, prepared)
         else:
             intended = Intended(call.tool, target.arguments, id=call.id)
-            verdict, answer = decide(
-                self.profile, self.held, prepared.context, intended, prepared.primary, self.server
-            )
+            ctx, primary = _to_send(prepared)
+            verdict, answer = decide(self.profile, self.held, ctx, intended, primary, self.server)
             done = (verdict, answer, prepared)
         if (
             key is not None
@@ -525,9 +532,8 @@ class _Segment:
             owner, verdict, answer = hit
             return self._own(owner, verdict), answer, prepared
         intended = Intended(call.tool, call.arguments, id=call.id)
-        verdict, answer = decide(
-            self.profile, self.held, prepared.context, intended, prepared.primary, self.server
-        )
+        ctx, primary = _to_send(prepared)
+        verdict, answer = decide(self.profile, self.held, ctx, intended, primary, self.server)
         if sent is not None and self.shared is not None:
             self.shared.remember(sent, (self.profile, verdict, answer), self.shared.decided)
         return verdict, answer, prepared
@@ -590,16 +596,18 @@ class _Segment:
             self._kinds[tool] = kind
         return kind
 
-    def _shared(self, call: RecordedCall) -> tuple[Verdict, Answer | None, Prepared]:
+    def _shared(
+        self, call: RecordedCall, shared: _Outcomes
+    ) -> tuple[Verdict, Answer | None, Prepared]:
         """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``)."""
         kind = self._kind(call.tool)
-        key = (kind, call.tool) if kind[0] == "hidden" else self.shared.key(kind, call)
+        key = (kind, call.tool) if kind[0] == "hidden" else shared.key(kind, call)
         if key is None:
             return self._compute(call)
-        hit = self.shared.memo.get(key)
+        hit = shared.memo.get(key)
         if hit is None:
             done = self._compute(call)
-            self.shared.remember(key, (self.profile, done))
+            shared.remember(key, (self.profile, done))
             return done
         owner, done = hit
         return self._own(owner, done[0]), done[1], done[2]
