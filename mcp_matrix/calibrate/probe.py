@@ -10,6 +10,11 @@ Scripted calls carry arguments chosen to expose mangling: arrays, objects, boole
 ``1.0``, unknown keys, and a stringified array (does the client parse it back?). ``coercion``
 sends the string form of every JSON type where the schema asks for the type (and a number where
 it asks for a string); ``big-int`` sends integers beyond 2^53, where a double cannot hold them.
+``validation`` sends calls the server's schema refuses (does the client refuse them first?);
+``name-chars``, ``name-collision`` and ``name-clash`` list names a client must clean, and pairs
+that clean or cut to one name, each tool told apart by its description and property;
+``output-text`` has a tool with an ``outputSchema`` answer with text only (what is the model told?);
+``schema-details`` holds an unused ``$defs`` entry, ``const``, ``{}`` and ``minItems``.
 """
 
 from __future__ import annotations
