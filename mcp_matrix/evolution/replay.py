@@ -400,7 +400,7 @@ def _transcripts(
 ) -> Iterator[list[RecordedCall]]:
     """Contiguous runs of one transcript's calls (each replayed against a fresh session)."""
     group: list[RecordedCall] = []
-    seen: set[str] = set()
+    seen: set[str | None] = set()
     for call in calls:
         if group and call.transcript != group[0].transcript:
             seen.add(group[0].transcript)
@@ -465,7 +465,8 @@ class _Segment:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
         if self.conn is None or not read_only(self.held.live_raw.get(call.tool)):
             return None
-        self.server.used = True
+        if isinstance(self.server, LiveServer):  # always, with a connection
+            self.server.used = True
         return self.conn.call(
             call.tool, call.arguments, None, call.omit_arguments, new_session=False
         )
@@ -483,7 +484,7 @@ class _Segment:
 
     def _reads(self, tally: Tally) -> None:
         """The ``read_after`` tools, called once the segment's calls are done (counters summed over sessions)."""
-        if self.conn is None or not self.server.used:
+        if self.conn is None or not (isinstance(self.server, LiveServer) and self.server.used):
             return
         for tool in self.config.read_after:
             answer = self.conn.call(tool, {}, None, False, new_session=False)
@@ -663,7 +664,7 @@ class _Segment:
             self._diverged(call, why, tally, t)
             event["diverged"] = why is not None
         if self.config.alias is not None and self.config.alias.used_by(call):
-            event["alias"] = self._alias(call, category, tally)
+            event["alias"] = self._alias(call, category, tally, self.config.alias)
         if emit is not None:
             event["mutations"] = _mutations(prepared)
             event["answer"] = verdict.answer
@@ -740,8 +741,9 @@ class _Segment:
             return
         tally.diverged += 1
         where = {"id": call.id, "line": call.line, "why": why}
-        if call.turn is not None or t is not None:
-            where["turn"] = call.turn if call.turn is not None else t.calls
+        turn = call.turn if call.turn is not None else t.calls if t is not None else None
+        if turn is not None:
+            where["turn"] = turn
         if tally.first_divergence is None:
             tally.first_divergence = {
                 **where,
@@ -752,7 +754,7 @@ class _Segment:
             if t.first is None:
                 t.first = where
 
-    def _alias(self, call: RecordedCall, category: str, tally: Tally) -> str:
+    def _alias(self, call: RecordedCall, category: str, tally: Tally, alias: Alias) -> str:
         """Was an old-name call refused because of the name? Probe a failure with the new name."""
         a = tally.alias
         a["uses"] += 1
@@ -765,7 +767,6 @@ class _Segment:
         if self.conn is None or not retry_safe(self.held.live_raw.get(call.tool)):
             a["unprobed"] += 1
             return "refused; not probed with the new name (the tool is not repeat-safe)"
-        alias = self.config.alias
         verdict, _, _ = self._attempt(call, alias.renamed(call.arguments))
         if CATEGORY_OF[verdict.verdict] == "delivered":
             a["name"] += 1
