@@ -112,6 +112,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "continue_cli",
         "qwen",
         "openai_agents_js",
+        "smolagents",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

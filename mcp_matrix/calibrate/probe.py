@@ -764,6 +764,10 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "default-root-type": ("no-type",),
     "agents-js-tool-name": ("name-chars", "dotted-name", "name-collision"),
     "agents-js-schema": ("core", "root-anyof", "schema-details"),
+    "smolagents-gate": ("core", "root-anyof", "root-not-object", "ref-cycle"),
+    "smolagents-tool-name": ("name-chars", "dotted-name", "name-collision", "name-clash"),
+    "smolagents-schema": ("coercion", "validation", "schema-details", "no-type"),
+    "smolagents-validate": ("validation", "coercion"),
     "keep-last-of-a-name": ("name-collision",),
     "require-present": ("validation",),
 }
