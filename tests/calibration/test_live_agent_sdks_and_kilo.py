@@ -1,5 +1,5 @@
-"""Kilo Code CLI, the Claude Agent SDK (TypeScript and Python) and the OpenAI Agents SDK for
-JavaScript, live: each pinned release is installed once (cached in ~/.cache/mcp-matrix/calibrate/),
+"""Kilo Code CLI, the Claude Agent SDK (TypeScript and Python), the OpenAI Agents SDK for
+JavaScript and smolagents, live: each pinned release is installed once (cached in ~/.cache/mcp-matrix/calibrate/),
 run unmodified against the fake model endpoint and the tapped probe server through the real
 ``mcp-matrix calibrate``, and its profile must predict every cell. The probe sets chosen are the
 ones where each differs from its nearest older profile. A registry that cannot be reached fails
@@ -20,6 +20,7 @@ LIVE = {
     "claude-agent-sdk": ("name-collision", "output-text"),
     "claude-agent-sdk-py": ("name-collision", "output-text"),
     "openai-agents-js": ("core", "name-chars", "name-collision"),
+    "smolagents": ("core", "validation", "name-chars"),
 }
 TIMEOUT = 1200  # a cold install (Kilo's native binary is ~100 MB), then bounded client runs
 
@@ -54,3 +55,13 @@ def test_openai_agents_js_opens_a_closed_root_and_stops_on_a_cleaned_name_collis
     collision = sets["name-collision"]
     assert collision["outcome"] == "list-failed"
     assert "Duplicate tool names" in collision["driver"]["error"]
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_smolagents_fails_the_whole_run_on_a_tool_without_properties():
+    """The core set holds {type: object} with no properties: mcpadapt raises KeyError and no
+    tool of the server reaches the model, which the profile predicts (server-dropped)."""
+    core = calibrate("smolagents")["record"]["probe_sets"]["core"]
+    assert core["outcome"] == "list-failed"
+    assert core["driver"]["error"] == "'properties'"
+    assert not any(t["present"] for t in core["tools"].values())
