@@ -259,7 +259,7 @@ BY_BEHAVIOUR: dict[str, str] = {
     "round-big-integers": BIG_INTEGERS,
 }
 
-# Keyed by the verdicts with advice of their own (``Verdict.advice``; a test checks the keys):
+# Keyed by the verdicts with advice of their own (``VerdictRow.advice``; a test checks the keys):
 # "always" given after the more specific pieces, "fallback" only when there is none.
 BY_VERDICT: dict[str, str] = {
     "broken": (

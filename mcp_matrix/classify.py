@@ -16,7 +16,7 @@ from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.evidence import Evidence, weakest
 from mcp_matrix.model import Finding, Mutation
 from mcp_matrix.verdicts import V
-from mcp_matrix.verdicts import Verdict as Row
+from mcp_matrix.verdicts import VerdictRow as Row
 
 LOSSY = ("removed", "nulled")
 # What a client does when it converts an argument to another JSON type (a string "5" to 5, 42 to

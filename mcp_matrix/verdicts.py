@@ -2,7 +2,7 @@
 
 Every other module derives what it needs from ``VERDICTS`` (the rows of ``V``): the sets below
 (``LOST``, ``SHOWN``, ``INTENDED``, ``FINE``, ...) are the only verdict sets of the package, the
-classifier names its verdicts as ``V.<ROW>``, the HTML page's colours are ``Verdict.css``, and a
+classifier names its verdicts as ``V.<ROW>``, the HTML page's colours are ``VerdictRow.css``, and a
 test checks the published schemas' enums and the advice table against the rows. A new verdict is
 one row here (then the branch that produces it).
 """
@@ -15,7 +15,7 @@ from mcp_matrix.errors import InputError
 
 
 @dataclass(frozen=True)
-class Verdict:
+class VerdictRow:
     """One verdict: everything every writer, gate and replay needs to know about it."""
 
     name: str
@@ -41,7 +41,7 @@ class Verdict:
 class V:
     """The verdict table: one row per verdict, a named constant each (``V.INTACT``)."""
 
-    BROKEN = Verdict(
+    BROKEN = VerdictRow(
         "broken",
         "call",
         "✖",
@@ -52,7 +52,7 @@ class V:
         css=("#7f0019", "#fff"),
         advice="always",
     )
-    SILENT_CORRUPTION = Verdict(
+    SILENT_CORRUPTION = VerdictRow(
         "silent-corruption",
         "call",
         "≠",
@@ -64,7 +64,7 @@ class V:
         advice="always",
         silent_change=True,
     )
-    SILENT_LOSS = Verdict(
+    SILENT_LOSS = VerdictRow(
         "silent-loss",
         "call",
         "∅",
@@ -76,7 +76,7 @@ class V:
         advice="always",
         silent_change=True,
     )
-    ACCEPTED_INVALID = Verdict(
+    ACCEPTED_INVALID = VerdictRow(
         "accepted-invalid",
         "call",
         "!",
@@ -87,7 +87,7 @@ class V:
         css=("#e26bbf", "#fff"),
         advice="always",
     )
-    SESSION_BROKEN = Verdict(
+    SESSION_BROKEN = VerdictRow(
         "session-broken",
         "discovery",
         "☠",
@@ -99,7 +99,7 @@ class V:
         advice="fallback",
         loses="session",
     )
-    SERVER_DROPPED = Verdict(
+    SERVER_DROPPED = VerdictRow(
         "server-dropped",
         "discovery",
         "⊘",
@@ -113,7 +113,7 @@ class V:
     )
     # An unmutated call the server refused (or whose result the client rejected) is, for a
     # frozen caller, as loud as a refusal.
-    FAILED = Verdict(
+    FAILED = VerdictRow(
         "failed",
         "call",
         "✗",
@@ -124,7 +124,7 @@ class V:
         css=("#ef6c61", "#fff"),
         advice="fallback",
     )
-    HIDDEN = Verdict(
+    HIDDEN = VerdictRow(
         "hidden",
         "discovery",
         "–",
@@ -136,7 +136,7 @@ class V:
         advice="fallback",
         loses="tool",
     )
-    UNREACHABLE = Verdict(
+    UNREACHABLE = VerdictRow(
         "unreachable",
         "call",
         "·",
@@ -147,7 +147,7 @@ class V:
         css=("#d7d7dc", "#444"),
         advice="fallback",
     )
-    LOUD = Verdict(
+    LOUD = VerdictRow(
         "loud",
         "call",
         "⚠",
@@ -161,7 +161,7 @@ class V:
     # A mutated call that succeeded and was compared with the intact call, while the server's
     # answers changed between calls: the difference may be the state's, so no finding is claimed
     # (the gate passes); for a replayed caller the data was still sent changed, unseen ("silent").
-    UNVERIFIED = Verdict(
+    UNVERIFIED = VerdictRow(
         "unverified",
         "call",
         "≟",
@@ -172,7 +172,7 @@ class V:
         "silent",
         css=("#e9e4c4", "#3a3000"),
     )
-    DEGRADED = Verdict(
+    DEGRADED = VerdictRow(
         "degraded",
         "discovery",
         "◐",
@@ -184,7 +184,7 @@ class V:
         advice="fallback",
         shown=True,
     )
-    TOLERATED = Verdict(
+    TOLERATED = VerdictRow(
         "tolerated",
         "call",
         "≈",
@@ -195,7 +195,7 @@ class V:
         css=("#b9e4b0", "#143d0c"),
         fine=True,
     )
-    SKIPPED = Verdict(
+    SKIPPED = VerdictRow(
         "skipped",
         "any",
         "?",
@@ -206,7 +206,7 @@ class V:
         css=("#ececf0", "#555"),
         fine=True,
     )
-    INTACT = Verdict(
+    INTACT = VerdictRow(
         "intact",
         "call",
         "✓",
@@ -218,7 +218,7 @@ class V:
         fine=True,
         intended=True,
     )
-    VISIBLE = Verdict(
+    VISIBLE = VerdictRow(
         "visible",
         "discovery",
         "○",
@@ -233,9 +233,9 @@ class V:
     )
 
 
-VERDICTS: tuple[Verdict, ...] = tuple(r for r in vars(V).values() if isinstance(r, Verdict))
+VERDICTS: tuple[VerdictRow, ...] = tuple(r for r in vars(V).values() if isinstance(r, VerdictRow))
 
-BY_NAME: dict[str, Verdict] = {v.name: v for v in VERDICTS}
+BY_NAME: dict[str, VerdictRow] = {v.name: v for v in VERDICTS}
 
 # What each replay category means for whoever sent the call (docs/design.md#rename-additively):
 # the words ``replay`` counts its calls in.

@@ -268,7 +268,7 @@ def write_html(
 def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
     template = _environment().get_template("report.html.j2")
     # The inline style and script are static blocks: render them alone to hash them for the CSP.
-    # The style's verdict colours come from the verdict table (``Verdict.css``).
+    # The style's verdict colours come from the verdict table (``VerdictRow.css``).
     verdict_css = Markup(css_rules())
     style = "".join(template.blocks["style"](template.new_context({"verdict_css": verdict_css})))
     script = "".join(template.blocks["script"](template.new_context({})))
