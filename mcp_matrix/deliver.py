@@ -362,7 +362,7 @@ class Delivery:
 
 
 @dataclass(frozen=True)
-class Prepared:
+class PreparedCall:
     """An intended call made ready to send: the ways the client may send it, or a verdict that needs no server."""
 
     variants: tuple[Variant, ...]
@@ -370,7 +370,7 @@ class Prepared:
     verdict: Verdict | None = None  # unreachable: the client does not show the tool
 
 
-def prepare(profile: Profile, held: Held, call: Intended) -> Prepared:
+def prepare(profile: Profile, held: Held, call: Intended) -> PreparedCall:
     """Whether the client shows the tool, and every way it may send the call (``plan_call``)."""
     view = held.tools.get(call.tool)
     if view is None or view.verdict not in SHOWN:
@@ -391,13 +391,15 @@ def prepare(profile: Profile, held: Held, call: Intended) -> Prepared:
             behaviours=names,
             evidence=evidence_for(profile, names),
         )
-        return Prepared((), None, verdict)
+        return PreparedCall((), None, verdict)
     ctx = held.context(call.tool, view)
     if profile.call:
-        return Prepared(tuple(plan_call(profile, ctx, call.arguments, call.omit_arguments)), ctx)
+        return PreparedCall(
+            tuple(plan_call(profile, ctx, call.arguments, call.omit_arguments)), ctx
+        )
     # no call behaviour: the arguments go out as they are (plan_call's answer, without its work)
     plan = CallPlan(tool=call.tool, arguments=call.arguments, omit_arguments=call.omit_arguments)
-    return Prepared((Variant(plan, ()),), ctx)
+    return PreparedCall((Variant(plan, ()),), ctx)
 
 
 def deliver(
@@ -558,7 +560,7 @@ __all__ = [
     "Held",
     "Intended",
     "LiveServer",
-    "Prepared",
+    "PreparedCall",
     "SchemaServer",
     "Server",
     "compare",

@@ -120,7 +120,12 @@ class RunConfig:
 
 
 @dataclass
-class RunOutcome:
+class MatrixOutcome:
+    """What ``run_matrix`` did: measured or not, the verdict counts, what the calls cost.
+
+    The api's ``RunOutcome`` (public) is built from it and adds the typed events.
+    """
+
     measured: bool
     interrupted: bool = False
     counts: dict[str, int] = field(default_factory=dict)
@@ -134,7 +139,7 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def run_matrix(config: RunConfig, emit: Emit) -> RunOutcome:
+def run_matrix(config: RunConfig, emit: Emit) -> MatrixOutcome:
     """Run everything; returns whether the target could be measured and the verdict counts.
 
     Ctrl-C (KeyboardInterrupt in the calling thread) at any point after start still ends the
@@ -171,7 +176,7 @@ def _after_snapshot(
     interrupted_early: bool,
     deadline: Deadline,
     progress: _Counter,
-) -> RunOutcome:
+) -> MatrixOutcome:
     """The run once the snapshot is in: its events, then discovery and the calls."""
     run_id = uuid.uuid4().hex[:12]
     breaker = CircuitBreaker(config.circuit_breaker)
@@ -213,7 +218,7 @@ def _after_snapshot(
                 finished_at=now(), measured=False, counts=counts, error=error, interrupted=True
             )
         )
-        return RunOutcome(False, True, counts)
+        return MatrixOutcome(False, True, counts)
     emit(SnapshotTaken(snapshot=dict(snap.doc)))
     if interrupted_early:
         error = {
@@ -227,7 +232,7 @@ def _after_snapshot(
                 finished_at=now(), measured=False, counts=counts, error=error, interrupted=True
             )
         )
-        return RunOutcome(False, True, counts)
+        return MatrixOutcome(False, True, counts)
     lock = threading.Lock()
 
     def count(cell: DiscoveryCell | CallCell) -> None:
@@ -248,7 +253,7 @@ def _after_snapshot(
                 deadline_passed=late,
             )
         )
-        return RunOutcome(False, counts=counts, deadline_passed=late)
+        return MatrixOutcome(False, counts=counts, deadline_passed=late)
     unknown = unknown_tools([tool for _, tool in snap.tools], config.cases)
     if unknown:  # a case for a tool the server does not list: the user's to fix, before any call
         error = {
@@ -280,7 +285,7 @@ def _after_snapshot(
             deadline_passed=passed,
         )
     )
-    return RunOutcome(True, interrupted, counts, deadline_passed=passed, work=work)
+    return MatrixOutcome(True, interrupted, counts, deadline_passed=passed, work=work)
 
 
 def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> OpenSnapshot:
