@@ -11,7 +11,9 @@ A ``session-broken`` prediction is a model API refusing the request; the fake en
 not refuse, so the client's side of it is compared: that it sends the tools (``visible``) and
 the calls the fake model then makes. The simulation sets the tools that break the session aside
 (``blocked``) and goes on with the rest, so names and schemas are compared for every tool but
-those culprits.
+those culprits. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
+Python SDK's gate raising) reaches no model whatever its outcome: when the exception ends the
+whole run (``session-broken``) every tool is predicted absent, as for a dropped server.
 """
 
 from __future__ import annotations
@@ -84,7 +86,9 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
         (0 if not probe.page_size else i // probe.page_size, t) for i, t in enumerate(probe.tools)
     ]
     final = run_discovery(profile, initial_state(pages, server_name))
-    dropped = final.outcome == "server-dropped"
+    dropped = final.outcome == "server-dropped" or any(
+        f.code == "list-rejected" for f in final.findings
+    )
     blocked = set(final.blocked)
     tools: dict[str, dict] = {}
     for state in final.tools:

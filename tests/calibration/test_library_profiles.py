@@ -33,6 +33,7 @@ LIVE = {
     "pydantic-ai": ("core",),
     "litellm": ("core",),
     "fast-agent": ("long-name",),
+    "fast-agent-010": ("no-type", "name-collision"),  # Python >= 3.13: a missing one fails (exit 3)
     "vercel-ai-sdk": ("paged",),
 }
 LIVE_TIMEOUT = 900  # seconds for one library: a cold install of the larger ones takes minutes

@@ -12,7 +12,10 @@ import json
 import os
 import tempfile
 
-from mcp_agent.core.fastagent import FastAgent
+try:  # fast-agent-mcp 0.3 and later: the package is ``fast_agent``
+    from fast_agent import FastAgent
+except ImportError:  # 0.2.x: ``mcp_agent``
+    from mcp_agent.core.fastagent import FastAgent  # type: ignore[no-redef]
 
 from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
@@ -27,7 +30,7 @@ from mcp_matrix.calibrate.drivers._common import (
 def _config(env: DriverEnv) -> tuple[str, str]:
     """(config YAML, model string); JSON is valid YAML, so json.dumps writes it."""
     if env.server_url:
-        server = {"transport": "http", "url": env.server_url}
+        server: dict[str, object] = {"transport": "http", "url": env.server_url}
     else:
         server = {"command": env.command, "args": env.args}
     providers = {
