@@ -37,7 +37,7 @@ import mcp_matrix
 from mcp_matrix.behaviours.registry import PHASES, REGISTRY, BehaviourSpec, load_all
 from mcp_matrix.errors import InputError, InputErrors, MatrixError, did_you_mean
 from mcp_matrix.evidence import Evidence, weakest
-from mcp_matrix.profiles.model import BehaviourUse, Handshake, Identity, Profile
+from mcp_matrix.profiles.model import BehaviourUse, Identity, Profile, ProfileHandshake
 from mcp_matrix.yamlfile import (
     KeyPath,
     YamlSource,
@@ -254,11 +254,11 @@ def _own_identity(src: YamlSource) -> Identity | None:
     )
 
 
-def _own_handshake(src: YamlSource) -> Handshake | None:
+def _own_handshake(src: YamlSource) -> ProfileHandshake | None:
     raw = src.data.get("handshake")
     if raw is None:
         return None
-    return Handshake(
+    return ProfileHandshake(
         fallback=raw["fallback"],
         evidence=tuple(
             Evidence(e["level"], e.get("source", ""), e.get("note", "")) for e in raw["evidence"]
@@ -512,7 +512,7 @@ def profile_summary(profile: Profile) -> dict:
     return summary
 
 
-def _handshake_summary(h: Handshake | None) -> dict | None:
+def _handshake_summary(h: ProfileHandshake | None) -> dict | None:
     if h is None:
         return None
     return {

@@ -42,7 +42,7 @@ FALLBACKS = ("initialize-only", "discover-then-initialize", "discover-only")
 
 
 @dataclass(frozen=True)
-class Handshake:
+class ProfileHandshake:
     """How the client opens a session, per protocol era (the profile's ``handshake`` section).
 
     ``fallback``: ``initialize-only`` (handshake era only), ``discover-then-initialize``
@@ -84,7 +84,7 @@ class Profile:
     abstract: bool = False
     required_by_default: bool = True  # False: a probe or an opt-in configuration
     source: str = ""
-    handshake: Handshake | None = None  # None: not declared (the session is not judged)
+    handshake: ProfileHandshake | None = None  # None: not declared (the session is not judged)
 
     def phases(self) -> dict[str, tuple[BehaviourUse, ...]]:
         return {
