@@ -18,13 +18,14 @@ Observed with @openai/agents 0.20.0 (clients/calibrations/openai-agents-js/0.20.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from mcp_matrix.behaviours.outcomes import label, note
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.model import Finding, ListState, evolve
+from mcp_matrix.model import Finding, ListState, ToolState, evolve
 
 _INVALID = re.compile(r"[^a-zA-Z0-9]")
 
@@ -35,9 +36,15 @@ def function_tool_name(name: str) -> str:
     return _INVALID.sub(lambda m: "__" if ord(m.group()) > 0xFFFF else "_", name)
 
 
-@behaviour("agents-js-tool-name", "discovery")
-def agents_js_tool_name(state: ListState) -> ListState:
-    """The function tool's name; a name two tools share stops the whole run (UserError)."""
+def rename_tools(
+    state: ListState,
+    clean: Callable[[str], str],
+    how: str,
+    clash: Callable[[ListState, ToolState, ToolState, str], ListState],
+) -> ListState:
+    """Each visible tool named ``clean(its name)``, with a note saying ``how``; the first cleaned
+    name two tools share is ``clash(state, earlier, later, name)`` (libraries that build function
+    tools and refuse duplicates: OpenAI Agents JS, smolagents)."""
     if state.outcome != "ok":
         return state
     tools = list(state.tools)
@@ -45,38 +52,50 @@ def agents_js_tool_name(state: ListState) -> ListState:
     for i, tool in enumerate(tools):
         if tool.hidden:
             continue
-        name = function_tool_name(tool.server_name)
+        name = clean(tool.server_name)
         if name in owner:
-            other = label(tools[owner[name]])
-            return state.fail(
-                "server-dropped",
-                Finding(
-                    code="name-collision",
-                    message=(
-                        f"tools {other!r} and {label(tool)!r} both become {name!r}; the SDK throws "
-                        "'Duplicate tool names found across MCP servers' before the first model "
-                        "request, so the agent run fails and no tool reaches the model"
-                    ),
-                    lost=True,
-                    blast_radius="server",
-                ),
-                culprit=tool.index,
-            )
+            return clash(state, tools[owner[name]], tool, name)
         owner[name] = i
         if name != tool.name:
             finding = note(
-                "name-sanitised",
-                f"tool name {tool.server_name!r} becomes {name!r}: every character outside "
-                "[a-zA-Z0-9] ('-' included) is replaced by '_'",
+                "name-sanitised", f"tool name {tool.server_name!r} becomes {name!r}: {how}"
             )
             tools[i] = evolve(tool, name=name, findings=tool.findings + (finding,))
     return replace(state, tools=tuple(tools))
 
 
+def _duplicate(state: ListState, earlier: ToolState, later: ToolState, name: str) -> ListState:
+    return state.fail(
+        "server-dropped",
+        Finding(
+            code="name-collision",
+            message=(
+                f"tools {label(earlier)!r} and {label(later)!r} both become {name!r}; the SDK "
+                "throws 'Duplicate tool names found across MCP servers' before the first model "
+                "request, so the agent run fails and no tool reaches the model"
+            ),
+            lost=True,
+            blast_radius="server",
+        ),
+        culprit=later.index,
+    )
+
+
+@behaviour("agents-js-tool-name", "discovery")
+def agents_js_tool_name(state: ListState) -> ListState:
+    """The function tool's name; a name two tools share stops the whole run (UserError).
+
+    Observed: clients/calibrations/openai-agents-js/0.20.0.json."""
+    how = "every character outside [a-zA-Z0-9] ('-' included) is replaced by '_'"
+    return rename_tools(state, function_tool_name, how, _duplicate)
+
+
 @schema_rewrite("agents-js-schema")
 def agents_js_schema(schema: Any) -> Outcome:
     """The non-strict function tool's parameters: type, properties and required filled in when
-    absent or null, and ``additionalProperties: true`` whatever the server said."""
+    absent or null, and ``additionalProperties: true`` whatever the server said.
+
+    Observed: clients/calibrations/openai-agents-js/0.20.0.json."""
     if not isinstance(schema, dict):
         return Outcome(schema=schema)
     out = {

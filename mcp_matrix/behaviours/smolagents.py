@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import replace
 from typing import Any
 
+from mcp_matrix.behaviours.openai_agents_js import rename_tools
 from mcp_matrix.behaviours.outcomes import label, note
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.model import CallContext, CallPlan, Finding, ListState, evolve
+from mcp_matrix.model import CallContext, CallPlan, Finding, ListState, ToolState
 
 TYPES = (
     "string",
@@ -136,37 +136,24 @@ def smolagents_gate(schema: Any) -> Outcome:
     return Outcome(fail=("server-dropped", _failure("this tool", problem)))
 
 
+def _duplicate(state: ListState, earlier: ToolState, later: ToolState, name: str) -> ListState:
+    why = (
+        f"it and {label(earlier)!r} both become {name!r} (ToolCallingAgent: 'Each tool or "
+        "managed_agent should have a unique name!')"
+    )
+    return _fail(state, later, why)
+
+
 @behaviour("smolagents-tool-name", "discovery")
 def smolagents_tool_name(state: ListState) -> ListState:
     """The Python-identifier name; a name two tools share fails the run.
 
     Observed: clients/calibrations/smolagents/1.26.0.json."""
-    if state.outcome != "ok":
-        return state
-    tools = list(state.tools)
-    owner: dict[str, int] = {}
-    for i, tool in enumerate(tools):
-        if tool.hidden:
-            continue
-        name = function_name(tool.server_name)
-        if not name:
-            return _fail(state, tool, "its name cleans to nothing (IndexError in mcpadapt)")
-        if name in owner:
-            return _fail(
-                state,
-                tool,
-                f"it and {label(tools[owner[name]])!r} both become {name!r} (ToolCallingAgent: "
-                "'Each tool or managed_agent should have a unique name!')",
-            )
-        owner[name] = i
-        if name != tool.name:
-            finding = note(
-                "name-sanitised",
-                f"tool name {tool.server_name!r} becomes {name!r}: '-' as '_', every other "
-                "character outside \\w deleted",
-            )
-            tools[i] = evolve(tool, name=name, findings=tool.findings + (finding,))
-    return replace(state, tools=tuple(tools))
+    empty = next((t for t in state.visible() if not function_name(t.server_name)), None)
+    if state.outcome == "ok" and empty is not None:
+        return _fail(state, empty, "its name cleans to nothing (IndexError in mcpadapt)")
+    how = "'-' as '_', every other character outside \\w deleted"
+    return rename_tools(state, function_name, how, _duplicate)
 
 
 def _model_property(value: dict) -> dict:
