@@ -54,14 +54,15 @@ def run(name: str, smoke: bool) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict], smoke: bool) -> str:
+def table(rows: list[dict], smoke: bool, only: str = "") -> str:
     """The README's table: a row per RESULT line, with when and at what load it was measured."""
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     loads = [r["load"] for r in rows if "load" in r]
     span = f"{min(loads):.0f}-{max(loads):.0f}" if loads else "?"
+    flags = (" --smoke" if smoke else "") + (f" --only {only}" if only else "")
     head = (
-        f"Measured {now} by `python benchmarks/run_all.py{' --smoke' if smoke else ''}` "
-        f"({os.cpu_count()} cores, load average {span} while it ran).\n\n"
+        f"Measured {now} by `python benchmarks/run_all.py{flags}` ({os.cpu_count()} cores; "
+        f"load average {span} as each benchmark ended).\n\n"
         "| benchmark | command (A) | baseline (B, same run) | A | B | A/B | target | met? |\n"
         "|---|---|---|---|---|---|---|---|\n"
     )
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(unknown)}")
     rows = [row for name in names for row in run(name, args.smoke)]
-    text = table(rows, args.smoke)
+    text = table(rows, args.smoke, args.only)
     print(text)
     if args.write_readme:
         write_readme(text, args.readme)
