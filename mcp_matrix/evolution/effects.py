@@ -49,7 +49,9 @@ TOOL_LEVEL_KINDS = NEW_TOOL_KINDS + ("tool-renamed",)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class CallOutcome:
+    """One call under one side of a change: its verdict, why, and what was wrong in plain words."""
+
     verdict: str
     message: str
     behaviours: tuple[str, ...] = ()
@@ -120,7 +122,7 @@ def schema_server(tools: Mapping[str, Any]) -> SchemaServer:
     return SchemaServer(tools, rules=(alias_rule,))
 
 
-def server_outcome(schema: Any, arguments: Any) -> Outcome:
+def server_outcome(schema: Any, arguments: Any) -> CallOutcome:
     """How a server that validates against ``schema`` answers ``arguments`` (a frozen call, no client)."""
     tool = {"inputSchema": schema}
     server = schema_server({"tool": tool})
@@ -131,7 +133,7 @@ def server_outcome(schema: Any, arguments: Any) -> Outcome:
     )
     if verdict.verdict == "silent-loss":
         plain = f"{_dotted(lost)} is ignored (the new schema no longer names it)"
-        return Outcome("silent-loss", verdict.reason, detail=plain)
+        return CallOutcome("silent-loss", verdict.reason, detail=plain)
     return _outcome(verdict, answer)
 
 
@@ -147,7 +149,7 @@ def call_outcomes(
     stale: bool,
     arguments: Any,
     schema: Any,
-) -> dict[tuple[str, ...], Outcome]:
+) -> dict[tuple[str, ...], CallOutcome]:
     """How ``profile`` delivers ``arguments`` to a server validating against ``schema``.
 
     One outcome per way the profile may send the call (keyed by the intermittent behaviours
@@ -158,24 +160,24 @@ def call_outcomes(
     done = deliver(profile, held, Intended(tool, arguments), server)
     if done.before_server and not done.variants:  # the client does not show the tool
         names = done.verdict.behaviours or (("cache-tools",) if stale and view is None else ())
-        return {(): Outcome("unreachable", done.verdict.reason, names)}
+        return {(): CallOutcome("unreachable", done.verdict.reason, names)}
     found = {
         variant.sometimes: _outcome(verdict, answer)
         for variant, verdict, answer in zip(done.variants, done.verdicts, done.answers)
     }
-    return found or {(): Outcome("intact", "arrived as intended; the expected outcome")}
+    return found or {(): CallOutcome("intact", "arrived as intended; the expected outcome")}
 
 
-def _outcome(verdict: Verdict, answer: Answer | None) -> Outcome:
+def _outcome(verdict: Verdict, answer: Answer | None) -> CallOutcome:
     """The classifier's verdict for one variant, in its own words: what ``run`` and ``replay``
     say of the same call (its ``reason``); the plain validation errors for the populations."""
     plain = plain_errors(answer.violations) if answer and not answer.ok else ""
-    return Outcome(verdict.verdict, verdict.reason, verdict.behaviours, detail=plain)
+    return CallOutcome(verdict.verdict, verdict.reason, verdict.behaviours, detail=plain)
 
 
 def _worse_variant(
-    before: dict[tuple[str, ...], Outcome], after: dict[tuple[str, ...], Outcome]
-) -> Outcome | None:
+    before: dict[tuple[str, ...], CallOutcome], after: dict[tuple[str, ...], CallOutcome]
+) -> CallOutcome | None:
     """The worst outcome of ``after`` that is worse than the same variant ``before``, if any."""
     floor = min(before.values(), key=lambda o: rank(o.verdict))
     worse_ones = []
@@ -729,7 +731,7 @@ def _unmeasured(change: Change) -> tuple[PopulationEffect, ...]:
 
 
 __all__ = [
-    "Outcome",
+    "CallOutcome",
     "Sides",
     "alias_pairs",
     "call_outcomes",
