@@ -210,7 +210,15 @@ class ClientView:
         change it (the dict is shared by every caller)."""
         index = self.__dict__.get("_by_tool")
         if index is None:
-            index = {t.tool: t for t in self.tools}
+            # A server may list one name twice (a repeated page): the client keeps one of them
+            # (the first, or the last), and that is the tool its calls reach.
+            index = {}
+            for t in self.tools:
+                kept = index.get(t.tool)
+                if kept is None or (
+                    kept.verdict not in verdicts.SHOWN and t.verdict in verdicts.SHOWN
+                ):
+                    index[t.tool] = t
             object.__setattr__(self, "_by_tool", index)
         return index
 
