@@ -79,7 +79,7 @@ def script_json(value: Any) -> str:
     return _escape_script(_ENCODER.encode(value))
 
 
-class _Table:
+class _ValueTable:
     """Distinct JSON values in first-seen order, each kept as its JSON text; ``ref`` is its number."""
 
     def __init__(self) -> None:
@@ -103,9 +103,9 @@ class _Packer:
 
     def __init__(self, tools: list[str], profiles: list[str]) -> None:
         self.texts: dict[str, int] = {}  # every distinct text, numbered in first-seen order
-        self.findings = _Table()
-        self.evidence = _Table()
-        self.details = _Table()
+        self.findings = _ValueTable()
+        self.evidence = _ValueTable()
+        self.details = _ValueTable()
         self.rows = {t: i for i, t in enumerate(tools)}
         self.columns = {p: j for j, p in enumerate(profiles)}
         self.cells: list[str] = []

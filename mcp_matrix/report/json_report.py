@@ -153,7 +153,7 @@ class _Rows:
         return len(self.texts)
 
 
-class _Table(ContentTable):
+class _DocTable(ContentTable):
     """A table of the document: written as its entries' JSON text, one a line. Its entries are
     made here (a cell's pointer, a finding's entry), so they are looked up by value, never kept
     by identity as ``ContentTable`` keeps values shared by reference."""
@@ -188,8 +188,8 @@ class _Builder:
         self.counts: dict[str, int] = {}
         self.kinds = {"discovery": 0, "call": 0}
         self.release_failing = 0
-        self.details, self.findings, self.evidence = _Table(), _Table(), _Table()
-        self.shapes, self.texts = SchemaTable(), _Table()
+        self.details, self.findings, self.evidence = _DocTable(), _DocTable(), _DocTable()
+        self.shapes, self.texts = SchemaTable(), _DocTable()
         # (run, verdict, weakest evidence, hash of the findings) -> (the findings, the answer)
         self._discovery: dict[tuple, tuple[tuple, tuple[int, Mapping | None]]] = {}
         self._finding_refs: dict[tuple[int, str], int] = {}
