@@ -4,7 +4,7 @@ Each frozen call (mcp_matrix.evolution.calls_file) goes through the same steps a
 matrix: discovery of the live snapshot, the tool list the client holds (the baseline's for a
 caching profile, when a baseline is given), ``plan_call``, the live server through one session
 per profile presenting that profile's identity, and ``classify`` with an expected success.
-Then, by population of frozen callers (seed "Renaming a tool parameter"):
+Then, by population of frozen callers (docs/design.md#rename-additively):
 
 - every population: the outcome of each call, as counts of ``delivered`` (intact or tolerated),
   ``loud`` (refused with an error a model can read), ``silent`` (success reported for a mutated
