@@ -96,7 +96,7 @@ def default_model(provider: str) -> str:
 
 
 @dataclass
-class Outcome:
+class DriverOutcome:
     """What the driver prints: the contract's one JSON line."""
 
     ok: bool = False
@@ -126,10 +126,10 @@ def describe(exc: BaseException) -> tuple[str, str]:
     return (str(exc) or repr(exc))[:4000], f"{type(exc).__module__}.{type(exc).__qualname__}"
 
 
-def run(main: Callable[[DriverEnv, Outcome], Coroutine[Any, Any, None]]) -> None:
+def run(main: Callable[[DriverEnv, DriverOutcome], Coroutine[Any, Any, None]]) -> None:
     """Run ``main`` and print its outcome; a library exception is a finding (exit 0)."""
     env = read_env()
-    out = Outcome()
+    out = DriverOutcome()
     try:
         asyncio.run(main(env, out))
         if out.error is None:

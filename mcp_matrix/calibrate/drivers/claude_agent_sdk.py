@@ -17,7 +17,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -29,7 +29,7 @@ def _server(env: DriverEnv) -> dict:
     return {"type": "stdio", "command": env.command, "args": env.args}
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["claude-agent-sdk"] = installed_version("claude-agent-sdk")
     stderr: list[str] = []
     options = ClaudeAgentOptions(

@@ -21,7 +21,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -56,7 +56,7 @@ def _config(env: DriverEnv) -> tuple[str, str]:
     return json.dumps(doc), f"{section}.{env.model}"
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["packages"] = {p: installed_version(p) for p in ("fast-agent-mcp", "mcp")}
     config, model = _config(env)
     folder = tempfile.mkdtemp(prefix="fast-agent-")

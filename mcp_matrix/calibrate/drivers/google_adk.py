@@ -24,7 +24,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -38,7 +38,7 @@ def _connection(env: DriverEnv) -> object:
     )
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     if env.provider != "gemini":
         raise ValueError(f"provider {env.provider!r}: this driver runs ADK's native Gemini model")
     os.environ["GOOGLE_API_KEY"] = FAKE_KEY

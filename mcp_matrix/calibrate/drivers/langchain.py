@@ -16,7 +16,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -61,7 +61,7 @@ def _chat_model(env: DriverEnv) -> object:
     raise ValueError(f"unknown provider {env.provider!r}")
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["packages"] = {p: installed_version(p) for p in PACKAGES}
     client = MultiServerMCPClient({env.server_name: _connection(env)})
     tools = await client.get_tools()

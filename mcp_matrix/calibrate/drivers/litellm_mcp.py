@@ -21,7 +21,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -58,7 +58,7 @@ def _route(env: DriverEnv) -> tuple[str, str]:
     )
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["packages"] = {p: installed_version(p) for p in ("litellm", "mcp")}
     model, api_base = _route(env)
     async with _session(env) as session:

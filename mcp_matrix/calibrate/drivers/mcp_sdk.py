@@ -13,7 +13,7 @@ import json
 from mcp import Client, StdioServerParameters
 
 from mcp_matrix.calibrate.drivers import _host
-from mcp_matrix.calibrate.drivers._common import DriverEnv, Outcome, installed_version, run
+from mcp_matrix.calibrate.drivers._common import DriverEnv, DriverOutcome, installed_version, run
 
 
 def _target(env: DriverEnv) -> str | StdioServerParameters:
@@ -22,7 +22,7 @@ def _target(env: DriverEnv) -> str | StdioServerParameters:
     return StdioServerParameters(command=env.command, args=env.args)
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["mcp"] = installed_version("mcp")
     async with Client(_target(env)) as client:
         tools: list[dict] = []

@@ -22,7 +22,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -47,7 +47,7 @@ def _model(env: DriverEnv) -> object:
     raise ValueError(f"provider {env.provider!r}: this driver speaks OpenAI only")
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     set_tracing_disabled(True)
     strict = bool(env.options.get("strict"))
     out.notes.update(

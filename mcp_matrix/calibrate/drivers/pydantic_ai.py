@@ -15,7 +15,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -54,7 +54,7 @@ def _model(env: DriverEnv) -> object:
     raise ValueError(f"unknown provider {env.provider!r}")
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["packages"] = {
         p: installed_version(p) for p in ("pydantic-ai-slim", "fastmcp-slim", "mcp")
     }

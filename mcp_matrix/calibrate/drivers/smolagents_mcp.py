@@ -18,7 +18,7 @@ from mcp_matrix.calibrate.drivers._common import (
     FAKE_KEY,
     PROMPT,
     DriverEnv,
-    Outcome,
+    DriverOutcome,
     installed_version,
     run,
 )
@@ -32,7 +32,7 @@ def _server(env: DriverEnv) -> object:
     return StdioServerParameters(command=env.command, args=env.args)
 
 
-def _run(env: DriverEnv, out: Outcome) -> None:
+def _run(env: DriverEnv, out: DriverOutcome) -> None:
     with ToolCollection.from_mcp(_server(env), trust_remote_code=True) as collection:
         tools = list(collection.tools)
         out.tools_seen = [t.name for t in tools]
@@ -44,7 +44,7 @@ def _run(env: DriverEnv, out: Outcome) -> None:
         out.notes["final_text"] = str(result)[:500]
 
 
-async def main(env: DriverEnv, out: Outcome) -> None:
+async def main(env: DriverEnv, out: DriverOutcome) -> None:
     out.notes["packages"] = {p: installed_version(p) for p in PACKAGES}
     await asyncio.to_thread(_run, env, out)
 
