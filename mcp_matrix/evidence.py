@@ -13,9 +13,17 @@ class Evidence:
     level: str
     source: str = ""
     note: str = ""
+    checked: str = (
+        ""  # YYYY-MM-DD the source was last read (observed: the record's date); "" unknown
+    )
 
     def to_json(self) -> dict:
-        return {"level": self.level, "source": self.source, "note": self.note}
+        return {
+            "level": self.level,
+            "source": self.source,
+            "note": self.note,
+            "checked": self.checked,
+        }
 
 
 def weakest(levels) -> str | None:

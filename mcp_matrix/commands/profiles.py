@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import date, datetime, timezone
 
 from rich.console import Console
 from rich.table import Table
@@ -20,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "profiles",
         help="list client profiles, or show one (profiles show NAME)",
         description="List the bundled (and --profiles-dir) client profiles with the client, the versions "
-        "they model and their weakest evidence; `profiles show NAME` prints one profile's resolved "
+        "they model, their weakest evidence and when it was checked (the oldest and newest `checked` date, and the oldest's age in days); `profiles show NAME` prints one profile's resolved "
         "behaviours per phase with their params and evidence; `profiles behaviours` lists the registry.",
     )
     p.add_argument("action", nargs="?", choices=("list", "show", "behaviours"), default="list")
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
                         "abstract": p.abstract,
                         "extends": list(p.extends),
                         "weakest_evidence": p.weakest_evidence,
+                        **evidence_age(p),
                     }
                     for p in rows
                 ],
@@ -70,7 +72,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     table = Table()
-    for col in ("profile", "client", "versions", "extends", "weakest evidence", "calibrated"):
+    for col in (
+        "profile",
+        "client",
+        "versions",
+        "extends",
+        "weakest evidence",
+        "evidence checked",
+        "calibrated",
+    ):
         table.add_column(col)
     for p in rows:
         table.add_row(
@@ -79,10 +89,31 @@ def run(args: argparse.Namespace) -> int:
             markup(p.versions),
             markup(", ".join(p.extends)),
             p.weakest_evidence or "-",
+            age_text(evidence_age(p)),
             markup(calibration_text(p)),
         )
     terminal_console().print(table)
     return 0
+
+
+def evidence_age(profile, today: date | None = None) -> dict:
+    """The oldest and newest ``checked`` date of the profile's evidence and the oldest's age in days."""
+    span = profile.checked_range
+    if span is None:
+        return {"checked_oldest": None, "checked_newest": None, "age_days": None}
+    oldest = date.fromisoformat(span[0])
+    age = ((today or datetime.now(timezone.utc).date()) - oldest).days
+    return {"checked_oldest": span[0], "checked_newest": span[1], "age_days": age}
+
+
+def age_text(age: dict) -> str:
+    """``2026-11-30 .. 2026-12-02 (2 d)``, one date when all agree, ``-`` when nothing is dated."""
+    if age["checked_oldest"] is None:
+        return "-"
+    span = age["checked_oldest"]
+    if age["checked_newest"] != span:
+        span += f" .. {age['checked_newest']}"
+    return f"{span} ({age['age_days']} d)"
 
 
 def calibration_column(profile) -> dict | None:

@@ -231,7 +231,8 @@ def _own_use(src: YamlSource, entry: Mapping[str, Any], spec: BehaviourSpec) -> 
     params = copy.deepcopy(spec.defaults())
     params.update(copy.deepcopy(entry.get("with") or {}))
     evidence = tuple(
-        Evidence(e["level"], e.get("source", ""), e.get("note", "")) for e in entry["evidence"]
+        Evidence(e["level"], e.get("source", ""), e.get("note", ""), e.get("checked", ""))
+        for e in entry["evidence"]
     )
     return BehaviourUse(
         name=entry["use"],
@@ -261,7 +262,8 @@ def _own_handshake(src: YamlSource) -> ProfileHandshake | None:
     return ProfileHandshake(
         fallback=raw["fallback"],
         evidence=tuple(
-            Evidence(e["level"], e.get("source", ""), e.get("note", "")) for e in raw["evidence"]
+            Evidence(e["level"], e.get("source", ""), e.get("note", ""), e.get("checked", ""))
+            for e in raw["evidence"]
         ),
         modern_versions=tuple(raw.get("modern_versions", ("2026-07-28",))),
         accepts=tuple(raw.get("accepts") or ()),

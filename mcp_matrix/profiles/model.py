@@ -94,9 +94,17 @@ class Profile:
             "result": self.result,
         }
 
+    def all_evidence(self) -> list[Evidence]:
+        """Every evidence entry of the resolved profile: the handshake's, then each phase's."""
+        own = list(self.handshake.evidence) if self.handshake else []
+        return own + [e for uses in self.phases().values() for u in uses for e in u.evidence]
+
     @property
     def weakest_evidence(self) -> str | None:
-        own = list(self.handshake.evidence) if self.handshake else []
-        return weakest(
-            own + [e for uses in self.phases().values() for u in uses for e in u.evidence]
-        )
+        return weakest(self.all_evidence())
+
+    @property
+    def checked_range(self) -> tuple[str, str] | None:
+        """The oldest and newest ``checked`` date of the profile's evidence: how stale it may be."""
+        dates = sorted(e.checked for e in self.all_evidence() if e.checked)
+        return (dates[0], dates[-1]) if dates else None
