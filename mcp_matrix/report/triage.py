@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from mcp_matrix.advice import KEEP_LOUD, advice_for
@@ -166,6 +167,52 @@ def _where(pointer: str) -> str:
     return f"{keyword} at {parent}" if keyword else p or "/"
 
 
+def _blamed_summary(message: str, culprit: str) -> tuple[bool, str]:
+    """Whether a hard finding blames another tool, and the summary the cause is keyed by.
+
+    Another tool's cell in a dropped server: the culprit field names the tool, and the culprit's
+    own message is read with it (files written before the field: the words).
+    """
+    blamed = bool(culprit) or message.startswith(_BLAMED)
+    if culprit:
+        return blamed, culprit_message(message, culprit)
+    if blamed and ": " in message:
+        return blamed, message.split(": ", 1)[1]
+    return blamed, message
+
+
+def _add(
+    causes: dict[tuple, Cause], tools_of: dict[tuple, set[str]], key: tuple, make: Cause, cell: Cell
+) -> Cause:
+    """Count ``cell`` under the cause at ``key`` (``make`` when it is new); ``tools_of`` mirrors
+    each cause's tools as a set."""
+    profile, tool = cell.profile, cell.tool
+    cause = causes.get(key)
+    if cause is None:
+        cause = causes[key] = make
+    cell_id = (cell.KIND, profile, tool, cell.case if isinstance(cell, CallCell) else None)
+    if cell_id not in cause.seen:
+        cause.seen.add(cell_id)
+        cause.cells += 1
+    if profile not in cause.clients:
+        cause.clients.append(profile)
+    listed = tools_of.get(key)
+    if listed is None:
+        listed = tools_of[key] = set(cause.tools)
+    if tool and tool not in listed:
+        listed.add(tool)
+        cause.tools.append(tool)
+    in_verdict = cause.by_verdict.setdefault(cell.verdict, [])
+    if profile not in in_verdict:
+        in_verdict.append(profile)
+    if not cause.stricter and rank(cell.verdict) < rank(cause.verdict):
+        cause.verdict = cell.verdict
+    ev = cell.weakest_evidence
+    if ev and (cause.weakest is None or _weaker(ev, cause.weakest)):
+        cause.weakest = ev
+    return cause
+
+
 def build_triage(events: Iterable[Event]) -> list[Cause]:
     """The root causes of a run's cells, worst first."""
     events = typed_events(events)
@@ -180,32 +227,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
     # is added to once per cell (100,000), and scanning its list made the triage quadratic.
     tools_of: dict[tuple, set[str]] = {}
 
-    def add(key: tuple, make: Cause, cell: Cell) -> Cause:
-        profile, tool = cell.profile, cell.tool
-        cause = causes.get(key)
-        if cause is None:
-            cause = causes[key] = make
-        cell_id = (cell.KIND, profile, tool, cell.case if isinstance(cell, CallCell) else None)
-        if cell_id not in cause.seen:
-            cause.seen.add(cell_id)
-            cause.cells += 1
-        if profile not in cause.clients:
-            cause.clients.append(profile)
-        listed = tools_of.get(key)
-        if listed is None:
-            listed = tools_of[key] = set(cause.tools)
-        if tool and tool not in listed:
-            listed.add(tool)
-            cause.tools.append(tool)
-        in_verdict = cause.by_verdict.setdefault(cell.verdict, [])
-        if profile not in in_verdict:
-            in_verdict.append(profile)
-        if not cause.stricter and rank(cell.verdict) < rank(cause.verdict):
-            cause.verdict = cell.verdict
-        ev = cell.weakest_evidence
-        if ev and (cause.weakest is None or _weaker(ev, cause.weakest)):
-            cause.weakest = ev
-        return cause
+    add = partial(_add, causes, tools_of)
 
     for e in discovery:
         verdict, tool = e.verdict, e.tool
@@ -213,17 +235,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             continue
         if verdict in LOST:
             f = _decisive(e.findings)
-            message = f.get("message", "")
-            # another tool's cell in a dropped server: the culprit field names the tool, and the
-            # culprit's own message is read with it (files written before the field: the words)
-            culprit = f.get("culprit") or ""
-            blamed = bool(culprit) or message.startswith(_BLAMED)
-            if culprit:
-                summary = culprit_message(message, culprit)
-            elif blamed and ": " in message:
-                summary = message.split(": ", 1)[1]
-            else:
-                summary = message
+            blamed, summary = _blamed_summary(f.get("message", ""), f.get("culprit") or "")
             fix = advice_for(e, tools.get(tool), finding=f)
             code = str(f.get("code"))
             key = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")
