@@ -112,6 +112,7 @@ NULLS = "Treat null and absent the same server-side; a client drops nulls before
 SESSIONS = (
     "Keep no state between calls in the MCP session: this client may open a new session per call."
 )
+PROPERTY_KEYS = "Name parameters with letters, digits, '_', '.' and '-' only, 64 characters at most (the Anthropic API refuses other keys); map the old names server-side."
 TUPLES = "Use one items schema (or an object) instead of a tuple (items as a list / prefixItems); the client rewrites tuples."
 CLIENT_REFUSED = (
     "The client refused to send the call against its copy of the schema: make the schema describe "
@@ -178,6 +179,7 @@ BY_CODE: dict[str, str] = {
     "array-without-items": ADD_ITEMS,
     "items-added": ADD_ITEMS,
     "tuple-items-refused": TUPLES,
+    "property-key-refused": PROPERTY_KEYS,
     "name-too-long": SHORT_NAMES,
     "name-invalid": SHORT_NAMES,
     "name-collision": UNIQUE_NAMES,

@@ -2,6 +2,9 @@
 
 - ``forbid-tuple-items``: Claude Code 2.1.332 leaves out a tool whose schema gives ``items``
   as a list (draft-07 tuple form, not valid 2020-12) while its siblings stay.
+- ``forbid-property-keys``: the Anthropic API refuses a request whose tool has a root property
+  key outside ``^[a-zA-Z0-9_.-]{1,64}$`` (every turn of the session fails, claude-code#34771);
+  Claude Code 2.1.332 and 2.1.278 leave out only that tool (observed, probe set bad-key).
 - ``parse-stringified-arguments``: Claude Code 2.1.332 parses a string argument holding a JSON
   array or object back into that value when the held schema types the parameter as array or
   object, before it sends ``tools/call`` (the model's stringified arguments arrive as values).
@@ -10,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mcp_matrix.behaviours import walk as W
@@ -45,6 +49,46 @@ def forbid_tuple_items(schema: Any, policy: str = "drop-tool") -> Outcome:
                 node.pointer + "/items",
             )
     return Outcome()
+
+
+API_KEY_PATTERN = "^[a-zA-Z0-9_.-]{1,64}$"
+
+
+@schema_rewrite(
+    "forbid-property-keys",
+    params={
+        "policy": {
+            "enum": POLICIES,
+            "default": "session-broken",
+            "description": "What a root property key outside the pattern does.",
+        },
+        "pattern": {
+            "type": "string",
+            "default": API_KEY_PATTERN,
+            "description": "The pattern every root property key must match.",
+        },
+    },
+)
+def forbid_property_keys(
+    schema: Any, policy: str = "session-broken", pattern: str = API_KEY_PATTERN
+) -> Outcome:
+    """A root property key outside ``pattern`` is refused (the Anthropic API checks
+    ``input_schema.properties`` only, so nested keys pass)."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return Outcome()
+    bad = [k for k in props if not re.fullmatch(pattern, k)]
+    if not bad:
+        return Outcome()
+    key = bad[0]
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    escaped = key.replace("~", "~0").replace("/", "~1")
+    return refuse(
+        policy,
+        "property-key-refused",
+        f"property key {key!r}{more} does not match {pattern}; {consequence(policy)}",
+        f"/properties/{escaped}",
+    )
 
 
 def _parsed(value: Any, sub: Any) -> Any:

@@ -19,7 +19,7 @@ LOSS_CODES = frozenset({"removed-by-client", "changed-by-client"})
 DECLARED: dict[str, frozenset[str]] = {
     "adk": frozenset({"description-fenced"}),
     "calls": frozenset({"client-refused", "enum-over-cap", "pattern-too-costly", "stale-cache"}),
-    "claude": frozenset({"tuple-items-refused"}),
+    "claude": frozenset({"property-key-refused", "tuple-items-refused"}),
     "cline": frozenset({"name-collision", "root-type-added"}),
     "codex": frozenset({"ref-cycle", "schema-unparsable", "type-narrowed", "walk-limit"}),
     "continue_cli": frozenset({"client-refused"}),

@@ -14,7 +14,11 @@ it asks for a string); ``big-int`` sends integers beyond 2^53, where a double ca
 ``name-chars``, ``name-collision`` and ``name-clash`` list names a client must clean, and pairs
 that clean or cut to one name, each tool told apart by its description and property;
 ``output-text`` has a tool with an ``outputSchema`` answer with text only (what is the model told?);
-``schema-details`` holds an unused ``$defs`` entry, ``const``, ``{}`` and ``minItems``.
+``schema-details`` holds an unused ``$defs`` entry, ``const``, ``{}`` and ``minItems``;
+``bad-key``, ``root-if`` and ``long-description`` ask whether a client skips one tool or the
+whole session (a property key the Anthropic API refuses, a root ``if``, a 5,000-character
+description); ``bool-subschema``, ``nullable-type`` and ``dotted-key`` hold schemas that end some
+libraries' whole run.
 """
 
 from __future__ import annotations
@@ -518,6 +522,30 @@ DETAILS_CALLS = (
 )
 
 
+# -- per-tool vs whole-session failure, and schemas that end a library's run ----------------------
+
+DESCRIPTION_5K = (
+    "Reads one probe value. " + "This sentence pads a description past 4,096 characters. " * 88
+)
+BAD_KEY_SCHEMA = {  # the Anthropic API's property keys match ^[a-zA-Z0-9_.-]{1,64}$
+    "type": "object",
+    "properties": {"ok": {"type": "string"}, "bad key!": {"type": "string"}},
+}
+ROOT_IF_SCHEMA = {
+    "type": "object",
+    "properties": {"kind": {"type": "string"}, "id": {"type": "string"}},
+    "if": {"properties": {"kind": {"const": "id"}}},
+    "then": {"required": ["id"]},
+    "else": {"required": ["kind"]},
+}
+BOOL_SUB_SCHEMA = {
+    "type": "object",
+    "properties": {"q": {"type": "string"}, "anything": True, "never": False},
+}
+NULLABLE_SCHEMA = {"type": "object", "properties": {"maybe": {"type": ["string", "null"]}}}
+DOTTED_KEY_SCHEMA = {"type": "object", "properties": {"user.name": {"type": "string"}}}
+
+
 def _hazard(
     id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0
 ) -> ProbeSet:
@@ -688,6 +716,46 @@ PROBE_SETS: dict[str, ProbeSet] = {
             DETAILS_TOOLS,
             DETAILS_CALLS,
         ),
+        _hazard(
+            "bad-key",
+            "a property key the Anthropic API refuses (per-tool skip or whole session)",
+            _tool("bad_key", BAD_KEY_SCHEMA, "Has a property key with a space and a '!'."),
+            ScriptedCall("bad_key", {"ok": "x"}),
+        ),
+        _hazard(
+            "root-if",
+            "a root if/then/else (shown, dropped or refused)",
+            _tool("root_if", ROOT_IF_SCHEMA, "Requires id when kind is id."),
+            ScriptedCall("root_if", {"kind": "id", "id": "7"}),
+        ),
+        _hazard(
+            "long-description",
+            "a 5,000-character description (cuts at 2,048 or 4,096)",
+            _tool(
+                "long_text",
+                {"type": "object", "properties": {"q": {"type": "string"}}},
+                DESCRIPTION_5K,
+            ),
+            ScriptedCall("long_text", {"q": "x"}),
+        ),
+        _hazard(
+            "bool-subschema",
+            "boolean subschemas (true, false) as property schemas",
+            _tool("bool_sub", BOOL_SUB_SCHEMA, "Two properties whose schemas are true and false."),
+            ScriptedCall("bool_sub", {"q": "x"}),
+        ),
+        _hazard(
+            "nullable-type",
+            "a property typed [string, null] alone beside the control",
+            _tool("nullable_only", NULLABLE_SCHEMA, "A property typed string or null."),
+            ScriptedCall("nullable_only", {"maybe": "x"}),
+        ),
+        _hazard(
+            "dotted-key",
+            "a property key with a dot",
+            _tool("dotted_key", DOTTED_KEY_SCHEMA, "A property key with a dot."),
+            ScriptedCall("dotted_key", {"user.name": "x"}),
+        ),
         ProbeSet(
             "many",
             "130 tools (tool-count caps)",
@@ -705,7 +773,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "pagination": ("paged",),
     "max-tools": ("many",),
     "combined-name-limit": ("long-name",),
-    "root-combinators": ("root-anyof",),
+    "root-combinators": ("root-anyof", "root-if"),
     "ts-sdk-gate": ("root-not-object", "output-schema"),
     "lenient-sdk-gate": ("root-not-object", "output-schema"),
     "tool-name": ("long-name", "dotted-name", "core", "name-chars", "name-collision", "name-clash"),
@@ -745,7 +813,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "require-structured-content": ("output-schema", "output-text"),
     "result-size-cap": (),
     "describe-root-combinators": ("root-anyof",),
-    "truncate-tool-description": ("core",),
+    "truncate-tool-description": ("core", "long-description"),
     "forbid-tuple-items": ("core",),
     "parse-stringified-arguments": ("core",),
     "add-property": ("core",),
@@ -770,6 +838,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "smolagents-validate": ("validation", "coercion"),
     "keep-last-of-a-name": ("name-collision",),
     "require-present": ("validation",),
+    "forbid-property-keys": ("bad-key",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {
