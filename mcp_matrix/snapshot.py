@@ -25,7 +25,14 @@ from mcp_matrix.probes import HANDSHAKE_PROBES, Prober, answer_json, probe_hands
 from mcp_matrix.schemas import checker
 from mcp_matrix.targets import ServerKey, Target, server_key
 from mcp_matrix.wire.errors import ProtocolError, WireError
-from mcp_matrix.wire.session import LATEST_PROTOCOL, MODERN_PROTOCOL, Session, Timeouts, bounded
+from mcp_matrix.wire.session import (
+    LATEST_PROTOCOL,
+    MODERN_PROTOCOL,
+    Session,
+    Timeouts,
+    ToolListing,
+    bounded,
+)
 from mcp_matrix.wire.transport import Transport
 
 MODERN_PROBE = ("always", "if-refused")  # take_snapshot's ``modern``: when to probe 2026-07-28
@@ -145,35 +152,7 @@ def _snapshot(
 ) -> OpenSnapshot:
     timeouts = timeouts or Timeouts()
     started = time.monotonic()
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "version": VERSION,
-        "mcp_matrix": __version__,
-        "taken_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "target": target.describe(),
-        "client": {
-            "clientInfo": dict(client_info or DEFAULT_CLIENT_INFO),
-            "protocolVersion": protocol_version,
-            "capabilities": dict(capabilities or {}),
-        },
-        "era": "handshake",
-        "protocolVersion": None,
-        "serverInfo": None,
-        "capabilities": None,
-        "instructions": None,
-        "pages": [],
-        "tools": [],
-        "listError": None,
-        "listStopped": "",
-        "notifications": [],
-        "serverRequests": [],
-        "stdoutNoise": [],
-        "problems": [],
-        "stderrTail": [],
-        "timings": {},
-        "eras": None,
-        "error": None,
-    }
+    doc = _new_doc(target, client_info, protocol_version, capabilities)
     if modern not in MODERN_PROBE:
         raise ValueError(f"modern must be one of {MODERN_PROBE}, not {modern!r}")
     prober = Prober(target, doc["client"], timeouts) if probe_eras else None
@@ -226,20 +205,7 @@ def _snapshot(
         )
         doc["timings"]["initialize_ms"] = ms(init.elapsed)
         listing = session.list_tools(page_cap=page_cap)
-        doc["pages"] = [
-            {
-                "index": p.index,
-                "cursor": bounded(p.cursor),
-                "nextCursor": bounded(p.next_cursor),
-                "count": len(p.tools),
-                "elapsed_ms": ms(p.elapsed),
-            }
-            for p in listing.pages
-        ]
-        doc["tools"] = [{"page": page, "tool": tool} for page, tool in listing.tools]
-        doc["listError"] = listing.error.to_json() if listing.error else None
-        doc["listStopped"] = listing.stopped
-        doc["timings"]["tools_list_ms"] = ms(sum(p.elapsed for p in listing.pages))
+        _record_listing(doc, listing)
         if keep:
             kept = OpenSnapshot(doc, session, transport)
     except WireError as exc:
@@ -251,14 +217,7 @@ def _snapshot(
             prober.close_all()
         raise
     finally:
-        if session is not None:
-            # copies: a session kept open (open_snapshot) goes on hearing, after the snapshot
-            doc["notifications"] = list(session.notifications)
-            doc["serverRequests"] = list(session.server_requests)
-            doc["problems"] = list(session.problems.items)
-        if transport is not None:
-            doc["stdoutNoise"] = [n.to_json() for n in transport.noise]
-            doc["stderrTail"] = list(transport.stderr_tail())
+        _record_traces(doc, session, transport)
         if transport is not None and kept is None:
             try:
                 transport.close()
@@ -289,6 +248,76 @@ def _snapshot(
         _record_eras(doc, refused, results, probe_versions, protocol_version)
     doc["timings"]["total_ms"] = ms(time.monotonic() - started)
     return kept or OpenSnapshot(doc)
+
+
+def _new_doc(
+    target: Target,
+    client_info: Mapping[str, Any] | None,
+    protocol_version: str,
+    capabilities: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """A snapshot document before the server is asked anything: every key, nothing learnt."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "mcp_matrix": __version__,
+        "taken_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "target": target.describe(),
+        "client": {
+            "clientInfo": dict(client_info or DEFAULT_CLIENT_INFO),
+            "protocolVersion": protocol_version,
+            "capabilities": dict(capabilities or {}),
+        },
+        "era": "handshake",
+        "protocolVersion": None,
+        "serverInfo": None,
+        "capabilities": None,
+        "instructions": None,
+        "pages": [],
+        "tools": [],
+        "listError": None,
+        "listStopped": "",
+        "notifications": [],
+        "serverRequests": [],
+        "stdoutNoise": [],
+        "problems": [],
+        "stderrTail": [],
+        "timings": {},
+        "eras": None,
+        "error": None,
+    }
+
+
+def _record_listing(doc: dict[str, Any], listing: ToolListing) -> None:
+    """Write a ``tools/list`` walk (its pages, tools, error and time) into the document."""
+    doc["pages"] = [
+        {
+            "index": p.index,
+            "cursor": bounded(p.cursor),
+            "nextCursor": bounded(p.next_cursor),
+            "count": len(p.tools),
+            "elapsed_ms": ms(p.elapsed),
+        }
+        for p in listing.pages
+    ]
+    doc["tools"] = [{"page": page, "tool": tool} for page, tool in listing.tools]
+    doc["listError"] = listing.error.to_json() if listing.error else None
+    doc["listStopped"] = listing.stopped
+    doc["timings"]["tools_list_ms"] = ms(sum(p.elapsed for p in listing.pages))
+
+
+def _record_traces(
+    doc: dict[str, Any], session: Session | None, transport: Transport | None
+) -> None:
+    """Copy what the session and the transport heard into the document (copies: a session kept
+    open by ``open_snapshot`` goes on hearing, after the snapshot)."""
+    if session is not None:
+        doc["notifications"] = list(session.notifications)
+        doc["serverRequests"] = list(session.server_requests)
+        doc["problems"] = list(session.problems.items)
+    if transport is not None:
+        doc["stdoutNoise"] = [n.to_json() for n in transport.noise]
+        doc["stderrTail"] = list(transport.stderr_tail())
 
 
 def _any_refused(main: dict | None, results: Mapping[str, Any]) -> bool:
