@@ -217,6 +217,16 @@ def _severity(change: Change, pops, measured: bool, total: int) -> tuple[str, li
             e.effect == "degraded" and not new_tool
         ):  # a new tool's own discovery is `discover`'s business
             found.append(("risky", "degraded in", e.profile))
+        elif e.effect == V.LOUD.name and e.shape == "old" and e.refused_by_client:
+            # Refused by the client before sending: no queued retry goes through the client, and
+            # the model repeating an old call is told in the same turn (`loud`, the safe outcome).
+            found.append(
+                (
+                    "risky",
+                    "frozen calls are refused by the client (the model is told) in",
+                    e.profile,
+                )
+            )
         elif e.effect in SILENT_CHANGE or e.effect == V.LOUD.name:
             who = "frozen calls" if e.shape == "old" else "new calls"
             what = "are refused in" if e.effect == V.LOUD.name else "lose data silently in"

@@ -56,6 +56,7 @@ class CallOutcome:
     message: str
     behaviours: tuple[str, ...] = ()
     detail: str = ""  # what was wrong, in plain words (for the populations)
+    refused_by_client: bool = False  # the client refused it before sending (``client-refused``)
 
 
 @dataclass(frozen=True)
@@ -162,17 +163,27 @@ def call_outcomes(
         names = done.verdict.behaviours or (("cache-tools",) if stale and view is None else ())
         return {(): CallOutcome("unreachable", done.verdict.reason, names)}
     found = {
-        variant.sometimes: _outcome(verdict, answer)
+        variant.sometimes: _outcome(verdict, answer, variant.plan.refused)
         for variant, verdict, answer in zip(done.variants, done.verdicts, done.answers)
     }
     return found or {(): CallOutcome("intact", "arrived as intended; the expected outcome")}
 
 
-def _outcome(verdict: Verdict, answer: Answer | None) -> CallOutcome:
+def _outcome(
+    verdict: Verdict, answer: Answer | None, refused: Finding | None = None
+) -> CallOutcome:
     """The classifier's verdict for one variant, in its own words: what ``run`` and ``replay``
-    say of the same call (its ``reason``); the plain validation errors for the populations."""
+    say of the same call (its ``reason``); the plain validation errors for the populations;
+    whether the client's own check refused it (the finding's code, never its message)."""
     plain = plain_errors(answer.violations) if answer and not answer.ok else ""
-    return CallOutcome(verdict.verdict, verdict.reason, verdict.behaviours, detail=plain)
+    by_client = refused is not None and refused.code == "client-refused"
+    return CallOutcome(
+        verdict.verdict,
+        verdict.reason,
+        verdict.behaviours,
+        detail=plain,
+        refused_by_client=by_client,
+    )
 
 
 def _worse_variant(
@@ -248,6 +259,7 @@ def probe_effects(sides: Sides, change: Change, probe: Probe) -> list[ClientEffe
                 behaviours=names,
                 evidence=weakest(evidence_for(profile, names)),
                 shape=probe.shape,
+                refused_by_client=worst.refused_by_client,
             )
         )
     return out

@@ -62,8 +62,24 @@ RETIRE = (
 )
 
 
+STRICT = (
+    "A client that requires every property of the schema refuses, before sending, any frozen call that "
+    "lacks a property the new schema adds, alias or not: no schema avoids it. The client tells the model in "
+    "the same turn, and the model can retry with the new name; a queued retry does not go through the client."
+)
+
+
+def _refused_by_client(c: Change) -> str:
+    """The clients that refuse this change's frozen call themselves (the effects' typed flag)."""
+    names = [e.profile for e in c.clients if e.refused_by_client and e.shape == "old"]
+    if not names:
+        return ""
+    who = ", ".join(dict.fromkeys(names))
+    return f"The client's own check refuses a frozen call before sending it in {who}. " + STRICT
+
+
 def _renamed(c: Change, ctx: Context) -> list[str]:
-    return [_alias_text(c.param or "", _dotted(c, c.detail.get("to"))), RETIRE]
+    return [_alias_text(c.param or "", _dotted(c, c.detail.get("to"))), STRICT, RETIRE]
 
 
 def _alias_removed(c: Change, ctx: Context) -> list[str]:
@@ -137,6 +153,7 @@ def _alias_added(c: Change, ctx: Context) -> list[str]:
             "Neither name is required in the schema: the handler must refuse a call with neither, with "
             "an error that names the one to pass."
         )
+    out.append(_refused_by_client(c))
     out.append(RETIRE)
     return out
 

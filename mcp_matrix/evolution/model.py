@@ -167,6 +167,8 @@ class ClientEffect:
     ``effect`` is a verdict of docs/design.md (``hidden``, ``session-broken``, ``degraded``,
     ``loud``, ``silent-loss``, ``unreachable``, ``visible`` for a tool that became visible).
     ``stale`` marks a client that builds the call from its cached (old) schema.
+    ``refused_by_client``: the client's own check refused the call before sending it (finding
+    code ``client-refused``): it never reaches the server, and the model is told in the same turn.
     """
 
     profile: str
@@ -176,6 +178,7 @@ class ClientEffect:
     behaviours: tuple[str, ...] = ()
     evidence: str | None = None
     shape: str = ""  # the probe that showed it: "old" (a frozen call) or "new"; "" for discovery
+    refused_by_client: bool = False
 
     def to_json(self) -> dict:
         return {
@@ -186,6 +189,7 @@ class ClientEffect:
             "behaviours": list(self.behaviours),
             "weakest_evidence": self.evidence,
             "call": self.shape or None,
+            "refused_by_client": self.refused_by_client,
         }
 
 

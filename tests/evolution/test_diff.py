@@ -137,6 +137,37 @@ def test_an_additive_alias_is_detected_and_breaks_nobody(diff):
     assert any("new name wins on conflict" in a for a in change.advice)
 
 
+def test_a_frozen_call_the_client_refuses_is_risky_and_one_the_server_refuses_stays_breaking(
+    diff, files, capsys
+):
+    # billing 1 -> 2: smolagents requires every property, so the frozen call (customer_id only)
+    # is refused by the client itself, before sending: the model is told in the same turn.
+    added = only(diff("billing-1", "billing-2"), "alias-added", "update_account")
+    smol = next(e for e in added.clients if e.profile == "smolagents" and e.shape == "old")
+    assert (smol.effect, smol.refused_by_client) == ("loud", True)
+    assert added.severity == "risky"
+    reason = next(
+        r for r in added.reasons if r.startswith("frozen calls are refused by the client")
+    )
+    assert reason.startswith("frozen calls are refused by the client (the model is told) in ")
+    assert "smolagents" in reason
+    assert any("no schema avoids it" in a for a in added.advice)
+    # The same reason and flag in the JSON report.
+    _, out, _ = cli(files["billing-1"], files["billing-2"], "--format", "json", capsys=capsys)
+    doc = next(c for c in json.loads(out)["changes"] if c["kind"] == "alias-added")
+    assert reason in doc["why"]
+    assert {"profile": "smolagents", "refused_by_client": True, "call": "old"}.items() <= next(
+        c for c in doc["clients"] if c["profile"] == "smolagents" and c["call"] == "old"
+    ).items()
+    # billing 1 -> 3: the server refuses the frozen call: queued retries fail there.
+    renamed = only(diff("billing-1", "billing-3"), "param-renamed", "update_account")
+    assert renamed.severity == "breaking"
+    assert population(renamed, "retry").effect == "permanent-loss"
+    assert any(
+        r.startswith("frozen calls are refused in ") and "python-sdk" in r for r in renamed.reasons
+    )
+
+
 def test_a_deprecation_that_only_announces_removal_is_flagged_as_not_steering(docs, diff):
     variant = copy.deepcopy(docs["billing-2"])
     prop = tool(variant, "update_account")["inputSchema"]["properties"]["customer_id"]
