@@ -203,6 +203,21 @@ def _size(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
+def _object_instance(schema: dict, depth: int) -> dict | None:
+    """An object with each required property filled (None when one cannot be)."""
+    props = given if isinstance(given := schema.get("properties"), dict) else {}
+    out = {}
+    for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
+        if not isinstance(name, str):
+            continue  # not a property name; nothing to fill
+        prop = props.get(name, {"type": "string"})
+        value = _instance(prop, depth + 1)
+        if value is None and not (isinstance(prop, dict) and prop.get("type") == "null"):
+            return None
+        out[name] = value
+    return out
+
+
 def _instance(schema: Any, depth: int) -> Any:
     if depth > 12 or not isinstance(schema, dict):
         return None
@@ -229,17 +244,7 @@ def _instance(schema: Any, depth: int) -> Any:
     if isinstance(t, list):
         t = next((x for x in t if x != "null"), "null")
     if t == "object" or (t is None and "properties" in schema):
-        props = given if isinstance(given := schema.get("properties"), dict) else {}
-        out = {}
-        for name in schema.get("required", []) if isinstance(schema.get("required"), list) else []:
-            if not isinstance(name, str):
-                continue  # not a property name; nothing to fill
-            prop = props.get(name, {"type": "string"})
-            value = _instance(prop, depth + 1)
-            if value is None and not (isinstance(prop, dict) and prop.get("type") == "null"):
-                return None
-            out[name] = value
-        return out
+        return _object_instance(schema, depth)
     if t == "array":
         n = _size(schema.get("minItems"))
         if n > _MAX_EXAMPLE_SIZE:
