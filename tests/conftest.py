@@ -206,19 +206,6 @@ def read_json(path: Path):
     return json.loads(Path(path).read_text())
 
 
-# Regressions found when six parallel branches were integrated on 2026-12-01 and not yet fixed:
-# each is listed in the closing note with its cause. Marked here, in one place, so they stay
-# visible in every run ("XFAIL"/"XPASS") and are removed as each is fixed.
-KNOWN_REGRESSIONS = {}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        reason = KNOWN_REGRESSIONS.get(item.nodeid.split("[")[0])
-        if reason:
-            item.add_marker(pytest.mark.xfail(reason=f"known regression: {reason}", strict=False))
-
-
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker more than the machine has cores.
 
