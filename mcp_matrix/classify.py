@@ -123,6 +123,7 @@ def same_result(a: Answer, b: Answer) -> bool:
     )
 
 
+# complexity: the one decision order of every verdict, a branch per verdict read top to bottom; split, the order hides
 def classify(
     *,
     expect: Expectation,

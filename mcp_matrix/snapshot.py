@@ -138,6 +138,7 @@ def open_snapshot(
     )
 
 
+# complexity: one session's life in one try/finally: refusal, wire errors, interrupts, then the era probes ended in order
 def _snapshot(
     target: Target,
     client_info: Mapping[str, Any] | None,

@@ -146,6 +146,7 @@ def _settled(v: dict, resolve_refs: bool = True) -> bool:
     return True
 
 
+# complexity: Codex's sanitize (docs/clients/openai.md#codex), one branch per schema shape it rewrites, kept in its order
 def sanitize(
     schema: Any,
     resolve_refs: bool = True,
@@ -163,6 +164,7 @@ def sanitize(
     root = schema
     narrowed: list[tuple[W.Node, str]] = []
 
+    # complexity: the per-node body of Codex's sanitize, one branch per shape, in the client's order
     def fn(v: Any, node: W.Node) -> Any:
         if isinstance(v, bool):
             if node.container == "additionalProperties":

@@ -379,6 +379,7 @@ def _vg_deref(v: Any, root: Any, node: W.Node) -> Any:
     return v
 
 
+# complexity: one node of the client's convertJSONSchemaToOpenAPISchema, a branch per keyword it converts
 def _vg_convert(v: Any, root: Any, node: W.Node, depth: int = 0) -> Any:
     """One node of ``convertJSONSchemaToOpenAPISchema``; children are converted by the walk."""
     if v is None:

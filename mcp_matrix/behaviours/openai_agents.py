@@ -119,6 +119,7 @@ def _merge_all_of(entry: dict, parent: dict) -> dict:
     return merged
 
 
+# complexity: the SDK's strict-schema rules read top to bottom, one branch per keyword it rejects or rewrites
 def _walk(
     node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at: str, forced: list
 ) -> dict:

@@ -332,6 +332,7 @@ def _root(t: _Tool, sa: Any, sb: Any) -> None:
             )
 
 
+# complexity: one object level's parameter changes told in order (aliases, renames, then each kept one), sharing done-sets
 def _object(t: _Tool, path: tuple[str, ...], ptr: str, a: Mapping, b: Mapping) -> None:
     """Parameters of one object level: aliases and renames first, then each kept parameter."""
     pa, pb = properties(a), properties(b)
