@@ -332,7 +332,6 @@ def _root(t: _Tool, sa: Any, sb: Any) -> None:
             )
 
 
-# complexity: one object level's parameter changes told in order (aliases, renames, then each kept one), sharing done-sets
 def _object(t: _Tool, path: tuple[str, ...], ptr: str, a: Mapping, b: Mapping) -> None:
     """Parameters of one object level: aliases and renames first, then each kept parameter."""
     pa, pb = properties(a), properties(b)
@@ -468,53 +467,63 @@ def _object(t: _Tool, path: tuple[str, ...], ptr: str, a: Mapping, b: Mapping) -
                 refused=additional_closed(b),
             )
     for k in added:
-        if k in done_added:
-            continue
-        if k in rb:
-            t.add(
-                "param-added-required",
-                "breaking",
-                f"required parameter {label(path + (k,))} is added",
-                where(k),
-                path + (k,),
-                new=pb[k],
-                probes=t.old_call_without(path + (k,), f"a frozen call, made before {k} existed"),
-            )
-        else:
-            t.add(
-                "param-added-optional",
-                "risky",
-                f"optional parameter {label(path + (k,))} is added",
-                where(k),
-                path + (k,),
-                new=pb[k],
-                probes=t.new_call(path + (k,), ex.sample(pb[k]), f"a new call that sends {k}"),
-            )
+        if k not in done_added:
+            _added(t, path + (k,), where(k), pb[k], k in rb)
 
     for k in pa:
         if k not in pb:
             continue
         _value(t, path + (k,), where(k), pa[k], pb[k], quiet_description=k in quiet_desc)
-        if k in quiet_req:
-            continue
-        if k in rb and k not in ra:
-            t.add(
-                "required-added",
-                "breaking",
-                f"{label(path + (k,))} is now required",
-                where(k),
-                path + (k,),
-                probes=t.old_call_without(path + (k,), f"a frozen call that leaves out {k}"),
-            )
-        elif k in ra and k not in rb:
-            t.add(
-                "required-removed",
-                "safe",
-                f"{label(path + (k,))} is no longer required",
-                where(k),
-                path + (k,),
-            )
+        if k not in quiet_req:
+            _required_change(t, path + (k,), where(k), k in ra, k in rb)
 
+    _openness(t, path, ptr, a, b)
+
+
+def _added(t: _Tool, path: tuple[str, ...], where: str, schema: Any, required: bool) -> None:
+    """One parameter new in this version: breaking when required, risky when optional."""
+    k = path[-1]
+    if required:
+        t.add(
+            "param-added-required",
+            "breaking",
+            f"required parameter {label(path)} is added",
+            where,
+            path,
+            new=schema,
+            probes=t.old_call_without(path, f"a frozen call, made before {k} existed"),
+        )
+    else:
+        t.add(
+            "param-added-optional",
+            "risky",
+            f"optional parameter {label(path)} is added",
+            where,
+            path,
+            new=schema,
+            probes=t.new_call(path, ex.sample(schema), f"a new call that sends {k}"),
+        )
+
+
+def _required_change(
+    t: _Tool, path: tuple[str, ...], where: str, was_required: bool, is_required: bool
+) -> None:
+    """A kept parameter that becomes required (breaking) or stops being required (safe)."""
+    if is_required and not was_required:
+        t.add(
+            "required-added",
+            "breaking",
+            f"{label(path)} is now required",
+            where,
+            path,
+            probes=t.old_call_without(path, f"a frozen call that leaves out {path[-1]}"),
+        )
+    elif was_required and not is_required:
+        t.add("required-removed", "safe", f"{label(path)} is no longer required", where, path)
+
+
+def _openness(t: _Tool, path: tuple[str, ...], ptr: str, a: Mapping, b: Mapping) -> None:
+    """An object level that starts or stops refusing keys outside its properties."""
     if not additional_closed(a) and additional_closed(b):
         t.add(
             "additional-properties-tightened",
