@@ -1,0 +1,34 @@
+"""Provider rules re-checked against their current sources (issue 23, section 4).
+
+The Anthropic API takes tool definition names up to 128 characters (64 before 2025-06); a
+``tool_reference`` block, which Claude Code's default ToolSearch mode sends, still stops at 64.
+"""
+
+from __future__ import annotations
+
+from tests.behaviours.conftest import discover
+
+
+def tool(name: str) -> dict:
+    return {"name": name, "inputSchema": {"type": "object", "properties": {}}}
+
+
+def test_an_anthropic_definition_name_of_100_characters_is_accepted():
+    name = "t" * 100
+    out = discover("langchain-anthropic", [tool(name), tool("ok")])
+    assert out.outcome == "ok"
+    assert out.by_tool()[name].verdict == "visible"
+
+
+def test_an_anthropic_definition_name_over_128_characters_breaks_the_session():
+    name = "t" * 129
+    out = discover("vercel-ai-sdk-anthropic", [tool(name), tool("ok")])
+    assert out.outcome == "session-broken"
+    assert out.culprits == (name,)
+
+
+def test_claude_code_still_breaks_the_session_on_a_name_over_64_the_tool_reference_limit():
+    name = "t" * 60  # mcp__srv__ + 60 = 70 characters, over tool_reference's 64
+    out = discover("claude-code", [tool(name), tool("ok")])
+    assert out.outcome == "session-broken"
+    assert out.culprits == (name,)
