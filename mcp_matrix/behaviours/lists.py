@@ -285,8 +285,9 @@ def server_name(
             minimum=0,
         ),
         "policy": param(
-            ["drop-excess", "refuse-server"],
-            "drop-excess: tools past the cap are not sent; refuse-server: the server is refused.",
+            ["drop-excess", "refuse-server", "session-broken"],
+            "drop-excess: tools past the cap are not sent; refuse-server: the server is refused; "
+            "session-broken: every request fails (JetBrains Copilot, microsoft/copilot-intellij-feedback#1842).",
             "drop-excess",
         ),
     },
@@ -302,6 +303,16 @@ def max_tools(state: ListState, limit: int = 128, policy: str = "drop-excess") -
     visible = [i for i, t in enumerate(state.tools) if not t.hidden]
     if len(visible) <= limit:
         return state
+    if policy == "session-broken":
+        return state.fail(
+            "session-broken",
+            Finding(
+                code="too-many-tools",
+                message=f"the server offers {len(visible)} tools; over the client's limit of "
+                f"{limit} every request fails",
+                blast_radius="session",
+            ),
+        )
     if policy == "refuse-server":
         return state.fail(
             "server-dropped",

@@ -1,0 +1,24 @@
+"""Fresh client facts from issue 23 section 5, each modelled in its profile and pinned here."""
+
+from __future__ import annotations
+
+from tests.behaviours.conftest import discover
+
+
+def tools(n: int) -> list[dict]:
+    return [
+        {"name": f"t{i}", "inputSchema": {"type": "object", "properties": {}}} for i in range(n)
+    ]
+
+
+def test_jetbrains_copilot_takes_128_tools():
+    out = discover("jetbrains-copilot", tools(128))
+    assert out.outcome == "ok"
+    assert {t.verdict for t in out.tools} == {"visible"}
+
+
+def test_jetbrains_copilot_fails_every_request_past_128_tools():
+    out = discover("jetbrains-copilot", tools(129))
+    assert out.outcome == "session-broken"
+    assert out.whole  # no one tool is to blame: the count is
+    assert any(f.code == "too-many-tools" and "128" in f.message for f in out.findings)
