@@ -22,3 +22,14 @@ def test_jetbrains_copilot_fails_every_request_past_128_tools():
     assert out.outcome == "session-broken"
     assert out.whole  # no one tool is to blame: the count is
     assert any(f.code == "too-many-tools" and "128" in f.message for f in out.findings)
+
+
+def test_cursor_filters_a_tool_whose_server_and_tool_names_add_up_to_60():
+    """ComposioHQ/composio#2788: server 'g' + a 59-character tool is filtered; 59 in all is kept."""
+    out = discover("cursor", [_named("x" * 59), _named("y" * 58)], server="g")
+    assert out.by_tool()["x" * 59].verdict == "hidden"
+    assert out.by_tool()["y" * 58].verdict == "visible"
+
+
+def _named(name: str) -> dict:
+    return {"name": name, "inputSchema": {"type": "object", "properties": {}}}
