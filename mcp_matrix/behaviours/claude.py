@@ -73,7 +73,11 @@ def forbid_property_keys(
     schema: Any, policy: str = "session-broken", pattern: str = API_KEY_PATTERN
 ) -> Outcome:
     """A root property key outside ``pattern`` is refused (the Anthropic API checks
-    ``input_schema.properties`` only, so nested keys pass)."""
+    ``input_schema.properties`` only, so nested keys pass).
+
+    https://github.com/anthropics/claude-code/issues/34771; Claude Code 2.1.332 leaves out the
+    tool instead (clients/calibrations/claude-code/2.1.332.json, probe set bad-key).
+    """
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(props, dict):
         return Outcome()

@@ -85,10 +85,14 @@ def _describe(value: Any) -> str:
         return type(value).__name__
 
 
-_TS_SDK = memo_cache()  # (id(ToolState), version, outputs) -> (ToolState, _ts_sdk_problem)
+_TS_SDK = (
+    memo_cache()
+)  # (id(ToolState), version, outputs, booleans) -> (ToolState, _ts_sdk_problem)
 
 
-def _ts_sdk_problem(tool: Any, version: tuple, outputs: bool) -> tuple[str, str] | None:
+def _ts_sdk_problem(
+    tool: Any, version: tuple, outputs: bool, booleans: bool = True
+) -> tuple[str, str] | None:
     """Why the TS SDK's Zod ToolSchema rejects ``tool`` (docs/clients/sdks.md#typescript-sdk), as (pointer, reason)."""
     if not isinstance(tool, dict):
         return "", "the tool is not a JSON object"
@@ -106,7 +110,7 @@ def _ts_sdk_problem(tool: Any, version: tuple, outputs: bool) -> tuple[str, str]
         props = schema["properties"]
         if not isinstance(props, dict):
             return "/inputSchema/properties", "inputSchema.properties is not an object"
-        if version >= (1, 24):
+        if booleans and version >= (1, 24):
             for key, sub in props.items():
                 if not isinstance(sub, dict):
                     return (
@@ -139,10 +143,18 @@ def _ts_sdk_problem(tool: Any, version: tuple, outputs: bool) -> tuple[str, str]
             pattern=r"^\d+\.\d+(\.\d+)?$",
         ),
         "check_output_schema": param("boolean", "Apply the outputSchema type-object check.", True),
+        "check_boolean_properties": param(
+            "boolean",
+            "Reject boolean property schemas (from 1.24); Claude Code lists them (observed).",
+            True,
+        ),
     },
 )
 def ts_sdk_gate(
-    state: ListState, sdk_version: str = "1.29.0", check_output_schema: bool = True
+    state: ListState,
+    sdk_version: str = "1.29.0",
+    check_output_schema: bool = True,
+    check_boolean_properties: bool = True,
 ) -> ListState:
     """One tool failing the TS SDK's Zod ToolSchema rejects the whole list (docs/clients/sdks.md#typescript-sdk).
 
@@ -159,12 +171,14 @@ def ts_sdk_gate(
             continue
         # Profiles share the initial ToolStates (frozen, and ``original`` never changes):
         # each tool is parsed once per SDK version, not once per profile.
-        key = (id(tool), version, check_output_schema)
+        key = (id(tool), version, check_output_schema, check_boolean_properties)
         hit = _TS_SDK.get(key)
         if hit is None or hit[0] is not tool:
             hit = _TS_SDK[key] = (
                 tool,
-                _ts_sdk_problem(tool.original, version, check_output_schema),
+                _ts_sdk_problem(
+                    tool.original, version, check_output_schema, check_boolean_properties
+                ),
             )
         problem = hit[1]
         if problem is not None:

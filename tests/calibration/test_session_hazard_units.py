@@ -57,3 +57,15 @@ def test_descriptions_are_cut_at_4096_in_2_1_332_and_2048_in_2_1_278():
     for name, cut in (("claude-code", 4096), ("claude-code-278", 2048)):
         pred = predict(load_profiles()[name], probe.PROBE_SETS["long-description"], "probe")
         assert pred["tools"]["long_text"]["description"] == text[:cut] + "… [truncated]", name
+
+
+def test_boolean_property_schemas_end_the_ts_sdk_s_list_but_not_claude_code_s():
+    """@modelcontextprotocol/sdk 1.32.2 refuses the whole tools/list (zod 'Invalid input' at
+    properties.anything); Claude Code 2.1.278, 2.1.332 and the Agent SDK list and call the tool."""
+    ps = probe.PROBE_SETS["bool-subschema"]
+    profiles = load_profiles()
+    ts = predict(profiles["ts-sdk"], ps, "probe")
+    assert ts["outcome"] == "server-dropped" and not ts["tools"]["control"]["present"]
+    for name in ("claude-code", "claude-code-278", "claude-agent-sdk"):
+        pred = predict(profiles[name], ps, "probe")
+        assert pred["outcome"] == "ok" and pred["tools"]["bool_sub"]["present"], name
