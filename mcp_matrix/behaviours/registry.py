@@ -113,6 +113,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "qwen",
         "openai_agents_js",
         "smolagents",
+        "llm_tools_mcp",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

@@ -839,6 +839,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "keep-last-of-a-name": ("name-collision",),
     "require-present": ("validation",),
     "forbid-property-keys": ("bad-key",),
+    "llm-tools-mcp-description": ("core",),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

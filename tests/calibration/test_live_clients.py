@@ -28,6 +28,7 @@ LIVE = {
     "copilot-cli": ("core", "long-name"),
     "cline-cli": ("core", "big-int"),
     "continue-cli": ("core", "output-schema"),
+    "llm": ("core", "output-text"),  # llm + llm-tools-mcp: server line, session per call
 }
 
 
