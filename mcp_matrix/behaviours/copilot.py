@@ -266,6 +266,10 @@ def _described(node: dict, moved: list[tuple[str, Any]]) -> dict:
 
 
 def _node(value: Any, node: W.Node) -> Any:
+    if isinstance(value, bool) and node.pointer.rsplit("/", 2)[-2:-1] == ["properties"]:
+        # a boolean property schema (observed, probe set bool-subschema): true as {}, false
+        # as a description only
+        return {} if value else {"description": "{schema: false}"}
     if not isinstance(value, dict):
         return value
     out = value

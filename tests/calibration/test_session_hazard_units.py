@@ -69,3 +69,19 @@ def test_boolean_property_schemas_end_the_ts_sdk_s_list_but_not_claude_code_s():
     for name in ("claude-code", "claude-code-278", "claude-agent-sdk"):
         pred = predict(profiles[name], ps, "probe")
         assert pred["outcome"] == "ok" and pred["tools"]["bool_sub"]["present"], name
+
+
+def test_copilot_cli_sends_a_true_property_as_an_empty_schema_and_false_as_a_description():
+    """Observed on Copilot CLI 1.0.102 (probe set bool-subschema); additionalProperties false
+    stays false, as in its core record (keywords), so only property schemas are re-typed."""
+    pred = predict(load_profiles()["copilot-cli"], probe.PROBE_SETS["bool-subschema"], "probe")
+    props = pred["tools"]["bool_sub"]["schema"]["properties"]
+    assert props["anything"] == {} and props["never"] == {"description": "{schema: false}"}
+    closed = probe.ProbeSet(
+        "t",
+        "",
+        (probe._tool("closed", {**probe.BOOL_SUB_SCHEMA, "additionalProperties": False}),),
+        (),
+    )
+    schema = predict(load_profiles()["copilot-cli"], closed, "probe")["tools"]["closed"]["schema"]
+    assert schema["additionalProperties"] is False
