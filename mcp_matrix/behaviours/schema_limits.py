@@ -29,6 +29,7 @@ EVIDENCE = (
         "assumed",
         "docs/security.md",
         "no client source or calibration covers an enum this long; the model request size is an estimate",
+        checked="2026-12-01",  # when the entry was written; no source to re-check
     ),
 )
 
