@@ -161,7 +161,9 @@ def show(summary: dict, console: Console) -> None:
             console.print(f"  [cyan]{markup(u['use'])}[/] {markup(params)}{freq}")
             for e in u["evidence"]:
                 console.print(
-                    f"    {e['level']}: {markup(e['source'])}"
+                    f"    {e['level']}"
+                    + (f" (checked {markup(e['checked'])})" if e.get("checked") else "")
+                    + f": {markup(e['source'])}"
                     + (f" [dim]— {markup(e['note'])}[/]" if e.get("note") else "")
                 )
 

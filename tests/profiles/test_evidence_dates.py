@@ -85,3 +85,9 @@ def test_profiles_json_lists_each_profile_age():
     rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["claude-code"]["checked_oldest"] == load_profiles()["claude-code"].checked_range[0]
     assert all(isinstance(row["age_days"], int) for row in rows.values())
+
+
+def test_profiles_show_prints_when_each_entry_was_checked():
+    result = run_cli_in_process("profiles", "show", "jetbrains-copilot")
+    assert result.returncode == 0, result.stderr
+    assert "issue (checked 2026-12-02):" in " ".join(result.stdout.split())
