@@ -39,6 +39,7 @@ DECLARED: dict[str, frozenset[str]] = {
         {"additional-properties-forced", "nullable-rewritten", "root-replaced", "type-changed"}
     ),
     "langchain_genai": frozenset({"converter-error", "no-parameters", "parameters-dropped"}),
+    "llamaindex": frozenset({"client-refused", "list-rejected"}),
     "lists": frozenset(
         {"list-rejected", "name-too-long", "over-tool-cap", "page-not-read"}
         | {"server-name-invalid", "too-many-tools"}

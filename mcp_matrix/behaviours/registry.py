@@ -114,6 +114,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "openai_agents_js",
         "smolagents",
         "llm_tools_mcp",
+        "llamaindex",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

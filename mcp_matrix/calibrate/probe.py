@@ -840,6 +840,8 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "require-present": ("validation",),
     "forbid-property-keys": ("bad-key",),
     "llm-tools-mcp-description": ("core",),
+    "llamaindex-schema": ("root-anyof", "core", "ref-cycle", "bool-subschema", "validation"),
+    "llamaindex-call-name": ("dotted-name", "name-chars"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {
