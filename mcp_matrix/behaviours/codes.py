@@ -17,6 +17,7 @@ LOSS_CODES = frozenset({"removed-by-client", "changed-by-client"})
 
 # behaviour module (mcp_matrix/behaviours/<name>.py) -> the finding codes its behaviours emit
 DECLARED: dict[str, frozenset[str]] = {
+    "agent_framework": frozenset({"client-refused"}),
     "adk": frozenset({"description-fenced"}),
     "calls": frozenset({"client-refused", "enum-over-cap", "pattern-too-costly", "stale-cache"}),
     "claude": frozenset({"property-key-refused", "tuple-items-refused"}),
@@ -52,7 +53,7 @@ DECLARED: dict[str, frozenset[str]] = {
     "openai_agents_js": frozenset(
         {"additional-properties-opened", "name-collision", "name-sanitised"}
     ),
-    "outcomes": frozenset({"walk-limit"}),
+    "outcomes": frozenset({"client-refused", "walk-limit"}),
     "python_sdk": frozenset({"list-rejected"}),
     "qwen": frozenset({"name-sanitised", "name-shortened"}),
     "results": frozenset(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, losses, mentions
 from mcp_matrix.behaviours.walk import ALL, dangling_refs
-from mcp_matrix.model import Finding, ListState, ToolState, evolve
+from mcp_matrix.model import CallPlan, Finding, ListState, ToolState, evolve
 from mcp_matrix.tools import COMBINATORS as SCHEMA_COMBINATORS
 from mcp_matrix.tools import unescape
 
@@ -73,6 +73,19 @@ def consequence(policy: str) -> str:
         "session-broken": "every request of the session fails",
         "server-dropped": "the client loses every tool of this server",
     }.get(policy, "")
+
+
+def refuse_call(plan: CallPlan, name: str, why: str) -> CallPlan:
+    """The call refused by the client's own check ``name`` before it is sent, for ``why``."""
+    return plan.changed(
+        name,
+        refused=Finding(
+            code="client-refused",
+            message=f"the client refuses the call before sending it: {why}",
+            pointer="/arguments",
+            blast_radius="call",
+        ),
+    )
 
 
 def refuse_tool(
@@ -222,8 +235,12 @@ def _refers(schema: Any) -> bool:
         return True
 
 
-def note(code: str, message: str, ptr: str = "", lost: bool = False) -> Finding:
-    return Finding(code=code, message=message, pointer=pointer(ptr), lost=lost)
+def note(
+    code: str, message: str, ptr: str = "", lost: bool = False, materiality: str = ""
+) -> Finding:
+    return Finding(
+        code=code, message=message, pointer=pointer(ptr), lost=lost, materiality=materiality
+    )
 
 
 def label(tool: ToolState) -> str:

@@ -115,6 +115,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "smolagents",
         "llm_tools_mcp",
         "llamaindex",
+        "agent_framework",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

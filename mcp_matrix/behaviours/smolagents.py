@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from mcp_matrix.behaviours.openai_agents_js import rename_tools
-from mcp_matrix.behaviours.outcomes import label, note
+from mcp_matrix.behaviours.outcomes import label, note, refuse_call
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
@@ -242,12 +242,4 @@ def smolagents_validate(plan: CallPlan, ctx: CallContext) -> CallPlan:
     why = _refusal(held, plan.arguments) if held is not None else None
     if why is None:
         return plan
-    return plan.changed(
-        "smolagents-validate",
-        refused=Finding(
-            code="client-refused",
-            message=f"the client refuses the call before sending it: {why}",
-            pointer="/arguments",
-            blast_radius="call",
-        ),
-    )
+    return refuse_call(plan, "smolagents-validate", why)

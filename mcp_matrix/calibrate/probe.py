@@ -842,6 +842,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "llm-tools-mcp-description": ("core",),
     "llamaindex-schema": ("root-anyof", "core", "ref-cycle", "bool-subschema", "validation"),
     "llamaindex-call-name": ("dotted-name", "name-chars"),
+    "agent-framework-validate": ("validation", "coercion", "core"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

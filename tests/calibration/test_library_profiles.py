@@ -36,6 +36,7 @@ LIVE = {
     "fast-agent-010": ("no-type", "name-collision"),  # Python >= 3.13: a missing one fails (exit 3)
     "vercel-ai-sdk": ("paged",),
     "llamaindex": ("root-anyof", "dotted-name"),  # pydantic rebuild; renamed tools uncalled
+    "agent-framework": ("validation", "root-anyof"),  # top-level checks; unknown keys dropped
 }
 LIVE_TIMEOUT = 900  # seconds for one library: a cold install of the larger ones takes minutes
 
