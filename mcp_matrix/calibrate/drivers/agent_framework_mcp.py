@@ -7,6 +7,8 @@ client is ``OpenAIChatCompletionClient`` (Chat Completions) at the fake endpoint
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent_framework import Agent, MCPStdioTool, MCPStreamableHTTPTool
 from agent_framework.openai import OpenAIChatCompletionClient
 
@@ -22,7 +24,7 @@ from mcp_matrix.calibrate.drivers._common import (
 PACKAGES = ("agent-framework-core", "agent-framework-openai", "mcp", "openai")
 
 
-def _tool(env: DriverEnv) -> object:
+def _tool(env: DriverEnv) -> Any:
     if env.server_url:
         return MCPStreamableHTTPTool(name=env.server_name, url=env.server_url)
     return MCPStdioTool(name=env.server_name, command=env.command, args=env.args)
