@@ -14,11 +14,13 @@ the finding's code and the JSON Schema keyword its pointer ends at.
 findings stay in the details of a ``visible`` cell. Findings that are not about a schema
 keyword keep their behaviour's ``lost`` flag (lost is ``constraint``, e.g. a dangling
 ``$ref``; not lost is ``none``) unless their code is listed in ``BY_CODE`` (a renamed tool,
-a shortened description: ``guidance``).
+a shortened description: ``guidance``), or were given one by their behaviour (a tool name
+whose words all survive a rename: ``none``, see ``renamed``).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from mcp_matrix.model import Finding, evolve
@@ -176,6 +178,17 @@ def materiality_of(code: str, pointer: str, lost: bool) -> str:
     return "constraint" if lost else "none"
 
 
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def renamed(before: str, after: str) -> str:
+    """The materiality of a tool name the client changed for the model (calls mapped back to the
+    server's name): keeping every word in order (only separators differ, ``get-env`` ->
+    ``get_env``) costs the model nothing (``none``); dropping, adding or changing letters
+    (``café`` -> ``caf_``, a hash appended, words run together) is ``guidance``."""
+    return "none" if _WORDS.findall(before) == _WORDS.findall(after) else "guidance"
+
+
 def derive(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """``findings`` with ``materiality`` set on each. A ``required`` list the client changed
     because it made optional properties required (``made-required`` at the same pointer) is
@@ -201,4 +214,12 @@ def is_material(finding: Finding) -> bool:
     return level in MATERIAL
 
 
-__all__ = ["LEVELS", "MATERIAL", "derive", "is_material", "keyword_at", "materiality_of"]
+__all__ = [
+    "LEVELS",
+    "MATERIAL",
+    "derive",
+    "is_material",
+    "keyword_at",
+    "materiality_of",
+    "renamed",
+]

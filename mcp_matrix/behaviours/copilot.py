@@ -19,6 +19,7 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import incomplete, note, param, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.materiality import renamed as rename_materiality
 from mcp_matrix.model import ListState, evolve
 
 # Label separators of a tool name before punycode: '.', and U+3002, U+FF0E, U+FF61 (observed:
@@ -168,6 +169,7 @@ def copilot_tool_name(state: ListState, separator: str = "-", max_length: int = 
                     "name-sanitised",
                     f"tool name {raw!r} has characters the client does not allow; "
                     f"it becomes {base!r} (punycode, then '-' for each invalid character)",
+                    materiality=rename_materiality(raw, base),
                 )
             )
         full = f"{state.server}{separator}{base}"

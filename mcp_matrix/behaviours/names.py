@@ -15,6 +15,7 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import consequence, label, note, param, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour, freeze
 from mcp_matrix.behaviours.rewrite import memo_cache
+from mcp_matrix.materiality import renamed
 from mcp_matrix.model import Finding, ListState, evolve
 
 # How a server or tool name is cleaned before it is put into the template.
@@ -190,6 +191,13 @@ _NAME_PARAMS = {
         "mcp-matrix does not reproduce (written " + HEX12 + ").",
         "keep",
     ),
+    "calls_mapped_back": param(
+        "boolean",
+        "The client sends the model's call on a renamed tool under the server's name (false: "
+        "it looks the call up by the raw name and fails, LlamaIndex): a rename that keeps "
+        "every word then costs the model nothing.",
+        True,
+    ),
 }
 
 
@@ -329,6 +337,12 @@ def _regex(pattern: str) -> re.Pattern:
     return compiled
 
 
+def _renamed(before: str, after: str, p: dict) -> str:
+    """A rename's materiality (``mcp_matrix.materiality.renamed``); when the client does not map
+    the call back, the derived default (``guidance``) stands and the call behaviour says why."""
+    return renamed(before, after) if p["calls_mapped_back"] else ""
+
+
 def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) -> Any:
     """One tool's model-facing name: ``(name, findings)`` or ``("refuse", policy, code, msg)``."""
     server = _server_part(p["server_transform"], state.server)
@@ -371,6 +385,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
                     "name-sanitised",
                     f"model-facing name {before!r} has characters "
                     f"the client does not allow ({''.join(bad)!r}); it becomes {name!r}",
+                    materiality=_renamed(before, name, p),
                 )
             )
     if not name and p["empty_name"]:
@@ -393,6 +408,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
                     "name-sanitised",
                     f"model-facing name {name!r} does not start "
                     f"with a letter or '_'; it becomes {'_' + name!r}",
+                    materiality=_renamed(name, "_" + name, p),
                 )
             )
             name = "_" + name

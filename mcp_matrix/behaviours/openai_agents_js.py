@@ -25,6 +25,7 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import label, note
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.materiality import renamed
 from mcp_matrix.model import Finding, ListState, ToolState, evolve
 
 _INVALID = re.compile(r"[^a-zA-Z0-9]")
@@ -58,7 +59,9 @@ def rename_tools(
         owner[name] = i
         if name != tool.name:
             finding = note(
-                "name-sanitised", f"tool name {tool.server_name!r} becomes {name!r}: {how}"
+                "name-sanitised",
+                f"tool name {tool.server_name!r} becomes {name!r}: {how}",
+                materiality=renamed(tool.server_name, name),
             )
             tools[i] = evolve(tool, name=name, findings=tool.findings + (finding,))
     return replace(state, tools=tuple(tools))

@@ -149,11 +149,21 @@ def _same_arms_but_null(old: Any, new: Any) -> bool:
         return False
 
 
+def _said_as_types(arms: list, now: dict) -> bool:
+    """``anyOf: [{type: string}, {type: null}]`` restated as ``type: string, nullable: true``:
+    every arm only a type, and the node now admits exactly those types."""
+    kinds = [
+        arm.get("type") if isinstance(arm, dict) and set(arm) == {"type"} else None for arm in arms
+    ]
+    return all(isinstance(k, str) for k in kinds) and set(kinds) == _types(now)
+
+
 def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: Any) -> bool:
     """Whether a diff entry is a rewrite that keeps the information (not a loss).
 
     A ``$ref`` replaced by its target, ``$defs`` removed once nothing refers into them, a
-    one-variant combinator unwrapped, a type list said as ``anyOf`` arms or ``nullable``,
+    one-variant combinator unwrapped, a type list said as ``anyOf`` arms or ``nullable`` (and
+    type-only ``anyOf`` arms said as a type and ``nullable``),
     or a keyword moved into an ``anyOf`` arm (Roo's array variant).
     """
     tokens = [unescape(t) for t in ptr.split("/")[1:]]
@@ -171,7 +181,9 @@ def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: Any) -> boo
         return bool(now) and "$ref" not in now
     if key in ("oneOf", "anyOf", "allOf") and kind == "removed":
         arms = was.get(key)
-        return isinstance(arms, list) and len(arms) == 1
+        return isinstance(arms, list) and (
+            len(arms) == 1 or (key != "allOf" and _said_as_types(arms, now))
+        )
     if key == "anyOf" and kind == "changed":
         return _same_arms_but_null(was.get("anyOf"), now.get("anyOf"))
     if key == "type":

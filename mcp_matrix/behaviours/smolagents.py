@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from mcp_matrix.behaviours.openai_agents_js import rename_tools
-from mcp_matrix.behaviours.outcomes import label, note, refuse_call
+from mcp_matrix.behaviours.outcomes import diff_findings, label, note, refuse_call
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
@@ -180,7 +180,7 @@ def _model_property(value: dict) -> dict:
     return out
 
 
-@schema_rewrite("smolagents-schema", report_losses=True)
+@schema_rewrite("smolagents-schema", report_losses=False)
 def smolagents_schema(schema: Any) -> Outcome:
     """``{type: object, properties, required}`` as smolagents sends it (see the module doc).
 
@@ -201,7 +201,8 @@ def smolagents_schema(schema: Any) -> Outcome:
                 "/required",
             ),
         )
-    return Outcome(schema=out, findings=findings)
+    # an anyOf of bare types said as type + nullable keeps what the model may send: not a loss
+    return Outcome(schema=out, findings=findings + diff_findings(schema, out, "smolagents-schema"))
 
 
 _JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array"}
