@@ -13,8 +13,7 @@ OBJ = {"type": "object", "properties": {"x": {"type": "string"}}}
 def cells(profile: str, tools: list, server: str = "srv") -> dict:
     view = discover(profile, tools, server)
     return {
-        t.tool: (t.verdict, sorted((f.code, f.materiality) for f in t.findings))
-        for t in view.tools
+        t.tool: (t.verdict, sorted((f.code, f.materiality) for f in t.findings)) for t in view.tools
     }
 
 
