@@ -148,6 +148,12 @@ def test_a_server_name_the_user_chose_that_a_client_rejects_is_still_a_finding(c
     doc = read_discovery(json.loads(r.stdout))
     verdicts = {v["profile"]: {t["verdict"] for t in v["tools"]} for v in doc["profiles"]}
     assert verdicts["codex"] == {"server-dropped"}  # codex refuses the server name outright
-    assert (
-        "visible" not in verdicts["claude-code"]
-    )  # claude-code rewrites (or drops) every tool name
+    # claude-code rewrites (or drops) every tool name; a rewrite keeping every word ('my servers/
+    # everything' -> 'my_servers_everything', calls mapped back) costs the model nothing, so the
+    # cell may stay visible, but the finding is still there
+    claude = next(v for v in doc["profiles"] if v["profile"] == "claude-code")
+    assert all(
+        t["verdict"] != "visible" or "name-sanitised" in {f["code"] for f in t["findings"]}
+        for t in claude["tools"]
+    )
+    assert any(f["code"].startswith("name-") for t in claude["tools"] for f in t["findings"])
