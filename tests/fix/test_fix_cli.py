@@ -175,7 +175,7 @@ def synthetic(tmp_path_factory):
             },
         },
         {
-            "name": "get-env",
+            "name": "get.env",
             "description": "Read an environment variable.",
             "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}},
         },
@@ -239,7 +239,8 @@ def test_a_nullable_type_list_becomes_one_type_and_null_is_left_to_the_handler(s
 
 def test_a_character_a_client_does_not_allow_is_replaced_in_a_rename(synthetic):
     _, report, fixed, _ = synthetic
-    rename = next(r for r in report["renames"] if r["old"] == "get-env")
+    # '.' (a separator-only rename costs nothing; qwen-code's appended hash does, fixed here)
+    rename = next(r for r in report["renames"] if r["old"] == "get.env")
     assert rename["new"] == "get_env" and "get_env" in [e["tool"]["name"] for e in fixed["tools"]]
 
 
