@@ -48,7 +48,7 @@ def _title(key: str) -> str:
     return key.title().replace("_", " ")  # pydantic's default field title
 
 
-class _Builder:
+class _PydanticModelSchema:
     """The JSON schema of the pydantic model McpToolSpec builds, with the models it refers to."""
 
     def __init__(self, defs: dict) -> None:
@@ -182,7 +182,7 @@ def parameters(schema: Any) -> dict:
     if not isinstance(schema, dict):
         raise _Unbuildable("the inputSchema is not an object")
     defs = schema.get("$defs", {})
-    builder = _Builder(defs if isinstance(defs, dict) else {})
+    builder = _PydanticModelSchema(defs if isinstance(defs, dict) else {})
     for name in builder.defs:  # every definition is built first, used or not
         if name not in builder.used:
             builder.stack.append(name)

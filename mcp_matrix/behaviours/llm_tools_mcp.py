@@ -25,7 +25,7 @@ def llm_description(description: Any, server: str) -> str:
 def llm_tools_mcp_description(state: ListState) -> ListState:
     """Append the server line to every description.
 
-    Observed: clients/calibrations/llm/0.36.json (docs/calibration.md#llm)."""
+    Observed: clients/calibrations/llm/0.36.json."""
     if state.outcome != "ok":
         return state
     tools = tuple(

@@ -35,6 +35,7 @@ def test_the_bundled_probes_and_opt_in_configurations_are_not_required_by_defaul
         "stale-serialiser",
         "claude-code-stdio-negotiation",
         "python-sdk-modern",
+        "jetbrains-copilot",  # one issue-evidenced rule (the 128-tool cap), not a whole client
     }
     assert profiles["claude-code"].required_by_default
 
