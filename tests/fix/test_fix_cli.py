@@ -147,6 +147,15 @@ def _synthetic(tmp: Path, tools: list[dict]) -> Path:
 
 
 LONG = "fetch_the_complete_quarterly_financial_statement_history_for_an_account"
+_PRICE = {
+    "name": "price",
+    "description": "Price an item.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"size": {"$ref": "#/$defs/Size"}},
+        "$defs": {"Size": {"type": "string", "enum": ["small", "large"]}},
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -179,15 +188,7 @@ def synthetic(tmp_path_factory):
             "description": "Read an environment variable.",
             "inputSchema": {"type": "object", "properties": {"key": {"type": "string"}}},
         },
-        {
-            "name": "price",
-            "description": "Price an item.",
-            "inputSchema": {
-                "type": "object",
-                "properties": {"size": {"$ref": "#/$defs/Size"}},
-                "$defs": {"Size": {"type": "string", "enum": ["small", "large"]}},
-            },
-        },
+        _PRICE,
         {
             "name": "report",
             "description": "Write a report. " + "It explains every step in detail. " * 70,
@@ -244,11 +245,25 @@ def test_a_character_a_client_does_not_allow_is_replaced_in_a_rename(synthetic):
     assert rename["new"] == "get_env" and "get_env" in [e["tool"]["name"] for e in fixed["tools"]]
 
 
-def test_a_ref_into_defs_is_inlined(synthetic):
-    _, report, fixed, _ = synthetic
+def test_a_ref_into_defs_is_inlined(tmp_path):
+    # Among the clients that cannot follow the $ref (cline, continue-cli): LlamaIndex 0.6 loses
+    # more of an inlined enum than of a referenced one, so with every profile fix keeps the $ref
+    # and says so (the next test).
+    tools = [_PRICE]
+    _, report, fixed, _ = _fix(
+        _synthetic(tmp_path, tools), tmp_path, "--client", "cline", "--client", "continue-cli"
+    )
     assert "inline-refs" in _kinds(report, "price")
     schema = _tool(fixed, "price")["inputSchema"]
     assert "$defs" not in schema and schema["properties"]["size"]["enum"] == ["small", "large"]
+
+
+def test_an_inlining_that_would_make_another_client_worse_is_tried_and_explained(synthetic):
+    _, report, fixed, _ = synthetic
+    assert "inline-refs" not in _kinds(report, "price")
+    left = next(u for u in report["unfixed"] if u["code"] == "dangling-ref")
+    assert any(t.startswith("inline-refs of price: llamaindex") for t in left["tried"])
+    assert "$ref" in json.dumps(_tool(fixed, "price")["inputSchema"])
 
 
 def test_a_description_over_a_clients_cap_is_cut_at_a_sentence_with_the_rest_on_the_checklist(
