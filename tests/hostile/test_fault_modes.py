@@ -169,9 +169,12 @@ def check_hostile_names(run: Run) -> None:
     d = run.discovery()
     # Observed (clients/calibrations/claude-code-278/2.1.278.json, and on 2.1.332 in
     # clients/calibrations/claude-code/2.1.332.json, probe set dotted-name): invalid name characters become
-    # "_", so the tool stays usable under a changed name.
-    assert d[("claude-code", "<script>alert(1)</script>")]["verdict"] == "degraded"
-    assert d[("claude-code", "a|b|c")]["verdict"] == "degraded"
+    # "_", so the tool stays usable under a changed name: every word kept, calls mapped back,
+    # so the cell is visible with the rename as a note.
+    for name in ("<script>alert(1)</script>", "a|b|c"):
+        cell = d[("claude-code", name)]
+        assert cell["verdict"] == "visible"
+        assert "name-sanitised" in {f["code"] for f in cell["findings"]}
     assert d[("continue", "new\nline")]["verdict"] == "visible"
     md = run.report("md")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md and "a\\|b\\|c" in md
