@@ -16,7 +16,7 @@ from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.results import read_events
 from mcp_matrix.sharing import ServerEras, plan_sharing, wire_identity
 from tests.conftest import run_cli
-from tests.test_run_sharing import READ_ONLY_CASES, verdicts
+from tests.test_run_sharing import MEMORY, READ_ONLY_CASES, verdicts
 
 WORK = re.compile(
     r"server sessions for the calls: (\d+) opened \(least (\d+)\); "
@@ -44,8 +44,9 @@ def _groups(eras: ServerEras | None = None) -> tuple[tuple[str, ...], tuple[str,
         info = by_name[name].identity.client_info
         return f"{info.get('name')}/{info.get('version')}"
 
-    kept = next(g for g in units if len(g) > 1 and not _per_call(by_name[g[0]]))
     per_call = next(g for g in units if len(g) > 2 and _per_call(by_name[g[0]]))
+    group = next(g for g in units if len(g) > 1 and not _per_call(by_name[g[0]]))
+    kept = [n for n in group if client(n) != client(per_call[0])][:2]
     taken = {client(kept[0]), client(kept[1]), client(per_call[0])}
     alone = next(
         g[0]
@@ -53,15 +54,9 @@ def _groups(eras: ServerEras | None = None) -> tuple[tuple[str, ...], tuple[str,
         if len(g) == 1 and not _per_call(by_name[g[0]]) and client(g[0]) not in taken
     )
     assert len(taken) == 3 or client(kept[0]) == client(kept[1]) != client(per_call[0])
-    return kept[:2], per_call, alone
+    return tuple(kept), per_call, alone
 
 
-# The memory server answers initialize at the version asked for, and server/discover at 2026-07-28
-MEMORY = ServerEras(
-    negotiated={"2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25"},
-    modern_asked="2026-07-28",
-    modern=("2026-07-28",),
-)
 KEPT, PER_CALL, ALONE = _groups(MEMORY)
 
 

@@ -12,7 +12,7 @@ from mcp_matrix.connection import wire_handshake
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.results import read_events
 from mcp_matrix.run_bounds import CircuitBreaker, Deadline
-from mcp_matrix.sharing import SessionPool, SharingPlan, plan_sharing, wire_identity
+from mcp_matrix.sharing import ServerEras, SessionPool, SharingPlan, plan_sharing, wire_identity
 from mcp_matrix.targets import Target
 from mcp_matrix.wire.session import Timeouts
 from tests.conftest import run_cli
@@ -39,14 +39,28 @@ def _per_call(profile) -> bool:
     return any(use.name == "new-session-per-call" for use in profile.call)
 
 
+# The memory server answers initialize at the version asked for, and server/discover at 2026-07-28
+MEMORY = ServerEras(
+    negotiated={"2025-06-18": "2025-06-18", "2025-11-25": "2025-11-25"},
+    modern_asked="2026-07-28",
+    modern=("2026-07-28",),
+)
+
+
 def _pairs() -> tuple[tuple[str, str], tuple[str, str], str]:
     """Two groups identical on the wire (one keeping its session, one opening a session per call)
-    and one profile of its own, found from the profiles themselves (names change, identities stay)."""
+    and one profile of its own, found from the profiles themselves (names change, identities stay).
+    The one alone stays alone on the memory server too, where profiles reaching the 2026-07-28
+    era at once share a session (each request carrying its own identity)."""
     profiles = {p.name: p for p in _profiles()}
     groups = plan_sharing("sessions", list(profiles.values()), []).groups
+    on_memory = plan_sharing("sessions", list(profiles.values()), [], MEMORY).units
+    single = {g[0] for g in on_memory if len(g) == 1}
     kept = next(g[:2] for g in groups if len(g) > 1 and not _per_call(profiles[g[0]]))
     per_call = next(g[:2] for g in groups if len(g) > 1 and _per_call(profiles[g[0]]))
-    alone = next(g[0] for g in groups if len(g) == 1 and not _per_call(profiles[g[0]]))
+    alone = next(
+        g[0] for g in groups if len(g) == 1 and not _per_call(profiles[g[0]]) and g[0] in single
+    )
     return kept, per_call, alone
 
 
