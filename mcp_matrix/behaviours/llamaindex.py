@@ -61,6 +61,8 @@ class _PydanticModelSchema:
             raise _Unbuildable("a schema is not an object")
         props = schema.get("properties", {})
         required = schema.get("required", [])
+        if not isinstance(props, dict) or not isinstance(required, list):
+            raise _Unbuildable("properties is not an object or required not a list")
         out: dict = {"properties": {}, "type": "object"}
         need = []
         for key, field in props.items():

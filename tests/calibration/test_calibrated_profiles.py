@@ -17,12 +17,24 @@ def test_there_are_calibration_records():
     assert RECORDS, "clients/calibrations/ holds no record"
 
 
-@pytest.mark.parametrize("path", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def _latest_per_client() -> list:
+    """The newest record of each client a profile models (one profile may model several
+    packages, e.g. the TypeScript and Python Claude Agent SDKs): older releases of the same
+    client are history, not a prediction the profile still makes."""
+    newest: dict = {}
+    for path in RECORDS:
+        doc = record.load_record(path)
+        key = (path.parent.name, doc.get("client"))
+        rank = (doc.get("date", ""), record._version_key(doc.get("client_version", "")))
+        if key not in newest or rank > newest[key][0]:
+            newest[key] = (rank, path)
+    return sorted(path for _, path in newest.values())
+
+
+@pytest.mark.parametrize("path", _latest_per_client(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_profile_agrees_with_its_latest_calibration_on_every_cell(path):
     profile_name = path.parent.name
-    latest, doc = record.latest_record(profile_name)
-    if latest != path:
-        pytest.skip(f"{path.name} is not the latest record of {profile_name} ({latest.name} is)")
+    doc = record.load_record(path)
     profile = load_profiles()[profile_name]
     cells = record_drift(profile, doc, probe.PROBE_SETS)
     assert cells, "the record compares no cell (probe sets changed since it was taken?)"
