@@ -276,11 +276,16 @@ def latest_record(profile: str) -> tuple[Path, dict] | None:
             doc = load_record(path)
         except InputError:
             continue
-        found.append((doc.get("date", ""), _version_key(doc.get("client_version", "")), path, doc))
+        found.append((record_rank(doc), path, doc))
     if not found:
         return None
-    _, _, path, doc = max(found, key=lambda f: (f[0], f[1]))
+    _, path, doc = max(found, key=lambda f: f[0])
     return path, doc
+
+
+def record_rank(doc: dict) -> tuple:
+    """How new a record is: by date, then by the client's version."""
+    return doc.get("date", ""), _version_key(doc.get("client_version", ""))
 
 
 def _version_key(v: str) -> tuple:

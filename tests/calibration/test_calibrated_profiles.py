@@ -25,7 +25,7 @@ def _latest_per_client() -> list:
     for path in RECORDS:
         doc = record.load_record(path)
         key = (path.parent.name, doc.get("client"))
-        rank = (doc.get("date", ""), record._version_key(doc.get("client_version", "")))
+        rank = record.record_rank(doc)
         if key not in newest or rank > newest[key][0]:
             newest[key] = (rank, path)
     return sorted(path for _, path in newest.values())

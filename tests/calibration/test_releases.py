@@ -62,6 +62,18 @@ def _recipe_copy(tmp_path: Path, name: str, **changes) -> Path:
     return path
 
 
+def _calibrate_core(recipe: Path, cache: Path):
+    """``calibrate`` of a recipe copy on the core probe set, installing (if ever) under ``cache``."""
+    return run_cli(
+        "calibrate",
+        "--client",
+        str(recipe),
+        "--probe",
+        "core",
+        env={"MCP_MATRIX_CACHE": str(cache)},
+    )
+
+
 def test_latest_stops_at_once_when_the_pinned_release_is_the_newest(tmp_path):
     newest = releases.newest_release(releases.client_package(harness.load_recipe("ts-sdk")))
     recipe = _recipe_copy(
@@ -77,28 +89,14 @@ def test_latest_stops_at_once_when_the_pinned_release_is_the_newest(tmp_path):
 
 def test_a_client_needing_a_python_nobody_has_is_an_install_error_not_an_older_release(tmp_path):
     recipe = _recipe_copy(tmp_path, "python-sdk", python=">=3.99", version="2.3.0")
-    done = run_cli(
-        "calibrate",
-        "--client",
-        str(recipe),
-        "--probe",
-        "core",
-        env={"MCP_MATRIX_CACHE": str(tmp_path)},
-    )
+    done = _calibrate_core(recipe, tmp_path)
     assert done.returncode == 3, done.stderr
     assert "needs Python >=3.99" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_malformed_python_requirement_names_the_recipe(tmp_path):
     recipe = _recipe_copy(tmp_path, "python-sdk", python="three")
-    done = run_cli(
-        "calibrate",
-        "--client",
-        str(recipe),
-        "--probe",
-        "core",
-        env={"MCP_MATRIX_CACHE": str(tmp_path)},
-    )
+    done = _calibrate_core(recipe, tmp_path)
     assert done.returncode == 2, done.stderr
     assert "install.python 'three'" in done.stderr and str(recipe) in done.stderr
 
