@@ -32,9 +32,9 @@ from whole import result
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.rewrite import clear_memo
-from mcp_matrix.discovery import discover_all
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.snapshot import Snapshot
 
 
 def baseline(text: str) -> tuple[float, float]:

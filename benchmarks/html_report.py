@@ -29,11 +29,11 @@ from synthetic import snapshot_doc, tool_list
 from whole import MB, MIB, READ_WRITE_BACK, Measured, measure, median_ratio, result
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.discovery import discover_all, discovery_events
-from mcp_matrix.events import SnapshotTaken
+from mcp_matrix.core.events import SnapshotTaken
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.results import ResultsWriter
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.run.discovery import discover_all, discovery_events
+from mcp_matrix.run.results import ResultsWriter
+from mcp_matrix.targets.snapshot import Snapshot
 
 
 def results_events(tools: int, clients: int) -> list[dict]:

@@ -45,11 +45,11 @@ sys.path.insert(0, str(HERE))
 from synthetic import snapshot_doc, tool_list
 from whole import Measured, measure, median_ratio, ratios, result
 
-from mcp_matrix.discovery import discover_all
 from mcp_matrix.evolution.replay import prepare_and_classify
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.snapshot import Snapshot, take_snapshot, write_snapshot
-from mcp_matrix.targets import Target
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.snapshot import Snapshot, take_snapshot, write_snapshot
 
 
 def recorded_lines(n: int, seed: int = 3) -> list[str]:

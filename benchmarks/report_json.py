@@ -3,7 +3,7 @@
 A synthetic server of N tools (``benchmarks/synthetic.py``) through the first C profiles by
 name. The results file is what ``mcp-matrix run`` writes for discovery (run-started, the
 snapshot, a discovery cell per tool and profile, run-finished), made in-process through the run's
-own writer (``mcp_matrix.results.ResultsWriter``, ``benchmarks/html_report.py``). Every command runs as
+own writer (``mcp_matrix.run.results.ResultsWriter``, ``benchmarks/html_report.py``). Every command runs as
 a whole process, as users run it; each A runs beside its B in turn (pairs), and the ratios are
 taken pair by pair: CPU is the steady figure on a loaded machine.
 
@@ -37,7 +37,7 @@ from html_report import results_events
 from synthetic import snapshot_doc, tool_list
 from whole import MB, MIB, READ_WRITE_BACK, Measured, measure, median_ratio, result
 
-from mcp_matrix.results import ResultsWriter
+from mcp_matrix.run.results import ResultsWriter
 
 # The baseline of the report: read every line of the results file and write it back as JSON.
 RAW = READ_WRITE_BACK

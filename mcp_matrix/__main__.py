@@ -1,3 +1,3 @@
-from mcp_matrix.cli import main
+from mcp_matrix.commands.cli import main
 
 raise SystemExit(main())

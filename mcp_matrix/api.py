@@ -8,7 +8,7 @@
     api.discover(snap, api.profiles())                       # offline: typed discovery cells
 
 Timeouts and the server's environment are parameters of every call that reaches a server
-(the plugin once ran without either); what comes back is typed (mcp_matrix.events), with secrets
+(the plugin once ran without either); what comes back is typed (mcp_matrix.core.events), with secrets
 masked as in a results file. Nothing here prints.
 
 ``run`` is the one assembly of a live run, for the ``run`` command as for any caller: the
@@ -26,22 +26,22 @@ from importlib import resources
 from pathlib import Path
 from typing import IO
 
-from mcp_matrix.cases import Case, load_cases
-from mcp_matrix.checklist import default_required, lost_tools
-from mcp_matrix.discovery import discover_all
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import CallCell, Cell, DiscoveryCell, Event
-from mcp_matrix.outfiles import open_results
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import CallCell, Cell, DiscoveryCell, Event
+from mcp_matrix.core.outfiles import open_results
+from mcp_matrix.core.verdicts import RELEASE_FAILING
+from mcp_matrix.gate.checklist import default_required, lost_tools
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.report.grid import over_threshold
 from mcp_matrix.report.writers import FORMATS, write_report
-from mcp_matrix.results import ResultsWriter
-from mcp_matrix.run import Progress, RunConfig, run_matrix
-from mcp_matrix.sharing import SHARE_MODES, Work
-from mcp_matrix.snapshot import Snapshot, load_snapshot, take_snapshot
-from mcp_matrix.targets import KINDS, Target, TargetOptions
-from mcp_matrix.verdicts import RELEASE_FAILING
+from mcp_matrix.run.cases import Case, load_cases
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.run.matrix import Progress, RunConfig, run_matrix
+from mcp_matrix.run.results import ResultsWriter
+from mcp_matrix.run.sharing import SHARE_MODES, Work
+from mcp_matrix.targets.kinds import KINDS, Target, TargetOptions
+from mcp_matrix.targets.snapshot import Snapshot, load_snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 
@@ -70,7 +70,7 @@ class RunOutcome:
     counts: Mapping[str, int] = field(default_factory=dict)
     json_events: tuple[dict, ...] = field(default=(), repr=False, compare=False)
     work: Work | None = (
-        None  # the calls' sessions and requests against the least (mcp_matrix.sharing)
+        None  # the calls' sessions and requests against the least (mcp_matrix.run.sharing)
     )
 
     @property
@@ -135,7 +135,7 @@ def target(
     **other_kinds: str | None,
 ) -> Target:
     """What to connect to: one of ``stdio``, ``http``, ``sse`` or a bundled ``server`` (default
-    ``memory``), or any other kind of ``mcp_matrix.targets.KINDS`` by its name (``target_of``)."""
+    ``memory``), or any other kind of ``mcp_matrix.targets.kinds.KINDS`` by its name (``target_of``)."""
     values = {"stdio": stdio, "http": http, "sse": sse, "server": server, **other_kinds}
     return target_of(values, env=env, headers=headers, cwd=cwd, name=name)
 
@@ -227,7 +227,7 @@ def run(
     (none for another target). ``results`` also writes the results stream as it is made (a
     path is locked, then replaced). ``reports`` are (format, path) pairs of
     ``mcp_matrix.report.writers``, written when the run ends, interrupted or not, with ``fail_on``
-    as the verdicts they report as failing. ``share`` is one of ``mcp_matrix.sharing.SHARE_MODES``;
+    as the verdicts they report as failing. ``share`` is one of ``mcp_matrix.run.sharing.SHARE_MODES``;
     ``circuit_breaker`` False keeps calling a tool after one of its calls timed out.
     """
     unknown = [fmt for fmt, _ in reports if fmt not in FORMATS]

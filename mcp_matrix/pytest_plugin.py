@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pytest's own types for repr_failure, not exported by the py
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from mcp_matrix.targets import KINDS
+    from mcp_matrix.targets.kinds import KINDS
 
     g = parser.getgroup("mcp-matrix", "MCP client compatibility matrix")
     for kind in KINDS.values():  # --mcp-stdio, --mcp-http, --mcp-sse, --mcp-server
@@ -110,7 +110,7 @@ class MatrixRunner:
         """A ``mcp_matrix.api.RunOutcome``: ``.verdict(tool, client, case)``, ``.cell(...)``, ``.cells``.
 
         The target: ``stdio``, ``http``, ``sse``, ``server`` or another kind of
-        ``mcp_matrix.targets.KINDS`` by its name (``mcp_matrix.api.target``)."""
+        ``mcp_matrix.targets.kinds.KINDS`` by its name (``mcp_matrix.api.target``)."""
         from mcp_matrix import api
 
         values = {"stdio": stdio, "http": http, "sse": sse, "server": server, **other_kinds}
@@ -184,8 +184,8 @@ class _Plan:
 
     def __init__(self, config: pytest.Config) -> None:
         from mcp_matrix import api
-        from mcp_matrix.checklist import check_policy_clients, load_policy
-        from mcp_matrix.targets import KINDS, parse_pairs
+        from mcp_matrix.gate.checklist import check_policy_clients, load_policy
+        from mcp_matrix.targets.kinds import KINDS, parse_pairs
 
         opt = config.getoption
         self.config = config
@@ -214,7 +214,7 @@ class _Plan:
     def masked(self, text: str) -> str:
         """``text`` with the target's secrets masked exactly as the results stream masks the
         names it holds, so a collected id names the cell the run makes."""
-        from mcp_matrix.targets import scrub_json
+        from mcp_matrix.targets.kinds import scrub_json
 
         if not self.secrets:
             return text
@@ -230,8 +230,8 @@ class _Plan:
 
     def _plan_cells(self) -> dict:
         from mcp_matrix import api
-        from mcp_matrix.cases import plan_cases
-        from mcp_matrix.errors import MatrixError
+        from mcp_matrix.core.errors import MatrixError
+        from mcp_matrix.run.cases import plan_cases
 
         opt = self.config.getoption
         try:
@@ -271,7 +271,7 @@ class _Plan:
         return self._judged
 
     def _judge(self) -> _Judged:
-        from mcp_matrix.results import read_typed
+        from mcp_matrix.run.results import read_typed
 
         clients = hashlib.sha256("\0".join(self.selected).encode()).hexdigest()[:12]
         value = self.shared.once(f"run-{clients}", self._run)  # one run per session
@@ -282,7 +282,7 @@ class _Plan:
 
     def _run(self) -> dict:
         from mcp_matrix import api
-        from mcp_matrix.errors import MatrixError
+        from mcp_matrix.core.errors import MatrixError
 
         opt = self.config.getoption
         results = opt("--mcp-results")
@@ -309,9 +309,9 @@ class _Plan:
 
 def _judge(events: list, policy: Any) -> _Judged:
     """The policy evaluated once over the whole run, read per cell."""
-    from mcp_matrix.advice import advice_for
-    from mcp_matrix.checklist import cell_key, evaluate
-    from mcp_matrix.events import CallCell, DiscoveryCell, ProfileError, Skipped
+    from mcp_matrix.core.events import CallCell, DiscoveryCell, ProfileError, Skipped
+    from mcp_matrix.gate.checklist import cell_key, evaluate
+    from mcp_matrix.report.advice import advice_for
 
     checklist = evaluate(events, policy)
     cells: dict[tuple, Any] = {}
@@ -341,7 +341,7 @@ _ASKED = pytest.StashKey[list]()  # the matrix node ids given on the command lin
 
 
 def _has_target(config: pytest.Config) -> bool:
-    from mcp_matrix.targets import KINDS
+    from mcp_matrix.targets.kinds import KINDS
 
     return any(config.getoption(kind.plugin_option) for kind in KINDS.values())
 
@@ -354,7 +354,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if not _has_target(config):
         return
-    from mcp_matrix.errors import MatrixError
+    from mcp_matrix.core.errors import MatrixError
 
     try:
         config.stash[_PLAN] = _Plan(config)
@@ -410,7 +410,7 @@ class MatrixCollector(pytest.Collector):
             return list(items.values())
         missing = [a for a in self.asked if a.split("::", 1)[1] not in items]
         if missing:
-            from mcp_matrix.errors import did_you_mean
+            from mcp_matrix.core.errors import did_you_mean
 
             raise MatrixCollectError(
                 f"no such item: {safe_id(missing[0])}"
@@ -488,7 +488,7 @@ def cell_id(cell: dict) -> str:
     """An item's name: ``tool[client]`` (discovery), ``tool[client]::case`` (a call), ``policy``.
 
     The client in brackets selects exactly (``-k "[claude-code]"`` never matches
-    ``claude-code-278``); names are masked already and shown escaped (``mcp_matrix.text.safe``)."""
+    ``claude-code-278``); names are masked already and shown escaped (``mcp_matrix.core.text.safe``)."""
     if cell.get("event") == "run":
         return POLICY
     base = f"{safe_id(cell['tool'])}[{cell['profile']}]"
@@ -496,7 +496,7 @@ def cell_id(cell: dict) -> str:
 
 
 def safe_id(text: str) -> str:
-    from mcp_matrix.text import safe
+    from mcp_matrix.core.text import safe
 
     return safe(text)
 

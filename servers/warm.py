@@ -108,7 +108,7 @@ def run_child(request: dict, fds: list[int]) -> None:
     module, *args = request["argv"]
     sys.argv = [module, *args]
     # sys.path stays the template's, which holds no current directory (it was started with -P,
-    # mcp_matrix.warm_start.module_argv): a bundled server never imports from the user's folder.
+    # mcp_matrix.targets.warm_start.module_argv): a bundled server never imports from the user's folder.
     sys.modules.pop(f"{module}.__main__", None)  # run afresh as __main__; its imports stay loaded
     code: object = 0
     try:

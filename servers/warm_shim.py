@@ -19,7 +19,7 @@ import time
 CONNECT_WAIT = 10.0  # the template binds its socket first thing; this is for a loaded machine
 
 
-# As mcp_matrix.warm_start.module_argv (this file imports nothing of ours): `python -m`, never
+# As mcp_matrix.targets.warm_start.module_argv (this file imports nothing of ours): `python -m`, never
 # importing from the current directory (-P; on Python 3.10, code that drops sys.path[0]).
 RUN_MODULE = (
     "import sys; del sys.path[0]; m = sys.argv.pop(1); sys.argv[0] = m; import runpy; "

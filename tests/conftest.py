@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.targets import Target
+from mcp_matrix.targets.kinds import Target
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -52,7 +52,7 @@ def run_cli(
 
 
 def run_cli_in_process(*args: str, input: str | None = None) -> subprocess.CompletedProcess:
-    """``run_cli`` without the process: ``mcp_matrix.cli.main`` in this process, its output captured.
+    """``run_cli`` without the process: ``mcp_matrix.commands.cli.main`` in this process, its output captured.
 
     For a command whose process boundary is not the point (bad input refused before any server
     starts, a report of a file): it saves the interpreter start, imports and profile loading of a
@@ -64,7 +64,7 @@ def run_cli_in_process(*args: str, input: str | None = None) -> subprocess.Compl
     import os
     import traceback
 
-    from mcp_matrix.cli import main
+    from mcp_matrix.commands.cli import main
 
     if args and args[0] in LOADED_MACHINE_BOUNDS:
         args = (args[0], *LOADED_MACHINE_BOUNDS[args[0]], *args[1:])
@@ -140,7 +140,7 @@ class SharedWork:
         """A snapshot of a bundled server (stdio), taken once a run from a real subprocess."""
 
         def take(directory: Path) -> None:
-            from mcp_matrix.snapshot import take_snapshot, write_snapshot
+            from mcp_matrix.targets.snapshot import take_snapshot, write_snapshot
             from mcp_matrix.wire.session import Timeouts
 
             # generous: servers start side by side on 2 loaded cores

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from mcp_matrix import api
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import CallCell, DiscoveryCell
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import CallCell, DiscoveryCell
 
 
 def test_snapshot_starts_the_server_with_the_env_given_and_masks_it():

@@ -121,10 +121,10 @@ def test_the_layer_rule_catches_an_upward_import(tmp_path):
     table = _layer_table()
     fake = tmp_path / "mcp_matrix" / "errors.py"
     fake.parent.mkdir()
-    fake.write_text("from mcp_matrix.cli import main\n", encoding="utf-8")
-    imported = _imports(fake, "mcp_matrix.errors")
-    assert imported == {"mcp_matrix.cli"}
-    assert _layer_of("mcp_matrix.errors", table) < _layer_of("mcp_matrix.cli", table)
+    fake.write_text("from mcp_matrix.commands.cli import main\n", encoding="utf-8")
+    imported = _imports(fake, "mcp_matrix.core.errors")
+    assert imported == {"mcp_matrix.commands.cli"}
+    assert _layer_of("mcp_matrix.core.errors", table) < _layer_of("mcp_matrix.commands.cli", table)
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -170,7 +170,7 @@ def test_the_live_run_is_assembled_in_matrix_api_alone():
     callers = sorted(
         module
         for path, module in _modules()
-        if module not in ("mcp_matrix.api", "mcp_matrix.run")
+        if module not in ("mcp_matrix.api", "mcp_matrix.run.matrix")
         and re.search(r"\brun_matrix\b|\bRunConfig\b", path.read_text(encoding="utf-8"))
     )
     assert callers == []
@@ -178,12 +178,32 @@ def test_the_live_run_is_assembled_in_matrix_api_alone():
 
 def test_commands_define_no_library_classes():
     """Commands parse and print (ARCHITECTURE.md): a class there is a library value or a
-    writer that belongs a layer down (the terminal streams of ``outputs`` are the exception)."""
+    writer that belongs a layer down (the terminal streams of ``outputs`` and the argument
+    parser of ``cli`` are the exceptions)."""
     found = [
         f"{module}.{node.name}"
         for path, module in _modules()
-        if module.startswith("mcp_matrix.commands.") and module != "mcp_matrix.commands.outputs"
+        if module.startswith("mcp_matrix.commands.")
+        and module not in ("mcp_matrix.commands.outputs", "mcp_matrix.commands.cli")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.ClassDef)
     ]
     assert found == []
+
+
+def test_the_package_top_level_holds_only_the_public_names():
+    """The folders are the layers: a module added beside ``api.py`` would hide its layer."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "api.py", "pytest_plugin.py"]
+
+
+def test_each_layer_row_names_whole_packages():
+    """A layer row names packages (or the public top-level modules), so a folder is one layer."""
+    table = _layer_table()
+    public = {"mcp_matrix.api", "mcp_matrix.pytest_plugin", "mcp_matrix.__main__"}
+    loose = [
+        name
+        for name in table
+        if name not in public and not (PACKAGE.parent / name.replace(".", "/")).is_dir()
+    ]
+    assert loose == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli, run_cli_in_process
 
 # ``check`` and ``merge`` of a results file read files only: in this process (a second saved per

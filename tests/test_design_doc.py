@@ -1,4 +1,4 @@
-"""docs/design.md states the verdict table as mcp_matrix/verdicts.py has it.
+"""docs/design.md states the verdict table as mcp_matrix/core/verdicts.py has it.
 
 The table between the ``verdicts:begin`` and ``verdicts:end`` markers is generated from
 ``VERDICTS``; ``UPDATE_SNAPSHOTS=1`` rewrites it (then review the diff).
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from mcp_matrix.verdicts import VERDICTS
+from mcp_matrix.core.verdicts import VERDICTS
 from tests.conftest import REPO
 
 DESIGN = REPO / "docs" / "design.md"
@@ -37,7 +37,7 @@ def test_design_doc_verdict_table_is_the_one_in_verdicts_py():
         DESIGN.write_text(text[: m.start(2)] + expected + text[m.end(2) :], encoding="utf-8")
         return
     assert m.group(2) == expected, (
-        "docs/design.md's verdict table differs from mcp_matrix/verdicts.py; "
+        "docs/design.md's verdict table differs from mcp_matrix/core/verdicts.py; "
         "rewrite it with UPDATE_SNAPSHOTS=1 pytest tests/test_design_doc.py"
     )
 

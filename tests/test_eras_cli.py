@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from mcp_matrix.simulate.session import session_finding
-from mcp_matrix.snapshot import Snapshot, load_snapshot
+from mcp_matrix.targets.snapshot import Snapshot, load_snapshot
 from tests.conftest import installed_tool, read_json
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+from mcp_matrix.core.verdicts import RELEASE_FAILING
 from mcp_matrix.report.grid import LOST_TOOL
-from mcp_matrix.verdicts import RELEASE_FAILING
 from tests.conftest import run_cli, run_cli_in_process
 
 LABEL = "not required by default"

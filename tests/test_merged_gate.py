@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.events import CallCell, DiscoveryCell, ProfileError, RunStarted, Skipped
+from mcp_matrix.core.events import CallCell, DiscoveryCell, ProfileError, RunStarted, Skipped
 from mcp_matrix.report.triage import build_triage
-from mcp_matrix.results import ResultsWriter, read_typed
+from mcp_matrix.run.results import ResultsWriter, read_typed
 from tests.conftest import run_cli, run_cli_in_process
 
 SERVER = "memory --schema anyof"  # a root anyOf: hidden in some clients, a broken session in others

@@ -1,4 +1,4 @@
-"""``run``, ``replay`` and ``diff`` give the same verdict for the same intended call (mcp_matrix.deliver).
+"""``run``, ``replay`` and ``diff`` give the same verdict for the same intended call (mcp_matrix.run.deliver).
 
 The same intended calls go through test clients that each mangle one kind of argument
 (tests/data/pipeline_profiles) and reach the bundled ``strict`` server, which validates against
@@ -10,7 +10,7 @@ and ``diff``'s per-call classification (``effects.call_outcomes``).
 
 They say the same words too: each call's reason is the classifier's, so two drivers whose
 server is the same (``run`` and a live ``replay``; an offline ``replay`` and ``diff``) give the
-same sentence for it, and the verdict's meaning is ``mcp_matrix.verdicts``'.
+same sentence for it, and the verdict's meaning is ``mcp_matrix.core.verdicts``'.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.discovery import discover_all
+from mcp_matrix.core.verdicts import rank
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.effects import call_outcomes
 from mcp_matrix.evolution.replay import ReplayConfig, replay
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.results import read_events
-from mcp_matrix.snapshot import Snapshot, take_snapshot
-from mcp_matrix.targets import Target
-from mcp_matrix.verdicts import rank
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.run.results import read_events
+from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.snapshot import Snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 PROFILES_DIR = Path(__file__).parent / "data" / "pipeline_profiles"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 
 pytest_plugins = ["pytester"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli
 
 VARYING = Path(__file__).with_name("varying_server.py")

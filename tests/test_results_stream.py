@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from mcp_matrix.errors import InputError
-from mcp_matrix.results import FORMAT, ResultsWriter, read_events
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.run.results import FORMAT, ResultsWriter, read_events
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string", "description": "what to find"}}}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_matrix.run_bounds import CircuitBreaker, Deadline, timeout_note
+from mcp_matrix.run.bounds import CircuitBreaker, Deadline, timeout_note
 from mcp_matrix.wire.session import Timeouts
 
 

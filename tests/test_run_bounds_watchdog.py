@@ -1,4 +1,4 @@
-"""The run's last bound (``mcp_matrix.run_bounds.Watchdog``): a run still going ``grace`` seconds
+"""The run's last bound (``mcp_matrix.run.bounds.Watchdog``): a run still going ``grace`` seconds
 past its deadline is stopped as Ctrl-C stops it; one that ignores even that has its results
 ended by ``last_words`` and the process exits 3. Each case runs in a process of its own with the
 CLI's signal handling (``mcp_matrix.commands.signals``), blocked where no wire wait should block."""
@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent(
     """
     import sys, threading
     from mcp_matrix.commands import signals
-    from mcp_matrix.run_bounds import Watchdog
+    from mcp_matrix.run.bounds import Watchdog
 
     signals.install()
     stubborn = sys.argv[1] == "stubborn"

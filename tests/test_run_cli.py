@@ -10,7 +10,7 @@ import pytest
 
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.report.discovery_doc import read_discovery
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import installed_tool, run_cli_in_process
 
 

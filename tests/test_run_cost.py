@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.results import read_events
-from mcp_matrix.sharing import ServerEras, plan_sharing, wire_identity
+from mcp_matrix.run.results import read_events
+from mcp_matrix.run.sharing import ServerEras, plan_sharing, wire_identity
 from tests.conftest import run_cli
 from tests.test_run_sharing import MEMORY, READ_ONLY_CASES, verdicts
 

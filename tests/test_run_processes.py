@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 
 
 def run_counted(cli, tmp_path: Path, server: str, *clients: str) -> tuple[int, list[dict], list]:

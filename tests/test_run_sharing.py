@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.connection import wire_handshake
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.results import read_events
-from mcp_matrix.run_bounds import CircuitBreaker, Deadline
-from mcp_matrix.sharing import ServerEras, SessionPool, SharingPlan, plan_sharing, wire_identity
-from mcp_matrix.targets import Target
+from mcp_matrix.run.bounds import CircuitBreaker, Deadline
+from mcp_matrix.run.connection import wire_handshake
+from mcp_matrix.run.results import read_events
+from mcp_matrix.run.sharing import ServerEras, SessionPool, SharingPlan, plan_sharing, wire_identity
+from mcp_matrix.targets.kinds import Target
 from mcp_matrix.wire.session import Timeouts
 from tests.conftest import run_cli
 

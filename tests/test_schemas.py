@@ -16,15 +16,15 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from mcp_matrix.errors import InputError
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.schemas import SCHEMAS, load_schema
+from mcp_matrix.core.verdicts import SEVERITY
 from mcp_matrix.evolution import FORMAT as DIFF_FORMAT
 from mcp_matrix.evolution.replay_report import FORMAT as REPLAY_FORMAT
 from mcp_matrix.report import discovery_doc, json_report
-from mcp_matrix.schemas import SCHEMAS, load_schema
-from mcp_matrix.snapshot import FORMAT as SNAPSHOT_FORMAT
-from mcp_matrix.snapshot import READABLE_VERSIONS as SNAPSHOT_VERSIONS
-from mcp_matrix.snapshot import load_snapshot
-from mcp_matrix.verdicts import SEVERITY
+from mcp_matrix.targets.snapshot import FORMAT as SNAPSHOT_FORMAT
+from mcp_matrix.targets.snapshot import READABLE_VERSIONS as SNAPSHOT_VERSIONS
+from mcp_matrix.targets.snapshot import load_snapshot
 from tests.conftest import REPO, run_cli
 from tests.report import events as fixtures
 
@@ -49,7 +49,7 @@ def errors(name: str, document) -> list[str]:
 def test_every_schema_in_the_package_is_listed_and_every_listed_one_ships():
     shipped = {
         p.name
-        for p in resources.files("mcp_matrix.schemas").iterdir()
+        for p in resources.files("mcp_matrix.core.schemas").iterdir()
         if p.name.endswith(".schema.json")
     }
     assert shipped == {s.file for s in SCHEMAS}
@@ -73,7 +73,7 @@ def test_a_schema_file_names_each_key_once(name):
         return dict(items)
 
     json.loads(
-        resources.files("mcp_matrix.schemas").joinpath(BY_NAME[name].file).read_text("utf-8"),
+        resources.files("mcp_matrix.core.schemas").joinpath(BY_NAME[name].file).read_text("utf-8"),
         object_pairs_hook=pairs,
     )
 

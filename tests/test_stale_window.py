@@ -8,7 +8,7 @@ from dataclasses import replace
 from mcp_matrix.evolution.diff import diff_snapshots
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.simulate.caching import stale_window
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.targets.snapshot import Snapshot
 
 TOOL_V1 = {
     "name": "put",

@@ -17,7 +17,7 @@ import threading
 
 import pytest
 
-from mcp_matrix.cli import COMMANDS, SUMMARIES, build_parser, commands_needed
+from mcp_matrix.commands.cli import COMMANDS, SUMMARIES, build_parser, commands_needed
 from tests.conftest import NEUTRAL_CWD
 from tests.report import events as ev
 from tests.servers.conftest import RAW_HANDSHAKE
@@ -30,7 +30,7 @@ ONLY_SOME = (
     "httpx",
     "mcp_matrix.evolution",
     "mcp_matrix.calibrate",
-    "mcp_matrix.release",
+    "mcp_matrix.gate.release",
     "mcp_matrix.report.html",
     "mcp_matrix.report.junit",
     "mcp_matrix.report.sarif",
@@ -43,8 +43,8 @@ LIBRARY = (
     "fastjsonschema",
     "regex",
     "mcp_matrix.api",
-    "mcp_matrix.run",
-    "mcp_matrix.snapshot",
+    "mcp_matrix.run.matrix",
+    "mcp_matrix.targets.snapshot",
     "mcp_matrix.profiles.loader",
     "mcp_matrix.behaviours.registry",
     "mcp_matrix.report.terminal",
@@ -72,7 +72,7 @@ def imported(*argv: str) -> set[str]:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = set(json.loads(proc.stderr.rstrip().rsplit("\n", 1)[-1]))
-    assert "mcp_matrix.cli" in names  # the list was read: the CLI itself is in it
+    assert "mcp_matrix.commands.cli" in names  # the list was read: the CLI itself is in it
     return names
 
 
@@ -102,7 +102,7 @@ def test_help_imports_no_command_and_no_dependency():
 
 
 def test_help_still_names_every_command_with_its_own_help_line():
-    # the overview's lines are the table in mcp_matrix.cli; each command's module registers the same
+    # the overview's lines are the table in mcp_matrix.commands.cli; each command's module registers the same
     overview = subprocess.run(
         [sys.executable, "-m", "mcp_matrix", "--help"],
         capture_output=True,
@@ -137,7 +137,10 @@ def test_listing_the_profiles_imports_no_run_writer_or_httpx():
     names = imported("profiles", "--json")
     assert "mcp_matrix.profiles.loader" in names
     assert (
-        among(names, ONLY_SOME[:3] + ("mcp_matrix.api", "mcp_matrix.run", "mcp_matrix.report.html"))
+        among(
+            names,
+            ONLY_SOME[:3] + ("mcp_matrix.api", "mcp_matrix.run.matrix", "mcp_matrix.report.html"),
+        )
         == []
     )
 
@@ -158,7 +161,9 @@ def test_a_report_imports_the_writer_of_its_format_only(tmp_path, fmt, needs, no
     results = ev.write_jsonl(ev.full_run(), tmp_path / "results.jsonl")
     names = imported("report", str(results), "--format", fmt, "-o", str(tmp_path / "out"))
     assert needs in names
-    assert among(names, not_needed + ("httpx", "mcp_matrix.run", "mcp_matrix.evolution")) == []
+    assert (
+        among(names, not_needed + ("httpx", "mcp_matrix.run.matrix", "mcp_matrix.evolution")) == []
+    )
 
 
 # The memory server run by its own ``main`` (as ``python -m matrix_servers.memory`` runs it),

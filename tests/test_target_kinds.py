@@ -1,7 +1,7 @@
 """Every target kind reaches every front end: the CLI, ``diff``, the pytest plugin and every
 report, against a real server over legacy HTTP+SSE on 127.0.0.1.
 
-Each CLI test here failed before the target kinds became one registry (``mcp_matrix.targets.KINDS``)."""
+Each CLI test here failed before the target kinds became one registry (``mcp_matrix.targets.kinds.KINDS``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.targets import KINDS, Target
-from mcp_matrix.warm_start import module_argv
+from mcp_matrix.targets.kinds import KINDS, Target
+from mcp_matrix.targets.warm_start import module_argv
 from tests.conftest import run_cli
 
 LISTENING = "MCP_MATRIX_LISTENING "
@@ -112,7 +112,7 @@ def test_every_kind_has_a_cli_option_a_plugin_option_and_a_description():
     for name, kind in KINDS.items():
         assert kind.option == f"--{name}" and kind.plugin_option == f"--mcp-{name}"
     line = Target.sse("http://127.0.0.1:1/sse").describe()
-    from mcp_matrix.targets import describe_line
+    from mcp_matrix.targets.kinds import describe_line
 
     assert describe_line(line) == "sse: http://127.0.0.1:1/sse"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.events import ProfileError, RunFinished
-from mcp_matrix.results import ResultsWriter, read_typed
+from mcp_matrix.core.events import ProfileError, RunFinished
+from mcp_matrix.run.results import ResultsWriter, read_typed
 from tests.conftest import run_cli, run_cli_in_process
 
 ALL_CLEAR = "No problems to fix: every cell is visible, intact or tolerated"

@@ -1,7 +1,7 @@
 """Bundled SDK servers forked from one warm template: the same servers, fewer imports.
 
 Each test starts a real template (``python -m matrix_servers.warm``) and real shims, as
-``mcp_matrix.warm_start`` does, and speaks MCP to the forked server over the shim's own pipes.
+``mcp_matrix.targets.warm_start`` does, and speaks MCP to the forked server over the shim's own pipes.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 import matrix_servers.warm as template_module
 import pytest
 
-from mcp_matrix import warm_start
-from mcp_matrix.targets import Target
+from mcp_matrix.targets import warm_start
+from mcp_matrix.targets.kinds import Target
 from tests.servers.conftest import RAW_HANDSHAKE
 
 SHIM = str(Path(template_module.__file__).with_name("warm_shim.py"))

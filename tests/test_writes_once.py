@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.results import read_events
-from mcp_matrix.sharing import plan_sharing
+from mcp_matrix.run.results import read_events
+from mcp_matrix.run.sharing import plan_sharing
 from tests.conftest import run_cli
 
 WRITES = """\

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import Finding, ListState, evolve
+from mcp_matrix.core.model import Finding, ListState, evolve
 
 BEGIN = "<<<BEGIN_UNTRUSTED_TOOL_DESCRIPTION>>>"
 END = "<<<END_UNTRUSTED_TOOL_DESCRIPTION>>>"

@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.outcomes import refuse_call
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import CallContext, CallPlan
+from mcp_matrix.core.model import CallContext, CallPlan
 
 _CHECK = {
     "string": lambda v: isinstance(v, str),

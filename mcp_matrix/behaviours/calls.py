@@ -17,7 +17,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.validation import FORMATS, format_violations, validate
-from mcp_matrix.model import CallContext, CallPlan, ClientView, Finding
+from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding
 
 TYPE_NAMES = ("array", "object", "boolean", "number", "integer", "string")
 

@@ -20,7 +20,7 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import Outcome, consequence, refuse, typenames
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import schema_rewrite
-from mcp_matrix.model import CallContext, CallPlan
+from mcp_matrix.core.model import CallContext, CallPlan
 
 POLICIES = ["drop-tool", "server-dropped", "session-broken"]
 

@@ -19,7 +19,7 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import label, note, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.model import ListState, evolve
+from mcp_matrix.core.model import ListState, evolve
 
 
 def cline_description(description: Any, server: str, tool: str) -> str:

@@ -16,7 +16,7 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, note, refuse, typenames
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, mentions, schema_rewrite
-from mcp_matrix.tools import escape
+from mcp_matrix.core.tools import escape
 
 STRUCT_KEYS = (
     "type",

@@ -25,7 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import CallContext, CallPlan
+from mcp_matrix.core.model import CallContext, CallPlan
 
 MAX_SAFE = 2**53  # every integer of at most this magnitude is exact as a double
 MAX_DEPTH = 200  # deeper values are left as they are (no recursion limit on hostile calls)

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import CallContext, CallPlan, Finding
+from mcp_matrix.core.model import CallContext, CallPlan, Finding
 
 
 def missing_required(schema: object, arguments: object, null_is_missing: bool = True) -> list[str]:

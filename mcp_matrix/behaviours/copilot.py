@@ -19,8 +19,8 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import incomplete, note, param, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.materiality import renamed as rename_materiality
-from mcp_matrix.model import ListState, evolve
+from mcp_matrix.core.materiality import renamed as rename_materiality
+from mcp_matrix.core.model import ListState, evolve
 
 # Label separators of a tool name before punycode: '.', and U+3002, U+FF0E, U+FF61 (observed:
 # 'a。b', 'a｡b' -> 'a-b'; 'ÉCOLE' keeps its case, so no UTS 46 mapping is applied).

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import Finding, ListState, evolve
-from mcp_matrix.tools import COMBINATORS
+from mcp_matrix.core.model import Finding, ListState, evolve
+from mcp_matrix.core.tools import COMBINATORS
 
 _WORDS = {"anyOf": "at least one of", "oneOf": "exactly one of"}
 ALLOF_SENTENCE = (

@@ -19,7 +19,7 @@ from mcp_matrix.behaviours.outcomes import (
     typenames,
 )
 from mcp_matrix.behaviours.rewrite import Outcome, contains, fingerprint, mentions, schema_rewrite
-from mcp_matrix.model import Finding
+from mcp_matrix.core.model import Finding
 
 
 def _keyword_filter(

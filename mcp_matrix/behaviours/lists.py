@@ -16,7 +16,7 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import label, param
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import memo_cache
-from mcp_matrix.model import Finding, ListState
+from mcp_matrix.core.model import Finding, ListState
 
 
 @behaviour("pass-through", "discovery")

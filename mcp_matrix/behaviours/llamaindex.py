@@ -28,7 +28,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.model import CallContext, CallPlan, Finding
+from mcp_matrix.core.model import CallContext, CallPlan, Finding
 
 _PY = {"string": "string", "number": "number", "integer": "integer", "boolean": "boolean"}
 _LITERAL = {str: "string", bool: "boolean", int: "integer", float: "number"}

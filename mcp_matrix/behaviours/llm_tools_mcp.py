@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import ListState, evolve
+from mcp_matrix.core.model import ListState, evolve
 
 
 def llm_description(description: Any, server: str) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import consequence, label, note, param, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour, freeze
 from mcp_matrix.behaviours.rewrite import memo_cache
-from mcp_matrix.materiality import renamed
-from mcp_matrix.model import Finding, ListState, evolve
+from mcp_matrix.core.materiality import renamed
+from mcp_matrix.core.model import Finding, ListState, evolve
 
 # How a server or tool name is cleaned before it is put into the template.
 PART_TRANSFORMS = (
@@ -338,7 +338,7 @@ def _regex(pattern: str) -> re.Pattern:
 
 
 def _renamed(before: str, after: str, p: dict) -> str:
-    """A rename's materiality (``mcp_matrix.materiality.renamed``); when the client does not map
+    """A rename's materiality (``mcp_matrix.core.materiality.renamed``); when the client does not map
     the call back, the derived default (``guidance``) stands and the call behaviour says why."""
     return renamed(before, after) if p["calls_mapped_back"] else ""
 

@@ -21,7 +21,7 @@ from urllib.parse import unquote
 from mcp_matrix.behaviours.outcomes import diff_findings, note
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
 from mcp_matrix.behaviours.walk import json_copy
-from mcp_matrix.tools import unescape
+from mcp_matrix.core.tools import unescape
 
 MAX_DEPTH = 100
 # Keywords beside a ``$ref`` that constrain nothing (strict_schema.py 0.24.0).

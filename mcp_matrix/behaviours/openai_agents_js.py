@@ -25,8 +25,8 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import label, note
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.materiality import renamed
-from mcp_matrix.model import Finding, ListState, ToolState, evolve
+from mcp_matrix.core.materiality import renamed
+from mcp_matrix.core.model import Finding, ListState, ToolState, evolve
 
 _INVALID = re.compile(r"[^a-zA-Z0-9]")
 

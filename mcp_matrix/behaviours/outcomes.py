@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, losses, mentions
 from mcp_matrix.behaviours.walk import ALL, dangling_refs
-from mcp_matrix.model import CallPlan, Finding, ListState, ToolState, evolve
-from mcp_matrix.tools import COMBINATORS as SCHEMA_COMBINATORS
-from mcp_matrix.tools import unescape
+from mcp_matrix.core.model import CallPlan, Finding, ListState, ToolState, evolve
+from mcp_matrix.core.tools import COMBINATORS as SCHEMA_COMBINATORS
+from mcp_matrix.core.tools import unescape
 
 if TYPE_CHECKING:
     from mcp_matrix.behaviours.walk import Result

@@ -22,7 +22,7 @@ from typing import Any
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import label, param
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import Finding, ListState
+from mcp_matrix.core.model import Finding, ListState
 
 ERAS = ("2025-11-25", "2026-07-28")
 # Strings pydantic's lax mode reads as booleans (case-insensitive).

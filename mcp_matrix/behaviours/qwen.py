@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from mcp_matrix.behaviours.outcomes import note, param
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.model import ListState, evolve
+from mcp_matrix.core.model import ListState, evolve
 
 _SAFE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")

@@ -11,8 +11,8 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.validation import validation_errors
-from mcp_matrix.model import CallContext, Finding
-from mcp_matrix.tools import read_only
+from mcp_matrix.core.model import CallContext, Finding
+from mcp_matrix.core.tools import read_only
 
 
 @behaviour(

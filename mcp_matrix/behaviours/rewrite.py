@@ -17,8 +17,8 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour, freeze
 from mcp_matrix.behaviours.walk import MAX_NODES
-from mcp_matrix.model import Finding, ListState, evolve
-from mcp_matrix.tools import escape
+from mcp_matrix.core.model import Finding, ListState, evolve
+from mcp_matrix.core.tools import escape
 
 MISSING = object()
 

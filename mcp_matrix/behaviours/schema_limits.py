@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours.rewrite import mentions
-from mcp_matrix.evidence import Evidence
-from mcp_matrix.model import Finding
-from mcp_matrix.tools import unescape
+from mcp_matrix.core.evidence import Evidence
+from mcp_matrix.core.model import Finding
+from mcp_matrix.core.tools import unescape
 
 MAX_ENUM_VALUES = (
     10_000  # per enum; real tool schemas list tens, OpenAI strict mode allows 1,000 in all

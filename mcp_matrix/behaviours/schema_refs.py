@@ -18,7 +18,7 @@ import referencing.exceptions
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from mcp_matrix.behaviours.rewrite import mentions
-from mcp_matrix.model import Finding
+from mcp_matrix.core.model import Finding
 
 EXTERNAL_REFS_SHOWN = 20
 

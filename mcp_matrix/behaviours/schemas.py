@@ -38,7 +38,7 @@ from mcp_matrix.behaviours.rewrite import (
     mentions,
     schema_rewrite,
 )
-from mcp_matrix.model import Finding
+from mcp_matrix.core.model import Finding
 
 
 @schema_rewrite(

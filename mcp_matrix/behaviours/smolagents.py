@@ -36,7 +36,7 @@ from mcp_matrix.behaviours.outcomes import diff_findings, label, note, refuse_ca
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
-from mcp_matrix.model import CallContext, CallPlan, Finding, ListState, ToolState
+from mcp_matrix.core.model import CallContext, CallPlan, Finding, ListState, ToolState
 
 TYPES = (
     "string",

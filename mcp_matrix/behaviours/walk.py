@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_matrix.tools import escape, unescape
+from mcp_matrix.core.tools import escape, unescape
 
 MAX_NODES = 20_000  # per walk; far above any real tool schema (hundreds of nodes)
 

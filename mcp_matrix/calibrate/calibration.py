@@ -20,10 +20,10 @@ from pathlib import Path
 
 from mcp_matrix.calibrate import drift as drifts
 from mcp_matrix.calibrate import harness, probe, record
-from mcp_matrix.errors import InputError, MeasureError
+from mcp_matrix.core.errors import InputError, MeasureError
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.snapshot import Snapshot, take_snapshot
-from mcp_matrix.targets import Target
+from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.snapshot import Snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 

@@ -27,7 +27,7 @@ from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.names import HEX12
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
-from mcp_matrix.model import CallContext
+from mcp_matrix.core.model import CallContext
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import plan_call
 from mcp_matrix.simulate.discovery import initial_state, run_discovery

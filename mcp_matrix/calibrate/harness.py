@@ -28,8 +28,8 @@ from typing import Any
 from mcp_matrix.calibrate import interpreters
 from mcp_matrix.calibrate import tap as taps
 from mcp_matrix.calibrate.fake_model import FakeModel, ScriptedCall
-from mcp_matrix.errors import InputError, MeasureError
-from mcp_matrix.yamlfile import load_yaml_checked
+from mcp_matrix.core.errors import InputError, MeasureError
+from mcp_matrix.core.yamlfile import load_yaml_checked
 
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "gemini")
 PLACEHOLDERS = (
@@ -142,7 +142,7 @@ def load_recipe(name_or_path: str) -> Recipe:
     if not path.suffix:
         path = harness_dir() / f"{name_or_path}.yaml"
         if not path.exists():
-            from mcp_matrix.errors import did_you_mean
+            from mcp_matrix.core.errors import did_you_mean
 
             raise InputError(
                 f"no harness recipe for client {name_or_path!r}{did_you_mean(name_or_path, recipe_names())}; "

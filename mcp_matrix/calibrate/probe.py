@@ -64,7 +64,7 @@ class ProbeSet:
     page_size: int = 0
 
     def snapshot_doc(self) -> dict:
-        """The set as a snapshot document (``mcp_matrix.snapshot``), for the discovery simulation."""
+        """The set as a snapshot document (``mcp_matrix.targets.snapshot``), for the discovery simulation."""
         pages = (
             [list(self.tools)]
             if not self.page_size
@@ -865,7 +865,7 @@ def digest(probe: ProbeSet) -> str:
 
 
 def get_set(set_id: str) -> ProbeSet:
-    from mcp_matrix.errors import InputError, did_you_mean
+    from mcp_matrix.core.errors import InputError, did_you_mean
 
     try:
         return PROBE_SETS[set_id]

@@ -21,7 +21,7 @@ from mcp_matrix.calibrate.harness import HarnessRun, parse_driver_line
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.tap import C2S, S2C, messages
 from mcp_matrix.calibrate.tool_results import model_results
-from mcp_matrix.errors import InputError
+from mcp_matrix.core.errors import InputError
 
 FORMAT = "mcp-matrix-calibration"
 SEARCH_TOOL = "ToolSearch"  # the fake model's own loading call (deferred tools), never a server's

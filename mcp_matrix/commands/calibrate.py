@@ -19,9 +19,9 @@ from mcp_matrix.calibrate import drift as drifts
 from mcp_matrix.calibrate import harness, probe, record, releases
 from mcp_matrix.calibrate.calibration import calibrate, check_transport, probe_sets
 from mcp_matrix.commands.common import add_target_options, target_from, timeouts_from
-from mcp_matrix.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.errors import EXIT_FINDINGS, EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.text import redact_value, safe
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.text import redact_value, safe
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -144,7 +144,7 @@ def _say_step(step: str) -> None:
 
 
 def clean(value: object, limit: int = 160) -> str:
-    """Text safe for a terminal (mcp_matrix.text.safe: every control character, CSI/OSC, bidi shown as
+    """Text safe for a terminal (mcp_matrix.core.text.safe: every control character, CSI/OSC, bidi shown as
     an escape), JSON for non-strings, cut to ``limit``."""
     text = (
         value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_matrix import api
-from mcp_matrix.checklist import check_policy_clients, exit_code, load_policy, to_markdown
 from mcp_matrix.commands.common import (
     add_profile_options,
     add_target_options,
@@ -17,13 +16,14 @@ from mcp_matrix.commands.common import (
     timeouts_from,
 )
 from mcp_matrix.commands.run import DEFAULT_SERVER
-from mcp_matrix.errors import EXIT_UNMEASURABLE, InputError
-from mcp_matrix.events import Event
+from mcp_matrix.core.errors import EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.events import Event
+from mcp_matrix.core.text import markup, terminal_console
 from mcp_matrix.evolution.calls_file import parse_timestamp
+from mcp_matrix.gate.checklist import check_policy_clients, exit_code, load_policy, to_markdown
+from mcp_matrix.gate.release import policy_baseline, release_items
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.release import policy_baseline, release_items
-from mcp_matrix.results import cells, read_typed
-from mcp_matrix.text import markup, terminal_console
+from mcp_matrix.run.results import cells, read_typed
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_matrix.commands.outputs import json_stdout, protect
-from mcp_matrix.errors import InputError
-from mcp_matrix.targets import BUNDLED_TRANSPORTS, KINDS, Target, TargetOptions, parse_pairs
-from mcp_matrix.text import redact_value
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.text import redact_value
+from mcp_matrix.targets.kinds import BUNDLED_TRANSPORTS, KINDS, Target, TargetOptions, parse_pairs
 from mcp_matrix.wire.session import Timeouts
 
 if TYPE_CHECKING:
     from mcp_matrix.profiles.model import Profile
-    from mcp_matrix.snapshot import Snapshot
+    from mcp_matrix.targets.snapshot import Snapshot
 
 
 def add_target_options(parser: argparse.ArgumentParser, positional: bool = True) -> None:
@@ -162,7 +162,7 @@ def target_from(args: argparse.Namespace, default_server: str | None = None) -> 
 
 def snapshot_from(args: argparse.Namespace, default_server: str | None = None) -> Snapshot:
     """A snapshot: read from the positional file, or taken live from the target."""
-    from mcp_matrix.snapshot import Snapshot, load_snapshot, take_snapshot
+    from mcp_matrix.targets.snapshot import Snapshot, load_snapshot, take_snapshot
 
     source = getattr(args, "source", None)
     if source:

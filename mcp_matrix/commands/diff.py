@@ -1,7 +1,7 @@
 """``mcp-matrix diff OLD NEW``: what a release changes for every client and every frozen caller.
 
 Each side is a snapshot file, or a live target written as its kind's side syntax
-(``mcp_matrix.targets.KINDS``): ``stdio:CMD``, an ``http://`` / ``https://`` URL (Streamable
+(``mcp_matrix.targets.kinds.KINDS``): ``stdio:CMD``, an ``http://`` / ``https://`` URL (Streamable
 HTTP), ``sse:URL`` (legacy HTTP+SSE) or ``server:NAME ARGS`` (a bundled reference server). Output: the terminal
 (default), ``--format md`` or ``--format json`` (``format: mcp-matrix.diff``, docs/evolution.md).
 
@@ -22,12 +22,12 @@ from mcp_matrix.commands.common import (
     target_options,
 )
 from mcp_matrix.commands.outputs import protect
-from mcp_matrix.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
+from mcp_matrix.core.errors import EXIT_FINDINGS, EXIT_OK, InputError, MeasureError
+from mcp_matrix.core.text import redact_value
 from mcp_matrix.evolution import FAIL_ON, diff_snapshots
 from mcp_matrix.report.diff_text import FORMATS, write
-from mcp_matrix.snapshot import Snapshot, load_snapshot, take_snapshot
-from mcp_matrix.targets import BUNDLED_TRANSPORTS, KINDS, Target
-from mcp_matrix.text import redact_value
+from mcp_matrix.targets.kinds import BUNDLED_TRANSPORTS, KINDS, Target
+from mcp_matrix.targets.snapshot import Snapshot, load_snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 SIDE_HELP = "a snapshot .json file, " + ", ".join(k.side_help for k in KINDS.values())

@@ -11,11 +11,11 @@ from mcp_matrix.commands.common import (
     profiles_from,
     snapshot_from,
 )
-from mcp_matrix.discovery import discover_all, discovery_events
-from mcp_matrix.errors import EXIT_UNMEASURABLE
+from mcp_matrix.core.errors import EXIT_UNMEASURABLE
+from mcp_matrix.core.text import terminal_console
 from mcp_matrix.report.discovery_doc import write_discovery
 from mcp_matrix.report.terminal import write_terminal
-from mcp_matrix.text import terminal_console
+from mcp_matrix.run.discovery import discover_all, discovery_events
 
 
 def register(sub: argparse._SubParsersAction) -> None:

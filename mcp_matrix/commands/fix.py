@@ -18,8 +18,8 @@ from mcp_matrix.commands.common import (
     profiles_from,
     snapshot_from,
 )
-from mcp_matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
-from mcp_matrix.text import markup, terminal_console
+from mcp_matrix.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.text import markup, terminal_console
 
 FORMATS = ("terminal", "md", "json")
 
@@ -59,9 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from mcp_matrix.core.outfiles import check_writable
     from mcp_matrix.fix.render import document, lines, still_lost
     from mcp_matrix.fix.search import fix
-    from mcp_matrix.outfiles import check_writable
 
     if args.patch:
         check_writable(args.patch, "--patch")
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _md(text: object) -> str:
-    from mcp_matrix.text import safe
+    from mcp_matrix.core.text import safe
 
     return safe(text).replace("|", "\\|").replace("<", "&lt;")
 

@@ -15,9 +15,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import Event, RunStarted
-from mcp_matrix.results import VERSION, ResultsWriter, read_typed
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import Event, RunStarted
+from mcp_matrix.run.results import VERSION, ResultsWriter, read_typed
 
 
 def register(sub: argparse._SubParsersAction) -> None:

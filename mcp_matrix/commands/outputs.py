@@ -1,5 +1,5 @@
 """Where commands write: output paths checked before any server starts, every stream escaped
-and scrubbed (docs/security.md). The files themselves are ``mcp_matrix.outfiles``'s.
+and scrubbed (docs/security.md). The files themselves are ``mcp_matrix.core.outfiles``'s.
 
 - ``check_output_paths``: ``--results``, ``--report FMT:FILE`` and ``-o`` are checked when the
   command starts (a directory, a FIFO, a missing or read-only folder is exit 2 naming the flag),
@@ -19,10 +19,10 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import IO
 
-from mcp_matrix.outfiles import ENCODING_ERRORS, check_writable
+from mcp_matrix.core.outfiles import ENCODING_ERRORS, check_writable
+from mcp_matrix.core.text import redact
 from mcp_matrix.report.writers import FORMATS
-from mcp_matrix.targets import scrub_json
-from mcp_matrix.text import redact
+from mcp_matrix.targets.kinds import scrub_json
 
 WRITES_RESULTS = ("run", "replay")  # elsewhere (report, check) a results file is an input
 
@@ -58,7 +58,7 @@ def escape_surrogates(stream: IO[str]) -> None:
 
 
 def scrub_text(text: str, secrets: Sequence[str]) -> str:
-    """Plain text with every secret masked: ``mcp_matrix.text.redact``, the one masking."""
+    """Plain text with every secret masked: ``mcp_matrix.core.text.redact``, the one masking."""
     return redact(text, secrets)
 
 

@@ -12,8 +12,8 @@ from rich.table import Table
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.commands.common import add_profile_options
+from mcp_matrix.core.text import markup, terminal_console
 from mcp_matrix.profiles.loader import load_profiles, profile_summary, select_profiles
-from mcp_matrix.text import markup, terminal_console
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     profiles = load_profiles(extra_dirs=args.profiles_dir)
     if args.action == "show":
         if not args.name:
-            from mcp_matrix.errors import InputError
+            from mcp_matrix.core.errors import InputError
 
             raise InputError("profiles show needs a profile NAME", where="profiles show")
         chosen = profiles.get(args.name) or select_profiles(profiles, [args.name])[0]

@@ -28,7 +28,8 @@ from mcp_matrix.commands.common import (
     timeouts_from,
 )
 from mcp_matrix.commands.signals import interrupted_exit_code
-from mcp_matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.text import terminal_console
 from mcp_matrix.evolution.calls_file import calls_file, check_files
 from mcp_matrix.evolution.model import POPULATIONS
 from mcp_matrix.evolution.replay import (
@@ -41,8 +42,7 @@ from mcp_matrix.evolution.replay import (
 )
 from mcp_matrix.evolution.replay_file import ReplayResultsFile
 from mcp_matrix.report.replay_text import write_terminal
-from mcp_matrix.snapshot import load_snapshot
-from mcp_matrix.text import terminal_console
+from mcp_matrix.targets.snapshot import load_snapshot
 
 DEFAULT_FAIL_ON = "silent,broken,permanent-loss,diverged"
 

@@ -10,12 +10,12 @@ import argparse
 import io
 import sys
 
-from mcp_matrix.errors import EXIT_OK
-from mcp_matrix.events import Event
+from mcp_matrix.core.errors import EXIT_OK
+from mcp_matrix.core.events import Event
+from mcp_matrix.core.verdicts import parse_verdicts
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.writers import FORMATS, SUFFIX, write_report
-from mcp_matrix.results import read_typed
-from mcp_matrix.verdicts import parse_verdicts
+from mcp_matrix.run.results import read_typed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     policy = None
     if args.policy:
-        from mcp_matrix.checklist import load_policy
+        from mcp_matrix.gate.checklist import load_policy
 
         policy = load_policy(args.policy)
     failing = None if args.fail_on is None else parse_verdicts(args.fail_on, where="--fail-on")

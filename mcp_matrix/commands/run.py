@@ -11,7 +11,6 @@ from contextlib import ExitStack
 
 from mcp_matrix import api
 from mcp_matrix.api import bundled_cases
-from mcp_matrix.checklist import check_clients
 from mcp_matrix.commands.common import (
     add_profile_options,
     add_target_options,
@@ -21,17 +20,18 @@ from mcp_matrix.commands.common import (
     timeouts_from,
 )
 from mcp_matrix.commands.signals import interrupted_exit_code
-from mcp_matrix.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
-from mcp_matrix.events import Cell, RunFinished, Skipped, as_json
-from mcp_matrix.outfiles import open_results
+from mcp_matrix.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_UNMEASURABLE, InputError
+from mcp_matrix.core.events import Cell, RunFinished, Skipped, as_json
+from mcp_matrix.core.outfiles import open_results
+from mcp_matrix.core.text import markup, terminal_console
+from mcp_matrix.core.verdicts import parse_verdicts
+from mcp_matrix.gate.checklist import check_clients
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.terminal import names, write_terminal
 from mcp_matrix.report.writers import FORMATS
-from mcp_matrix.run import Progress
-from mcp_matrix.run_bounds import DEADLINE_GRACE, Watchdog
-from mcp_matrix.sharing import SHARE_MODES, Work
-from mcp_matrix.text import markup, terminal_console
-from mcp_matrix.verdicts import parse_verdicts
+from mcp_matrix.run.bounds import DEADLINE_GRACE, Watchdog
+from mcp_matrix.run.matrix import Progress
+from mcp_matrix.run.sharing import SHARE_MODES, Work
 
 DEFAULT_SERVER = "memory --schema anyof"
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from mcp_matrix.commands.common import add_target_options, snapshot_from, target_from
 from mcp_matrix.commands.signals import interrupted_exit_code
-from mcp_matrix.errors import EXIT_UNMEASURABLE
-from mcp_matrix.features import annotations_label, tool_features
-from mcp_matrix.snapshot import Snapshot, SnapshotInterrupted, write_snapshot
-from mcp_matrix.text import markup, redact_value, terminal_console
+from mcp_matrix.core.errors import EXIT_UNMEASURABLE
+from mcp_matrix.core.text import markup, redact_value, terminal_console
+from mcp_matrix.targets.features import annotations_label, tool_features
+from mcp_matrix.targets.snapshot import Snapshot, SnapshotInterrupted, write_snapshot
 
 if TYPE_CHECKING:
     from rich.console import Console

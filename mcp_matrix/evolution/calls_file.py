@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_matrix.errors import TOO_LONG_NUMBER, InputError, InputErrors, check_input_file
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, InputErrors, check_input_file
 from mcp_matrix.evolution.model import POPULATIONS
 
 MAX_ERRORS = 20  # problems reported at once; a file that is wrong everywhere stops there

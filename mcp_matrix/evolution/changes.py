@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_matrix.core.tools import tools_by_name
 from mcp_matrix.evolution import examples as ex
 from mcp_matrix.evolution.model import Change, Probe
 from mcp_matrix.evolution.schema import (
@@ -47,7 +48,6 @@ from mcp_matrix.evolution.schema import (
     type_label,
     types,
 )
-from mcp_matrix.tools import tools_by_name
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _PARALLEL_SUFFIX = re.compile(r"^[_-]?(v\d+|new|next|\d+)$", re.IGNORECASE)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_matrix import __version__
-from mcp_matrix.discovery import discover_all
+from mcp_matrix.core.tools import read_only, tools_by_name
+from mcp_matrix.core.verdicts import BY_NAME, LOST, SILENT_CHANGE, V, rank
 from mcp_matrix.evolution.changes import compare_lists
 from mcp_matrix.evolution.effects import (
     NEW_TOOL_KINDS,
@@ -38,9 +39,8 @@ from mcp_matrix.evolution.guidance import Context, advice
 from mcp_matrix.evolution.model import SEVERITIES, Change, ClientEffect, at_least, worse
 from mcp_matrix.evolution.schema import is_raw_twin
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.tools import read_only, tools_by_name
-from mcp_matrix.verdicts import BY_NAME, LOST, SILENT_CHANGE, V, rank
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.snapshot import Snapshot
 
 FORMAT = "mcp-matrix.diff"
 VERSION = 1

@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation, plain_errors
-from mcp_matrix.classify import Answer, Verdict, classify
-from mcp_matrix.deliver import SUCCESS, Intended, SchemaServer, deliver, hold_tool, unread
-from mcp_matrix.evidence import weakest
+from mcp_matrix.core.evidence import weakest
+from mcp_matrix.core.model import ClientView, Finding, ToolView
+from mcp_matrix.core.verdicts import LOST, SHOWN, rank
 from mcp_matrix.evolution.model import Change, ClientEffect, PopulationEffect, Probe
 from mcp_matrix.evolution.schema import (
     deprecation,
@@ -37,12 +37,12 @@ from mcp_matrix.evolution.schema import (
     properties,
     required,
 )
-from mcp_matrix.model import ClientView, Finding, ToolView
 from mcp_matrix.profiles.model import Profile
+from mcp_matrix.run.classify import Answer, Verdict, classify
+from mcp_matrix.run.deliver import SUCCESS, Intended, SchemaServer, deliver, hold_tool, unread
 from mcp_matrix.simulate.caching import StaleWindow, stale_window
 from mcp_matrix.simulate.calls import evidence_for, held_view
-from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.verdicts import LOST, SHOWN, rank
+from mcp_matrix.targets.snapshot import Snapshot
 
 NEW_TOOL_KINDS = ("tool-added", "tool-parallel", "raw-twin-added")
 TOOL_LEVEL_KINDS = NEW_TOOL_KINDS + ("tool-renamed",)

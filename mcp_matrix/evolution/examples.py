@@ -1,6 +1,6 @@
 """Representative calls for the diff: a small valid instance of a schema, and edits of it.
 
-``mcp_matrix.cases.example_arguments`` gives the minimal required object; this adds what a
+``mcp_matrix.run.cases.example_arguments`` gives the minimal required object; this adds what a
 minimal instance still lacks to be valid (``minProperties`` filled from the optional
 properties), and places or removes one parameter at a nested path.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation
 from mcp_matrix.behaviours.validation import validation_errors as _errors
-from mcp_matrix.cases import example_arguments
 from mcp_matrix.evolution.schema import is_object, properties
+from mcp_matrix.run.cases import example_arguments
 
 ARRAY = "[]"  # a path segment meaning "the items of this array"
 DIALECT = "2020-12"  # what an MCP server validates against unless its schema says otherwise

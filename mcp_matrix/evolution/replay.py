@@ -10,7 +10,7 @@ Then, by population of frozen callers (docs/design.md#rename-additively):
   ``loud`` (refused with an error a model can read), ``silent`` (success reported for a mutated
   call), ``unreachable`` (the client does not show the tool) and ``broken`` (no usable answer);
 - ``retry``: a call that fails is sent again ``retries`` times when repeating it is safe
-  (read-only or ``idempotentHint``, ``mcp_matrix.tools.retry_safe``: the same arguments again change nothing more);
+  (read-only or ``idempotentHint``, ``mcp_matrix.core.tools.retry_safe``: the same arguments again change nothing more);
   otherwise "fails on every attempt" is decided from the first failure when that failure is
   deterministic (the client's own validation, an unreachable tool, a JSON-RPC invalid-params or
   unknown-method error, or wire arguments the server's own ``inputSchema`` rejects). A call that
@@ -41,19 +41,9 @@ from typing import Any, NamedTuple
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.registry import freeze
 from mcp_matrix.behaviours.rewrite import fingerprint
-from mcp_matrix.classify import Answer, Verdict
-from mcp_matrix.connection import Connection  # a session that reopens after a failure
-from mcp_matrix.deliver import (
-    Held,
-    Intended,
-    LiveServer,
-    SchemaServer,
-    decide,
-    hold,
-    listed_violations,
-    prepare,
-)
-from mcp_matrix.discovery import discover_all
+from mcp_matrix.core.model import CallContext, ClientView
+from mcp_matrix.core.tools import read_only, retry_safe, tools_by_name
+from mcp_matrix.core.verdicts import SHOWN
 from mcp_matrix.evolution.calls_file import CallsFile, RecordedCall, iter_calls
 from mcp_matrix.evolution.effects import schema_server
 from mcp_matrix.evolution.replay_report import (
@@ -72,13 +62,23 @@ from mcp_matrix.evolution.replay_report import (
     rate,
     rate_text,
 )
-from mcp_matrix.model import CallContext, ClientView
 from mcp_matrix.profiles.model import Profile
+from mcp_matrix.run.classify import Answer, Verdict
+from mcp_matrix.run.connection import Connection  # a session that reopens after a failure
+from mcp_matrix.run.deliver import (
+    Held,
+    Intended,
+    LiveServer,
+    SchemaServer,
+    decide,
+    hold,
+    listed_violations,
+    prepare,
+)
+from mcp_matrix.run.discovery import discover_all
 from mcp_matrix.simulate.calls import Variant, evidence_for
-from mcp_matrix.snapshot import Snapshot, take_snapshot
-from mcp_matrix.targets import Target
-from mcp_matrix.tools import read_only, retry_safe, tools_by_name
-from mcp_matrix.verdicts import SHOWN
+from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.snapshot import Snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 DETERMINISTIC_RPC_CODES = (
@@ -270,7 +270,7 @@ def replay(config: ReplayConfig) -> ReplayReport:
     ]
     for tool in config.read_after:
         if not read_only(live_tools.get(tool)):
-            from mcp_matrix.errors import InputError
+            from mcp_matrix.core.errors import InputError
 
             raise InputError(
                 f"{tool!r} is not a read-only tool of this server (readOnlyHint: true and not "

@@ -1,6 +1,6 @@
 """``replay --results FILE``: one JSON line per replayed call, flushed as made; the report last.
 
-The file is opened locked (``mcp_matrix.outfiles.open_results``: a second replay on it stops at
+The file is opened locked (``mcp_matrix.core.outfiles.open_results``: a second replay on it stops at
 once) and every line has the target's secrets masked inside its strings (``scrub_json``).
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import threading
 
+from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.evolution.replay import FORMAT, VERSION
-from mcp_matrix.outfiles import open_results
-from mcp_matrix.targets import Target, scrub_json
+from mcp_matrix.targets.kinds import Target, scrub_json
 
 
 class ReplayResultsFile:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix import __version__
-from mcp_matrix.classify import Answer, same_result
-from mcp_matrix.verdicts import REPLAY_CATEGORY
+from mcp_matrix.core.verdicts import REPLAY_CATEGORY
+from mcp_matrix.run.classify import Answer, same_result
 
 FORMAT = "mcp-matrix.replay"
 VERSION = 1

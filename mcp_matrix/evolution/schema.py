@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_matrix.tools import ROOT_COMBINATORS, pointer
+from mcp_matrix.core.tools import ROOT_COMBINATORS, pointer
 
 # Root keywords that some clients refuse or rewrite (docs/design.md#flatten-the-root).
 

@@ -13,7 +13,7 @@ from typing import Any
 from mcp_matrix.evolution.diff import diff_snapshots
 from mcp_matrix.evolution.model import POPULATION_LABEL
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.targets.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

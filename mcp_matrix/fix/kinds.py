@@ -3,7 +3,7 @@
 Each candidate is only a proposal: ``mcp_matrix.fix.search`` keeps it when the re-run shows the
 loss gone in the required clients and no cell anywhere worse. Which finding gets which kind of
 edit follows the finding codes the behaviours emit (and the advice the project gives for them,
-``mcp_matrix.advice``); nothing here knows a client.
+``mcp_matrix.report.advice``); nothing here knows a client.
 """
 
 from __future__ import annotations

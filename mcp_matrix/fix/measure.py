@@ -1,5 +1,5 @@
 """A tool list measured as every profile holds it: discovery, then one representative call per
-tool through the one call pipeline (``mcp_matrix.deliver``) to an offline ``SchemaServer``.
+tool through the one call pipeline (``mcp_matrix.run.deliver``) to an offline ``SchemaServer``.
 
 The server validates against the schema it lists, and also runs the checks of the server-side
 checklist (the rule a flattened combinator or a described keyword moved into the handler), so
@@ -13,16 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_matrix import verdicts
 from mcp_matrix.behaviours.validation import Violation
-from mcp_matrix.deliver import Held, Intended, SchemaServer, deliver, hold, listed_violations
-from mcp_matrix.discovery import discover_all
+from mcp_matrix.core import verdicts
+from mcp_matrix.core.materiality import MATERIAL
+from mcp_matrix.core.verdicts import BY_NAME, DISCOVERY_VERDICTS, FINE, V, is_finding, rank
 from mcp_matrix.evolution.effects import alias_rule
 from mcp_matrix.evolution.examples import example, sample, validation_errors
-from mcp_matrix.materiality import MATERIAL
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.verdicts import BY_NAME, DISCOVERY_VERDICTS, FINE, V, is_finding, rank
+from mcp_matrix.run.deliver import Held, Intended, SchemaServer, deliver, hold, listed_violations
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.snapshot import Snapshot
 
 # A discovery cell that is a finding (the tool lost or its schema degraded), and the call
 # verdicts that leave nothing to fix (a loud refusal is the safe outcome): columns of the table.

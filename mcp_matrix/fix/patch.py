@@ -9,8 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mcp_matrix.core.tools import escape, unescape
 from mcp_matrix.fix.model import Op
-from mcp_matrix.tools import escape, unescape
 
 
 def diff(old: Any, new: Any, reason: str, path: str = "") -> list[Op]:

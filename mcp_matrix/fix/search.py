@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_matrix.discovery import discovery_events
+from mcp_matrix.core.model import ClientView, ToolView
 from mcp_matrix.fix import kinds
 from mcp_matrix.fix.cost import corrected, costs
 from mcp_matrix.fix.measure import Measured, intent, measure
@@ -28,11 +28,11 @@ from mcp_matrix.fix.model import (
     Unfixed,
 )
 from mcp_matrix.fix.patch import diff
-from mcp_matrix.model import ClientView, ToolView
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.report.grid import default_required
 from mcp_matrix.report.triage import Cause, build_triage, cause_title, problems
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.run.discovery import discovery_events
+from mcp_matrix.targets.snapshot import Snapshot
 
 MAX_ROUNDS = 60  # causes tried at most (each is one or a few re-runs)
 RETRIES = 3  # times a cause fixed in part is taken again for what is left of it
@@ -141,7 +141,7 @@ def _events(snapshot: Snapshot, measured: Measured, profiles: Sequence[Profile])
 
 
 def _view(index: int, cell: Any) -> ToolView:
-    from mcp_matrix.model import Finding
+    from mcp_matrix.core.model import Finding
 
     findings = tuple(
         Finding(x.code, x.message, x.pointer, lost=True, materiality="constraint")

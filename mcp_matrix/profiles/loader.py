@@ -14,8 +14,8 @@ Everything is checked when the profiles load, before any server is contacted:
 Every problem is an ``InputError`` whose ``where`` is ``FILE:LINE`` and whose message starts
 with the key path (``discovery[2].with.limit: expected an integer, got string "64"``). The
 problems of one stage are collected and raised together as ``ProfileErrors`` (another name
-for ``mcp_matrix.errors.InputErrors``), one per line. Reading the YAML and wording schema errors is
-``mcp_matrix.yamlfile``'s, shared with every other input file; this module adds what is profile-only.
+for ``mcp_matrix.core.errors.InputErrors``), one per line. Reading the YAML and wording schema errors is
+``mcp_matrix.core.yamlfile``'s, shared with every other input file; this module adds what is profile-only.
 docs/profiles.md is the user-facing reference of the format.
 """
 
@@ -35,10 +35,9 @@ from jsonschema.exceptions import SchemaError
 
 import mcp_matrix
 from mcp_matrix.behaviours.registry import PHASES, REGISTRY, BehaviourSpec, load_all
-from mcp_matrix.errors import InputError, InputErrors, MatrixError, did_you_mean
-from mcp_matrix.evidence import Evidence, weakest
-from mcp_matrix.profiles.model import BehaviourUse, Identity, Profile, ProfileHandshake
-from mcp_matrix.yamlfile import (
+from mcp_matrix.core.errors import InputError, InputErrors, MatrixError, did_you_mean
+from mcp_matrix.core.evidence import Evidence, weakest
+from mcp_matrix.core.yamlfile import (
     KeyPath,
     YamlSource,
     key_path,
@@ -46,6 +45,7 @@ from mcp_matrix.yamlfile import (
     schema_errors,
     sort_errors,
 )
+from mcp_matrix.profiles.model import BehaviourUse, Identity, Profile, ProfileHandshake
 
 __all__ = [
     "NO_IDENTITY",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_matrix.evidence import Evidence, weakest
+from mcp_matrix.core.evidence import Evidence, weakest
 
 
 @dataclass(frozen=True)

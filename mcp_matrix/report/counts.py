@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_matrix.text import safe
-from mcp_matrix.verdicts import COLOUR, SEVERITY
+from mcp_matrix.core.text import safe
+from mcp_matrix.core.verdicts import COLOUR, SEVERITY
 
 GRID_LIMIT = 200  # tools; a grid up to this many rows is still worth scrolling
 TRIAGE_LIMIT = 25  # root causes shown for a large server (the rest: --verbose or a report)

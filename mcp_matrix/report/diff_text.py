@@ -14,11 +14,11 @@ from typing import IO
 from rich.console import Console
 from rich.text import Text
 
+from mcp_matrix.core.text import markup, terminal_console
+from mcp_matrix.core.verdicts import COLOUR
 from mcp_matrix.evolution import SEVERITIES, Change, Diff
 from mcp_matrix.evolution.model import POPULATION_LABEL
 from mcp_matrix.report.markdown import md
-from mcp_matrix.text import markup, terminal_console
-from mcp_matrix.verdicts import COLOUR
 
 SEVERITY_STYLE = {"breaking": "bold red", "risky": "yellow", "safe": "green"}
 EFFECT_STYLE = {

@@ -18,10 +18,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from mcp_matrix.content_table import ContentTable, resolve
-from mcp_matrix.errors import InputError
-from mcp_matrix.evidence import Evidence, weakest
-from mcp_matrix.model import ClientView, Finding
+from mcp_matrix.core.content_table import ContentTable, resolve
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.evidence import Evidence, weakest
+from mcp_matrix.core.model import ClientView, Finding
 
 FORMAT = "mcp-matrix.discovery"
 VERSION = 3
@@ -105,7 +105,7 @@ def write_discovery(
             schema = "null" if t.model_schema is None else str(shapes.ref(t.model_schema))
             name = "null" if t.model_name is None else str(name_ref(t.model_name))
             refs = ",".join([str(finding_ref(f)) for f in t.findings])
-            # the verdict is a name from mcp_matrix.verdicts (plain ASCII); everything else is encoded
+            # the verdict is a name from mcp_matrix.core.verdicts (plain ASCII); everything else is encoded
             w(f'{"," if i else ""}\n[{t.index},"{t.verdict}",{name},{schema},[{refs}]]')
         w("\n]}")
     w("\n],\n")

@@ -1,7 +1,7 @@
 """GitHub Actions annotations: one ``::error`` workflow command per failed release-gate item and
 one ``::warning`` per other root cause, so a pull request shows what fails without opening a report.
 
-The gate is the checklist's (``mcp_matrix.checklist.evaluate``), as in the job summary. GitHub shows
+The gate is the checklist's (``mcp_matrix.gate.checklist.evaluate``), as in the job summary. GitHub shows
 at most 10 errors and 10 warnings per step, so each list stops at 9 with one "N more" line.
 Everything is escaped by the workflow-command rules (``%``, CR and LF in the message; also ``:``
 and ``,`` in a property), so a server's tool name can never start a command of its own: every
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
 
-from mcp_matrix.checklist import Policy, evaluate
-from mcp_matrix.events import Event, typed_events
+from mcp_matrix.core.events import Event, typed_events
+from mcp_matrix.gate.checklist import Policy, evaluate
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.sarif import Source
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, problems

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_matrix.events import (
+from mcp_matrix.core.events import (
     CallCell,
     Cell,
     DiscoveryCell,
@@ -21,7 +21,7 @@ from mcp_matrix.events import (
     RunStarted,
     Skipped,
 )
-from mcp_matrix.verdicts import LOST, RELEASE_FAILING, V, is_finding, rank
+from mcp_matrix.core.verdicts import LOST, RELEASE_FAILING, V, is_finding, rank
 
 __all__ = [
     "LOST_TOOL",

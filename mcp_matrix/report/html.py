@@ -17,7 +17,7 @@ with ``<``, ``>`` and ``&`` written as ``\\u003c``-style escapes), read with ``J
 and put on the page only through ``textContent`` and attributes. The page's
 Content-Security-Policy allows no network and only the page's own inline script and style
 (by hash), so even a missed escape could not load or run anything. Every string of the report is
-shown as ``mcp_matrix.text.safe`` shows it (``shown``): control characters and bidi overrides
+shown as ``mcp_matrix.core.text.safe`` shows it (``shown``): control characters and bidi overrides
 (U+202E makes a name display reversed) become visible escapes; line breaks stay.
 """
 
@@ -33,11 +33,11 @@ from typing import IO, Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from mcp_matrix.core.text import safe
+from mcp_matrix.core.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import build_report, describe_target
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
-from mcp_matrix.text import safe
-from mcp_matrix.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAGE_ROWS = 100  # rows of the grid drawn at a time (the page's first choice of page size)

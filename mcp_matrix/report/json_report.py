@@ -21,10 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from mcp_matrix import __version__
-from mcp_matrix.advice import advice_for
-from mcp_matrix.content_table import ContentTable, resolve
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import (
+from mcp_matrix.core.content_table import ContentTable, resolve
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import (
     CallCell,
     Cell,
     DiscoveryCell,
@@ -36,10 +35,11 @@ from mcp_matrix.events import (
     SnapshotTaken,
     typed_events,
 )
+from mcp_matrix.core.schemas import load_schema
+from mcp_matrix.core.verdicts import LOST, MEANING, SEVERITY, SYMBOL, is_finding, rank
+from mcp_matrix.report.advice import advice_for
 from mcp_matrix.report.discovery_doc import SchemaTable, whole_schema
 from mcp_matrix.report.grid import RELEASE_FAILING, gate_scope, run_profiles
-from mcp_matrix.schemas import load_schema
-from mcp_matrix.verdicts import LOST, MEANING, SEVERITY, SYMBOL, is_finding, rank
 
 FORMAT = "mcp-matrix.report"
 VERSION = 2
@@ -679,8 +679,8 @@ def _call_pointer(index: int | None, mutations: list[Mapping[str, Any]]) -> str 
 
 def describe_target(target: Any) -> str:
     """One line for a (masked) target as the run-started event records it: its kind's own line
-    (``mcp_matrix.targets.describe_line``, so an SSE target reads ``sse:``, not ``http:``)."""
-    from mcp_matrix.targets import describe_line
+    (``mcp_matrix.targets.kinds.describe_line``, so an SSE target reads ``sse:``, not ``http:``)."""
+    from mcp_matrix.targets.kinds import describe_line
 
     return describe_line(target)
 
@@ -691,7 +691,7 @@ def _s(value: Any) -> str:
 
 # -- the schema of the document ----------------------------------------------------------------
 
-SCHEMA: dict = load_schema("report")  # published: mcp_matrix/schemas/report.schema.json
+SCHEMA: dict = load_schema("report")  # published: mcp_matrix/core/schemas/report.schema.json
 
 
 __all__ = [

@@ -20,10 +20,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-from mcp_matrix.events import Event
+from mcp_matrix.core.events import Event
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import build_report, describe_target
-from mcp_matrix.targets import server_key
+from mcp_matrix.targets.kinds import server_key
 
 # Not allowed anywhere in an XML 1.0 document, even as a character reference.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")

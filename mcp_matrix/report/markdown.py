@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 from urllib.parse import quote
 
-from mcp_matrix.events import Event, typed_events
+from mcp_matrix.core.events import Event, typed_events
+from mcp_matrix.core.verdicts import MEANING, SYMBOL
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import build_report, describe_target
 from mcp_matrix.report.triage import (
@@ -25,7 +26,6 @@ from mcp_matrix.report.triage import (
     citable,
     problems,
 )
-from mcp_matrix.verdicts import MEANING, SYMBOL
 
 # Characters with an inline meaning in CommonMark/GFM wherever they stand (our text never
 # starts a line, so block markers like # + - 1. need nothing); each gets a backslash. An

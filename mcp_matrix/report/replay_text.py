@@ -1,6 +1,6 @@
 """The ``replay`` report on the terminal: plain sentences per (profile, calls file).
 
-The categories are counted in ``mcp_matrix.verdicts.REPLAY_MEANING``'s words; what each population
+The categories are counted in ``mcp_matrix.core.verdicts.REPLAY_MEANING``'s words; what each population
 of frozen callers makes of them is ``CONSEQUENCE``. Everything that came from a server or a
 calls file is escaped (``markup``).
 """
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mcp_matrix.core.text import markup
+from mcp_matrix.core.verdicts import REPLAY_MEANING
 from mcp_matrix.evolution.model import POPULATION_LABEL
-from mcp_matrix.text import markup
-from mcp_matrix.verdicts import REPLAY_MEANING
 
 CONSEQUENCE = {
     "live": "a live conversation recovers within a turn or two once it reads the error",

@@ -24,12 +24,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from mcp_matrix.advice import BY_BEHAVIOUR, BY_VERDICT
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import Event, typed_events
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import Event, typed_events
+from mcp_matrix.core.verdicts import MEANING
+from mcp_matrix.report.advice import BY_BEHAVIOUR, BY_VERDICT
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import build_report, describe_target, primary_finding
-from mcp_matrix.verdicts import MEANING
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -1,7 +1,7 @@
 """The job summary: a Markdown page that always fits a CI job summary (GitHub drops one over
 1 MiB; the full Markdown report is about 1.5 KB per finding).
 
-It opens with the release gate's verdict, read from the checklist (``mcp_matrix.checklist.evaluate``,
+It opens with the release gate's verdict, read from the checklist (``mcp_matrix.gate.checklist.evaluate``,
 the same judgement ``mcp-matrix check`` makes), then the failed gate items, each root cause once
 (``mcp_matrix.report.triage``), and the verdict counts. Every list stops at a fixed length with an
 "N more" line naming where the rest is (the Markdown, HTML and JSON reports, the checklist), and
@@ -15,12 +15,12 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import IO
 
-from mcp_matrix.checklist import Item, Policy, evaluate
-from mcp_matrix.events import CallCell, DiscoveryCell, Event, RunStarted, typed_events
+from mcp_matrix.core.events import CallCell, DiscoveryCell, Event, RunStarted, typed_events
+from mcp_matrix.core.verdicts import SYMBOL, rank
+from mcp_matrix.gate.checklist import Item, Policy, evaluate
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.markdown import md
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, problems
-from mcp_matrix.verdicts import SYMBOL, rank
 
 MAX_BYTES = 64 * 1024  # GitHub's limit is 1 MiB per step; several steps may add to one summary
 MAX_ITEMS = 25  # failed gate items listed

@@ -3,7 +3,7 @@ tools x clients grid with one-letter client codes, then, with ``details``, every
 
 Fits 100-120 columns at 20+ clients: clients are single-letter columns with a legend, prose is
 wrapped with a hanging indent at the console width (at most 120), and nothing is cut to an
-ellipsis. Everything from the server or a profile goes through mcp_matrix.text first.
+ellipsis. Everything from the server or a profile goes through mcp_matrix.core.text first.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from rich.console import Console
 from rich.text import Text
 
-from mcp_matrix.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
+from mcp_matrix.core.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
+from mcp_matrix.core.text import safe, terminal_console
+from mcp_matrix.core.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 from mcp_matrix.report import triage
 from mcp_matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from mcp_matrix.report.grid import (
@@ -35,8 +37,6 @@ from mcp_matrix.report.triage import (
     problems,
     safe_outcomes,
 )
-from mcp_matrix.text import safe, terminal_console
-from mcp_matrix.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 
 MAX_WIDTH = 120
 CODES = string.ascii_uppercase + string.ascii_lowercase + string.digits

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from mcp_matrix.advice import KEEP_LOUD, advice_for
-from mcp_matrix.events import (
+from mcp_matrix.core.events import (
     CallCell,
     Cell,
     DiscoveryCell,
@@ -32,11 +31,12 @@ from mcp_matrix.events import (
     SnapshotTaken,
     typed_events,
 )
-from mcp_matrix.materiality import MATERIAL, keyword_at, materiality_of
-from mcp_matrix.model import culprit_message
+from mcp_matrix.core.materiality import MATERIAL, keyword_at, materiality_of
+from mcp_matrix.core.model import culprit_message
+from mcp_matrix.core.tools import tools_by_name
+from mcp_matrix.core.verdicts import FINE, LOST, SHOWN, V, rank
+from mcp_matrix.report.advice import KEEP_LOUD, advice_for
 from mcp_matrix.report.grid import gate_scope, session_blockers
-from mcp_matrix.tools import tools_by_name
-from mcp_matrix.verdicts import FINE, LOST, SHOWN, V, rank
 
 LIST_LIMIT = 6  # names listed before "and N more"
 

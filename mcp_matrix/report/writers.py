@@ -2,7 +2,7 @@
 
 ``run --report``, ``report`` and the tests all write through here, so a new format is one
 writer module plus one line in ``WRITERS``. A writer takes the typed events of
-mcp_matrix.events (as ``mcp_matrix.results.read_typed`` and ``ResultsWriter.typed`` give them), a
+mcp_matrix.core.events (as ``mcp_matrix.run.results.read_typed`` and ``ResultsWriter.typed`` give them), a
 text stream and the release-failing verdicts; the events are typed once, here.
 
 ``WRITERS`` names each writer (``module:function``) and ``writer`` imports it when a report
@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcp_matrix.events import Event
+    from mcp_matrix.core.events import Event
 
 Writer = Callable[..., None]  # (events, stream, failing, **options)
 
 if TYPE_CHECKING:
-    from mcp_matrix.checklist import Policy
+    from mcp_matrix.gate.checklist import Policy
 
 WRITERS: dict[str, str] = {
     "md": "mcp_matrix.report.markdown:write_markdown",
@@ -78,7 +78,7 @@ def write_report(
     hostile server) is written as a backslash escape rather than failing the report.
     ``failing`` defaults to the release-failing verdicts (``mcp_matrix.report.grid.RELEASE_FAILING``).
     """
-    from mcp_matrix.events import typed_events
+    from mcp_matrix.core.events import typed_events
     from mcp_matrix.report.grid import RELEASE_FAILING
 
     if fmt not in FORMATS:
@@ -116,8 +116,8 @@ def _write(
     options: dict | None = None,
 ) -> None:
     if fmt == "terminal":
+        from mcp_matrix.core.text import terminal_console
         from mcp_matrix.report.terminal import write_terminal
-        from mcp_matrix.text import terminal_console
 
         if to_terminal:
             console = terminal_console(soft_wrap=True)

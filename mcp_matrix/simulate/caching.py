@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.targets.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

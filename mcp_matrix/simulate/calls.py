@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.evidence import Evidence
-from mcp_matrix.model import CallContext, CallPlan, ClientView, Finding, Mutation
+from mcp_matrix.core.evidence import Evidence
+from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding, Mutation
+from mcp_matrix.core.tools import escape
 from mcp_matrix.profiles.model import BehaviourUse, Profile
 from mcp_matrix.simulate.caching import stale_window
-from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.tools import escape
+from mcp_matrix.targets.snapshot import Snapshot
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from typing import Any
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.schema_limits import enum_findings
 from mcp_matrix.behaviours.schema_refs import external_ref_findings
-from mcp_matrix.evidence import weakest
-from mcp_matrix.materiality import MATERIAL, derive
-from mcp_matrix.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
-from mcp_matrix.model import blamed as blame
+from mcp_matrix.core.evidence import weakest
+from mcp_matrix.core.materiality import MATERIAL, derive
+from mcp_matrix.core.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
+from mcp_matrix.core.model import blamed as blame
 from mcp_matrix.profiles.model import BehaviourUse, Profile
 
 

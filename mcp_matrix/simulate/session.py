@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from mcp_matrix.evidence import weakest
-from mcp_matrix.model import ClientView, Finding
+from mcp_matrix.core.evidence import weakest
+from mcp_matrix.core.model import ClientView, Finding
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.targets.snapshot import Snapshot
 
 HANDSHAKE_ERA = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 

@@ -63,7 +63,7 @@ class Timeouts:
     ping: float = 5.0
     shutdown: float = 2.0
     # time.monotonic() by which every wait of the session ends whatever its own bound (the run's
-    # deadline, mcp_matrix/run_bounds.py); None: no such end. Pages of tools/list each get ``list``
+    # deadline, mcp_matrix/run/bounds.py); None: no such end. Pages of tools/list each get ``list``
     # seconds, but all of them together end here.
     until: float | None = None
 

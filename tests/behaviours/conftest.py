@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_matrix.model import ClientView
+from mcp_matrix.core.model import ClientView
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.discovery import client_view, initial_state

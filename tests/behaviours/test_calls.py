@@ -14,7 +14,7 @@ from mcp_matrix.behaviours.calls import (
     strip_unknown_arguments,
 )
 from mcp_matrix.behaviours.results import require_structured_content, result_size_cap
-from mcp_matrix.model import CallContext, CallPlan, ClientView
+from mcp_matrix.core.model import CallContext, CallPlan, ClientView
 
 STORE_V1 = {
     "type": "object",

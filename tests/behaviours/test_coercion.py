@@ -12,7 +12,7 @@ from mcp_matrix.behaviours.coercion import (
     round_big_integers,
 )
 from mcp_matrix.calibrate import probe
-from mcp_matrix.model import CallContext, CallPlan
+from mcp_matrix.core.model import CallContext, CallPlan
 
 CLAUDE = {"depth": "top", "numbers": "round-trip", "booleans": "exact", "to_string": False}
 QWEN = {"depth": "nested", "numbers": "decimal", "booleans": "any-case", "to_string": True}

@@ -22,7 +22,7 @@ from mcp_matrix.behaviours.schemas import (
     root_combinators,
     strip_defs,
 )
-from mcp_matrix.model import DISCOVERY_VERDICTS, ListState
+from mcp_matrix.core.model import DISCOVERY_VERDICTS, ListState
 from mcp_matrix.simulate.discovery import initial_state
 
 # ------------------------------------------------------------------------------ payloads

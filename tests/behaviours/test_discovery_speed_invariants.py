@@ -19,9 +19,9 @@ from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours import rewrite as R
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.registry import freeze
-from mcp_matrix.discovery import discover_all
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.snapshot import Snapshot
 
 # Ten schemas that between them set off most rewrites: refs, type lists, tuple items,
 # missing items, long descriptions, defaults, formats, combinators, open objects.

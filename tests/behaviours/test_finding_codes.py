@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.advice import BY_BEHAVIOUR, BY_CODE
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.codes import DECLARED, FINDING_CODES, LOSS_CODES, declared
 from mcp_matrix.calibrate.probe import PROBE_SETS
-from mcp_matrix.discovery import discover_all
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.report.advice import BY_BEHAVIOUR, BY_CODE
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.snapshot import Snapshot
 from tests.report import test_advice as advice_scan
 
 BEHAVIOURS = Path(__file__).resolve().parents[2] / "mcp_matrix" / "behaviours"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mcp_matrix.behaviours.openai_agents_js import function_tool_name
 from mcp_matrix.behaviours.smolagents import function_name, smolagents_validate
-from mcp_matrix.model import CallContext, CallPlan
+from mcp_matrix.core.model import CallContext, CallPlan
 from tests.behaviours.conftest import discover
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}

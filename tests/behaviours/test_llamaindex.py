@@ -6,7 +6,7 @@ and the names and refusals read in clients/calibrations/llamaindex/0.6.0.json.""
 from __future__ import annotations
 
 from mcp_matrix.behaviours.llamaindex import llamaindex_call_name, openai_name, parameters
-from mcp_matrix.model import CallContext, CallPlan
+from mcp_matrix.core.model import CallContext, CallPlan
 from tests.behaviours.conftest import discover
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}

@@ -12,7 +12,7 @@ import pytest
 from mcp_matrix.calibrate.fake_model import ScriptedCall
 from mcp_matrix.calibrate.harness import Recipe, ServerSpec, fill, load_recipe, run_recipe
 from mcp_matrix.calibrate.tap import C2S, messages
-from mcp_matrix.errors import InputError
+from mcp_matrix.core.errors import InputError
 
 TOY = str(Path(__file__).with_name("toy_client.py"))
 TOOLS = [

@@ -122,7 +122,7 @@ def test_a_rounded_64_bit_id_is_a_silent_corruption_only_where_a_client_rounds_i
 
 
 def test_a_probe_set_merged_into_a_record_keeps_its_own_date_and_versions_must_match():
-    from mcp_matrix.errors import InputError
+    from mcp_matrix.core.errors import InputError
 
     base = {"profile": "p", "client_version": "1", "date": "2026-12-01", "probe_sets": {"a": {}}}
     later = {"profile": "p", "client_version": "1", "date": "2026-12-02", "probe_sets": {"b": {}}}

@@ -137,7 +137,7 @@ def test_client_validate_checks_the_formats_it_is_given_and_the_properties_it_ad
     """Gemini CLI's Ajv has ajv-formats: an email that is none is refused before sending; a
     wait_for_previous the client added to a closed schema passes its own check."""
     from mcp_matrix.behaviours.calls import client_validate
-    from mcp_matrix.model import CallContext, CallPlan
+    from mcp_matrix.core.model import CallContext, CallPlan
 
     email = {"type": "object", "properties": {"value": {"type": "string", "format": "email"}}}
     closed = {
@@ -208,7 +208,7 @@ def test_a_text_only_answer_to_a_tool_that_writes_warns_that_a_retry_repeats_its
     """The server did the work and the client reports an error (Gemini CLI, opencode, the SDKs,
     observed): for a tool not marked read-only the model's retry may repeat a side effect."""
     from mcp_matrix.behaviours.results import require_structured_content
-    from mcp_matrix.model import CallContext
+    from mcp_matrix.core.model import CallContext
 
     answer = {"content": [{"type": "text", "text": "done"}]}
     out = {"type": "object", "properties": {"id": {"type": "string"}}}
@@ -240,7 +240,7 @@ def test_codex_0171_keeps_an_empty_schema_and_min_items_where_0_15_made_a_string
 def test_require_present_counts_null_as_missing_only_where_the_client_does():
     """Continue CLI refuses a required key given as null; openai-agents only one left out."""
     from mcp_matrix.behaviours.continue_cli import require_present
-    from mcp_matrix.model import CallContext, CallPlan
+    from mcp_matrix.core.model import CallContext, CallPlan
 
     schema = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a", "b"]}
     ctx = CallContext(tool="t", held_schema=schema, held_tool={})
@@ -284,7 +284,7 @@ def test_a_client_whose_agent_run_raises_on_a_text_only_result_ends_the_run_not_
     """pydantic-ai and LangChain raise out of the agent run (observed, output-text): the finding
     says so and its blast radius is the session, not the one call."""
     from mcp_matrix.behaviours.results import require_structured_content
-    from mcp_matrix.model import CallContext
+    from mcp_matrix.core.model import CallContext
 
     tool = {"name": "t", "outputSchema": {"type": "object"}}
     ctx = CallContext(tool="t", held_schema={}, held_tool=tool)

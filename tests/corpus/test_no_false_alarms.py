@@ -15,8 +15,8 @@ import json
 import pytest
 import yaml
 
+from mcp_matrix.core.verdicts import rank
 from mcp_matrix.report.discovery_doc import read_discovery
-from mcp_matrix.verdicts import rank
 from tests.conftest import run_cli
 from tests.corpus.conftest import HERE, SERVERS
 

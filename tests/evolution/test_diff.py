@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.cli import main
+from mcp_matrix.commands.cli import main
 from mcp_matrix.evolution import KINDS, Change, Diff, diff_snapshots
 from mcp_matrix.evolution.schema import steers
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.snapshot import Snapshot, write_snapshot
+from mcp_matrix.targets.snapshot import Snapshot, write_snapshot
 
 SERVERS = {
     "billing-1": "billing --version 1",

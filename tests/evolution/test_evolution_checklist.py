@@ -17,7 +17,7 @@ from pathlib import Path
 import matrix_servers.billing
 import pytest
 
-from mcp_matrix.cli import main
+from mcp_matrix.commands.cli import main
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
 SIGNALS = f"recorded_calls: [{CORPORA / 'live.jsonl'}, {CORPORA / 'retry.jsonl'}, {CORPORA / 'transcript.jsonl'}]\n"

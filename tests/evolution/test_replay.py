@@ -19,13 +19,13 @@ from pathlib import Path
 import matrix_servers.billing
 import pytest
 
-from mcp_matrix.cli import main
-from mcp_matrix.discovery import discover_all
+from mcp_matrix.commands.cli import main
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.replay import ReplayConfig, hold, prepare_and_classify, replay
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.snapshot import Snapshot, write_snapshot
-from mcp_matrix.targets import Target
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.snapshot import Snapshot, write_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
@@ -59,7 +59,7 @@ from matrix_servers.billing.schemas import tool_definitions
 from mcp_matrix.evolution.calls_file import calls_file, check_files
 from mcp_matrix.evolution.replay import ReplayConfig, replay
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.targets.snapshot import Snapshot
 
 path = Path(sys.argv[1]) / "retry-large.jsonl"
 with path.open("w") as f:

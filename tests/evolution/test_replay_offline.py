@@ -15,7 +15,7 @@ from mcp_matrix.behaviours import validation
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.replay import ReplayConfig, replay
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.targets.snapshot import Snapshot
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
 
@@ -99,7 +99,7 @@ def test_a_schema_widened_by_the_client_is_one_schema_for_every_call():
     dict was a canonical text and an entry kept in the fingerprint cache)."""
     from mcp_matrix.behaviours import rewrite
     from mcp_matrix.behaviours.calls import client_validate
-    from mcp_matrix.model import CallContext, CallPlan
+    from mcp_matrix.core.model import CallContext, CallPlan
 
     schema = {"type": "object", "properties": {"w": {"type": "integer", "minimum": 6007}}}
     ctx = CallContext(tool="t", held_schema=schema, held_tool={"inputSchema": schema})

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import LOADED_MACHINE_BOUNDS, NEUTRAL_CWD, run_cli
 
 TINY_SERVER = Path(__file__).with_name("tiny_server.py")

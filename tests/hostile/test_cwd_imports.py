@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.warm_start import WARM_ENV
+from mcp_matrix.targets.warm_start import WARM_ENV
 
 HOSTILE = "from pathlib import Path\nPath(__file__).with_suffix('.ran').write_text('executed')\n"
 SHADOWED = ("typing_extensions", "jsonschema", "pydantic", "anyio", "mcp")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.results import read_events
-from mcp_matrix.run_bounds import DEADLINE_GRACE
+from mcp_matrix.run.bounds import DEADLINE_GRACE
+from mcp_matrix.run.results import read_events
 from tests.conftest import NEUTRAL_CWD, run_cli
 
 SERVER = Path(__file__).with_name("deadline_server.py")

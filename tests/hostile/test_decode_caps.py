@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from mcp_matrix.advice import advice_for
-from mcp_matrix.events import CallCell
-from mcp_matrix.results import read_events, read_typed
+from mcp_matrix.core.events import CallCell
+from mcp_matrix.report.advice import advice_for
+from mcp_matrix.run.results import read_events, read_typed
 from tests.conftest import run_cli
 from tests.hostile.conftest import measured_cli
 from tests.hostile.test_deadline_wire import hostile

@@ -16,15 +16,15 @@ import sys
 
 import pytest
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import NEUTRAL_CWD
 
 EARLY = (
     "import os, signal, sys\n"
     "sys.argv = ['mcp-matrix', *sys.argv[1:]]\n"
-    "import mcp_matrix.cli\n"  # as the console script does: the module first, then main()
+    "import mcp_matrix.commands.cli\n"  # as the console script does: the module first, then main()
     "os.kill(os.getpid(), getattr(signal, os.environ['EARLY_SIGNAL']))\n"
-    "sys.exit(mcp_matrix.cli.main())\n"
+    "sys.exit(mcp_matrix.commands.cli.main())\n"
 )
 
 
@@ -66,13 +66,13 @@ def test_a_signal_during_start_up_of_a_command_without_a_server_stops_it_at_once
 DURING_PREPARATION = (
     "import os, signal, sys\n"
     "sys.argv = ['mcp-matrix', *sys.argv[1:]]\n"
-    "import mcp_matrix.cli, mcp_matrix.api\n"
+    "import mcp_matrix.commands.cli, mcp_matrix.api\n"
     "load = mcp_matrix.api.profiles\n"
     "def interrupted_while_loading(*args, **kw):\n"  # Ctrl-C while the profiles are read
     "    os.kill(os.getpid(), signal.SIGINT)\n"
     "    return load(*args, **kw)\n"
     "mcp_matrix.api.profiles = interrupted_while_loading\n"
-    "sys.exit(mcp_matrix.cli.main())\n"
+    "sys.exit(mcp_matrix.commands.cli.main())\n"
 )
 
 

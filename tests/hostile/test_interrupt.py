@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import NEUTRAL_CWD
 
 PROMPT = 15.0  # seconds from SIGINT to exit: far below the 30 s call timeout a hung call would take

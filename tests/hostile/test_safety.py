@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from mcp_matrix.wire.stdio import MINIMAL_ENV
 from tests.conftest import run_cli
 from tests.hostile.cli_env import cli_with_env, listening

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.behaviours.validation import validate
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli
 from tests.hostile.conftest import assert_no_crash, matrix_run, measured_cli
 from tests.hostile.test_interrupt import servers_of

@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from mcp_matrix.probes import HANDSHAKE_PROBES
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
+from mcp_matrix.targets.probes import HANDSHAKE_PROBES
 from mcp_matrix.wire.session import LATEST_PROTOCOL
 from tests.conftest import NEUTRAL_CWD
 from tests.hostile.test_interrupt import has_call, servers_of, start, wait_for
@@ -42,7 +42,7 @@ def _closing_servers(record: Path) -> int:
 
 
 # The snapshot's servers: the main session, the modern-era probe and one handshake probe per
-# other version (mcp_matrix.probes); every one is a slow-exit server that takes 3 s to end.
+# other version (mcp_matrix.targets.probes); every one is a slow-exit server that takes 3 s to end.
 SNAPSHOT_SERVERS = 2 + len([v for v in HANDSHAKE_PROBES if v != LATEST_PROTOCOL])
 
 

@@ -10,7 +10,7 @@ import resource
 import sys
 import time
 
-from mcp_matrix.targets import Target
+from mcp_matrix.targets.kinds import Target
 from mcp_matrix.wire.errors import WireError
 from mcp_matrix.wire.session import Session, Timeouts
 

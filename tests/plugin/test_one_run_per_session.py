@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from mcp_matrix.results import read_events
+from mcp_matrix.run.results import read_events
 from tests.plugin.inner import inner_pytest
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.commands.profiles import age_text, evidence_age
-from mcp_matrix.errors import InputError
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.yamlfile import parse_yaml
 from mcp_matrix.profiles.loader import bundled_profiles_dir, load_profiles
-from mcp_matrix.yamlfile import parse_yaml
 from tests.conftest import run_cli_in_process
 
 BUNDLED = sorted(bundled_profiles_dir().glob("*.yaml"))

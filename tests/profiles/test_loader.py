@@ -10,8 +10,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.errors import InputError
-from mcp_matrix.evidence import LEVELS
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.evidence import LEVELS
 from mcp_matrix.profiles.loader import (
     ProfileErrors,
     bundled_profiles_dir,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.advice import BY_BEHAVIOUR, BY_CODE, BY_VERDICT, advice_for
 from mcp_matrix.behaviours import registry
-from mcp_matrix.events import CallCell, DiscoveryCell
+from mcp_matrix.core.events import CallCell, DiscoveryCell
+from mcp_matrix.report.advice import BY_BEHAVIOUR, BY_CODE, BY_VERDICT, advice_for
 
 BEHAVIOURS = Path(__file__).resolve().parents[2] / "mcp_matrix" / "behaviours"
 WRITE_TOOL = {"name": "memory_store", "annotations": {"readOnlyHint": False}}
@@ -146,7 +146,9 @@ def test_every_finding_code_the_behaviours_produce_has_advice():
     codes = finding_codes()
     assert {"root-combinator", "array-without-items", "stale-cache", "name-too-long"} <= codes
     missing = sorted(c for c in codes if c not in BY_CODE and not c.endswith("-by-client"))
-    assert not missing, f"finding codes without advice in mcp_matrix/advice.py BY_CODE: {missing}"
+    assert not missing, (
+        f"finding codes without advice in mcp_matrix/report/advice.py BY_CODE: {missing}"
+    )
 
 
 def test_every_advised_behaviour_exists_in_the_registry():

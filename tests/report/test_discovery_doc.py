@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.discovery import discover_all
-from mcp_matrix.errors import InputError
+from mcp_matrix.core.errors import InputError
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.report.discovery_doc import read_discovery, write_discovery
-from mcp_matrix.snapshot import Snapshot
+from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.targets.snapshot import Snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from synthetic import snapshot_doc, tool_list

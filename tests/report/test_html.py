@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.commands.report import write_report
+from mcp_matrix.core.text import safe
 from mcp_matrix.report.html import script_json
-from mcp_matrix.text import safe
 from tests.conftest import run_cli
 from tests.report import events as ev
 from tests.report.conftest import dump_dom

@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.discovery import discover_all, discovery_events
-from mcp_matrix.events import FORMAT
+from mcp_matrix.core.events import FORMAT
+from mcp_matrix.core.verdicts import SYMBOL
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.report.html import PAGE_ROWS
 from mcp_matrix.report.json_report import build_report
 from mcp_matrix.report.writers import write_report
-from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.verdicts import SYMBOL
+from mcp_matrix.run.discovery import discover_all, discovery_events
+from mcp_matrix.targets.snapshot import Snapshot
 from tests.report.conftest import CHROMIUM_TIMEOUT, chromium, dump_dom
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

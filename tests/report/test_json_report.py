@@ -10,8 +10,8 @@ import json.encoder
 import jsonschema
 import pytest
 
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import CallCell, EventError, typed_events
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import CallCell, EventError, typed_events
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import (
     FORMAT,
@@ -22,7 +22,7 @@ from mcp_matrix.report.json_report import (
     report_document,
     write_json,
 )
-from mcp_matrix.results import read_typed
+from mcp_matrix.run.results import read_typed
 from tests.report import events as ev
 
 

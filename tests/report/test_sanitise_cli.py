@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from mcp_matrix.text import markup, safe, terminal_console
+from mcp_matrix.core.text import markup, safe, terminal_console
 from tests.conftest import NEUTRAL_CWD
 from tests.hostile.conftest import tiny_server
 

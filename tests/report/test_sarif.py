@@ -158,7 +158,7 @@ def test_without_the_tools_source_locations_are_logical_and_a_notification_says_
 
 
 def test_a_missing_tools_source_is_an_input_error_naming_the_file(full_events, tmp_path):
-    from mcp_matrix.errors import InputError
+    from mcp_matrix.core.errors import InputError
 
     with pytest.raises(InputError) as e:
         write_report(full_events, "sarif", io.StringIO(), sarif_source=tmp_path / "nope.py")
@@ -265,8 +265,8 @@ def test_results_over_githubs_limit_keep_the_most_severe_and_say_how_many_were_l
 
 
 def test_past_the_limit_the_warnings_kept_are_the_most_severe(full_events, monkeypatch):
+    from mcp_matrix.core.verdicts import rank
     from mcp_matrix.report import sarif as sarif_module
-    from mcp_matrix.verdicts import rank
 
     every = sarif(full_events)["runs"][0]["results"]
     errors = sum(r["level"] == "error" for r in every)

@@ -7,9 +7,9 @@ import io
 import json
 import re
 
-from mcp_matrix.checklist import Policy, evaluate, load_policy
 from mcp_matrix.commands.report import write_report
-from mcp_matrix.events import typed_events
+from mcp_matrix.core.events import typed_events
+from mcp_matrix.gate.checklist import Policy, evaluate, load_policy
 from mcp_matrix.report import summary as summary_module
 from tests.conftest import run_cli
 from tests.report import events as ev

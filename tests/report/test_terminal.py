@@ -46,7 +46,7 @@ def test_the_grid_fits_120_columns_with_one_letter_client_codes(full_events):
 def test_visible_and_intact_look_different_in_the_grid(full_events):
     text = render_terminal(full_events, details=False)
     assert "○ visible" in text or "✓ intact" in text
-    from mcp_matrix.verdicts import SYMBOL
+    from mcp_matrix.core.verdicts import SYMBOL
 
     assert SYMBOL["visible"] != SYMBOL["intact"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from mcp_matrix.events import DiscoveryCell
-from mcp_matrix.model import Finding, blamed, culprit_message
+from mcp_matrix.core.events import DiscoveryCell
+from mcp_matrix.core.model import Finding, blamed, culprit_message
 from mcp_matrix.report.triage import build_triage
 from tests.conftest import run_cli
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_matrix.classify import Answer, Expectation, classify
-from mcp_matrix.model import Finding
+from mcp_matrix.core.model import Finding
+from mcp_matrix.core.verdicts import RELEASE_FAILING
+from mcp_matrix.run.classify import Answer, Expectation, classify
 from mcp_matrix.simulate.calls import mutations
-from mcp_matrix.verdicts import RELEASE_FAILING
 
 OK = Answer(
     result={"content": [{"type": "text", "text": "stored"}], "structuredContent": {"id": 1}}

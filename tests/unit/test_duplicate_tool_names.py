@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_matrix.model import ClientView, ToolView
+from mcp_matrix.core.model import ClientView, ToolView
 
 
 def _view(*verdicts: str) -> ClientView:

@@ -8,8 +8,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from mcp_matrix.errors import InputError
-from mcp_matrix.events import (
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.events import (
     EVENTS,
     CallCell,
     DiscoveryCell,
@@ -23,9 +23,9 @@ from mcp_matrix.events import (
     SnapshotTaken,
     event_from_json,
 )
-from mcp_matrix.results import ResultsWriter, cells, read_events, read_typed
-from mcp_matrix.schemas import load_schema
-from mcp_matrix.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
+from mcp_matrix.core.schemas import load_schema
+from mcp_matrix.core.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
+from mcp_matrix.run.results import ResultsWriter, cells, read_events, read_typed
 
 FINDING = {
     "code": "keyword-stripped",

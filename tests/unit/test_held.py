@@ -12,7 +12,7 @@ from pathlib import Path
 import mcp_matrix
 
 PACKAGE = Path(mcp_matrix.__file__).parent
-HOME = PACKAGE / "deliver.py"
+HOME = PACKAGE / "run" / "deliver.py"
 
 
 def _builds_held(path: Path) -> list[int]:

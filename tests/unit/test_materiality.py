@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_matrix.materiality import derive, is_material, keyword_at, materiality_of
-from mcp_matrix.model import Finding
+from mcp_matrix.core.materiality import derive, is_material, keyword_at, materiality_of
+from mcp_matrix.core.model import Finding
 
 
 @pytest.mark.parametrize(

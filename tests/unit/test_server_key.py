@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mcp_matrix.snapshot import Snapshot
-from mcp_matrix.targets import server_key, slug
+from mcp_matrix.targets.kinds import server_key, slug
+from mcp_matrix.targets.snapshot import Snapshot
 
 
 def test_the_default_is_the_last_segment_of_serverinfo_name():

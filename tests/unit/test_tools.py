@@ -1,4 +1,4 @@
-"""One answer to "may this tool write?", tools by name, and JSON Pointer tokens (mcp_matrix.tools),
+"""One answer to "may this tool write?", tools by name, and JSON Pointer tokens (mcp_matrix.core.tools),
 read by every module that needs them."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix import tools
-from mcp_matrix.advice import advice_for
-from mcp_matrix.cases import Case, plan_cases, repeat_safe
-from mcp_matrix.classify import Expectation
-from mcp_matrix.events import CallCell
+from mcp_matrix.core import tools
+from mcp_matrix.core.events import CallCell
+from mcp_matrix.report.advice import advice_for
+from mcp_matrix.run.cases import Case, plan_cases, repeat_safe
+from mcp_matrix.run.classify import Expectation
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mcp_matrix"
 
@@ -46,8 +46,8 @@ def test_a_tool_both_read_only_and_destructive_may_write_for_every_command():
     """The contradiction is decided once, the safe way: run skips it, a retry of it is unsafe
     unless idempotent, the intact call is not repeated beside a mutated one, the advice is a
     write's, and replay --read-after and the shared sessions read the same function."""
-    from mcp_matrix import sharing
     from mcp_matrix.evolution import replay
+    from mcp_matrix.run import sharing
 
     run, skipped = plan_cases([BOTH, READ], [], allow_writes=False)
     assert [c.tool for c in run] == ["search"]
@@ -75,7 +75,12 @@ def test_a_tool_both_read_only_and_destructive_may_write_for_every_command():
 def test_only_mcp_matrix_tools_reads_the_read_only_hint():
     """Other modules ask ``tools``; reading the hint elsewhere is how three meanings grew. The
     annotation label and the diff of a hint's change compare hints, not safety."""
-    allowed = {"tools.py", "features.py", "evolution/changes.py", "evolution/guidance.py"}
+    allowed = {
+        "core/tools.py",
+        "targets/features.py",
+        "evolution/changes.py",
+        "evolution/guidance.py",
+    }
     readers = {
         str(p.relative_to(PACKAGE))
         for p in PACKAGE.rglob("*.py")

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from mcp_matrix.verdicts import (
+from mcp_matrix.core.verdicts import (
     ADVICE_ALWAYS,
     ADVISED,
     BY_NAME,
@@ -67,7 +67,7 @@ def test_the_default_release_gate_is_the_design_documents():
 def test_every_verdict_the_classifier_produces_is_in_the_table():
     """Scan the classifier and the discovery simulation for verdict literals they emit."""
     produced: set[str] = set()
-    for name in ("classify.py", "simulate/discovery.py", "simulate/calls.py", "run.py"):
+    for name in ("run/classify.py", "simulate/discovery.py", "simulate/calls.py", "run/matrix.py"):
         text = (PACKAGE / name).read_text(encoding="utf-8")
         produced |= set(re.findall(r"""\bv\(\s*["']([a-z-]+)["']""", text))
         produced |= set(re.findall(r"""verdict\s*=\s*["']([a-z-]+)["']""", text))
@@ -103,7 +103,7 @@ def test_the_verdict_sets_are_the_rows_predicates():
 
 
 def test_the_advice_table_has_a_text_for_exactly_the_verdicts_that_ask_for_one():
-    from mcp_matrix.advice import BY_VERDICT
+    from mcp_matrix.report.advice import BY_VERDICT
 
     assert set(BY_VERDICT) == set(ADVISED)
 
@@ -164,7 +164,7 @@ def _enums(value, pointer=""):
 def test_the_published_schemas_list_exactly_the_tables_verdicts():
     """A new row reaches every schema enum, or this names the one left behind."""
     found = {}
-    for path in sorted((PACKAGE / "schemas").glob("*.schema.json")):
+    for path in sorted((PACKAGE / "core" / "schemas").glob("*.schema.json")):
         name = path.name.removesuffix(".schema.json")
         for pointer, enum in _enums(json.loads(path.read_text(encoding="utf-8"))):
             if len(set(enum) & set(BY_NAME)) >= 2 and (name, pointer) not in NOT_VERDICTS:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mcp_matrix import yamlfile
-from mcp_matrix.errors import InputError, InputErrors
-from mcp_matrix.yamlfile import MAX_VALUES, load_yaml_checked, parse_yaml
+from mcp_matrix.core import yamlfile
+from mcp_matrix.core.errors import InputError, InputErrors
+from mcp_matrix.core.yamlfile import MAX_VALUES, load_yaml_checked, parse_yaml
 
 BUILT_WITH = yamlfile._FastLoader  # before any test swaps it
 

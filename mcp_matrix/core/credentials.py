@@ -1,0 +1,161 @@
+"""Which values a target carries are credentials: on a command line, in a URL, in an HTTP
+header or in an environment a server inherits (``mcp_matrix.targets.kinds.Target.secrets`` gathers
+them, every output masks them).
+
+Apart from ``mcp_matrix.targets.kinds`` because it is one job: telling a secret by its name or its
+shape, and the forms (URL-encoded, inside HTTP Basic) a server can echo it in.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Mapping, Sequence
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
+
+from mcp_matrix.core.text import redact
+
+# A name (flag, variable, header, query parameter) whose value is a credential: these words, and
+# key, pass, pwd, sig, dsn, pat as whole words (API_KEY, --key, ?sig=, but not --monkey).
+SECRET_NAME = re.compile(
+    r"(?i)token|secret|passw|api[-_]?key|apikey|auth|credential|bearer|session|cookie|signature"
+    r"|private|(^|[-_.])(key|pass|pwd|sig|dsn|pat)($|[-_.])"
+)
+SECRET_WORDS = SECRET_NAME  # its earlier name
+
+
+def _is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name.strip().lstrip("-")))
+
+
+# A positional argument that is a credential by its shape: a known token prefix, or a long
+# random string (letters and digits, no path or file name).
+_TOKEN_PREFIX = re.compile(
+    r"^(sk|pk|rk)[-_]|^(ghp|gho|ghu|ghs|ghr)_|^github_pat_|^glpat-|^xox[abposr]-|^xapp-"
+    r"|^(AKIA|ASIA)[A-Z0-9]{12}|^AIza|^ya29\.|^npm_|^pypi-|^hf_|^shp(at|ss)_|^eyJ[\w-]+\.",
+)
+_RANDOM_TOKEN = re.compile(r"[A-Za-z0-9_+=~-]{24,}")
+
+
+def looks_like_credential(token: str) -> bool:
+    """Whether a bare token is a credential by its shape (a known prefix, or 24+ characters of
+    mixed letters and digits with 12+ distinct ones): true of API keys, false of names and paths."""
+    if len(token) < 12 or any(c.isspace() for c in token):
+        return False
+    if _TOKEN_PREFIX.match(token):
+        return True
+    return bool(
+        _RANDOM_TOKEN.fullmatch(token)
+        and any(c.isdigit() for c in token)
+        and any(c.isalpha() for c in token)
+        and len(set(token)) >= 12
+    )
+
+
+def argv_secrets(argv: Sequence[str]) -> list[str]:
+    """The secret values on a command line: see ``Target.secrets``."""
+    out: list[str] = []
+    flag = ""  # the flag before this argument, when its value is a secret
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        if flag and not arg.startswith("-"):
+            if not (flag == "-p" and _port(arg)):  # -p 8080 names a port
+                out.append(arg)  # --api-key VALUE, -p VALUE
+        elif eq and value and _is_secret_name(name):
+            out.append(value)  # --token=V, API_KEY=V (env prefixes, docker -e KEY=V)
+        elif not arg.startswith("-") and ":" in arg and _is_secret_name(arg.split(":", 1)[0]):
+            header = arg.split(":", 1)[1].strip()  # "Authorization: Bearer X" as an argument
+            out += [header, *header_secrets(header)]
+        elif not arg.startswith("-") and looks_like_credential(value if eq else arg):
+            out.append(value if eq else arg)
+        out += url_secrets(arg)
+        secret_flag = arg == "-p" or (arg.startswith("--") and _is_secret_name(arg))
+        flag = arg if secret_flag and not eq else ""
+    return out
+
+
+def _port(value: str) -> bool:
+    return value.isdigit() and len(value) <= 5
+
+
+_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#@\s:]*)(?::([^/?#@\s]*))?@")
+_QUERY = re.compile(r"[?&;]([^=&#;\s]+)=([^&#;\s]*)")
+
+
+def url_secrets(text: str) -> list[str]:
+    """Secrets inside the URLs of ``text``: the userinfo password (or a userinfo-only token), and
+    the values of credential-looking query parameters (``?access_token=``, ``?password=``,
+    ``?sig=``); with the Basic header a client derives from the userinfo."""
+    out: list[str] = []
+    for match in _USERINFO.finditer(text):
+        user, password = match.group(1), match.group(2)
+        if password:
+            out += [password, _basic(unquote(user), unquote(password))]
+        elif user:  # https://TOKEN@host: the token is the username
+            out += [user, _basic(unquote(user), "")]
+    if "://" in text:
+        for name, value in _QUERY.findall(text):
+            if value and _is_secret_name(unquote_plus(name)):
+                out.append(value)
+    return out
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def header_secrets(value: str) -> list[str]:
+    """A header value's token after its scheme (``Bearer X``), and a Basic token's decoded
+    ``user:password`` and password."""
+    parts = value.split(None, 1)
+    if len(parts) != 2:
+        return []
+    scheme, token = parts[0], parts[1].strip()
+    out = [token]
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(token, validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return out
+        out += [decoded, decoded.partition(":")[2]]
+    return out
+
+
+INHERITED_MIN = 8  # an inherited value shorter than this is not masked (XDG_SESSION_TYPE=x11)
+
+
+def inherited_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The secrets of an environment a server inherits whole (``--inherit-env``): the values of
+    secret-looking variables (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) and passwords in any
+    value's URL (``DATABASE_URL``)."""
+    out: list[str] = []
+    for key, value in environ.items():
+        if _is_secret_name(key) and len(value) >= INHERITED_MIN:
+            out.append(value)
+        out += url_secrets(value)
+    return out
+
+
+MIN_SECRET = 4  # shorter values would mask ordinary words and numbers everywhere
+
+
+def with_encodings(values: Sequence[str]) -> list[str]:
+    """``values`` and their URL-encoded forms (how a client puts them in a URL or a form),
+    each at least ``MIN_SECRET`` characters, longest first."""
+    out: set[str] = set()
+    for value in values:
+        for form in (value, unquote(value), quote(value, safe=""), quote_plus(value), quote(value)):
+            if len(form) >= MIN_SECRET:
+                out.add(form)
+    return sorted(out, key=len, reverse=True)
+
+
+def mask_argv(argv: Sequence[str]) -> list[str]:
+    """A command line with its secret values masked (``argv_secrets``)."""
+    secrets = with_encodings(argv_secrets(argv))
+    return [redact(arg, secrets) for arg in argv]
+
+
+def mask_url(url: str) -> str:
+    """A URL with its userinfo password and credential-looking query values masked."""
+    return redact(url, with_encodings(url_secrets(url)))

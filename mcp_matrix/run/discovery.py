@@ -1,0 +1,61 @@
+"""Discovery over a snapshot for many profiles: the offline half of the matrix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from mcp_matrix.core.events import DiscoveryCell, Event, RunFinished, RunStarted
+from mcp_matrix.core.model import ClientView
+from mcp_matrix.profiles.model import Profile
+from mcp_matrix.simulate.discovery import client_views, initial_state
+from mcp_matrix.simulate.session import session_views
+from mcp_matrix.targets.kinds import server_key
+from mcp_matrix.targets.snapshot import Snapshot
+
+
+def discover_all(
+    snapshot: Snapshot, profiles: Iterable[Profile], server: str | None = None
+) -> list[ClientView]:
+    """One ClientView per profile; the initial state is built once and shared (it is frozen).
+
+    A client that never gets a session with this server (its handshake against the eras the
+    snapshot recorded) sees every tool ``session-broken``."""
+    profiles = list(profiles)
+    state = initial_state(snapshot.tools, server or snapshot.server_name)
+    return session_views(client_views(profiles, state), profiles, snapshot)
+
+
+def discovery_events(
+    snap: Snapshot, views: Sequence[ClientView], profiles: Iterable[Profile], name: str = ""
+) -> list[Event]:
+    """The views as the typed result events every writer reads (no calls: discovery only)."""
+    key = server_key(
+        {**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
+        snap.doc.get("serverInfo"),
+    )
+    events: list[Event] = [
+        RunStarted(
+            server=snap.doc.get("serverInfo"),
+            server_key=key.to_json(),
+            profiles=tuple(
+                {
+                    "name": p.name,
+                    "client": p.client,
+                    "versions": p.versions,
+                    "required_by_default": p.required_by_default,
+                }
+                for p in profiles
+                if not p.abstract
+            ),
+        )
+    ]
+    events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
+    error = None
+    if snap.error:
+        error = {
+            **snap.error,
+            "message": snap.error.get("message", ""),
+            "stderr_tail": list(snap.error.get("stderr_tail") or []),
+        }
+    events.append(RunFinished(measured=not snap.error, error=error))
+    return events

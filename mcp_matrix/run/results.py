@@ -1,0 +1,238 @@
+"""The results stream: JSON lines, one event per line, appended as they are made.
+
+Writers read this (a finished, interrupted or merged run alike). Format
+``mcp-matrix.results`` version 2, documented in docs/results.md: each distinct model-facing
+schema is written once, as a ``schema`` event, before the first ``discovery`` event that
+names it by ``model_schema_ref`` (a 5,000-tool server through 20 profiles repeated each
+schema in 100,000 lines). Reading gives every discovery event its ``model_schema`` back, so
+readers see the same events from version 1 and 2 files. Secrets carried by the target are
+scrubbed from every line before it is written. Every event read is checked against the
+published schema (mcp_matrix.core.events, ``mcp_matrix/core/schemas/results.schema.json``): a missing or
+mistyped key is an input error naming the file, the line and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from mcp_matrix.core.content_table import ContentTable
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, check_input_file
+from mcp_matrix.core.events import (
+    FORMAT,
+    READABLE,
+    VERSION,
+    CallCell,
+    Cell,
+    DiscoveryCell,
+    Event,
+    EventError,
+    as_json,
+    build_event,
+    check_event,
+    typed_event,
+)
+from mcp_matrix.targets.kinds import scrub_json
+
+
+class ResultsWriter:
+    """Thread-safe JSON-lines sink; flushes every event so an interrupt loses nothing."""
+
+    def __init__(
+        self,
+        stream: IO[str] | None,
+        secrets: Iterable[str] = (),
+        also: Callable[[dict], None] | None = None,
+    ):
+        """``typed`` keeps every event written as a typed event (what the writers read), ``events``
+        the same as JSON (what was written), both with the secrets masked."""
+        self.stream = stream
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self.also = also
+        self.events: list[dict] = []
+        self.typed: list[Event] = []
+        self._lock = threading.Lock()
+        self._schemas = ContentTable()
+
+    def scrub(self, text: str) -> str:
+        """JSON text with the secrets masked inside its strings (never inside numbers or literals)."""
+        return scrub_json(text, self.secrets)
+
+    def __call__(self, event: Event | dict) -> None:
+        typed = typed_event(event)
+        event = as_json(event)
+        clean = event
+        if self.secrets:
+            clean = json.loads(self.scrub(json.dumps(event, ensure_ascii=False, default=str)))
+            typed = build_event(clean)  # the same keys, secrets masked inside strings
+        with self._lock:
+            self.events.append(clean)
+            self.typed.append(typed)
+            if self.stream is not None:
+                self.stream.write("".join(self.scrub(line) + "\n" for line in self._lines(event)))
+                self.stream.flush()
+        if self.also is not None:
+            self.also(clean)
+
+    def _lines(self, event: dict) -> list[str]:
+        """The event as written: a discovery event's schema by reference, after the schema's
+        own line the first time it is seen."""
+        schema = event.get("model_schema") if event.get("event") == "discovery" else None
+        if schema is None:
+            return [json.dumps(event, ensure_ascii=False, default=str)]
+        known = len(self._schemas)
+        number = self._schemas.ref(schema)
+        wire = {k: v for k, v in event.items() if k != "model_schema"}
+        wire["model_schema_ref"] = number
+        out = [json.dumps(wire, ensure_ascii=False, default=str)]
+        if number == known:
+            out.insert(
+                0, f'{{"event": "schema", "id": {number}, "schema": {self._schemas.texts[number]}}}'
+            )
+        return out
+
+
+def read_events(path: str | Path) -> list[dict]:
+    """Every event of a results file as JSON (to rewrite or inspect the stream; the writers read
+    ``read_typed``); a truncated last line (an interrupted run) is ignored."""
+    return list(iter_events(path))
+
+
+def iter_events(path: str | Path) -> Iterator[dict]:
+    """Every event of a results file as JSON, read a line at a time (a 5,000-tool run is 100s
+    of MB: the file is never held whole). Equal findings (and lists of them) come back as one
+    shared object: a finding repeated on every tool of a profile is held once, not 5,000 times."""
+    p = Path(path)
+    check_input_file(p, "results file")
+    try:
+        handle = p.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
+    schemas: dict[int, Any] = {}
+    shared: dict[int, Any] = {}
+    number = 0
+    with handle:
+        lines = enumerate(handle, 1)
+        while True:
+            try:
+                number, line = next(lines)
+            except StopIteration:
+                break
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines",
+                    where=str(p),
+                ) from None
+            event = _event(p, number, line, schemas, shared)
+            if event is _END:
+                return  # the run was interrupted mid-write: keep everything before
+            if event is not None:
+                yield event
+    if number == 0:
+        raise InputError(
+            "the results file is empty; expected JSON lines starting with a run-started event",
+            where=str(p),
+        )
+
+
+_END: Any = object()
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dict[int, Any]) -> Any:
+    """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line)."""
+    if not line.strip():
+        return None
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError as exc:
+        if not line.endswith("\n"):  # only the last line lacks its newline
+            return _END
+        raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
+    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
+        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
+    except RecursionError:
+        raise InputError(
+            "JSON nested too deeply to read; expected one event object a line",
+            where=f"{p}:{number}",
+        ) from None
+    if not isinstance(event, dict) or "event" not in event:
+        raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
+    if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
+        raise InputError(
+            f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}",
+            where=f"{p}:1",
+        )
+    if number == 1 and event.get("version") not in READABLE:
+        raise InputError(
+            f"results version {event.get('version')!r} is not supported; expected one of "
+            f"{list(READABLE)}",
+            where=f"{p}:1",
+        )
+    if event["event"] == "schema":
+        if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
+            raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
+        schemas[event["id"]] = event.get("schema")
+        return None
+    if "model_schema_ref" in event:
+        ref = event.pop("model_schema_ref")
+        if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
+            raise InputError(
+                f"model_schema_ref {ref!r} names no schema event before it",
+                where=f"{p}:{number}",
+            )
+        event["model_schema"] = schemas[ref]
+    try:
+        check_event(event)
+    except EventError as exc:
+        raise InputError(str(exc), where=f"{p}:{number}") from None
+    findings = event.get("findings")
+    if findings and isinstance(findings, list):
+        event["findings"] = known = _shared(findings, shared)
+        if known is findings:  # a list not seen before: its findings may have been
+            findings[:] = [_shared(f, shared) for f in findings]
+    for key in _NAMES:  # a few names repeated on every line: one string each
+        if isinstance(event.get(key), str):
+            event[key] = sys.intern(event[key])
+    return event
+
+
+_NAMES = ("event", "profile", "verdict", "weakest_evidence")
+
+
+def _shared(value: Any, seen: dict[int, Any]) -> Any:
+    """``value``, or the equal value read before it: one object for values repeated on many
+    lines. Keyed by the hash of its JSON text, checked for equality (a collision keeps both)."""
+    key = hash((type(value).__name__, _ENCODER.encode(value)))
+    known = seen.get(key)
+    if known is not None and known == value:
+        return known
+    seen.setdefault(key, value)
+    return value
+
+
+def read_typed(path: str | Path) -> list[Event]:
+    """Every event of a results file as typed values (mcp_matrix.core.events): what the writers and the
+    checklist read. Each line is checked once, as it is read, and typed once."""
+    return [build_event(e) for e in iter_events(path)]
+
+
+def cells(events: Iterable[Event | dict[str, Any]]) -> list[Cell]:
+    """Discovery and call events as typed cells: the cells of the grid."""
+    return [e for e in map(typed_event, events) if isinstance(e, (DiscoveryCell, CallCell))]
+
+
+__all__ = [
+    "FORMAT",
+    "READABLE",
+    "VERSION",
+    "ResultsWriter",
+    "cells",
+    "iter_events",
+    "read_events",
+    "read_typed",
+]
