@@ -30,10 +30,6 @@ PART_TRANSFORMS = (
     "replace-invalid",
 )
 
-# An unknown 12-digit hex suffix (Codex's collision hash): letters a model API allows, never a
-# real hex digest; drift compares it as [0-9a-f]{12}.
-HEX12 = "hhhhhhhhhhhh"
-
 HASH_STYLES = (
     "codex",  # docs/clients/openai.md#codex: name[:max-40] + sha1_hex(raw) (40 hex)
     "sha1-8",  # docs/clients/cline.md#cline Cline SDK: name[:max-9] + "_" + sha1(raw)[:8]
@@ -121,6 +117,15 @@ def hashed(name: str, raw: str, max_length: int, style: str) -> str:
     return stem + "_" + digest[:8]
 
 
+def codex_collision_suffix(server: str, raw: str) -> str:
+    """Codex's ``callable_name_hash_suffix`` (codex-rs/codex-mcp/src/tools.rs@00a35b1b,
+    ``normalize_tools_for_model_with_prefix``): ``_`` + the first 12 hex digits of the SHA-1 of
+    the tool's raw identity ``server\0namespace\0connector\0callable name\0tool name``; for an
+    MCP server's tool the namespace is the server's name, there is no connector and the callable
+    name is the tool's (reproduces clients/calibrations/codex/0.171.0.json, probe set name-collision)."""
+    return "_" + sha1_hex(f"{server}\0{server}\0\0{raw}\0{raw}")[:12]
+
+
 def ellipsised(name: str, max_length: int) -> str:
     """Gemini CLI (docs/clients/google.md#gemini-cli): ``n[:30] + "..." + n[-30:]`` for a 63-character cap."""
     keep = max(0, (max_length - 3) // 2)
@@ -187,8 +192,8 @@ _NAME_PARAMS = {
         "numbered _2, _3 ... (the numeric-suffix form is assumed), prefixed with the "
         "server id (Zed), the whole list refused (Agents SDK, Goose), kept, or "
         "hash-suffix (Codex 0.171, observed): the same raw name again is skipped, and tools "
-        "whose different raw names clean to one name are all kept as <name>_<12 hex>, a hash "
-        "mcp-matrix does not reproduce (written " + HEX12 + ").",
+        "whose different raw names clean to one name are all kept as <name>_<12 hex>, the hex "
+        "from a SHA-1 of the server and raw tool names (codex_collision_suffix).",
         "keep",
     ),
     "calls_mapped_back": param(
@@ -217,6 +222,7 @@ def tool_name(state: ListState, **params: Any) -> ListState:
     key_params = (state.server, freeze({k: v for k, v in p.items() if k != "on_collision"}))
     tools = list(state.tools)
     used: dict[str, int] = {}
+    hashed: set[int] = set()  # tools already given Codex's collision suffix
     uid = uid5(state.server)
     for i, tool in enumerate(tools):
         if tool.hidden:
@@ -245,10 +251,16 @@ def tool_name(state: ListState, **params: Any) -> ListState:
             and p["on_collision"] == "hash-suffix"
             and tools[owner].server_name != raw_tool
         ):
-            tools[owner] = _hash_renamed(tools[owner], name, label(tool))
+            if owner not in hashed:
+                tools[owner] = _hash_renamed(tools[owner], name, state.server, label(tool))
+                hashed.add(owner)
             tools[i] = _hash_renamed(
-                evolve(tool, findings=tool.findings + tuple(findings)), name, label(tools[owner])
+                evolve(tool, findings=tool.findings + tuple(findings)),
+                name,
+                state.server,
+                label(tools[owner]),
             )
+            hashed.add(i)
             continue
         if owner is not None and p["on_collision"] != "keep":
             findings = list(findings)
@@ -306,11 +318,9 @@ def tool_name(state: ListState, **params: Any) -> ListState:
     return replace(state, tools=tuple(tools))
 
 
-def _hash_renamed(tool: Any, name: str, other: str) -> Any:
-    """``tool`` named ``name`` + ``_<hex12>`` (once), with a note of the tool it collided with."""
-    if tool.name.endswith("_" + HEX12):
-        return tool
-    renamed = f"{name}_{HEX12}"
+def _hash_renamed(tool: Any, name: str, server: str, other: str) -> Any:
+    """``tool`` named ``name`` + Codex's collision suffix, with a note of the tool it collided with."""
+    renamed = name + codex_collision_suffix(server, tool.server_name)
     return evolve(
         tool,
         name=renamed,
@@ -319,8 +329,7 @@ def _hash_renamed(tool: Any, name: str, other: str) -> Any:
             note(
                 "name-collision-renamed",
                 f"model-facing name {name!r} is also {other!r}'s once cleaned; the client keeps "
-                f"both and adds a 12-digit hex hash to each: {renamed!r} (the hash is not "
-                f"reproduced: {HEX12} stands for it)",
+                f"both and adds a 12-digit hex hash to each: {renamed!r}",
             ),
         ),
     )

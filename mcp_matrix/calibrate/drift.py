@@ -19,12 +19,10 @@ whole run (``session-broken``) every tool is predicted absent, as for a dropped 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.behaviours.names import HEX12
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
 from mcp_matrix.core.model import CallContext
@@ -72,11 +70,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 def same_name(predicted: Any, observed: Any) -> bool:
-    """Names agree when equal, or where the profile writes ``HEX12`` (a hash suffix mcp-matrix
-    does not reproduce, Codex's on collisions) the client wrote 12 hex digits."""
-    if isinstance(predicted, str) and HEX12 in predicted and isinstance(observed, str):
-        pattern = "[0-9a-f]{12}".join(re.escape(part) for part in predicted.split(HEX12))
-        return re.fullmatch(pattern, observed) is not None
+    """Names agree when equal (Codex's collision hash is reproduced, not matched as a pattern)."""
     return same(predicted, observed)
 
 

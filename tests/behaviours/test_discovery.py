@@ -462,13 +462,26 @@ def test_codex_015_skips_the_second_tool_whose_sanitised_name_collides(view):
 
 
 def test_codex_0171_keeps_both_tools_whose_sanitised_names_collide_each_with_a_hash(view):
-    """Observed (clients/calibrations/codex/0.171.0.json, probe set name-collision)."""
+    """Observed (clients/calibrations/codex/0.171.0.json, probe set name-collision); the hash is
+    Codex's: the first 12 hex digits of a SHA-1 of server and raw tool name (tools.rs@00a35b1b)."""
     out = views(
         view, "codex", [tool("get.item", {"type": "object"}), tool("get_item", {"type": "object"})]
     )
-    for name in ("get.item", "get_item"):
-        assert out[name].model_name == "mcp__memory__get_item_hhhhhhhhhhhh"
-        assert out[name].verdict != "hidden"
+    assert out["get.item"].model_name == "mcp__memory__get_item_6c102235ac88"
+    assert out["get_item"].model_name == "mcp__memory__get_item_2e0f85e405ed"
+    assert "hidden" not in {out[n].verdict for n in ("get.item", "get_item")}
+
+
+def test_codex_collision_hashes_are_the_ones_codex_0171_sent(view):
+    """The names Codex 0.171.0 gave its model (clients/calibrations/codex/0.171.0.json)."""
+    names = ("collide.a", "collide_a", "collide-b", "collide_b")
+    out = views(view, "codex", [tool(n, {"type": "object"}) for n in names], "probe")
+    assert {n: out[n].model_name for n in names} == {
+        "collide.a": "mcp__probe__collide_a_ffed87105bbc",
+        "collide_a": "mcp__probe__collide_a_5f7194c1df7c",
+        "collide-b": "mcp__probe__collide_b_a21bc6990891",
+        "collide_b": "mcp__probe__collide_b_edcb334caef7",
+    }
 
 
 def test_codex_refuses_a_server_whose_name_has_a_dot(view):
