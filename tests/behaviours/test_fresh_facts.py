@@ -33,3 +33,13 @@ def test_cursor_filters_a_tool_whose_server_and_tool_names_add_up_to_60():
 
 def _named(name: str) -> dict:
     return {"name": name, "inputSchema": {"type": "object", "properties": {}}}
+
+
+def test_cursor_filters_a_tool_whose_name_has_a_dot_and_keeps_dashes_and_underscores():
+    """webstudio#5960, gripmock#875, dcc-mcp-core#663 (2026): a dotted name is filtered out."""
+    out = discover("cursor", [_named("docs.find"), _named("docs-find"), _named("docs_find")])
+    views = out.by_tool()
+    assert views["docs.find"].verdict == "hidden"
+    assert "docs.find" not in [t.model_name for t in out.tools if t.verdict != "hidden"]
+    assert views["docs-find"].verdict == "visible"
+    assert views["docs_find"].verdict == "visible"
