@@ -19,7 +19,8 @@ from mcp_matrix.run.classify import Answer
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.wire.eras import Handshake, start_session
 from mcp_matrix.wire.errors import ProtocolError, ServerExited, WireError, WireTimeout
-from mcp_matrix.wire.session import HANDSHAKE_PROTOCOLS, LATEST_PROTOCOL, Session, Timeouts
+from mcp_matrix.wire.session import LATEST_PROTOCOL, Session, Timeouts
+from mcp_matrix.wire.versions import HANDSHAKE_PROTOCOLS
 
 
 class Interrupted(Exception):

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix.wire.errors import HttpError, RpcError
-from mcp_matrix.wire.session import (
+from mcp_matrix.wire.session import Session
+from mcp_matrix.wire.versions import (
     HANDSHAKE_PROTOCOLS,
     MODERN_PROTOCOLS,
     UNSUPPORTED_PROTOCOL_VERSION,
-    Session,
 )
 
 FALLBACKS = ("initialize-only", "discover-then-initialize", "discover-only")

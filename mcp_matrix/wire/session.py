@@ -18,169 +18,68 @@ with ids nobody asked for, and stdout noise. Transport failures raise ``WireErro
 JSON-RPC error responses come back as ``RpcError`` values.
 
 What a server says about itself (the ``initialize`` and ``server/discover`` results, error
-objects, notification parameters) is kept only up to a bound per field (``bounded``): every
-report echoes it, once per cell, and 1.5 MB of protocol versions became 144 MB of results.
-Tools and call results are kept exactly as sent.
+objects, notification parameters) is kept only up to a bound per field (``wire.echo``); tools
+and call results are kept exactly as sent. The answers are values of ``wire.answers``; what the
+client replies to the server's own requests is ``wire.server_requests``'; the versions and
+``_meta`` keys are ``wire.versions``'.
 """
 
 from __future__ import annotations
 
-import itertools
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_matrix.wire.errors import Problems, ProtocolError, RpcError, WireError, WireTimeout
-from mcp_matrix.wire.limits import MAX_RECORDED
-from mcp_matrix.wire.transport import Transport
+from mcp_matrix.wire.answers import (
+    DiscoverResult,
+    InitializeResult,
+    Listen,
+    Page,
+    Response,
+    ToolListing,
+)
+from mcp_matrix.wire.echo import bounded, short
+from mcp_matrix.wire.errors import ProtocolError, WireTimeout
+from mcp_matrix.wire.rpc import RpcEndpoint, Timeouts, same_id
+from mcp_matrix.wire.server_requests import input_answer, input_required, retry
+from mcp_matrix.wire.versions import (
+    LATEST_PROTOCOL,
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_VERSION,
+    MODERN_PROTOCOL,
+)
 
-LATEST_PROTOCOL = "2025-11-25"  # the newest handshake-era version
-MODERN_PROTOCOL = "2026-07-28"  # the stateless era (per-request _meta, no initialize)
-HANDSHAKE_PROTOCOLS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_PROTOCOLS = (MODERN_PROTOCOL,)
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: data {supported: [...], requested}
+# The names callers take from here (the session's own, and the values it answers with).
+__all__ = [
+    "LATEST_PROTOCOL",
+    "MAX_INPUT_ROUNDS",
+    "MODERN_PROTOCOL",
+    "Response",
+    "Session",
+    "Timeouts",
+    "ToolListing",
+    "bounded",
+    "same_id",
+]
+
 MAX_INPUT_ROUNDS = 4  # multi round-trip retries of one call before we stop answering
-# What one field a server sends about itself keeps (``bounded``, docs/security.md).
-ECHO_CHARS = 8192  # characters in all, strings and keys
-ECHO_STRING = 4096  # characters of one string
-ECHO_ITEMS = 100  # items of one list, keys of one object
-ECHO_DEPTH = 16  # levels of nesting
-VERSION_LISTS = ("supportedVersions", "supported")  # lists of protocol versions, by key
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """Every wait is bounded (seconds). Defaults are documented in docs/wire.md."""
-
-    initialize: float = 10.0  # Codex's own startup bound is 10 s (docs/clients/openai.md#codex)
-    list: float = 10.0
-    call: float = 30.0
-    ping: float = 5.0
-    shutdown: float = 2.0
-    # time.monotonic() by which every wait of the session ends whatever its own bound (the run's
-    # deadline, mcp_matrix/run/bounds.py); None: no such end. Pages of tools/list each get ``list``
-    # seconds, but all of them together end here.
-    until: float | None = None
-
-
-@dataclass(frozen=True)
-class Response:
-    """The answer to one request: ``result`` or ``error``, and how long it took."""
-
-    result: Any = None
-    error: RpcError | None = None
-    elapsed: float = 0.0
-
-
-@dataclass(frozen=True)
-class InitializeResult:
-    protocol_version: Any
-    server_info: Any
-    capabilities: Any
-    instructions: Any
-    raw: Any
-    elapsed: float
-
-
-@dataclass(frozen=True)
-class DiscoverResult:
-    """A ``server/discover`` answer (2026-07-28): versions, capabilities, identity, cache hints."""
-
-    supported_versions: tuple[Any, ...]
-    capabilities: Any
-    server_info: Any
-    instructions: Any
-    ttl_ms: Any
-    cache_scope: Any
-    raw: Any
-    elapsed: float
-
-    @classmethod
-    def from_result(cls, result: Any, elapsed: float) -> DiscoverResult:
-        r = result if isinstance(result, dict) else {}
-        versions = r.get("supportedVersions")
-        sent = r.get("_meta")
-        meta = sent if isinstance(sent, dict) else {}
-        return cls(
-            supported_versions=tuple(versions) if isinstance(versions, list) else (),
-            capabilities=r.get("capabilities"),
-            server_info=r.get("serverInfo", meta.get(META_SERVER_INFO)),
-            instructions=r.get("instructions"),
-            ttl_ms=r.get("ttlMs"),
-            cache_scope=r.get("cacheScope"),
-            raw=result,
-            elapsed=elapsed,
-        )
-
-
-@dataclass(frozen=True)
-class Listen:
-    """What ``subscriptions/listen`` got: the acknowledged filter, or why not."""
-
-    acknowledged: Any = None  # the ``notifications`` filter the server agreed to honour
-    error: RpcError | None = None
-    ended: bool = False  # the server answered the listen request (ended the stream) at once
-
-
-@dataclass(frozen=True)
-class Page:
-    index: int
-    cursor: Any
-    next_cursor: Any
-    tools: tuple[Any, ...]
-    elapsed: float
-    ttl_ms: Any = None  # 2026-07-28 cache hints, as sent (None when absent)
-    cache_scope: Any = None
-
-
-@dataclass(frozen=True)
-class ToolListing:
-    """Every page read, and why reading stopped if it stopped early."""
-
-    pages: tuple[Page, ...]
-    error: RpcError | None = None
-    stopped: str = ""  # "", "page-cap", "repeated-cursor", "malformed"
-
-    @property
-    def tools(self) -> list[tuple[int, Any]]:
-        return [(p.index, t) for p in self.pages for t in p.tools]
 
 
 @dataclass
-class Session:
-    transport: Transport
+class Session(RpcEndpoint):
+    """An MCP client session: the handshake or the stateless era, and the operations of either."""
+
     client_info: Mapping[str, Any] = field(
         default_factory=lambda: {"name": "mcp-matrix", "version": "0"}
     )
     protocol_version: str = LATEST_PROTOCOL
-    capabilities: Mapping[str, Any] = field(default_factory=dict)
-    timeouts: Timeouts = field(default_factory=Timeouts)
-    notifications: list[dict] = field(default_factory=list)
-    server_requests: list[dict] = field(default_factory=list)
-    problems: Problems = field(default_factory=Problems)
     initialized: InitializeResult | None = None
     era: str = "handshake"  # "handshake" (initialize) or "modern" (per-request _meta, 2026-07-28)
     modern_version: str = MODERN_PROTOCOL
     discovered: DiscoverResult | None = None
-    input_requests: list[dict] = field(
-        default_factory=list
-    )  # multi round-trip requests the server made
-
-    def __post_init__(self) -> None:
-        self._ids = itertools.count(1)
-        self._stray_ids: list[
-            Any
-        ] = []  # ids of responses nobody asked for, during the current request
-        self._sent_at = 0.0  # when the current request was handed to the transport
-        self.dropped = 0  # notifications and server requests over MAX_RECORDED, counted only
-        self._open_ids: set[Any] = (
-            set()
-        )  # long-lived requests (subscriptions/listen) we no longer wait for
+    # multi round-trip requests the server made
+    input_requests: list[dict] = field(default_factory=list)
 
     # -- lifecycle ------------------------------------------------------------------
     def __enter__(self) -> Session:
@@ -340,7 +239,7 @@ class Session:
             key = repr(next_cursor)
             if key in seen or next_cursor == cursor:
                 self.problems.add(
-                    "repeated-cursor", f"nextCursor {_short(next_cursor)} was already followed"
+                    "repeated-cursor", f"nextCursor {short(next_cursor)} was already followed"
                 )
                 return ToolListing(tuple(pages), stopped="repeated-cursor")
             if len(pages) >= page_cap:
@@ -366,14 +265,14 @@ class Session:
         timeout = self.timeouts.call if timeout is None else timeout
         response = self.request("tools/call", params, timeout)
         for _ in range(MAX_INPUT_ROUNDS):
-            if self.era != "modern" or not _input_required(response.result):
+            if self.era != "modern" or not input_required(response.result):
                 break
-            retry = self._answer_input(params, response.result)
-            if retry is None:  # a request we cannot fulfil: the input_required result is the answer
+            again = self._answer_input(params, response.result)
+            if again is None:  # a request we cannot fulfil: the input_required result is the answer
                 break
-            response = self.request("tools/call", retry, timeout)
+            response = self.request("tools/call", again, timeout)
         else:
-            if _input_required(response.result):
+            if input_required(response.result):
                 self.problems.add(
                     "input-rounds", f"tools/call still needed input after {MAX_INPUT_ROUNDS} rounds"
                 )
@@ -383,12 +282,6 @@ class Session:
         return self.request("ping", {}, self.timeouts.ping)
 
     # -- JSON-RPC ---------------------------------------------------------------------
-    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = dict(params)
-        self.transport.send(message)
-
     def begin_handshake(self) -> None:
         """Before ``initialize``: no 2026-07-28 headers (an HTTP server would route it modern)."""
         self.era = "handshake"
@@ -409,127 +302,15 @@ class Session:
             params["_meta"] = {**self.envelope(), **(own if isinstance(own, dict) else {})}
         return self._exchange(method, params, timeout)
 
-    def _exchange(self, method: str, params: Any, timeout: float) -> Response:
-        request_id = next(self._ids)
-        answer = self._wait(request_id, method, params, timeout)
-        assert answer is not None  # no ``until``: only the answer ends the wait
-        if method in ("initialize", "server/discover"):  # the server about itself: bounded
-            return Response(bounded_fields(answer.result), answer.error, answer.elapsed)
-        return answer
-
-    def _wait(
-        self, request_id: int, method: str, params: Any, timeout: float, until=None
-    ) -> Response | None:
-        """Send and read until the answer (or a message ``until`` accepts: then None), bounded."""
-        started = time.monotonic()
-        deadline = started + timeout
-        ends = self.timeouts.until
-        if ends is not None and ends < deadline:  # the run's deadline comes first
-            deadline, timeout = ends, max(0.0, ends - started)
-        self._stray_ids = []
-        self._sent_at = time.monotonic()
-        self.transport.send(
-            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        )
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                if remaining <= 0:
-                    raise WireTimeout("")
-                item = self.transport.receive(remaining)
-            except WireTimeout:
-                cut = " (the run's deadline)" if deadline == ends else ""
-                slow = (
-                    "; a server slow to start needs a longer --timeout-initialize"
-                    if method == "initialize" and not cut
-                    else ""
-                )
-                raise WireTimeout(
-                    f"{method} got no answer within {timeout:.1f}s{cut}"
-                    f"{self._stray_note(request_id)}{slow}",
-                    stderr_tail=self.transport.stderr_tail(),
-                ) from None
-            if isinstance(item, WireError):
-                raise item
-            for message in item if isinstance(item, list) else [item]:
-                if until is not None and isinstance(message, dict) and until(message):
-                    return None
-                answer = self._handle(message, request_id)
-                if answer is not None:
-                    return Response(answer.result, answer.error, time.monotonic() - started)
-
-    def _handle(self, message: Any, request_id: int) -> Response | None:
-        if not isinstance(message, dict):
-            self.problems.add("malformed-message", f"not a JSON-RPC object: {str(message)[:200]}")
-            return None
-        if "method" in message:
-            if "id" in message:
-                self._answer_server_request(message)
-            elif len(self.notifications) < MAX_RECORDED:
-                self.notifications.append(
-                    {
-                        "method": bounded(message.get("method")),
-                        "params": bounded(message.get("params")),
-                        "before_request": request_id,
-                    }
-                )
-            else:
-                self.dropped += 1
-            return None
-        if "id" not in message:
-            self.problems.add(
-                "malformed-message",
-                f"neither request, notification nor response: {str(message)[:200]}",
-            )
-            return None
-        if not same_id(message.get("id"), request_id):
-            if any(
-                same_id(message.get("id"), i) for i in self._open_ids
-            ):  # a listen stream ending: expected
-                self._open_ids.discard(message.get("id"))
-                return None
-            self.problems.add(
-                "unexpected-id",
-                f"response with id {_short(message.get('id'))} while waiting for {request_id}",
-            )
-            if len(self._stray_ids) < 5:
-                self._stray_ids.append(message.get("id"))
-            return None
-        if self.transport.arrived_before(request_id, self._sent_at):
-            self.problems.add(
-                "response-before-request",
-                f"a response with id {request_id} was sent before request {request_id} was: "
-                "ignored, not taken for its answer",
-            )
-            return None
-        if "error" in message:
-            return Response(error=RpcError.from_message(bounded_fields(message["error"])))
-        if "result" not in message:
-            raise ProtocolError(
-                f"response {request_id} has neither result nor error",
-                detail=str(message)[:200],
-                stderr_tail=self.transport.stderr_tail(),
-            )
-        return Response(result=message["result"])
-
-    def _stray_note(self, request_id: int) -> str:
-        """Why a timeout happened although the server spoke: it answered with the wrong id, or
-        it never read all of the request (stdio)."""
-        unread = self.transport.unread_note(request_id)
-        if not self._stray_ids:
-            return unread
-        ids = ", ".join(repr(i)[:40] for i in self._stray_ids)
-        return f"; a response with id {ids} arrived instead of id {request_id} (the server answered with the wrong id){unread}"
-
     def _answer_input(self, params: dict, result: dict) -> dict | None:
-        """The retried call's params, answering each input request as ``_answer_server_request``
-        answers the same request in the handshake era; None when one cannot be answered."""
+        """The retried call's params, answering each input request as a handshake-era client
+        answers the same request (``server_requests``); None when one cannot be answered."""
         requests = result.get("inputRequests")
         responses: dict[str, Any] = {}
         for key, req in requests.items() if isinstance(requests, dict) else ():
             method = req.get("method") if isinstance(req, dict) else None
             self.input_requests.append({"method": method, "key": key})
-            answer = _input_answer(str(method), self.capabilities)
+            answer = input_answer(str(method), self.capabilities)
             if answer is None:
                 self.problems.add(
                     "input-unanswered",
@@ -537,126 +318,4 @@ class Session:
                 )
                 return None
             responses[key] = answer
-        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        if responses:
-            retry["inputResponses"] = responses
-        if result.get("requestState") is not None:
-            retry["requestState"] = result["requestState"]
-        return retry
-
-    def _answer_server_request(self, message: dict) -> None:
-        method = message.get("method")
-        if len(self.server_requests) < MAX_RECORDED:
-            self.server_requests.append(
-                {"method": bounded(method), "id": bounded(message.get("id"))}
-            )
-        else:
-            self.dropped += 1
-        capability = {
-            "roots/list": "roots",
-            "sampling/createMessage": "sampling",
-            "elicitation/create": "elicitation",
-        }.get(str(method))
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id")}
-        if method == "ping":
-            reply["result"] = {}
-        elif capability and capability in self.capabilities:
-            reply["result"] = {"roots": []} if capability == "roots" else None
-            if capability == "elicitation":
-                reply["result"] = {"action": "decline"}
-            if reply["result"] is None:
-                reply.pop("result")
-                reply["error"] = {"code": -32603, "message": "mcp-matrix does not sample"}
-        else:
-            reply["error"] = {"code": -32601, "message": f"client does not support {method}"}
-        try:
-            self.transport.send(reply)
-        except WireError:
-            self.problems.add("reply-failed", f"could not answer the server's {method} request")
-
-
-def bounded(value: Any, key: str = "", budget: int = ECHO_CHARS) -> Any:
-    """``value`` as a server sent it, cut to a bounded prefix that says how much there was:
-    a string to ``ECHO_STRING`` characters plus ``… (N characters in all)``, a list or object
-    to ``ECHO_ITEMS`` entries plus a last ``… (N items in all)`` item (``"…"`` key), nesting to
-    ``ECHO_DEPTH``, all of it to ``budget`` characters. A list of protocol versions (under a
-    ``VERSION_LISTS`` key) also keeps every version mcp-matrix speaks, wherever it stands, so
-    no verdict changes. Values within the bounds are returned unchanged."""
-    return _Echo(budget).keep(value, key, 0)
-
-
-def bounded_fields(value: Any) -> Any:
-    """``bounded`` with a budget per top-level field, so one huge field starves no other."""
-    if not isinstance(value, dict) or len(value) > ECHO_ITEMS:
-        return bounded(value)
-    return {k: bounded(v, k) for k, v in value.items()}
-
-
-class _Echo:
-    """One ``bounded`` walk: the characters it may still keep."""
-
-    def __init__(self, budget: int) -> None:
-        self.left = budget
-
-    def keep(self, value: Any, key: str, depth: int) -> Any:
-        if isinstance(value, str):
-            return self._text(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            self.left -= max(8, value.bit_length() // 3)  # about its digits
-            return value
-        if not isinstance(value, (list, dict)):
-            self.left -= 8
-            return value
-        if depth >= ECHO_DEPTH:
-            return f"… (nested deeper than {ECHO_DEPTH} levels)"
-        if isinstance(value, list):
-            return self._items(value, key, depth)
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if len(out) >= ECHO_ITEMS or self.left <= 0:
-                out["…"] = f"{len(value):,} keys in all"
-                break
-            out[self._text(k)] = self.keep(v, k, depth + 1)
-        return out
-
-    def _items(self, value: list, key: str, depth: int) -> list:
-        speaks = (*HANDSHAKE_PROTOCOLS, *MODERN_PROTOCOLS) if key in VERSION_LISTS else ()
-        out: list[Any] = []
-        for item in value:
-            if len(out) < ECHO_ITEMS and self.left > 0:
-                out.append(self.keep(item, "", depth + 1))
-            elif isinstance(item, str) and item in speaks and item not in out:
-                out.append(item)
-        if len(out) < len(value):
-            out.append(f"… ({len(value):,} items in all)")
-        return out
-
-    def _text(self, text: str) -> str:
-        n = max(0, min(len(text), ECHO_STRING, self.left))
-        self.left -= n
-        return text if n == len(text) else f"{text[:n]}… ({len(text):,} characters in all)"
-
-
-def _short(value: Any) -> str:
-    """A value a server chose (an id, a cursor) as a problem message quotes it."""
-    text = repr(value)
-    return text if len(text) <= 100 else f"{text[:100]}… ({len(text):,} characters)"
-
-
-def same_id(got: Any, wanted: int) -> bool:
-    """Whether ``got`` is the id ``wanted`` as a JSON client compares them: the same number
-    (``1`` or ``1.0``), never ``true`` (which Python's ``True == 1`` would accept)."""
-    return isinstance(got, (int, float)) and not isinstance(got, bool) and got == wanted
-
-
-def _input_required(result: Any) -> bool:
-    return isinstance(result, dict) and result.get("resultType") == "input_required"
-
-
-def _input_answer(method: str, capabilities: Mapping[str, Any]) -> Any:
-    """What a client with these capabilities answers to one input request (None: it cannot)."""
-    if method == "roots/list" and "roots" in capabilities:
-        return {"roots": []}
-    if method == "elicitation/create" and "elicitation" in capabilities:
-        return {"action": "decline"}
-    return None
+        return retry(params, result, responses)

@@ -2,7 +2,7 @@
 
 A server announcing 100,000 protocol versions (1.5 MB) made every cell that names them carry
 the whole list: results 144 MB, md 140 MB, html 71 MB, terminal 1.8 MB. The session now keeps
-each such field to a bounded prefix that says how much there was (``mcp_matrix.wire.session
+each such field to a bounded prefix that says how much there was (``mcp_matrix.wire.echo
 .bounded``), keeping every protocol version mcp-matrix speaks wherever it stands in a list, so
 no verdict changes.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_matrix.wire.session import ECHO_ITEMS, ECHO_STRING, bounded, bounded_fields
+from mcp_matrix.wire.echo import ECHO_ITEMS, ECHO_STRING, bounded, bounded_fields
 from tests.hostile.conftest import FORMATS, assert_no_crash, matrix_run, tiny_server
 from tests.hostile.test_early_response import ECHO
 

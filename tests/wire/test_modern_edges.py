@@ -13,15 +13,10 @@ import pytest
 
 from mcp_matrix.wire.errors import ProtocolError
 from mcp_matrix.wire.http import routing_headers
-from mcp_matrix.wire.session import (
-    META_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_VERSION,
-    Session,
-    Timeouts,
-)
+from mcp_matrix.wire.session import Session, Timeouts
 from mcp_matrix.wire.sse import SseTransport
 from mcp_matrix.wire.transport import Transport
+from mcp_matrix.wire.versions import META_CAPABILITIES, META_CLIENT_INFO, META_VERSION
 
 
 class Scripted(Transport):
