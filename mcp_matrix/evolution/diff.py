@@ -26,17 +26,17 @@ from mcp_matrix import __version__
 from mcp_matrix.core.tools import read_only, tools_by_name
 from mcp_matrix.core.verdicts import BY_NAME, LOST, SILENT_CHANGE, V, rank
 from mcp_matrix.evolution.changes import compare_lists
+from mcp_matrix.evolution.discovery_effects import discovery_effects
 from mcp_matrix.evolution.effects import (
     NEW_TOOL_KINDS,
     Sides,
-    discovery_effects,
-    populations,
     probe_effects,
     result_effects,
     tool_effects,
 )
 from mcp_matrix.evolution.guidance import Context, advice
 from mcp_matrix.evolution.model import SEVERITIES, Change, ClientEffect, at_least, worse
+from mcp_matrix.evolution.populations import populations
 from mcp_matrix.evolution.schema import is_raw_twin
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.discovery import discover_all

@@ -1,36 +1,26 @@
-"""What each change does to each client, and to each population of frozen callers.
+"""What each change does to each client's calls and whole tools (``populations`` and
+``discovery_effects`` add the frozen callers' fate and what each client shows).
 
-Clients, from the profiles (nothing here is hard-coded per client):
-
-- **discovery**: every profile's discovery runs on both snapshots; a tool whose verdict gets
-  worse (visible -> hidden, a server lost in a session) or better is put on the change whose
-  JSON pointer the deciding finding points into;
-- **calls**: each change carries representative calls (``Probe``): a *frozen* call valid
-  against the old schema, or a *new* call using what the new schema adds. Each profile builds
-  the call from the tool list it holds after the deploy (its cache behaviours: a caching
-  client keeps the old list), runs its call behaviours (strip unknown arguments, its own
-  validation, ...), and the new schema judges what arrives. The same call before the change
-  (frozen: old list, old server; new: a fresh list) is the baseline, so only what the change
-  makes worse is reported.
-
-Populations (docs/design.md#rename-additively): the frozen call is judged by the new schema
-alone, with no model to adapt: live conversations recover after a legible error, queued
-retries fail on every attempt (a permanent loss), transcript replays diverge silently (a
-false negative). The server is assumed to validate arguments against the schema it lists.
+Calls: each change carries representative calls (``Probe``): a *frozen* call valid against the
+old schema, or a *new* call using what the new schema adds. Each profile builds the call from
+the tool list it holds after the deploy (its cache behaviours: a caching client keeps the old
+list), runs its call behaviours (strip unknown arguments, its own validation, ...), and the new
+schema judges what arrives. The same call before the change (frozen: old list, old server; new:
+a fresh list) is the baseline, so only what the change makes worse is reported. Nothing here is
+hard-coded per client: it all comes from the profiles.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.core.evidence import weakest
 from mcp_matrix.core.model import ClientView, Finding, ToolView
-from mcp_matrix.core.verdicts import LOST, SHOWN, rank
-from mcp_matrix.evolution.model import Change, ClientEffect, PopulationEffect, Probe
+from mcp_matrix.core.verdicts import SHOWN, rank
+from mcp_matrix.evolution.model import Change, ClientEffect, Probe
 from mcp_matrix.evolution.schema import (
     deprecation,
     input_schema,
@@ -45,7 +35,6 @@ from mcp_matrix.simulate.calls import evidence_for, held_view
 from mcp_matrix.targets.snapshot import Snapshot
 
 NEW_TOOL_KINDS = ("tool-added", "tool-parallel", "raw-twin-added")
-TOOL_LEVEL_KINDS = NEW_TOOL_KINDS + ("tool-renamed",)
 
 
 @dataclass(frozen=True)
@@ -274,192 +263,6 @@ def _what(change: Change) -> str:
     return str(change.param)
 
 
-# -- discovery ------------------------------------------------------------------------------------
-
-
-def discovery_effects(sides: Sides, changes: list[Change]) -> list[Change]:
-    """Put every discovery difference on the change it comes from (by JSON pointer)."""
-    found: dict[int, list[ClientEffect]] = {}
-    extra: dict[str, list[ClientEffect]] = {}
-    by_tool: dict[str, list[int]] = {}
-    for i, c in enumerate(changes):
-        by_tool.setdefault(c.tool, []).append(i)
-    # A renamed tool is compared with its old self, and its effects go on the rename.
-    renamed = {c.detail["to"]: c.tool for c in changes if c.kind == "tool-renamed"}
-
-    def attach(tool: str, pointer: str, effect: ClientEffect) -> None:
-        index = _best(changes, by_tool.get(tool, []), pointer)
-        if index is None or not changes[index].pointer:
-            named = _named(changes, by_tool.get(tool, []), effect.message)
-            index = index if named is None else named
-        if index is None:
-            extra.setdefault(tool, []).append(effect)
-        else:
-            found.setdefault(index, []).append(effect)
-
-    for profile in sides.profiles:
-        ov, nv = sides.old_views[profile.name], sides.new_views[profile.name]
-        # A view whose session a tool breaks (``culprits``) still holds every other tool's own
-        # prediction: it is compared tool by tool, the culprit's cell naming the rule.
-        if nv.whole and not ov.whole:
-            culprit, reason = _culprit(nv)
-            if culprit is not None and reason is not None:
-                lost = (
-                    "every tool of the server is lost"
-                    if nv.outcome == "server-dropped"
-                    else "every request of the session fails"
-                )
-                attach(
-                    culprit.tool,
-                    reason.pointer,
-                    _effect(
-                        profile,
-                        nv.outcome,
-                        f"{lost} in this client because of {culprit.tool}: {reason.message}",
-                        reason,
-                    ),
-                )
-            continue
-        if ov.whole and nv.outcome == "ok":
-            culprit, reason = _culprit(ov)
-            if culprit is not None and reason is not None:
-                attach(
-                    culprit.tool,
-                    reason.pointer,
-                    _effect(
-                        profile,
-                        "visible",
-                        f"the server's tools are back in this client (was {ov.outcome}: "
-                        f"{reason.message})",
-                        reason,
-                    ),
-                )
-            continue
-        if nv.whole:
-            continue
-        old_by = ov.by_tool()
-        for tv in nv.tools:
-            name = renamed.get(tv.tool, tv.tool)
-            before = old_by.get(name)
-            if before is None:
-                if tv.verdict != "visible":
-                    finding = _deciding(tv, None)
-                    attach(
-                        tv.tool,
-                        "",
-                        _effect(profile, tv.verdict, _say(finding, tv.verdict), finding),
-                    )
-                continue
-            if before.verdict == tv.verdict and tv.verdict != "degraded":
-                continue
-            if rank(tv.verdict) < rank(before.verdict) or tv.verdict == "degraded":
-                finding = _deciding(tv, before)
-                if finding is None:
-                    continue
-                how = (
-                    f"{before.verdict} -> {tv.verdict}"
-                    if before.verdict != tv.verdict
-                    else f"still {tv.verdict}, and now"
-                )
-                if tv.tool in nv.culprits:
-                    how = f"every request of the session fails in this client because of {tv.tool}"
-                attach(
-                    name,
-                    finding.pointer,
-                    _effect(profile, tv.verdict, f"{how}: {finding.message}", finding),
-                )
-            elif rank(tv.verdict) > rank(before.verdict):
-                finding = _deciding(before, None)
-                attach(
-                    name,
-                    finding.pointer if finding else "",
-                    _effect(
-                        profile,
-                        tv.verdict,
-                        f"{before.verdict} -> {tv.verdict}"
-                        + (f" (it was: {finding.message})" if finding else ""),
-                        finding,
-                    ),
-                )
-    out = [replace(c, clients=c.clients + tuple(found.get(i, ()))) for i, c in enumerate(changes)]
-    for tool, effects in extra.items():
-        out.append(
-            Change(
-                kind="discovery-changed",
-                tool=tool,
-                severity="safe",
-                pointer="",
-                message=f"clients show {tool} differently",
-                clients=tuple(effects),
-            )
-        )
-    return out
-
-
-def _best(changes: list[Change], indexes: list[int], pointer: str) -> int | None:
-    best, size = None, -1
-    for i in indexes:
-        p = changes[i].pointer
-        if not p:
-            if size < 0:
-                best, size = i, 0
-            continue
-        meets = pointer == p or pointer.startswith(p + "/") or p.startswith(pointer + "/")
-        if pointer and meets and len(p) > size:
-            best, size = i, len(p)
-    if best is not None and size == 0 and changes[best].kind not in TOOL_LEVEL_KINDS:
-        return None  # only a tool-level change takes an unplaced finding
-    return best
-
-
-def _named(changes: list[Change], indexes: list[int], message: str) -> int | None:
-    """A change whose parameter the finding's message names (``'account_id'``), when pointers do not meet."""
-    for i in indexes:
-        param = changes[i].param
-        if param and re.search(
-            rf"(?<![A-Za-z0-9_]){re.escape(param.rsplit('.', 1)[-1])}(?![A-Za-z0-9_])", message
-        ):
-            return i
-    return None
-
-
-def _culprit(view: ClientView) -> tuple[ToolView | None, Finding | None]:
-    reason = view.findings[-1] if view.findings else None
-    if reason is None:
-        return None, None
-    same = (reason.code, reason.pointer, reason.message)  # cells carry it with its materiality
-    for tv in view.tools:
-        if any((f.code, f.pointer, f.message) == same for f in tv.findings):
-            return tv, reason
-    return None, reason
-
-
-def _deciding(now: ToolView, before: ToolView | None) -> Finding | None:
-    """The finding that makes ``now`` what it is (and was not in ``before``)."""
-    seen = {(f.code, f.pointer) for f in before.findings} if before else set()
-    if now.verdict in LOST:
-        return now.findings[-1] if now.findings else None
-    fresh = [f for f in now.findings if f.lost and (f.code, f.pointer) not in seen]
-    if fresh:
-        return fresh[0]
-    if before is not None:
-        return None
-    lost = [f for f in now.findings if f.lost]
-    return lost[0] if lost else (now.findings[0] if now.findings else None)
-
-
-def _say(finding: Finding | None, verdict: str) -> str:
-    return f"{verdict}: {finding.message}" if finding else verdict
-
-
-def _effect(profile: Profile, verdict: str, message: str, finding: Finding | None) -> ClientEffect:
-    behaviours = (finding.behaviour,) if finding and finding.behaviour else ()
-    level = weakest(finding.evidence) if finding and finding.evidence else None
-    return ClientEffect(
-        profile=profile.name, effect=verdict, message=message, behaviours=behaviours, evidence=level
-    )
-
-
 # -- whole tools ----------------------------------------------------------------------------------
 
 
@@ -538,219 +341,16 @@ def result_effects(sides: Sides, change: Change) -> list[ClientEffect]:
     return out
 
 
-# -- populations ----------------------------------------------------------------------------------
-
-
-def populations(sides: Sides, change: Change) -> tuple[tuple[PopulationEffect, ...], bool]:
-    """The three populations of frozen callers; True when the fate was measured with a frozen call.
-
-    A frozen call (a probe of shape ``old``) is judged by the new schema alone: queued retries
-    and transcript replays send the stored JSON as it is, with no model to adapt it.
-    """
-    tool = change.tool
-    new_schema = input_schema(sides.new_tools.get(tool))
-    old_schema = input_schema(sides.old_tools.get(tool))
-    stuck = sorted(
-        {e.profile for e in change.clients if e.stale and e.effect == "loud" and e.shape == "old"}
-    )
-    fate, call, detail, measured = "unaffected", "", "", False
-    for probe in (p for p in change.probes if p.shape == "old"):
-        before = server_outcome(old_schema, probe.arguments)
-        after = server_outcome(new_schema, probe.arguments)
-        if rank(after.verdict) < rank(before.verdict):
-            fate, call, detail, measured = after.verdict, _sentence(probe.about), after.detail, True
-            break
-    kind = change.kind
-    if kind in ("tool-removed", "tool-renamed"):
-        fate, call, detail = "loud", f"A call to {tool}", "an unknown tool"
-    if fate == "loud":
-        live = (
-            "recovers",
-            (
-                f"{call} is refused ({detail}) with an error the model can read; the conversation recovers "
-                "within a turn or two, after a degraded stretch."
-            ),
-        )
-        if kind == "tool-removed":
-            live = (
-                "blocked",
-                (
-                    f"{call} is refused ({detail}) and no tool takes its place: the task cannot be "
-                    "finished in that conversation."
-                ),
-            )
-        if kind == "tool-renamed":
-            live = (
-                "recovers",
-                (
-                    f"{call} is refused ({detail}); a client that lists tools again offers "
-                    f"{change.detail.get('to')}, and the model can switch after a failed turn."
-                ),
-            )
-        if stuck:
-            live = (
-                live[0],
-                live[1] + f" Where the client keeps its cached list ({', '.join(stuck)}), the "
-                "model still sees the old shape and repeats it until a new session.",
-            )
-        result = [
-            PopulationEffect("live", *live),
-            PopulationEffect(
-                "retry",
-                "permanent-loss",
-                f"The stored call is refused on every attempt ({detail}): "
-                "no model is in the loop to adapt it, so the job spends its retry budget and the "
-                "work is lost.",
-            ),
-            PopulationEffect(
-                "transcript",
-                "diverges",
-                f"The replay fails at this call ({detail}) and every later "
-                "turn happens in a different world; the harness still runs to completion and "
-                "reports that the bug does not reproduce: a false negative.",
-            ),
-        ]
-    elif fate == "silent-loss":
-        result = [
-            PopulationEffect(
-                "live",
-                "silent-loss",
-                f"{call} succeeds while {detail}; nothing tells the model, so nothing recovers.",
-            ),
-            PopulationEffect(
-                "retry",
-                "silent-loss",
-                f"The stored call succeeds while {detail}: a permanent, unannounced loss.",
-            ),
-            PopulationEffect(
-                "transcript",
-                "diverges",
-                f"The replay succeeds while {detail}; later turns diverge "
-                "silently: a false negative.",
-            ),
-        ]
-    else:
-        result = list(_unmeasured(change))
-    lost_in = [e.profile for e in change.clients if e.effect in LOST]
-    if lost_in and result[0].effect in ("unaffected", "recovers"):
-        result[0] = PopulationEffect(
-            "live",
-            "blocked",
-            f"{_lost_text(change)}: conversations there cannot call "
-            "it, and the model is not told why.",
-        )
-    if lost_in and result[2].effect == "unaffected":
-        result[2] = PopulationEffect(
-            "transcript",
-            "diverges",
-            f"Replays through {', '.join(lost_in)} cannot make "
-            "this call and diverge from the recording.",
-        )
-    return tuple(result), measured
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-def _lost_text(change: Change) -> str:
-    parts = []
-    for verdict, words in (
-        ("hidden", "the tool is no longer offered"),
-        ("server-dropped", "every tool of the server is lost"),
-        ("session-broken", "every request of the session fails"),
-    ):
-        names = [e.profile for e in change.clients if e.effect == verdict]
-        if names:
-            parts.append(f"in {', '.join(names)} {words}")
-    return _sentence("; ".join(parts))
-
-
-def _unmeasured(change: Change) -> tuple[PopulationEffect, ...]:
-    """Kinds without a frozen call that breaks: what each population meets, in words."""
-    kind, d = change.kind, change.detail
-    name = change.param or change.tool
-    if kind == "annotation-changed" and change.severity == "breaking":
-        hint = d.get("hint")
-        return (
-            PopulationEffect(
-                "live",
-                "recovers",
-                f"Clients that gate on {hint} now ask before each call: an "
-                "approval per call, or a refusal where nobody can approve.",
-            ),
-            PopulationEffect(
-                "retry",
-                "blocked",
-                "A worker allowed to run only read-only or non-destructive tools "
-                f"unattended stops at this call on every attempt ({hint} changed).",
-            ),
-            PopulationEffect(
-                "transcript",
-                "blocked",
-                "A replay harness that approves calls by these hints stops at this call.",
-            ),
-        )
-    if kind in ("constraint-tightened", "additional-properties-tightened"):
-        which = (
-            "calls whose values fall outside the new bounds"
-            if kind == "constraint-tightened"
-            else "calls carrying keys outside the properties (hybrid calls that also send an old name, "
-            "keys a client adds)"
-        )
-        return (
-            PopulationEffect(
-                "live", "recovers", f"Only {which}: refused with an error the model can read."
-            ),
-            PopulationEffect("retry", "permanent-loss", f"Only {which}: refused on every attempt."),
-            PopulationEffect("transcript", "diverges", f"Only {which}: the replay diverges there."),
-        )
-    if kind == "default-changed":
-        text = (
-            f"Frozen calls that leave {name} out now get {change.new!r} instead of {change.old!r}"
-        )
-        return (
-            PopulationEffect("live", "silent-change", text + "."),
-            PopulationEffect("retry", "silent-change", text + ", with no error."),
-            PopulationEffect("transcript", "diverges", text + ": the replay diverges silently."),
-        )
-    if kind in ("output-field-removed", "output-field-retyped", "output-schema-removed"):
-        return (
-            PopulationEffect(
-                "live",
-                "unaffected",
-                "The model reads the result's text; code that reads "
-                "structuredContent is what breaks.",
-            ),
-            PopulationEffect(
-                "retry",
-                "blocked",
-                "A job whose next step reads the structured result fails after "
-                "the call itself succeeded, on every attempt.",
-            ),
-            PopulationEffect(
-                "transcript", "diverges", "A replay that compares structured results diverges here."
-            ),
-        )
-    note = "Frozen calls are accepted as before."
-    if kind in ("param-added-optional", "enum-values-added"):
-        note = "Frozen calls do not use what is new (new calls may lose it in clients that hold the old schema)."
-    elif kind == "alias-added":
-        note = (
-            "Frozen calls keep working: the old name is still accepted and mapped to the new one."
-        )
-    return tuple(PopulationEffect(p, "unaffected", note) for p in ("live", "retry", "transcript"))
-
-
 __all__ = [
+    "NEW_TOOL_KINDS",
     "CallOutcome",
     "Sides",
     "alias_pairs",
+    "alias_rule",
     "call_outcomes",
-    "discovery_effects",
-    "populations",
     "probe_effects",
     "result_effects",
+    "schema_server",
     "server_outcome",
     "tool_effects",
 ]
