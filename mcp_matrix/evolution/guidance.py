@@ -40,6 +40,9 @@ class Context:
 
 def advice(change: Change, ctx: Context) -> tuple[str, ...]:
     """The pieces of advice for one change, most specific first (none for a harmless change)."""
+    said = _SAID.get(change.kind)
+    if said is not None:
+        return (said.format(param=change.param, tool=change.tool, old=change.old),)
     fn = _BY_KIND.get(change.kind)
     return tuple(a for a in (fn(change, ctx) if fn else []) if a)
 
@@ -104,15 +107,6 @@ def _removed(c: Change, ctx: Context) -> list[str]:
     return out
 
 
-def _added_required(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            f"Make {c.param} optional with a server-side default (frozen calls never carry it), or refuse its "
-            "absence with a tool error that says what to pass."
-        )
-    ]
-
-
 def _added_optional(c: Change, ctx: Context) -> list[str]:
     twin = ctx.twins.get(c.tool)
     if twin:
@@ -174,15 +168,6 @@ def _deprecated(c: Change, ctx: Context) -> list[str]:
     return [] if c.detail.get("steers") else _not_steering(c, ctx)
 
 
-def _type(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            f"Keep accepting {c.param} as {c.old} and convert it at the boundary, or add a new parameter for "
-            f"the new type and keep {c.param} as a deprecated alias."
-        )
-    ]
-
-
 def _enum_removed(c: Change, ctx: Context) -> list[str]:
     return [
         (
@@ -199,62 +184,6 @@ def _enum_added(c: Change, ctx: Context) -> list[str]:
         (
             f"Clients validating against a cached schema refuse the new values of {c.param} until a new session; "
             "send notifications/tools/list_changed, and keep the old values working."
-        )
-    ]
-
-
-def _required_added(c: Change, ctx: Context) -> list[str]:
-    return [
-        f"Keep {c.param} optional in the schema with a server-side default: frozen calls leave it out."
-    ]
-
-
-def _tightened(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            f"Keep accepting the values of {c.param} that were valid before (map or clamp them at the boundary) "
-            "and apply the stricter rule to new calls with an error the model can read."
-        )
-    ]
-
-
-def _default(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            f"Keep the old default of {c.param}: frozen calls that leave it out would silently get another "
-            "behaviour. Put the new behaviour behind a value callers choose."
-        )
-    ]
-
-
-def _ap_tightened(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            "Map or drop known old keys (deprecated aliases, the old half of a hybrid call) at the boundary, "
-            "before validation, so only truly unknown keys are refused."
-        )
-    ]
-
-
-def _ap_loosened(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            "Keep additionalProperties: false: with it open, a call with a retired or misspelled argument "
-            "succeeds without it (a silent loss) instead of failing loudly."
-        )
-    ]
-
-
-def _root_added(c: Change, ctx: Context) -> list[str]:
-    return [FLATTEN]
-
-
-def _tool_removed(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            f"Keep {c.tool} listed until frozen callers are quiet. If something replaces it, forward {c.tool} "
-            'to the replacement at the boundary and describe it as an instruction: "Deprecated; call <new tool> '
-            'instead."'
         )
     ]
 
@@ -347,21 +276,6 @@ def _output(c: Change, ctx: Context) -> list[str]:
     ]
 
 
-def _schema_changed(c: Change, ctx: Context) -> list[str]:
-    return [
-        (
-            "Check that calls valid against the old schema still validate against the new one; where they do "
-            "not, map them at the boundary."
-        )
-    ]
-
-
-def _discovery(c: Change, ctx: Context) -> list[str]:
-    return [
-        "Run `mcp-matrix discover` on the new snapshot for each client's full reason and the fix."
-    ]
-
-
 def _dotted(c: Change, name: Any) -> str:
     """``name`` at the same depth as the change's parameter (``fields.plan`` -> ``fields.<name>``)."""
     if not name:
@@ -376,26 +290,65 @@ def _values(values: Any) -> str:
     )
 
 
+_KEEP_TYPE = (
+    "Keep accepting {param} as {old} and convert it at the boundary, or add a new parameter "
+    "for the new type and keep {param} as a deprecated alias."
+)
+
+# Advice that is one sentence with the change's names filled in ({param}, {tool}, {old}).
+_SAID: dict[str, str] = {
+    "root-combinator-added": FLATTEN,
+    "param-added-required": (
+        "Make {param} optional with a server-side default (frozen calls never carry it), or "
+        "refuse its absence with a tool error that says what to pass."
+    ),
+    "type-changed": _KEEP_TYPE,
+    "type-narrowed": _KEEP_TYPE,
+    "required-added": (
+        "Keep {param} optional in the schema with a server-side default: frozen calls leave it out."
+    ),
+    "constraint-tightened": (
+        "Keep accepting the values of {param} that were valid before (map or clamp them at "
+        "the boundary) and apply the stricter rule to new calls with an error the model can "
+        "read."
+    ),
+    "default-changed": (
+        "Keep the old default of {param}: frozen calls that leave it out would silently get "
+        "another behaviour. Put the new behaviour behind a value callers choose."
+    ),
+    "additional-properties-tightened": (
+        "Map or drop known old keys (deprecated aliases, the old half of a hybrid call) at "
+        "the boundary, before validation, so only truly unknown keys are refused."
+    ),
+    "additional-properties-loosened": (
+        "Keep additionalProperties: false: with it open, a call with a retired or misspelled "
+        "argument succeeds without it (a silent loss) instead of failing loudly."
+    ),
+    "tool-removed": (
+        "Keep {tool} listed until frozen callers are quiet. If something replaces it, "
+        "forward {tool} to the replacement at the boundary and describe it as an "
+        'instruction: "Deprecated; call <new tool> instead."'
+    ),
+    "schema-changed": (
+        "Check that calls valid against the old schema still validate against the new one; "
+        "where they do not, map them at the boundary."
+    ),
+    "discovery-changed": (
+        "Run `mcp-matrix discover` on the new snapshot for each client's full reason and the fix."
+    ),
+}
+
+
 _BY_KIND: dict[str, Callable[[Change, Context], list[str]]] = {
     "param-renamed": _renamed,
     "alias-removed": _alias_removed,
     "param-removed": _removed,
-    "param-added-required": _added_required,
     "param-added-optional": _added_optional,
     "alias-added": _alias_added,
     "alias-not-steering": _not_steering,
     "param-deprecated": _deprecated,
-    "type-changed": _type,
-    "type-narrowed": _type,
     "enum-values-removed": _enum_removed,
     "enum-values-added": _enum_added,
-    "required-added": _required_added,
-    "constraint-tightened": _tightened,
-    "default-changed": _default,
-    "additional-properties-tightened": _ap_tightened,
-    "additional-properties-loosened": _ap_loosened,
-    "root-combinator-added": _root_added,
-    "tool-removed": _tool_removed,
     "tool-renamed": _tool_renamed,
     "tool-parallel": _parallel,
     "raw-twin-added": _raw_twin,
@@ -404,8 +357,6 @@ _BY_KIND: dict[str, Callable[[Change, Context], list[str]]] = {
     "output-schema-removed": _output,
     "output-field-removed": _output,
     "output-field-retyped": _output,
-    "schema-changed": _schema_changed,
-    "discovery-changed": _discovery,
 }
 
 __all__ = ["FLATTEN", "RETIRE", "Context", "advice"]
