@@ -129,6 +129,7 @@ def calibrate(
                     timeout=timeout,
                     keep=keep,
                     server_tools=ps.tools,
+                    provider_limits=ps.provider_limits,
                 )
             finally:
                 if proc is not None:

@@ -8,8 +8,11 @@ the scripted arguments (``mcp_matrix.simulate.calls``; a call with intermittent 
 when any of its variants matches).
 
 A ``session-broken`` prediction is a model API refusing the request; the fake endpoint does
-not refuse, so the client's side of it is compared: that it sends the tools (``visible``) and
-the calls the fake model then makes. The simulation sets the tools that break the session aside
+not refuse (unless the set enforces the provider's limits, ``ProbeSet.provider_limits``: then no
+call is made), so the client's side of it is compared: that it sends the tools (``visible``) and
+the calls the fake model then makes. A script over several turns (``ScriptedCall.turn``) ends
+for a client whose call behaviour stops after ``stop_after_error_turns`` turns in a row with a
+failed call (Agent Framework): the later calls are predicted not sent. The simulation sets the tools that break the session aside
 (``blocked``) and goes on with the rest, so names and schemas are compared for every tool but
 those culprits. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
 Python SDK's gate raising) reaches no model whatever its outcome: when the exception ends the
@@ -103,9 +106,22 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             "blocks": state.index in blocked,  # its name or schema breaks the session
             "state": state,
         }
-    calls = []
+    calls: list[dict] = []
+    refused = probe.provider_limits and final.outcome == "session-broken"
+    limit = max((int(u.params.get("stop_after_error_turns", 0)) for u in profile.call), default=0)
+    streak, failed, turn = 0, False, 0
     for call in probe.calls:
         tool = tools.get(call.tool)
+        if call.turn != turn:  # the turn before is over: did one of its calls fail?
+            streak, failed, turn = (streak + 1 if failed else 0), False, call.turn
+        if refused or (limit and streak >= limit):
+            why = (
+                f"{final.outcome}: the provider refuses every request (limits enforced)"
+                if refused
+                else f"{limit} turns in a row with a failed call: tools are off"
+            )
+            calls.append({"tool": call.tool, "variants": [NOT_SENT], "why": why})
+            continue
         if tool is None or not tool["present"]:
             calls.append(
                 {
@@ -126,12 +142,14 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             whys += list(v.plan.applied) + (
                 [v.plan.refused.behaviour or v.plan.refused.code] if v.plan.refused else []
             )
+        result = _result_prediction(profile, ctx, variants)
+        failed = failed or NOT_SENT in variants or result[0] == "error"
         calls.append(
             {
                 "tool": call.tool,
                 "variants": variants,
                 "why": ", ".join(dict.fromkeys(whys)),
-                "result": _result_prediction(profile, ctx, variants),
+                "result": result,
             }
         )
     return {"tools": tools, "calls": calls, "outcome": final.outcome}

@@ -23,7 +23,13 @@ compressed body is capped while it is decompressed (``MAX_BODY``), not only on t
 The turn logic is stateless: a request whose history already holds a tool result (or that
 offers no tools) gets the final text; any other request with tools gets every scripted call
 whose tool the request offers, in one turn. Side requests (titles, quota probes) therefore
-get a harmless text.
+get a harmless text. A script may span turns (``ScriptedCall.turn``): the calls of turn n go to
+the request that follows n turns of tool calls. A request that turns tools off
+(``tool_choice`` none, Gemini's mode NONE) gets the final text, as the providers answer it.
+
+With ``provider_limits`` the endpoint refuses what the real provider refuses
+(``mcp_matrix.calibrate.provider_limits``): an HTTP 400 in the provider's error shape, the
+request kept with the limit it broke, so calibration sees what the user of the client sees.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from mcp_matrix.calibrate.provider_limits import refusal
 
 FINAL_TEXT = "Calibration finished."
 SECRET_HEADERS = (
@@ -60,6 +68,7 @@ class ScriptedCall:
     tool: str
     arguments: Any
     id: str = ""
+    turn: int = 0  # the model turn that makes it: 0 first, n after n turns of tool calls
 
 
 @dataclass(frozen=True)
@@ -92,11 +101,12 @@ class RecordedRequest:
     stream: bool
     headers: dict[str, str]
     body: Any
-    answer: str = ""  # "tool-calls" | "text" | "listing"
+    answer: str = ""  # "tool-calls" | "text" | "listing" | "provider-refused"
     calls: list[dict] = field(default_factory=list)
+    refusal: dict | None = None  # the provider limit the request broke (provider_limits on)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "method": self.method,
             "path": self.path,
             "api": self.api,
@@ -106,6 +116,9 @@ class RecordedRequest:
             "answer": self.answer,
             "calls": self.calls,
         }
+        if self.refusal is not None:
+            out["refusal"] = self.refusal
+        return out
 
 
 def mask_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -299,6 +312,66 @@ def has_tool_result(api: str, body: Any) -> bool:
     return False
 
 
+def tool_turn(api: str, body: Any) -> int:
+    """How many turns of tool calls the conversation holds (the fake model's own tool
+    searches not counted): the turn the next answer is."""
+    if not isinstance(body, dict):
+        return 0
+    if api == "openai-responses":
+        items = body.get("input")
+        kinds = (
+            [str(i.get("type", "")) for i in items if isinstance(i, dict)]
+            if isinstance(items, list)
+            else []
+        )
+        # a run of call items is one turn
+        return sum(
+            1
+            for k, kind in enumerate(kinds)
+            if kind.endswith("_call") and (k == 0 or not kinds[k - 1].endswith("_call"))
+        )
+    key = "contents" if api == "gemini" else "messages"
+    entries = body.get(key)
+    return sum(1 for m in entries if _calls_tools(api, m)) if isinstance(entries, list) else 0
+
+
+def _calls_tools(api: str, message: Any) -> bool:
+    """Whether one message of the history is the model calling tools."""
+    if not isinstance(message, dict):
+        return False
+    if api == "openai-chat":
+        return message.get("role") == "assistant" and bool(message.get("tool_calls"))
+    parts = message.get("parts" if api == "gemini" else "content")
+    if not isinstance(parts, list):
+        return False
+    if api == "gemini":
+        return any(
+            isinstance(p, dict) and ("functionCall" in p or "function_call" in p) for p in parts
+        )
+    return message.get("role") == "assistant" and any(
+        isinstance(c, dict)
+        and c.get("type") == "tool_use"
+        and not str(c.get("id", "")).startswith(SEARCH_ID)
+        for c in parts
+    )
+
+
+def tools_off(api: str, body: Any) -> bool:
+    """Whether the request forbids tool calls (``tool_choice`` none; Gemini: mode NONE)."""
+    if not isinstance(body, dict):
+        return False
+    choice = body.get("tool_choice")
+    if api == "anthropic":
+        return isinstance(choice, dict) and choice.get("type") == "none"
+    if api in ("openai-chat", "openai-responses"):
+        return choice == "none"
+    if api == "gemini":
+        config = body.get("toolConfig") or body.get("tool_config") or {}
+        calling = config.get("functionCallingConfig") or config.get("function_calling_config")
+        return isinstance(calling, dict) and str(calling.get("mode", "")).upper() == "NONE"
+    return False
+
+
 def match_tool(tools: Sequence[ModelTool], server_tool: str) -> ModelTool | None:
     """The model-facing tool that stands for ``server_tool``: the same name, or a name that
     ends with it after a separator (``mcp__probe__x``, ``probe_x``, a namespace)."""
@@ -436,10 +509,13 @@ class FakeModel:
         tools: Sequence[str] = (),
         key: str | None = None,
         server_tools: Sequence[dict] = (),
+        provider_limits: bool = False,
     ) -> None:
         """``key``: the API key every request must carry (a new random one when not given).
-        ``server_tools``: the tools the server lists, so a renamed one is found by its content."""
+        ``server_tools``: the tools the server lists, so a renamed one is found by its content.
+        ``provider_limits``: refuse what the real provider refuses, as it does (HTTP 400)."""
         self.key = key or new_key()
+        self.provider_limits = provider_limits
         self.refused: list[RecordedRequest] = []
         self.calls = tuple(calls)
         self.server_tools = tuple(server_tools)
@@ -515,13 +591,21 @@ class FakeModel:
         return best
 
     def plan(self, api: str, body: Any) -> list[tuple[ScriptedCall, ModelTool]]:
-        """The calls to make now: none on a follow-up turn, else each scripted one offered."""
-        if has_tool_result(api, body):
+        """The calls to make now: those of this turn (a one-turn script: none on a follow-up
+        turn) that the request offers; none when the request turns tools off."""
+        if tools_off(api, body):
             return []
+        if any(c.turn for c in self.calls):
+            turn = tool_turn(api, body)
+            due = [c for c in self.calls if c.turn == turn]
+        elif has_tool_result(api, body):
+            return []
+        else:
+            due = list(self.calls)
         tools = model_tools(api, body)
         shown = correlate(tools, self.server_tools) if self.server_tools else {}
         out = []
-        for call in self.calls:
+        for call in due:
             tool = shown.get(call.tool) if self.server_tools else match_tool(tools, call.tool)
             if tool is not None:
                 out.append((call, tool))
@@ -686,6 +770,11 @@ class _Handler(BaseHTTPRequestHandler):
             "POST", self.path, api or "unknown", stream, mask_headers(self.headers.items()), body
         )
         self.fake.record(rec)
+        refused = refusal(api, body) if api and self.fake.provider_limits else None
+        if refused is not None:
+            rec.answer, rec.refusal = "provider-refused", refused.to_json()
+            self._json(refused.status, refused.body)
+            return
         if api is None:
             if self.path.split("?", 1)[0].rstrip("/").endswith("count_tokens"):
                 self._json(200, {"input_tokens": 10})

@@ -419,13 +419,15 @@ def run_recipe(
     install_root: Path | None = None,
     tool_names: Sequence[str] = (),
     server_tools: Sequence[dict] = (),
+    provider_limits: bool = False,
 ) -> HarnessRun:
     """Run ``recipe``'s client once: fake model up, tap in front of ``server``, client headless.
 
     ``client_command`` replaces the installed client (``--client-command``): nothing is
     installed and ``{client}`` (or the first word of ``run``) becomes that command.
     ``tool_names`` are the server's tools the fake model loads when the client defers them;
-    ``server_tools`` the tools themselves, so the fake model finds a renamed one by its content.
+    ``server_tools`` the tools themselves, so the fake model finds a renamed one by its content;
+    ``provider_limits``: the fake model refuses what the real provider refuses (``ProbeSet``).
     """
     folder = Path(install_root or cache_root()) if client_command else install(recipe, install_root)
     tmp = Path(tempfile.mkdtemp(prefix=f"mcp-matrix-{recipe.profile}-"))
@@ -435,7 +437,7 @@ def run_recipe(
     tap_log = tmp / "tap.jsonl"
     http_tap = None
     model = FakeModel(
-        calls, tools=tool_names, server_tools=server_tools
+        calls, tools=tool_names, server_tools=server_tools, provider_limits=provider_limits
     ).start()  # with a new key: only our client has it
     try:
         values = {

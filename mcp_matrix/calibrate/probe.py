@@ -18,7 +18,11 @@ that clean or cut to one name, each tool told apart by its description and prope
 ``bad-key``, ``root-if`` and ``long-description`` ask whether a client skips one tool or the
 whole session (a property key the Anthropic API refuses, a root ``if``, a 5,000-character
 description); ``bool-subschema``, ``nullable-type`` and ``dotted-key`` hold schemas that end some
-libraries' whole run.
+libraries' whole run. ``error-streak`` spans four model turns: three calls the server's schema
+refuses, then the control (does the client stop calling tools after failures in a row?).
+``limit-long-name`` and ``limit-dotted-name`` are ``long-name`` and ``dotted-name`` with the
+fake endpoint enforcing the provider's documented limits (``provider_limits``): what does the
+client do when its model API answers 400?
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class ProbeSet:
     tools: tuple[dict, ...]
     calls: tuple[ScriptedCall, ...]
     page_size: int = 0
+    provider_limits: bool = False  # the fake endpoint refuses what the real provider refuses
 
     def snapshot_doc(self) -> dict:
         """The set as a snapshot document (``mcp_matrix.targets.snapshot``), for the discovery simulation."""
@@ -547,10 +552,28 @@ DOTTED_KEY_SCHEMA = {"type": "object", "properties": {"user.name": {"type": "str
 
 
 def _hazard(
-    id: str, summary: str, tool: dict, call: ScriptedCall | None = None, page_size: int = 0
+    id: str,
+    summary: str,
+    tool: dict,
+    call: ScriptedCall | None = None,
+    page_size: int = 0,
+    provider_limits: bool = False,
 ) -> ProbeSet:
     calls = (CONTROL_CALL,) + ((call,) if call else ())
-    return ProbeSet(id, summary, (CONTROL, tool), calls, page_size)
+    return ProbeSet(id, summary, (CONTROL, tool), calls, page_size, provider_limits)
+
+
+LONG_NAME_TOOL = _tool(LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}})
+DOTTED_TOOL = _tool("probe.dotted", {"type": "object", "properties": {"q": {"type": "string"}}})
+STRICT_TOOL = _tool(
+    "strict",
+    {**CLOSED_Q, "required": ["q"]},
+    "Strict probe tool: q is required and nothing else is allowed.",
+)
+# Three turns whose one call the server's schema refuses (q missing), then the control.
+STREAK_CALLS = tuple(ScriptedCall("strict", {}, turn=t) for t in range(3)) + (
+    ScriptedCall("control", {"q": "hello"}, turn=3),
+)
 
 
 PROBE_SETS: dict[str, ProbeSet] = {
@@ -633,14 +656,34 @@ PROBE_SETS: dict[str, ProbeSet] = {
         _hazard(
             "long-name",
             "a 69-character tool name (64-character API limits, hashing, ellipsis)",
-            _tool(LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}}),
+            LONG_NAME_TOOL,
             ScriptedCall(LONG_NAME, {"q": "x"}),
         ),
         _hazard(
             "dotted-name",
             "a name with a dot (API name patterns)",
-            _tool("probe.dotted", {"type": "object", "properties": {"q": {"type": "string"}}}),
+            DOTTED_TOOL,
             ScriptedCall("probe.dotted", {"q": "x"}),
+        ),
+        _hazard(
+            "limit-long-name",
+            "long-name with the provider's limits enforced (the 400 a 64-character limit gives)",
+            LONG_NAME_TOOL,
+            ScriptedCall(LONG_NAME, {"q": "x"}),
+            provider_limits=True,
+        ),
+        _hazard(
+            "limit-dotted-name",
+            "dotted-name with the provider's limits enforced (the 400 a name pattern gives)",
+            DOTTED_TOOL,
+            ScriptedCall("probe.dotted", {"q": "x"}),
+            provider_limits=True,
+        ),
+        ProbeSet(
+            "error-streak",
+            "three turns of calls the schema refuses, then the control (stops after errors?)",
+            (CONTROL, STRICT_TOOL),
+            STREAK_CALLS,
         ),
         _hazard(
             "ref-cycle",
@@ -856,11 +899,13 @@ def digest(probe: ProbeSet) -> str:
     import hashlib
     import json
 
-    doc = {
+    doc: dict = {
         "tools": list(probe.tools),
-        "calls": [[c.tool, c.arguments] for c in probe.calls],
+        "calls": [[c.tool, c.arguments] + ([c.turn] if c.turn else []) for c in probe.calls],
         "page": probe.page_size,
     }
+    if probe.provider_limits:  # only when set: the older sets keep their fingerprints
+        doc["provider_limits"] = True
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
 

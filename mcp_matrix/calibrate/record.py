@@ -159,7 +159,15 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
         if outcome != "ok"
         else "",
         "tap": tap_summary(run.tap),
+        **_refusals(run.requests),
     }
+
+
+def _refusals(requests: list[dict]) -> dict:
+    """The provider limits the fake endpoint enforced on this run (a set with provider_limits),
+    each marked as such: what the user of the client would have been answered."""
+    refused = [r["refusal"] for r in requests if r.get("refusal")]
+    return {"provider_refusals": refused} if refused else {}
 
 
 def called_as(requests: list[dict], tap_calls: list[dict]) -> dict[str, str]:
