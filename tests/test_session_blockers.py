@@ -3,8 +3,8 @@ show: it is one root cause naming the tool, the rule and its evidence, while eve
 cell stays its own prediction (issue 23 section 4). The gate still fails on it.
 
 Real runs: a stdio server of our own (tests/hostile/tiny_server.py) through the real CLI, with a
-dotted name and a 70-character name among ordinary tools, in Claude Code, Codex and the OpenAI
-Agents SDK.
+dotted name and a 70-character name among ordinary tools, in Claude Code, Google ADK (Gemini) and
+the OpenAI Agents SDK (Codex takes names up to 128 since the Responses API does: openai/codex#46188).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mcp_matrix.run.results import read_typed
 from tests.conftest import run_cli
 from tests.hostile.conftest import tiny_server
 
-CLIENTS = ("claude-code", "codex", "openai-agents")
+CLIENTS = ("claude-code", "google-adk", "openai-agents")
 LONG = "search_the_entire_knowledge_base_for_documents_matching_a_query_string"  # 70 characters
 DOTTED = "files.read"
 ORDINARY = ("get_weather", "add")
@@ -120,7 +120,7 @@ def test_the_blocker_is_one_root_cause_with_the_culprit_the_rule_and_every_tool_
     assert by_culprit[(DOTTED,)].clients == ["openai-agents"]
     assert session_blockers(events) == {
         "claude-code": (4, (LONG,)),
-        "codex": (4, (LONG,)),
+        "google-adk": (4, (LONG,)),
         "openai-agents": (4, (DOTTED, LONG)),
     }
     # the terminal: the two causes, the blast radius, and the grid's key says what the mark means
