@@ -7,7 +7,10 @@
   value outside a property's ``enum``, or a value of another JSON type than the property's
   ``type`` (a string or a list of strings; an integer passes for a number, a boolean for neither)
   is refused, and the model is told ``Error: Argument parsing failed.``. Nothing nested, no
-  ``format``, bounds or pattern.
+  ``format``, bounds or pattern. ``stop_after_error_turns``: after that many model turns in a row
+  with a failed call (refused here, raised, or ``isError``), the next request of the same
+  ``agent.run`` is sent with ``tool_choice: "none"``: no tool is called again until the user's
+  next request (``max_consecutive_errors_per_request``, default 3).
 
 Observed with agent-framework-core 1.23.0 (clients/calibrations/agent-framework/1.23.0.json).
 """
@@ -67,12 +70,32 @@ def refusal(schema: Any, arguments: Any) -> str | None:
     return None
 
 
-@behaviour("agent-framework-validate", "call")
-def agent_framework_validate(plan: CallPlan, ctx: CallContext) -> CallPlan:
+@behaviour(
+    "agent-framework-validate",
+    "call",
+    params={
+        "stop_after_error_turns": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 0,
+            "description": "model turns in a row with a failed call after which no tool is "
+            "called for the rest of the request (0: never; 1.23.0: 3)",
+        }
+    },
+)
+def agent_framework_validate(
+    plan: CallPlan, ctx: CallContext, stop_after_error_turns: int = 0
+) -> CallPlan:
     """Refuse what Agent Framework's top-level argument check refuses.
 
     Observed: clients/calibrations/agent-framework/1.23.0.json."""
     why = refusal(ctx.held_schema, plan.arguments)
     if why is None:
         return plan
+    if stop_after_error_turns:
+        why += (
+            f"; a failed call counts toward Agent Framework's stop: after "
+            f"{stop_after_error_turns} model turns in a row with one, no tool is called for "
+            "the rest of the request"
+        )
     return refuse_call(plan, "agent-framework-validate", why)

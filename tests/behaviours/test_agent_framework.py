@@ -35,3 +35,30 @@ def test_what_it_lets_through():
     }
     assert refusal(nested, {"o": {"i": "5"}}) is None  # nothing nested is checked
     assert refusal({"type": "object", "properties": {}}, {"anything": 1}) is None  # open schema
+
+
+def test_a_refused_call_says_it_counts_toward_the_stop_after_three_failed_turns():
+    """agent_framework/_tools.py 1.23.0: max_consecutive_errors_per_request = 3."""
+    from mcp_matrix.core.model import CallContext
+    from mcp_matrix.profiles.loader import load_profiles
+    from mcp_matrix.simulate.calls import plan_call
+
+    ctx = CallContext("t", CLOSED, {})
+    profile = load_profiles()["agent-framework"]
+    (variant,) = plan_call(profile, ctx, {"k": "a"})
+    assert variant.plan.refused is not None
+    assert "after 3 model turns in a row" in variant.plan.refused.message
+
+
+def test_agent_framework_calls_no_tool_after_three_turns_of_refused_calls():
+    """Observed: clients/calibrations/agent-framework/1.23.0.json, probe set error-streak: the
+    fourth request carries tool_choice none and the control is never called."""
+    from mcp_matrix.calibrate.drift import NOT_SENT, predict
+    from mcp_matrix.calibrate.probe import PROBE_SETS
+    from mcp_matrix.profiles.loader import load_profiles
+
+    streak = PROBE_SETS["error-streak"]
+    af = predict(load_profiles()["agent-framework"], streak, "probe")
+    assert [c["variants"] for c in af["calls"]] == [[NOT_SENT]] * 4
+    other = predict(load_profiles()["openai-agents"], streak, "probe")
+    assert other["calls"][-1]["variants"] == [{"q": "hello"}]
