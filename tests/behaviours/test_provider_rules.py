@@ -32,3 +32,20 @@ def test_claude_code_still_breaks_the_session_on_a_name_over_64_the_tool_referen
     out = discover("claude-code", [tool(name), tool("ok")])
     assert out.outcome == "session-broken"
     assert out.culprits == (name,)
+
+
+def test_legacy_claude_code_breaks_on_a_name_over_64_from_2_1_48_when_toolsearch_defers_every_tool():
+    """2.1.48 - 2.1.143 (observed 2.1.100 with ToolSearch on, probe set limit-long-name)."""
+    name = "t" * 60  # mcp__srv__ + 60 = 70 characters
+    out = discover("claude-code-legacy", [tool(name), tool("ok")])
+    assert out.outcome == "session-broken"
+    assert out.culprits == (name,)
+
+
+def test_claude_code_before_2_1_48_sends_definitions_so_only_the_128_limit_breaks_the_session():
+    """2.0.x - 2.1.47 (cli.js@2.1.47: ToolSearch 'tst-auto', a small server not deferred)."""
+    fits, over = "t" * 60, "u" * 120  # 70 and 130 characters with mcp__srv__
+    assert discover("claude-code-legacy-early", [tool(fits), tool("ok")]).outcome == "ok"
+    out = discover("claude-code-legacy-early", [tool(over), tool("ok")])
+    assert out.outcome == "session-broken"
+    assert out.culprits == (over,)
