@@ -41,6 +41,7 @@ DECLARED: dict[str, frozenset[str]] = {
     ),
     "langchain_genai": frozenset({"converter-error", "no-parameters", "parameters-dropped"}),
     "llamaindex": frozenset({"client-refused", "list-rejected"}),
+    "mcp_use": frozenset({"client-refused", "list-rejected"}),
     "lists": frozenset(
         {"list-rejected", "name-too-long", "over-tool-cap", "page-not-read"}
         | {"server-name-invalid", "too-many-tools"}
@@ -53,13 +54,16 @@ DECLARED: dict[str, frozenset[str]] = {
     "openai_agents_js": frozenset(
         {"additional-properties-opened", "name-collision", "name-sanitised"}
     ),
-    "outcomes": frozenset({"client-refused", "walk-limit"}),
+    "outcomes": frozenset({"client-refused", "list-rejected", "walk-limit"}),
     "python_sdk": frozenset({"list-rejected"}),
     "qwen": frozenset({"name-sanitised", "name-shortened"}),
     "results": frozenset(
         {"invalid-structured-content", "missing-structured-content", "result-too-large"}
     ),
     "schema_limits": frozenset({"enum-over-cap"}),
+    "semantic_kernel": frozenset(
+        {"client-refused", "list-rejected", "name-collision", "name-sanitised"}
+    ),
     "smolagents": frozenset({"client-refused", "list-rejected", "made-required", "name-sanitised"}),
     "schema_refs": frozenset({"external-ref"}),
     "schemas": frozenset(

@@ -75,6 +75,12 @@ def consequence(policy: str) -> str:
     }.get(policy, "")
 
 
+def run_failed(message: str) -> Finding:
+    """A library that raises on the list it got: the agent run fails, no tool of the server
+    reaches the model (``list-rejected``, blast radius the server)."""
+    return Finding(code="list-rejected", message=message, lost=True, blast_radius="server")
+
+
 def refuse_call(plan: CallPlan, name: str, why: str) -> CallPlan:
     """The call refused by the client's own check ``name`` before it is sent, for ``why``."""
     return plan.changed(

@@ -116,6 +116,8 @@ def load_all() -> dict[str, BehaviourSpec]:
         "llm_tools_mcp",
         "llamaindex",
         "agent_framework",
+        "mcp_use",
+        "semantic_kernel",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

@@ -885,6 +885,17 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "llm-tools-mcp-description": ("core",),
     "llamaindex-schema": ("root-anyof", "core", "ref-cycle", "bool-subschema", "validation"),
     "llamaindex-call-name": ("dotted-name", "name-chars"),
+    "mcp-use-schema": (
+        "core",
+        "root-anyof",
+        "ref-cycle",
+        "bool-subschema",
+        "dotted-key",
+        "bad-key",
+    ),
+    "mcp-use-validate": ("coercion", "validation", "root-anyof", "bad-key"),
+    "semantic-kernel-tools": ("name-chars", "dotted-name", "nullable-type", "dotted-key", "paged"),
+    "semantic-kernel-arguments": ("validation", "root-anyof"),
     "agent-framework-validate": ("validation", "coercion", "core"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
