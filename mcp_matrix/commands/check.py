@@ -20,7 +20,8 @@ from mcp_matrix.core.errors import EXIT_UNMEASURABLE, InputError
 from mcp_matrix.core.events import Event
 from mcp_matrix.core.text import markup, terminal_console
 from mcp_matrix.evolution.calls_file import parse_timestamp
-from mcp_matrix.gate.checklist import check_policy_clients, exit_code, load_policy, to_markdown
+from mcp_matrix.gate.checklist import exit_code, to_markdown
+from mcp_matrix.gate.policy import check_policy_clients, load_policy
 from mcp_matrix.gate.release import policy_baseline, release_items
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.run.results import cells, read_typed

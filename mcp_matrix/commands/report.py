@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     policy = None
     if args.policy:
-        from mcp_matrix.gate.checklist import load_policy
+        from mcp_matrix.gate.policy import load_policy
 
         policy = load_policy(args.policy)
     failing = None if args.fail_on is None else parse_verdicts(args.fail_on, where="--fail-on")

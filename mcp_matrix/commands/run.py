@@ -25,7 +25,7 @@ from mcp_matrix.core.events import Cell, RunFinished, Skipped, as_json
 from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.core.text import markup, terminal_console
 from mcp_matrix.core.verdicts import parse_verdicts
-from mcp_matrix.gate.checklist import check_clients
+from mcp_matrix.gate.policy import check_clients
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.terminal import names, write_terminal
 from mcp_matrix.report.writers import FORMATS

@@ -15,14 +15,10 @@ from pathlib import Path
 from mcp_matrix.core.events import Event, SnapshotTaken, typed_events
 from mcp_matrix.evolution.calls_file import calls_file, check_files, population_from_name
 from mcp_matrix.evolution.replay import Alias, ReplayConfig, replay
-from mcp_matrix.gate.checklist import (
-    AliasRule,
-    Item,
-    Policy,
-    evaluate,
-    evolution_items,
-    policy_path,
-)
+from mcp_matrix.gate.aliases import AliasRule
+from mcp_matrix.gate.checklist import Item, evaluate
+from mcp_matrix.gate.evolution_items import evolution_items
+from mcp_matrix.gate.policy import Policy, policy_path
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.targets.snapshot import Snapshot, load_snapshot, take_snapshot

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from mcp_matrix.core.events import ProfileError, RunFinished, RunStarted
-from mcp_matrix.gate.checklist import evaluate, load_policy
+from mcp_matrix.gate.checklist import evaluate
+from mcp_matrix.gate.policy import load_policy
 from tests.conftest import NEUTRAL_CWD, run_cli
 from tests.hostile.conftest import FORMATS, assert_no_crash, matrix_run, tiny_server
 from tests.hostile.test_safety import ARG_SECRET, ENV_SECRET, echo_tool

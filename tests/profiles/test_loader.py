@@ -87,10 +87,10 @@ def test_the_bundled_profiles_directory_holds_the_yaml_profiles():
 def test_the_installed_package_data_directory_wins_when_it_exists(tmp_path, monkeypatch):
     from importlib.resources.readers import MultiplexedPath
 
-    from mcp_matrix.profiles import loader
+    from mcp_matrix.profiles import files
 
     (tmp_path / "some-client.yaml").write_text("name: some-client\n")
-    monkeypatch.setattr(loader.resources, "files", lambda package: MultiplexedPath(str(tmp_path)))
+    monkeypatch.setattr(files.resources, "files", lambda package: MultiplexedPath(str(tmp_path)))
     assert bundled_profiles_dir() == tmp_path
 
 

@@ -9,7 +9,8 @@ import re
 
 from mcp_matrix.commands.report import write_report
 from mcp_matrix.core.events import typed_events
-from mcp_matrix.gate.checklist import Policy, evaluate
+from mcp_matrix.gate.checklist import evaluate
+from mcp_matrix.gate.policy import Policy
 from mcp_matrix.report.github import escape_data, escape_property
 from tests.conftest import run_cli
 from tests.report import events as ev
