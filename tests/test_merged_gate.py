@@ -137,7 +137,7 @@ def split(events: list, groups: list[list[str]]) -> list[list]:
         shard = []
         for e in events:
             if isinstance(e, RunStarted):
-                profiles = tuple(p for p in start.profiles if p["name"] in group)
+                profiles = tuple(p for p in start.profiles if p.name in group)
                 shard.append(replace(e, run_id=f"{start.run_id}-{i}", profiles=profiles))
             elif _profile_of(e) is None or _profile_of(e) in group:
                 shard.append(e)

@@ -92,13 +92,13 @@ def test_each_ordinary_tool_keeps_its_own_cell_and_its_calls_run_when_a_name_bre
             assert calls[(client, tool)].verdict == "intact", (client, tool)
         long = discovery[(client, LONG)]
         assert long.verdict == "session-broken"
-        assert long.findings[-1]["blast_radius"] == "session"
-        assert long.findings[-1]["evidence"], "the provider rule cites its evidence"
+        assert long.findings[-1].blast_radius == "session"
+        assert long.findings[-1].evidence, "the provider rule cites its evidence"
     # the dotted name breaks only the client that sends it as it is; the others rename it
     assert discovery[("openai-agents", DOTTED)].verdict == "session-broken"
     # renamed with every word kept, its calls mapped back: visible, the rename a note
     assert discovery[("claude-code", DOTTED)].verdict == "visible"
-    assert "name-sanitised" in {f["code"] for f in discovery[("claude-code", DOTTED)].findings}
+    assert "name-sanitised" in {f.code for f in discovery[("claude-code", DOTTED)].findings}
     assert discovery[("claude-code", DOTTED)].model_name == "mcp__tiny__files_read"
     assert done.returncode == 1  # the gate: a session broken in a required client
 

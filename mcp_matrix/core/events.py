@@ -5,8 +5,10 @@ lines with ``to_json()``; readers get them back with ``event_from_json``, which 
 event against the published schema (``mcp_matrix/core/schemas/results.schema.json``) first, so a
 missing or mistyped key is one ``EventError`` naming the key, never a KeyError deep in a
 writer. Writing and reading are generic (one key order, one reader for every kind); the
-writers and the checklist take these typed values. Nested values (findings, mutations,
-evidence, the snapshot) stay JSON: they have their own producers and documents.
+writers and the checklist take these typed values. The values inside them (findings, mutations,
+evidence, violations, variants, listed profiles) are frozen values too, read and written by the
+same generic code; the snapshot, schemas, the answer summary and the target stay JSON (typed
+``JSON``: they are documents of their own or free-form).
 
 Keys a file from an older version may lack have defaults here and in the schema; the keys
 without a default are the ones no reader can do without (a cell's profile, tool and verdict).
@@ -18,21 +20,21 @@ import dataclasses
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from mcp_matrix.core.model import ToolView
+from mcp_matrix.core.evidence import Evidence
+from mcp_matrix.core.jsontypes import JSON, JSONObject
+from mcp_matrix.core.model import Finding, ToolView
 from mcp_matrix.core.schemas import checker
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self is Python 3.11
 
 FORMAT = "mcp-matrix.results"
 VERSION = 2
 READABLE = (1, 2)
 
 _OMIT = {"omit_if_none": True}  # written only when set (the run adds these keys when they apply)
-
-
-def _tuples(value: Any) -> Any:
-    """A JSON list as the tuple a frozen field holds (lists inside lists too; objects stay JSON)."""
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 class EventError(ValueError):
@@ -43,31 +45,106 @@ class EventError(ValueError):
         super().__init__(f"{kind} event: {message}")
 
 
-def _lists(value: Any) -> Any:
-    """A frozen field's tuple as the JSON list it was read from (tuples inside tuples too)."""
-    return [_lists(v) for v in value] if isinstance(value, tuple) else value
+def _tuples(value: JSON) -> JSON:
+    """A JSON list as the tuple a frozen field holds (lists inside lists too; objects stay JSON)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _lists(value: object) -> JSON:
+    """A frozen field's value as JSON: tuples as lists, nested values as their objects."""
+    if isinstance(value, tuple):
+        return [_lists(v) for v in value]
+    if isinstance(value, _Value):
+        return value.to_json()
+    return value  # type: ignore[return-value]  # a JSON field holds JSON
 
 
 @dataclass(frozen=True, slots=True)
-class _Event:
-    KIND: ClassVar[str] = ""
-    # Keys written first, in this order (the key order of the version-1 stream); then the
-    # other fields in declaration order. A field with ``_OMIT`` is left out while it is None.
+class _Value:
+    """A JSON object as a frozen value: its keys are its fields, written in ``HEAD`` order and
+    then in declaration order, a field with ``_OMIT`` left out while it is None (a key the file
+    did not have stays absent, so a stream read and written again is the same bytes). A field
+    whose type is a ``_Value`` (or a tuple of them) is built from its JSON object, when read
+    and when constructed with one."""
+
     HEAD: ClassVar[tuple[str, ...]] = ()
 
-    def to_json(self) -> dict:
-        """The event as one line of the results stream."""
-        out: dict[str, Any] = {"event": self.KIND}
-        order, omitted, _ = _layout(type(self))
-        for name in order:
+    def __post_init__(self) -> None:
+        for name, nested in _layout(type(self)).nested:
             value = getattr(self, name)
-            if value is None and name in omitted:
+            if value is not None:
+                object.__setattr__(self, name, _nest(nested, value))
+
+    def to_json(self) -> dict[str, JSON]:
+        """The value as its JSON object."""
+        out: dict[str, JSON] = {}
+        layout = _layout(type(self))
+        for name in layout.order:
+            value = getattr(self, name)
+            if value is None and name in layout.omitted:
                 continue
             out[name] = _lists(value)
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Any:
+    def build(
+        cls, data: Mapping[str, JSON], strict: bool = False, memo: Memo | None = None
+    ) -> Self:
+        """The typed value of JSON already checked against the schema (the one reader every kind
+        shares: each field from its key, lists as tuples, nested objects as their values, a
+        missing key its documented default). ``strict``: a key that is no field is a TypeError
+        instead of being left out. ``memo``: one typed value per JSON object, for a reader that
+        shares equal objects across lines (``mcp_matrix.run.results.read_typed``)."""
+        layout = _layout(cls)
+        values: dict[str, object] = {
+            k: _tuples(v) for k, v in data.items() if k != "event" and (strict or k in layout.names)
+        }
+        if memo is not None:
+            for name, nested in layout.nested:
+                raw = data.get(name)
+                if raw is not None:
+                    values[name] = _shared(nested, raw, memo)
+        return cls(**values)
+
+
+# A reader's typed values by the id of the JSON object they were built from (the object is held
+# beside its value, so the id stays its own).
+Memo = dict[int, tuple[object, object]]
+
+
+def _nest(nested: type[_Value], value: object, memo: Memo | None = None) -> object:
+    """A nested value (or a tuple of them) from its JSON, as read or as a caller passed it."""
+    if isinstance(value, Mapping):
+        return nested.build(value, memo=memo)
+    if isinstance(value, (tuple, list)):
+        return tuple(
+            (nested.build(v) if memo is None else _shared(nested, v, memo))
+            if isinstance(v, Mapping)
+            else v
+            for v in value
+        )
+    return value
+
+
+def _shared(nested: type[_Value], raw: object, memo: Memo) -> object:
+    held = memo.get(id(raw))
+    if held is None:
+        held = memo[id(raw)] = (raw, _nest(nested, raw, memo))
+    return held[1]
+
+
+@dataclass(frozen=True, slots=True)
+class _Event(_Value):
+    KIND: ClassVar[str] = ""
+    # Keys written first, in this order (the key order of the version-1 stream); then the
+    # other fields in declaration order. A field with ``_OMIT`` is left out while it is None.
+
+    def to_json(self) -> dict[str, JSON]:
+        """The event as one line of the results stream."""
+        return {"event": self.KIND, **_Value.to_json(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Self:
         """The typed event; EventError when ``data`` does not follow this kind's schema."""
         if data.get("event") != cls.KIND:
             raise EventError(
@@ -76,32 +153,147 @@ class _Event:
         check_event(data)
         return cls.build(data)
 
-    @classmethod
-    def build(cls, data: Mapping[str, Any], strict: bool = False) -> Any:
-        """The typed event of JSON already checked against the schema (the one reader every kind
-        shares: each field from its key, lists as tuples, a missing key its documented default).
-        ``strict``: a key that is no field is a TypeError instead of being left out."""
-        names = _layout(cls)[2]
-        return cls(
-            **{k: _tuples(v) for k, v in data.items() if k != "event" and (strict or k in names)}
-        )
+
+@dataclass(frozen=True)
+class _Layout:
+    order: tuple[str, ...]  # every key, in the order written
+    omitted: frozenset[str]  # keys left out while None
+    names: frozenset[str]  # every field
+    nested: tuple[tuple[str, type[_Value]], ...]  # fields holding nested values, and their class
 
 
-_Layout = tuple[tuple[str, ...], frozenset[str], frozenset[str]]
-_LAYOUTS: dict[type[_Event], _Layout] = {}
+_LAYOUTS: dict[type[_Value], _Layout] = {}
 
 
-def _layout(cls: type[_Event]) -> _Layout:
-    """(key order, keys omitted while None, every field) of an event class, computed once."""
+def _layout(cls: type[_Value]) -> _Layout:
+    """The layout of a value class, computed once (its nested fields from its type hints)."""
     known = _LAYOUTS.get(cls)
     if known is not None:
         return known
     fields = dataclasses.fields(cls)
     names = [f.name for f in fields]
-    order = (*cls.HEAD, *(n for n in names if n not in cls.HEAD))
-    omitted = frozenset(f.name for f in fields if f.metadata.get("omit_if_none"))
-    _LAYOUTS[cls] = order, omitted, frozenset(names)
-    return _LAYOUTS[cls]
+    hints = typing.get_type_hints(cls)
+    nested = tuple((f.name, c) for f in fields if (c := _nested_class(hints[f.name])) is not None)
+    layout = _Layout(
+        order=(*cls.HEAD, *(n for n in names if n not in cls.HEAD)),
+        omitted=frozenset(f.name for f in fields if f.metadata.get("omit_if_none")),
+        names=frozenset(names),
+        nested=nested,
+    )
+    _LAYOUTS[cls] = layout
+    return layout
+
+
+def _nested_class(hint: object) -> type[_Value] | None:
+    """The value class a field's type holds: ``C``, ``tuple[C, ...]``, either or None."""
+    if isinstance(hint, type) and issubclass(hint, _Value):
+        return hint
+    for arg in typing.get_args(hint):
+        found = _nested_class(arg)
+        if found is not None:
+            return found
+    return None
+
+
+# -- the values inside events (results.schema.json $defs) -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CellEvidence(_Value):
+    """Where a behaviour involved in a cell comes from (core.evidence.Evidence as written)."""
+
+    level: str
+    source: str | None = field(default=None, metadata=_OMIT)
+    note: str | None = field(default=None, metadata=_OMIT)
+    checked: str | None = field(default=None, metadata=_OMIT)
+
+    @classmethod
+    def of(cls, e: Evidence) -> CellEvidence:
+        return cls(e.level, e.source, e.note, e.checked)
+
+
+@dataclass(frozen=True, slots=True)
+class CellFinding(_Value):
+    """One thing a client does to a tool (core.model.Finding as written): a key the file lacks
+    is None here (a reader takes None as the key's default: "", false)."""
+
+    code: str
+    message: str
+    pointer: str | None = field(default=None, metadata=_OMIT)
+    lost: bool | None = field(default=None, metadata=_OMIT)
+    materiality: str | None = field(default=None, metadata=_OMIT)
+    blast_radius: str | None = field(default=None, metadata=_OMIT)
+    behaviour: str | None = field(default=None, metadata=_OMIT)
+    evidence: tuple[CellEvidence, ...] | None = field(default=None, metadata=_OMIT)
+    culprit: str | None = field(default=None, metadata=_OMIT)
+
+    @classmethod
+    def of(cls, f: Finding) -> CellFinding:
+        return cls(
+            f.code,
+            f.message,
+            f.pointer,
+            f.lost,
+            f.materiality,
+            f.blast_radius,
+            f.behaviour,
+            tuple(CellEvidence.of(e) for e in f.evidence),
+            f.culprit or None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CellMutation(_Value):
+    """One difference between the intended and the wire arguments (core.model.Mutation)."""
+
+    kind: str
+    pointer: str
+    before: JSON = None
+    after: JSON = None
+
+
+@dataclass(frozen=True, slots=True)
+class CellViolation(_Value):
+    """One reason the listed inputSchema refuses the call sent (behaviours.validation.Violation)."""
+
+    validator: str
+    path: tuple[str | int, ...]
+    message: str
+    HEAD: ClassVar[tuple[str, ...]] = (
+        "validator",
+        "validator_value",
+        "path",
+        "schema_path",
+        "instance",
+        "names",
+        "message",
+    )
+    validator_value: JSON = None
+    schema_path: tuple[str | int, ...] | None = field(default=None, metadata=_OMIT)
+    instance: JSON = None
+    names: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class CellVariant(_Value):
+    """One way a client sometimes sends a call, and its verdict."""
+
+    verdict: str
+    sometimes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedProfile(_Value):
+    """A profile as the run-started event lists it (``run`` lists every key, ``discover`` the
+    first three and ``required_by_default``; a key not listed stays absent)."""
+
+    name: str
+    client: str | None = field(default=None, metadata=_OMIT)
+    versions: str | None = field(default=None, metadata=_OMIT)
+    models: str | None = field(default=None, metadata=_OMIT)
+    # null only for a profile citing no evidence at all (none bundled): written as absent
+    weakest_evidence: str | None = field(default=None, metadata=_OMIT)
+    required_by_default: bool | None = field(default=None, metadata=_OMIT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +306,13 @@ class RunStarted(_Event):
     run_id: str | None = None
     started_at: str | None = None
     mcp_matrix: str | None = None
-    target: Any = None  # masked (mcp_matrix.targets.kinds)
-    server: Any = None  # serverInfo as sent
-    server_key: Any = None
+    target: JSONObject | None = None  # masked (mcp_matrix.targets.kinds)
+    server: JSONObject | None = None  # serverInfo as sent
+    server_key: JSONObject | None = None
     protocolVersion: str | None = None  # the key of the JSON document
     cases: str | None = ""
     baseline: str | None = None
-    profiles: tuple[dict, ...] = ()
+    profiles: tuple[ListedProfile, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +320,7 @@ class SnapshotTaken(_Event):
     """The snapshot document the run measured (``{}`` when the target was never reached)."""
 
     KIND: ClassVar[str] = "snapshot"
-    snapshot: Any
+    snapshot: JSONObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +329,7 @@ class SchemaStored(_Event):
 
     KIND: ClassVar[str] = "schema"
     id: int
-    schema: Any
+    schema: JSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +343,8 @@ class DiscoveryCell(_Event):
     verdict: str
     index: int | None = None
     model_name: str | None = None
-    model_schema: Any = None
-    findings: tuple[dict, ...] = ()
+    model_schema: JSON = None
+    findings: tuple[CellFinding, ...] = ()
     weakest_evidence: str | None = None
 
     @classmethod
@@ -164,7 +356,7 @@ class DiscoveryCell(_Event):
             index=view.index,
             model_name=view.model_name,
             model_schema=view.model_schema,
-            findings=tuple(f.to_json() for f in view.findings),
+            findings=tuple(CellFinding.of(f) for f in view.findings),
             weakest_evidence=view.weakest_evidence,
         )
 
@@ -194,26 +386,26 @@ class CallCell(_Event):
     origin: str = "file"
     expect: str = "success"
     reason: str = ""
-    mutations: tuple[dict, ...] = ()
-    answer: Any = None
+    mutations: tuple[CellMutation, ...] = ()
+    answer: JSON = None  # a summary of the server's answer (run.classify.Answer.summary)
     behaviours: tuple[str, ...] = ()
-    evidence: tuple[dict, ...] = ()
+    evidence: tuple[CellEvidence, ...] = ()
     weakest_evidence: str | None = None
     sometimes: tuple[str, ...] = ()
     stale: bool = False
     stale_for: str | None = field(default=None, metadata=_OMIT)
-    violations: tuple[dict, ...] | None = field(
+    violations: tuple[CellViolation, ...] | None = field(
         default=None, metadata=_OMIT
     )  # why the listed schema refuses it
     notes: tuple[str, ...] | None = field(default=None, metadata=_OMIT)
-    variants: tuple[dict, ...] | None = field(default=None, metadata=_OMIT)
+    variants: tuple[CellVariant, ...] | None = field(default=None, metadata=_OMIT)
     frequency: str | None = field(default=None, metadata=_OMIT)
     answer_from: str | None = field(
         default=None, metadata=_OMIT
     )  # run --share calls: whose answer this is
 
     @classmethod
-    def of(cls, event: Mapping[str, Any]) -> CallCell:
+    def of(cls, event: Mapping[str, JSON]) -> CallCell:
         """The call pipeline's cell: each of its keys must be a field here (and in the schema)."""
         return cls.build(event, strict=True)
 
@@ -246,10 +438,10 @@ class RunFinished(_Event):
     HEAD: ClassVar[tuple[str, ...]] = ("finished_at",)
     measured: bool
     finished_at: str | None = None
-    counts: dict = field(default_factory=dict)
+    counts: Mapping[str, int] = field(default_factory=dict)
     interrupted: bool = False
     deadline_passed: bool | None = field(default=None, metadata=_OMIT)
-    error: Any = field(default=None, metadata=_OMIT)
+    error: Mapping[str, object] | None = field(default=None, metadata=_OMIT)  # a wire error
 
 
 Event = (
@@ -265,38 +457,38 @@ Event = (
 )
 Cell = DiscoveryCell | CallCell
 # in stream order
-EVENTS: dict[str, type[_Event]] = {cls.KIND: cls for cls in typing.get_args(Event)}
+EVENTS: dict[str, type[Event]] = {cls.KIND: cls for cls in typing.get_args(Event)}
 
 
-def event_from_json(data: Mapping[str, Any]) -> Event:
+def event_from_json(data: Mapping[str, JSON]) -> Event:
     """The typed event of one line; EventError naming the key when it does not follow the schema."""
     kind = data.get("event") if isinstance(data, Mapping) else None
     return EVENTS[_known(kind)].from_json(data)
 
 
-def build_event(data: Mapping[str, Any]) -> Event:
+def build_event(data: Mapping[str, JSON], memo: Memo | None = None) -> Event:
     """The typed event of a line already checked against the schema (mcp_matrix.run.results checks each
-    line as it reads it, so it is not checked twice)."""
-    return EVENTS[data["event"]].build(data)
+    line as it reads it, so it is not checked twice); ``memo`` as ``_Value.build``'s."""
+    return EVENTS[str(data["event"])].build(data, memo=memo)
 
 
-def typed_event(event: Event | Mapping[str, Any]) -> Event:
+def typed_event(event: Event | Mapping[str, JSON]) -> Event:
     """A typed event as it is; a JSON event checked against the schema and typed."""
     return event if isinstance(event, _Event) else event_from_json(event)
 
 
-def typed_events(events: Iterable[Event | Mapping[str, Any]]) -> list[Event]:
+def typed_events(events: Iterable[Event | Mapping[str, JSON]]) -> list[Event]:
     """The events every writer and the checklist read: typed events as they are; a JSON event
     (a hand-built stream, a caller that kept JSON) checked and typed here, once."""
     return [typed_event(e) for e in events]
 
 
-def as_json(event: Event | Mapping[str, Any]) -> dict:
+def as_json(event: Event | Mapping[str, JSON]) -> dict[str, JSON]:
     """The JSON form of a typed event; a mapping is taken as already JSON."""
     return event.to_json() if isinstance(event, _Event) else dict(event)
 
 
-def check_event(data: Mapping[str, Any]) -> None:
+def check_event(data: Mapping[str, JSON]) -> None:
     """Raise EventError, naming the key, if ``data`` does not follow the schema of its kind."""
     kind = _known(data.get("event"))
     problem = checker("results", part=kind)(data)
@@ -304,7 +496,7 @@ def check_event(data: Mapping[str, Any]) -> None:
         raise EventError(kind, problem.key, problem.message)
 
 
-def _known(kind: Any) -> str:
+def _known(kind: object) -> str:
     if not isinstance(kind, str) or kind not in EVENTS:
         raise EventError(
             str(kind), "event", f"unknown event kind {kind!r}; expected one of {', '.join(EVENTS)}"
@@ -319,9 +511,16 @@ __all__ = [
     "VERSION",
     "CallCell",
     "Cell",
+    "CellEvidence",
+    "CellFinding",
+    "CellMutation",
+    "CellVariant",
+    "CellViolation",
     "DiscoveryCell",
     "Event",
     "EventError",
+    "ListedProfile",
+    "Memo",
     "ProfileError",
     "RunFinished",
     "RunStarted",

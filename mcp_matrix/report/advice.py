@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mcp_matrix.core.events import CallCell, Cell, DiscoveryCell
+from mcp_matrix.core.events import CallCell, Cell, CellFinding, DiscoveryCell
 from mcp_matrix.core.tools import read_only
 from mcp_matrix.core.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE
 
@@ -291,7 +291,7 @@ _MAX_PARTS = 3
 
 
 def advice_for(
-    cell: Cell, tool: Mapping[str, Any] | None = None, finding: Mapping[str, Any] | None = None
+    cell: Cell, tool: Mapping[str, Any] | None = None, finding: CellFinding | None = None
 ) -> str | None:
     """The fix for one discovery or call cell, or None when nothing needs fixing.
 
@@ -304,7 +304,7 @@ def advice_for(
 
 
 def advice_parts(
-    cell: Cell, tool: Mapping[str, Any] | None = None, finding: Mapping[str, Any] | None = None
+    cell: Cell, tool: Mapping[str, Any] | None = None, finding: CellFinding | None = None
 ) -> list[str]:
     """The distinct pieces of advice for a cell, most specific first (at most three)."""
     verdict = cell.verdict
@@ -340,15 +340,15 @@ def _verdict_advice(cell: Cell) -> str:
     return BY_VERDICT[cell.verdict]
 
 
-def _discovery_parts(verdict: str, findings: Sequence[Mapping[str, Any]]) -> list[str]:
+def _discovery_parts(verdict: str, findings: Sequence[CellFinding]) -> list[str]:
     if verdict in LOST:
         # The finding that decided comes last; the others only rewrote the schema before.
         ordered = list(reversed(findings))
     else:
-        ordered = [f for f in findings if f.get("lost")] or findings
+        ordered = [f for f in findings if f.lost] or list(findings)
     out = []
     for f in ordered:
-        text = _by_code(f.get("code", "")) or BY_BEHAVIOUR.get(f.get("behaviour", ""))
+        text = _by_code(f.code) or BY_BEHAVIOUR.get(f.behaviour or "")
         if text:
             out.append(text)
     return out
@@ -357,7 +357,7 @@ def _discovery_parts(verdict: str, findings: Sequence[Mapping[str, Any]]) -> lis
 def _call_parts(cell: CallCell, tool: Mapping[str, Any] | None) -> list[str]:
     verdict = cell.verdict
     behaviours = cell.behaviours
-    kinds = {m["kind"] for m in cell.mutations}
+    kinds = {m.kind for m in cell.mutations}
     out: list[str] = []
     if verdict == "unreachable":
         out += [BY_BEHAVIOUR[b] for b in behaviours if b in BY_BEHAVIOUR and b not in _WRITE_LOSS]

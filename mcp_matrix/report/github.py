@@ -67,7 +67,9 @@ def write_github(
 
     def where(tool: str | None) -> tuple[str, int | None] | None:
         """The tool's line in the source: a file-level annotation would sit on the wrong file."""
-        line = tools.line(tool) if tools and tool else None
+        if tools is None or not tool:
+            return None
+        line = tools.line(tool)
         return (tools.uri, line) if line else None
 
     failed = [i for i in evaluate(events, policy) if not i.passed]

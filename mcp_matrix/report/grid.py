@@ -8,15 +8,15 @@ file is judged exactly as the union of its shards (``runs``, ``run_profiles``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from mcp_matrix.core.events import (
     CallCell,
     Cell,
     DiscoveryCell,
     Event,
+    ListedProfile,
     RunFinished,
     RunStarted,
     Skipped,
@@ -93,27 +93,28 @@ def _run(start: RunStarted | None, held: list[Event]) -> Run:
     return Run(start, tuple(held), finish)
 
 
-def _required_by_default(profile: Mapping[str, Any]) -> bool:
+def _required_by_default(profile: ListedProfile) -> bool:
     """A profile's ``required_by_default``; results written before that field existed leave out
     the probes (``versions: probe``)."""
-    return bool(profile.get("required_by_default", not _probe(profile)))
+    given = profile.required_by_default
+    return not _probe(profile) if given is None else given
 
 
-def _probe(profile: Mapping[str, Any]) -> bool:
-    return str(profile.get("versions", "")).strip() == "probe"
+def _probe(profile: ListedProfile) -> bool:
+    return (profile.versions or "").strip() == "probe"
 
 
-def run_profiles(events: Iterable[Event]) -> dict[str, Mapping[str, Any]]:
+def run_profiles(events: Iterable[Event]) -> dict[str, ListedProfile]:
     """Every profile of every run in the stream, by name, in the order first listed. A profile
     required by default in any run is required (two shards that disagree never lose a client)."""
-    out: dict[str, Mapping[str, Any]] = {}
+    out: dict[str, ListedProfile] = {}
     for e in events:
         if not isinstance(e, RunStarted):
             continue
         for p in e.profiles:
-            known = out.get(p["name"])
+            known = out.get(p.name)
             if known is None or (_required_by_default(p) and not _required_by_default(known)):
-                out[p["name"]] = p
+                out[p.name] = p
     return out
 
 

@@ -33,6 +33,7 @@ from typing import IO, Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from mcp_matrix.core.events import Event
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
 from mcp_matrix.report.grid import RELEASE_FAILING
@@ -214,7 +215,7 @@ def page_data(doc: Mapping[str, Any], later_problems: Sequence[Mapping[str, Any]
     }
     grid_json = packer.grid(grid["rows"])
     parts = [_ENCODER.encode(small)[:-1]]
-    for key, text in (
+    for key, table in (
         ("grid", grid_json),
         ("cells", "[" + ",".join(packer.cells) + "]"),
         ("details", packer.details.json()),
@@ -222,7 +223,7 @@ def page_data(doc: Mapping[str, Any], later_problems: Sequence[Mapping[str, Any]
         ("evidence", packer.evidence.json()),
         ("texts", _ENCODER.encode(list(packer.texts))),
     ):
-        parts.append(f',"{key}":{text}')
+        parts.append(f',"{key}":{table}')
     return _escape_script("".join(parts) + "}")
 
 
@@ -260,7 +261,7 @@ def _environment() -> Environment:
 
 
 def write_html(
-    events: list[dict], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
+    events: list[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
     stream.write(render_html(build_report(events, failing), build_triage(events)))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from mcp_matrix import __version__
 from mcp_matrix.core.content_table import ContentTable, resolve
@@ -26,8 +26,12 @@ from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import (
     CallCell,
     Cell,
+    CellEvidence,
+    CellFinding,
+    CellMutation,
     DiscoveryCell,
     Event,
+    ListedProfile,
     ProfileError,
     RunFinished,
     RunStarted,
@@ -115,11 +119,11 @@ def _document(events: Iterable[Event], failing: Iterable[str]) -> dict:
     events = typed_events(events)
     failing = list(failing)
     scope = gate_scope(events, failing)  # every run's profiles: a merged file as its shards
-    listed: dict[str, Mapping[str, Any]] = {}  # each profile as the first run lists it
+    listed: dict[str, ListedProfile] = {}  # each profile as the first run lists it
     for e in events:
         if isinstance(e, RunStarted):
             for p in e.profiles:
-                listed.setdefault(p["name"], p)
+                listed.setdefault(p.name, p)
     build = _Builder(scope, list(run_profiles(events)))
     for e in events:
         build.add(e)
@@ -242,7 +246,7 @@ class _Builder:
             if primary is None:
                 pointer = _tool_pointer(index)
             else:
-                pointer = primary.get("snapshot_pointer") or _under(index, _s(primary["pointer"]))
+                pointer = primary["snapshot_pointer"] or _under(index, _s(primary["pointer"]))
             name = None if e.model_name is None else self.texts.ref(e.model_name)
             schema = None if e.model_schema is None else self.shapes.ref(e.model_schema)
             self.kinds["discovery"] += 1
@@ -261,18 +265,16 @@ class _Builder:
         held = worst.get(profile)
         if held is None or rank(verdict) < rank(held):
             worst[profile] = verdict
-        pointer = None if pointer is None else self.texts.ref(pointer)
+        at = None if pointer is None else self.texts.ref(pointer)
         # a row's JSON text (a list of 9 numbers is 5x its text in memory, 180,000 times)
-        self.cells.texts.append(
-            _dump([run, profile, tool, index, detail, fails, pointer, name, schema])
-        )
+        self.cells.texts.append(_dump([run, profile, tool, index, detail, fails, at, name, schema]))
 
     def discovery_detail(
         self, e: DiscoveryCell, run: int, index: int | None, tools: _Tools
     ) -> tuple[int, Mapping | None]:
         """The detail of a discovery cell and its deciding finding's entry, made once per
         distinct (run, verdict, findings): a culprit's pointer depends on the run's snapshot."""
-        key = (run, e.verdict, e.weakest_evidence, hash(_dump(e.findings)))
+        key = (run, e.verdict, e.weakest_evidence, hash(e.findings))
         held = self._discovery.get(key)
         if held is not None and held[0] == e.findings:  # equal, not a hash collision
             return held[1]
@@ -283,7 +285,7 @@ class _Builder:
         detail = {  # its reason, behaviours and evidence are its findings' (read_report)
             "kind": "discovery",
             "verdict": e.verdict,
-            "blast_radius": primary.get("blast_radius") if primary else None,
+            "blast_radius": primary.blast_radius if primary else None,
             "weakest_evidence": e.weakest_evidence,
             "advice": self.text(advice_for(e, None)),
             "findings": findings,
@@ -292,30 +294,31 @@ class _Builder:
         self._discovery.setdefault(key, (e.findings, known))
         return known
 
-    def finding_ref(self, f: Mapping[str, Any], tools: _Tools) -> int:
-        culprit = f.get("culprit")
+    def finding_ref(self, f: CellFinding, tools: _Tools) -> int:
         at = None
-        if culprit:  # a list-level failure reported on every tool: point at the tool that caused it
-            place = tools.index.get(_s(culprit))
-            at = None if place is None else _under(place, _s(f.get("pointer")))
+        if (
+            f.culprit
+        ):  # a list-level failure reported on every tool: point at the tool that caused it
+            place = tools.index.get(f.culprit)
+            at = None if place is None else _under(place, _s(f.pointer))
         return self.findings.ref(
             {
-                "code": f["code"],
-                "message": f["message"],
-                "pointer": f.get("pointer", ""),
+                "code": f.code,
+                "message": f.message,
+                "pointer": _s(f.pointer),
                 "snapshot_pointer": at,
-                "lost": bool(f.get("lost")),
-                "blast_radius": f.get("blast_radius"),
-                "behaviour": f.get("behaviour", ""),
-                "evidence": [self.evidence_ref(ev) for ev in f.get("evidence", ())],
+                "lost": bool(f.lost),
+                "blast_radius": f.blast_radius,
+                "behaviour": _s(f.behaviour),
+                "evidence": [self.evidence_ref(ev) for ev in f.evidence or ()],
             }
         )
 
     def text(self, value: str | None) -> int | None:
         return None if value is None else self.texts.ref(value)
 
-    def evidence_ref(self, ev: Mapping[str, Any]) -> int:
-        return self.evidence.ref(dict(ev))
+    def evidence_ref(self, ev: CellEvidence) -> int:
+        return self.evidence.ref(ev.to_json())
 
     def call_detail(self, e: CallCell, raw_tool: Mapping | None) -> dict:
         evidence = dict.fromkeys(("", self.evidence_ref(ev)) for ev in e.evidence)
@@ -332,15 +335,15 @@ class _Builder:
             "findings": [],
             "origin": e.origin,
             "expect": e.expect,
-            "mutations": [dict(m) for m in e.mutations],
+            "mutations": [m.to_json() for m in e.mutations],
             "answer": e.answer,
             "stale": bool(e.stale),
             "sometimes": list(e.sometimes),
             "frequency": e.frequency,
-            "variants": [dict(v) for v in e.variants or ()],
+            "variants": [v.to_json() for v in e.variants or ()],
         }
 
-    def document(self, known: Mapping[str, Mapping[str, Any]]) -> dict:
+    def document(self, known: Mapping[str, ListedProfile]) -> dict:
         names = list(self.profiles)
         verdicts = [v for v in SEVERITY if v in self.counts]
         verdicts += sorted((v for v in self.counts if v not in SYMBOL), key=rank)
@@ -560,14 +563,14 @@ def _entries(table: Any) -> list:
     return table
 
 
-def _profile(p: Mapping[str, Any] | None, name: str) -> dict:
-    p = p or {}
+def _profile(p: ListedProfile | None, name: str) -> dict:
+    p = p or ListedProfile(name)
     return {
         "name": name,
-        "client": p.get("client"),
-        "versions": p.get("versions"),
-        "models": p.get("models"),
-        "weakest_evidence": p.get("weakest_evidence"),
+        "client": p.client,
+        "versions": p.versions,
+        "models": p.models,
+        "weakest_evidence": p.weakest_evidence,
     }
 
 
@@ -607,16 +610,21 @@ def _finish(run: dict, e: RunFinished) -> None:
     run["error"] = e.error
 
 
-def primary_finding(
-    findings: Sequence[Mapping[str, Any]], verdict: str
-) -> Mapping[str, Any] | None:
+def primary_finding(findings: Sequence[_F], verdict: str) -> _F | None:
     """The finding that decided a discovery cell: the last one for a hidden or dropped tool,
-    else the first that lost something, else the first."""
+    else the first that lost something, else the first (a cell's findings, or a report's)."""
     if not findings:
         return None
     if verdict in LOST:
         return findings[-1]
-    return next((f for f in findings if f.get("lost")), findings[0])
+    return next((f for f in findings if _lost(f)), findings[0])
+
+
+_F = TypeVar("_F", CellFinding, Mapping[str, Any])
+
+
+def _lost(f: CellFinding | Mapping[str, Any]) -> bool:
+    return bool(f.lost if isinstance(f, CellFinding) else f.get("lost"))
 
 
 def discovery_reason(verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:
@@ -663,14 +671,14 @@ def _tool_pointer(index: int | None) -> str | None:
     return None if index is None else f"/tools/{index}/tool"
 
 
-def _call_pointer(index: int | None, mutations: list[Mapping[str, Any]]) -> str | None:
+def _call_pointer(index: int | None, mutations: Sequence[CellMutation]) -> str | None:
     """The input schema of the called tool, at the property the first mutation touched."""
     base = _tool_pointer(index)
     if base is None:
         return None
     if not mutations:
         return base + "/inputSchema"
-    parts = [p for p in _s(mutations[0].get("pointer")).split("/")[1:]]
+    parts = mutations[0].pointer.split("/")[1:]
     path = "/inputSchema"
     for p in parts:
         path += "/items" if p.isdigit() else f"/properties/{p}"

@@ -86,7 +86,7 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             )
             props = ET.SubElement(suite, "properties")
             _run_props(props, run)
-            meta = next((p for p in doc["profiles"] if p["name"] == profile), {})
+            meta: Mapping[str, Any] = next((p for p in doc["profiles"] if p["name"] == profile), {})
             for key in ("client", "versions", "weakest_evidence"):
                 if meta.get(key):
                     _prop(props, key, meta[key])
@@ -153,7 +153,8 @@ def _server_labels(runs: list[Mapping[str, Any]]) -> dict[Any, str]:
 
 
 def _run_props(props: ET.Element, run: Mapping[str, Any]) -> None:
-    server = run.get("server") if isinstance(run.get("server"), Mapping) else {}
+    given = run.get("server")
+    server: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     _prop(props, "server", f"{server.get('name') or ''} {server.get('version') or ''}".strip())
     _prop(props, "target", describe_target(run.get("target")))
     if run.get("run_id"):

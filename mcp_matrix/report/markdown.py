@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 from urllib.parse import quote
 
@@ -63,7 +63,7 @@ def md_source(source: str) -> str:
     return md(source)
 
 
-def label(cells: list[Mapping[str, Any]]) -> str:
+def label(cells: Sequence[Mapping[str, Any]]) -> str:
     first = cells[0]
     cases = [c["case"] for c in cells if c.get("case")]
     text = md(first["tool"], name=True)

@@ -275,8 +275,8 @@ def write_grid(events: list[Event], console: Console) -> None:
             key.append(SYMBOL[v], style=COLOUR.get(v, ""))
             key.append(f" {v}")
     if key:
-        for line in key.wrap(console, _width(console)):
-            console.print(line, soft_wrap=True)
+        for wrapped in key.wrap(console, _width(console)):
+            console.print(wrapped, soft_wrap=True)
     if session_blockers(events):
         _wrap(
             console,
@@ -299,7 +299,8 @@ def _could_not_measure(run: Run, err: Console) -> None:
     finish = run.finish
     error = (finish.error if finish else None) or {}
     _wrap(err, clean(error.get("message", "")), 0, first="could not measure: ", style="red")
-    for line in (error.get("stderr_tail") or [])[-10:]:
+    tail = error.get("stderr_tail")
+    for line in (tail if isinstance(tail, list) else [])[-10:]:
         err.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
     target = (run.start or _NO_START).target or {}
     if target.get("kind") == "stdio" and target.get("inherit_env") is False:
@@ -423,7 +424,7 @@ def write_cells(events: list[Event], console: Console) -> None:
             reason = c.reason
         else:
             reason = "; ".join(
-                f["message"] + (f" [{f['materiality']}]" if f.get("materiality") else "")
+                f.message + (f" [{f.materiality}]" if f.materiality else "")
                 for f in c.findings[-3:]
             )
         line = Text.assemble(

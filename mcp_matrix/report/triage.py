@@ -18,7 +18,7 @@ cause (``note``), not a loss. Every writer opens with this list (terminal, Markd
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -26,6 +26,8 @@ from typing import Any
 from mcp_matrix.core.events import (
     CallCell,
     Cell,
+    CellEvidence,
+    CellFinding,
     DiscoveryCell,
     Event,
     SnapshotTaken,
@@ -125,37 +127,36 @@ def citable(note: str) -> str:
     return re.sub(r"\s{2,}", " ", _SECTION_NUMBERS.sub("", note or "")).strip()
 
 
-def _sources(evidence: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    return [(e.get("level") or "assumed", e["source"]) for e in evidence if e.get("source")]
+def _sources(evidence: Iterable[CellEvidence] | None) -> list[tuple[str, str]]:
+    return [(e.level or "assumed", e.source) for e in evidence or () if e.source]
 
 
 def _tools_by_name(events: list[Event]) -> dict[str, Any]:
     snap = next((e.snapshot for e in events if isinstance(e, SnapshotTaken)), None) or {}
-    return tools_by_name(t.get("tool") for t in snap.get("tools") or [] if isinstance(t, dict))
+    listed = snap.get("tools")
+    entries = listed if isinstance(listed, list) else []
+    return tools_by_name(t.get("tool") for t in entries if isinstance(t, dict))
 
 
-def _decisive(findings: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+def _decisive(findings: Sequence[CellFinding]) -> CellFinding:
     """The finding that decided a hidden/dropped/broken cell: it comes last."""
-    return findings[-1] if findings else {}
+    return findings[-1] if findings else _NO_FINDING
 
 
-def _material(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+_NO_FINDING = CellFinding(code="None", message="")  # a lost cell without findings: the key it had
+
+
+def _material(findings: Sequence[CellFinding]) -> list[CellFinding]:
     out = []
     for f in findings:
-        level = f.get("materiality") or materiality_of(
-            f["code"], f.get("pointer") or "", bool(f.get("lost"))
-        )
+        level = f.materiality or materiality_of(f.code, f.pointer or "", bool(f.lost))
         if level in MATERIAL:
             out.append(f)
     return out
 
 
-def _stricter(findings: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [
-        f
-        for f in findings
-        if f.get("materiality") == "stricter" and f.get("code") != "changed-by-client"
-    ]
+def _stricter(findings: Sequence[CellFinding]) -> list[CellFinding]:
+    return [f for f in findings if f.materiality == "stricter" and f.code != "changed-by-client"]
 
 
 def _where(pointer: str) -> str:
@@ -235,10 +236,10 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             continue
         if verdict in LOST:
             f = _decisive(e.findings)
-            blamed, summary = _blamed_summary(f.get("message", ""), f.get("culprit") or "")
-            fix = advice_for(e, tools.get(tool), finding=f)
-            code = str(f.get("code"))
-            key = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")
+            blamed, summary = _blamed_summary(f.message, f.culprit or "")
+            fix = advice_for(e, tools.get(tool), finding=f if e.findings else None)
+            code = f.code
+            key: tuple = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")
             cause = add(
                 key,
                 Cause(
@@ -247,8 +248,8 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
                     code,
                     summary,
                     fix,
-                    blast_radius=f.get("blast_radius") or "tool",
-                    evidence=_sources(f.get("evidence", ())),
+                    blast_radius=f.blast_radius or "tool",
+                    evidence=_sources(f.evidence),
                 ),
                 e,
             )
@@ -264,15 +265,15 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             hard_of[(e.profile, tool)] = key
             continue
         for f in _material(e.findings) or e.findings[:1]:
-            code = f["code"]
-            pointer = f.get("pointer") or ""
+            code = f.code
+            pointer = f.pointer or ""
             keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
             fix = advice_for(e, tools.get(tool), finding=f)
             key = ("lost", code, keyword, fix)
-            summary = f.get("message") or code
+            summary = f.message or code
             cause = add(
                 key,
-                Cause(verdict, "", code, summary, fix, evidence=_sources(f.get("evidence", ()))),
+                Cause(verdict, "", code, summary, fix, evidence=_sources(f.evidence)),
                 e,
             )
             if keyword and keyword not in cause.keywords:
@@ -285,43 +286,43 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
         if e.verdict not in SHOWN:
             continue
         for f in _stricter(e.findings):
-            code = f["code"]
+            code = f.code
             add(
                 ("note", code),
                 Cause(
                     "visible",
                     "",
                     code,
-                    NOTES.get(code, f.get("message") or code),
+                    NOTES.get(code, f.message or code),
                     None,
-                    evidence=_sources(f.get("evidence", ())),
+                    evidence=_sources(f.evidence),
                     stricter=True,
                 ),
                 e,
             )
-    for e in calls:
-        verdict, tool = e.verdict, e.tool
+    for c in calls:
+        verdict, tool = c.verdict, c.tool
         if verdict in FINE:
             continue
         if verdict == V.UNREACHABLE.name:
-            key = hard_of.get((e.profile, tool))
-            if key is not None:
-                causes[key].calls_lost += 1
+            hard = hard_of.get((c.profile, tool))
+            if hard is not None:
+                causes[hard].calls_lost += 1
                 continue
-        fix = advice_for(e, tools.get(tool))
-        key = ("call", tool, verdict, e.behaviours, fix)
+        fix = advice_for(c, tools.get(tool))
+        key = ("call", tool, verdict, c.behaviours, fix)
         add(
             key,
             Cause(
                 verdict,
                 tool,
-                ",".join(e.behaviours) or verdict,
-                e.reason or verdict,
+                ",".join(c.behaviours) or verdict,
+                c.reason or verdict,
                 fix,
                 blast_radius="call",
-                evidence=_sources(e.evidence),
+                evidence=_sources(c.evidence),
             ),
-            e,
+            c,
         )
     # Labelled "not required by default" exactly when the default gate ignores every cell of
     # the cause (read over every run of a merged file, as the gate reads it).
@@ -368,8 +369,8 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
         first.calls_lost += cause.calls_lost
         first.session_tools = max(first.session_tools, cause.session_tools)
         first.clients += [c for c in cause.clients if c not in first.clients]
-        have = set(first.tools)
-        first.tools += [t for t in cause.tools if t not in have]
+        listed = set(first.tools)
+        first.tools += [t for t in cause.tools if t not in listed]
         first.culprits += [t for t in cause.culprits if t not in first.culprits]
         first.evidence += [e for e in cause.evidence if e not in first.evidence]
         first.keywords += [k for k in cause.keywords if k not in first.keywords]

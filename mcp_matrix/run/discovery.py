@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mcp_matrix.core.events import DiscoveryCell, Event, RunFinished, RunStarted
+from mcp_matrix.core.events import DiscoveryCell, Event, ListedProfile, RunFinished, RunStarted
 from mcp_matrix.core.model import ClientView
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.discovery import client_views, initial_state
@@ -38,12 +38,12 @@ def discovery_events(
             server=snap.doc.get("serverInfo"),
             server_key=key.to_json(),
             profiles=tuple(
-                {
-                    "name": p.name,
-                    "client": p.client,
-                    "versions": p.versions,
-                    "required_by_default": p.required_by_default,
-                }
+                ListedProfile(
+                    name=p.name,
+                    client=p.client,
+                    versions=p.versions,
+                    required_by_default=p.required_by_default,
+                )
                 for p in profiles
                 if not p.abstract
             ),

@@ -32,6 +32,7 @@ from mcp_matrix.core.events import (
     CallCell,
     DiscoveryCell,
     Event,
+    ListedProfile,
     ProfileError,
     RunFinished,
     RunStarted,
@@ -193,14 +194,14 @@ def _after_snapshot(
             cases=config.cases_source,
             baseline=config.baseline.source if config.baseline else None,
             profiles=tuple(
-                {
-                    "name": p.name,
-                    "client": p.client,
-                    "versions": p.versions,
-                    "models": p.models,
-                    "weakest_evidence": p.weakest_evidence,
-                    "required_by_default": p.required_by_default,
-                }
+                ListedProfile(
+                    name=p.name,
+                    client=p.client,
+                    versions=p.versions,
+                    models=p.models,
+                    weakest_evidence=p.weakest_evidence,
+                    required_by_default=p.required_by_default,
+                )
                 for p in config.profiles
             ),
         )

@@ -31,6 +31,7 @@ from mcp_matrix.core.events import (
     DiscoveryCell,
     Event,
     EventError,
+    Memo,
     as_json,
     build_event,
     check_event,
@@ -218,7 +219,8 @@ def _shared(value: Any, seen: dict[int, Any]) -> Any:
 def read_typed(path: str | Path) -> list[Event]:
     """Every event of a results file as typed values (mcp_matrix.core.events): what the writers and the
     checklist read. Each line is checked once, as it is read, and typed once."""
-    return [build_event(e) for e in iter_events(path)]
+    memo: Memo = {}  # a finding the reader shares across lines is one typed value too
+    return [build_event(e, memo) for e in iter_events(path)]
 
 
 def cells(events: Iterable[Event | dict[str, Any]]) -> list[Cell]:

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.core.events import CallCell, EventError, typed_events
+from mcp_matrix.core.events import CallCell, CellFinding, EventError, typed_events
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import (
     FORMAT,
@@ -95,7 +95,7 @@ def test_reading_a_results_file_holds_a_repeated_finding_once(tmp_path):
     copies = [{**copy.deepcopy(hidden), "tool": f"tool_{n}"} for n in range(3)]
     path = ev.write_jsonl(events + copies, tmp_path / "r.jsonl")
     read = [e for e in read_typed(path) if getattr(e, "tool", "").startswith("tool_")]
-    assert len(read) == 3 and read[0].findings == tuple(hidden["findings"])
+    assert len(read) == 3 and read[0].findings == tuple(map(CellFinding.build, hidden["findings"]))
     assert read[0].findings[0] is read[1].findings[0] is read[2].findings[0]
 
 
