@@ -86,9 +86,7 @@ def _label(cell: Cell) -> str:
 def _last_message(cell: Cell) -> str:
     """A discovery cell's deciding finding, in words (it comes last)."""
     return (
-        "; ".join(f["message"] for f in cell.findings[-1:])
-        if isinstance(cell, DiscoveryCell)
-        else ""
+        "; ".join(f.message for f in cell.findings[-1:]) if isinstance(cell, DiscoveryCell) else ""
     )
 
 

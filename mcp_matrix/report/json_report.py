@@ -124,7 +124,7 @@ def _document(events: Iterable[Event], failing: Iterable[str]) -> dict:
         if isinstance(e, RunStarted):
             for p in e.profiles:
                 listed.setdefault(p.name, p)
-    build = _Builder(scope, list(run_profiles(events)))
+    build = _ReportBuilder(scope, list(run_profiles(events)))
     for e in events:
         build.add(e)
     doc = build.document(listed)
@@ -176,7 +176,7 @@ class _DocTable(ContentTable):
         return known
 
 
-class _Builder:
+class _ReportBuilder:
     """One pass over the events: runs, cells as rows, each distinct value once in a table."""
 
     def __init__(self, scope: Any, profiles: list[str]) -> None:
