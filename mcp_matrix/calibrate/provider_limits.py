@@ -24,6 +24,42 @@ GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 OPENAI_MAX_NAME = 64  # Chat Completions
 RESPONSES_MAX_NAME = 128  # Responses (raised from 64; openai/codex#46188)
 OPENAI_MAX_TOOLS = 128
+# The fields of Gemini's Schema (https://ai.google.dev/api/caching#Schema), the OpenAPI subset a
+# function declaration's `parameters` takes, in the API's camelCase and proto snake_case forms.
+GEMINI_SCHEMA_FIELDS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "anyOf",
+        "propertyOrdering",
+        "default",
+        "items",
+        "minimum",
+        "maximum",
+        "max_items",
+        "min_items",
+        "min_properties",
+        "max_properties",
+        "min_length",
+        "max_length",
+        "any_of",
+        "property_ordering",
+    }
+)
 TOOL_REFERENCE_MAX = 64
 
 
@@ -88,6 +124,13 @@ LIMITS = {
         "most 64 characters",
         "https://ai.google.dev/api/caching#FunctionDeclaration",
         "https://github.com/kaitranntt/ccs/issues/25",
+    ),
+    "gemini-schema-field": Limit(
+        "gemini",
+        "a function declaration's parameters (not parametersJsonSchema) hold only the fields of "
+        "Gemini's Schema, at every level: no additionalProperties, $schema, $ref, const, oneOf ...",
+        "https://ai.google.dev/api/caching#Schema",
+        "https://github.com/google/adk-python/issues/1277",
     ),
 }
 
@@ -251,6 +294,7 @@ def _openai_responses(body: dict) -> Refusal | None:
 
 
 def _gemini(body: dict) -> Refusal | None:
+    unknown: list[str] = []
     for t, tool in enumerate(body.get("tools") or []):
         if not isinstance(tool, dict):
             continue
@@ -258,6 +302,8 @@ def _gemini(body: dict) -> Refusal | None:
             for j, decl in enumerate(tool.get(key) or []):
                 name = decl.get("name") if isinstance(decl, dict) else None
                 if isinstance(name, str) and GEMINI_NAME.fullmatch(name):
+                    where = f"tools[{t}].function_declarations[{j}].parameters"
+                    unknown += _gemini_unknown_fields(decl.get("parameters"), where)
                     continue
                 # https://ai.google.dev/gemini-api/docs/troubleshooting: {"error": {code, message, status}}
                 message = (
@@ -268,4 +314,32 @@ def _gemini(body: dict) -> Refusal | None:
                 )
                 body = {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
                 return Refusal(400, body, "gemini-function-name", message)
-    return None
+    if not unknown:
+        return None
+    message = "\n".join(unknown)  # the API lists every violation, one a line
+    body = {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}}
+    return Refusal(400, body, "gemini-schema-field", message)
+
+
+def _gemini_unknown_fields(schema: Any, where: str) -> list[str]:
+    """Gemini's 'Unknown name' line for every field of ``schema`` its Schema does not have,
+    walking properties, items and anyOf as the API names them (at most 50 lines)."""
+    out: list[str] = []
+    todo = [(schema, where)]
+    while todo and len(out) < 50:
+        node, path = todo.pop(0)
+        if not isinstance(node, dict):
+            continue
+        out += [
+            f"Invalid JSON payload received. Unknown name \"{k}\" at '{path}': Cannot find field."
+            for k in node
+            if k not in GEMINI_SCHEMA_FIELDS
+        ]
+        props = node.get("properties")
+        if isinstance(props, dict):
+            todo += [(v, f"{path}.properties[{i}].value") for i, v in enumerate(props.values())]
+        todo.append((node.get("items"), f"{path}.items"))
+        variants = node.get("anyOf", node.get("any_of"))
+        if isinstance(variants, list):
+            todo += [(v, f"{path}.any_of[{i}]") for i, v in enumerate(variants)]
+    return out[:50]

@@ -126,3 +126,23 @@ def test_the_responses_api_takes_names_up_to_128_and_leaves_a_namespaces_tools_a
     assert over.body["error"]["param"] == "tools[0].name"
     space = {"type": "namespace", "name": "mcp__p", "tools": [{**fn, "name": "x" * 200}]}
     assert refusal("openai-responses", responses(space)) is None
+
+
+def test_gemini_refuses_a_field_its_schema_lacks_in_parameters_but_not_in_parameters_json_schema():
+    """google/adk-python#1277, ax-llm/ax#293: 'Unknown name "additionalProperties" at ...'."""
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "array", "items": {"const": 1}}},
+        "additionalProperties": False,
+    }
+    decl = {"name": "t", "parameters": schema}
+    out = refusal("gemini", {"tools": [{"functionDeclarations": [decl]}]})
+    assert out.limit_id == "gemini-schema-field"
+    where = "'tools[0].function_declarations[0].parameters"
+    unknown = 'Invalid JSON payload received. Unknown name "{}" at {}\': Cannot find field.'
+    assert out.message.splitlines() == [
+        unknown.format("additionalProperties", where),
+        unknown.format("const", where + ".properties[1].value.items"),
+    ]
+    json_schema = {"name": "t", "parametersJsonSchema": schema}
+    assert refusal("gemini", {"tools": [{"functionDeclarations": [json_schema]}]}) is None
