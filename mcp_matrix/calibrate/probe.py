@@ -20,14 +20,14 @@ whole session (a property key the Anthropic API refuses, a root ``if``, a 5,000-
 description); ``bool-subschema``, ``nullable-type`` and ``dotted-key`` hold schemas that end some
 libraries' whole run. ``error-streak`` spans four model turns: three calls the server's schema
 refuses, then the control (does the client stop calling tools after failures in a row?).
-``limit-long-name`` and ``limit-dotted-name`` are ``long-name`` and ``dotted-name`` with the
+``limit-long-name``, ``limit-dotted-name`` and ``limit-root-anyof`` are those sets with the
 fake endpoint enforcing the provider's documented limits (``provider_limits``): what does the
 client do when its model API answers 400?
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp_matrix.calibrate.fake_model import ScriptedCall
@@ -810,6 +810,13 @@ PROBE_SETS: dict[str, ProbeSet] = {
         ),
     )
 }
+
+PROBE_SETS["limit-root-anyof"] = replace(
+    PROBE_SETS["root-anyof"],
+    id="limit-root-anyof",
+    summary="root-anyof with the provider's limits enforced (the Anthropic API's 400)",
+    provider_limits=True,
+)
 
 # Which probe set makes each registry behaviour visible (a test keeps this complete).
 PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
