@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from mcp_matrix.commands.outputs import json_stdout, protect
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.text import redact_value
-from mcp_matrix.targets.kinds import BUNDLED_TRANSPORTS, KINDS, Target, TargetOptions, parse_pairs
+from mcp_matrix.targets.inputs import parse_pairs
+from mcp_matrix.targets.kinds import BUNDLED_TRANSPORTS, KINDS, Target, TargetOptions
 from mcp_matrix.wire.session import Timeouts
 
 if TYPE_CHECKING:

@@ -39,7 +39,8 @@ class MatrixPlan:
     def __init__(self, config: pytest.Config) -> None:
         from mcp_matrix import api
         from mcp_matrix.gate.policy import check_policy_clients, load_policy
-        from mcp_matrix.targets.kinds import KINDS, parse_pairs
+        from mcp_matrix.targets.inputs import parse_pairs
+        from mcp_matrix.targets.kinds import KINDS
 
         opt = config.getoption
         self.config = config

@@ -9,7 +9,7 @@ from mcp_matrix.core.model import ClientView
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.discovery import client_views, initial_state
 from mcp_matrix.simulate.session import session_views
-from mcp_matrix.targets.kinds import server_key
+from mcp_matrix.targets.server_key import server_key
 from mcp_matrix.targets.snapshot import Snapshot
 
 

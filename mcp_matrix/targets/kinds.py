@@ -8,7 +8,8 @@ Each kind is one ``TargetKind`` in ``KINDS``: how it is named (``--NAME`` on the
 ``--mcp-NAME`` in the pytest plugin, ``NAME:VALUE`` as a ``diff`` side), parsed and checked,
 which transport opens it, and how every report shows it (``describe_line``). The CLI, ``diff``,
 ``mcp_matrix.api.target``, the plugin and the writers read the registry, so a new kind is one
-entry here and its transport.
+entry here and its transport. A URL and headers are checked in ``targets.inputs``; the server's
+config key a report names is ``targets.server_key``'s.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from mcp_matrix.core.credentials import (
     argv_secrets,
     header_secrets,
     inherited_secrets,
-    mask_url,
     url_secrets,
     with_encodings,
 )
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
+from mcp_matrix.targets.inputs import check_url
 from mcp_matrix.targets.warm_start import module_argv, server_command
 from mcp_matrix.wire.stdio import StdioTransport
 from mcp_matrix.wire.transport import Transport
@@ -48,80 +49,6 @@ BUNDLED: dict[str, tuple[str, ...]] = {
 
 def register_bundled(name: str, *module_and_args: str) -> None:
     BUNDLED[name] = tuple(module_and_args)
-
-
-# Launchers whose basename says nothing about the server they start.
-_LAUNCHERS = {
-    "npx",
-    "uvx",
-    "pipx",
-    "node",
-    "deno",
-    "bun",
-    "bunx",
-    "python",
-    "python3",
-    "uv",
-    "docker",
-    "env",
-    "run",
-}
-
-
-@dataclass(frozen=True)
-class ServerKey:
-    """The name the user's client config gives the server (``claude mcp add NAME``), which real
-    clients put in prefixed tool names (``mcp__NAME__tool``), and how it was chosen: it is the
-    user's choice, not ``serverInfo.name``, so every report says when it is an assumption."""
-
-    name: str
-    source: str  # "--name", "bundled", "serverInfo.name", "command", "default"
-    assumed: bool = True
-
-    def sentence(self) -> str:
-        if not self.assumed:
-            return f"server name {self.name!r} (given with --name)"
-        how = {
-            "bundled": "the bundled server's name",
-            "serverInfo.name": "the last segment of serverInfo.name",
-            "command": "the command's basename",
-        }.get(self.source, "no better guess")
-        return f"server name assumed {self.name!r} ({how}); pass --name with the key of your client config"
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "source": self.source, "assumed": self.assumed}
-
-
-def slug(text: str) -> str:
-    """A config key a user would type for ``text``: its last path segment, with characters outside
-    ``[A-Za-z0-9_-]`` turned into ``-`` (``mcp-servers/everything`` -> ``everything``)."""
-    last = re.split(r"[/\\:@]", text.strip().rstrip("/\\"))[-1]
-    last = re.sub(r"\.(exe|cmd|bat|js|mjs|cjs|py)$", "", last, flags=re.IGNORECASE)
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", last).strip("-_")[:64]
-
-
-def server_key(target: Mapping | None, server_info: object) -> ServerKey:
-    """The server's config key: ``--name`` when given, else a slug a user would type: the bundled
-    server's name, the last segment of ``serverInfo.name``, or the command's basename."""
-    target = target if isinstance(target, Mapping) else {}
-    if target.get("name"):
-        return ServerKey(str(target["name"]), "--name", assumed=False)
-    if target.get("server"):
-        return ServerKey(str(target["server"]).split()[0], "bundled")
-    name = server_info.get("name") if isinstance(server_info, Mapping) else None
-    if isinstance(name, str) and slug(name):
-        return ServerKey(slug(name), "serverInfo.name")
-    command = target.get("command")
-    if isinstance(command, (list, tuple)):
-        for arg, before in zip(command, ("", *command)):
-            if before in ("-c", "-e", "--eval"):  # inline code names nothing
-                break
-            if not isinstance(arg, str) or arg.startswith("-") or arg == MASK:
-                continue
-            key = slug(arg)
-            if key and key.lower() not in _LAUNCHERS and not re.fullmatch(r"python[0-9.]*", key):
-                return ServerKey(key, "command")
-    return ServerKey("server", "default")
 
 
 @dataclass(frozen=True)
@@ -154,14 +81,14 @@ class Target:
     @classmethod
     def http(cls, url: str, **kw) -> Target:
         """A Streamable HTTP endpoint."""
-        _check_url(url, kw.get("headers") or {}, "--http")
+        check_url(url, kw.get("headers") or {}, "--http")
         return cls("http", url=url, **kw)
 
     @classmethod
     def sse(cls, url: str, **kw) -> Target:
         """A server on the legacy HTTP+SSE transport (2024-11-05): ``url`` is its GET stream;
         checked as an HTTP target is (the same URL and header rules)."""
-        _check_url(url, kw.get("headers") or {}, "--sse")
+        check_url(url, kw.get("headers") or {}, "--sse")
         return cls("sse", url=url, **kw)
 
     @classmethod
@@ -317,31 +244,6 @@ class TargetKind:
         return None
 
 
-def _check_url(url: str, headers: Mapping[str, str], option: str) -> None:
-    """An http(s) URL naming a host, and headers HTTP can carry: checked before connecting."""
-    if not re.match(r"^https?://", url):
-        raise InputError(f"expected an http:// or https:// URL, got {url!r}", where=option)
-    import httpx  # here, not at the top: a stdio target's process never imports it
-
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, UnicodeError) as exc:
-        raise InputError(f"not a valid URL: {exc}", where=option) from None
-    if not parsed.host:
-        raise InputError(f"the URL names no host: {mask_url(url)!r}", where=option)
-    for key, value in headers.items():
-        for part, text in (("name", key), ("value", value)):
-            try:
-                text.encode("latin-1")
-            except UnicodeEncodeError:
-                raise InputError(
-                    f"the header {part} of {key!r} has characters HTTP cannot carry (only Latin-1)",
-                    where="--header",
-                ) from None
-        if not key or any(c in key for c in " \t\r\n:") or any(c in value for c in "\r\n\0"):
-            raise InputError(f"not a valid header: {key!r}", where="--header")
-
-
 def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
     return StdioTransport(
         target.command, env=target.env, cwd=target.cwd, inherit_env=target.inherit_env
@@ -387,6 +289,20 @@ def _bundled_line(d: Mapping) -> str:
     return f"bundled server {d.get('server') or ''} ({d.get('transport') or 'stdio'})"
 
 
+def _url_kind(name: str, **kw: Any) -> TargetKind:
+    """A kind whose value is a URL with headers (``http``, ``sse``): checked, described and
+    printed alike; ``Target.NAME`` builds it."""
+    build = getattr(Target, name)
+    return TargetKind(
+        name=name,
+        metavar="URL",
+        build=lambda v, o: build(v, headers=o.headers, name=o.name),
+        describe=_url_part,
+        line=_url_line(name),
+        **kw,
+    )
+
+
 BUNDLED_TRANSPORTS = ("stdio", "http", "sse")  # how a bundled server may be run
 
 
@@ -407,29 +323,21 @@ KINDS: dict[str, TargetKind] = {
             line=_command_line,
             command=True,
         ),
-        TargetKind(
-            name="http",
+        _url_kind(
+            "http",
             what="this Streamable HTTP server",
-            metavar="URL",
             help="a Streamable HTTP endpoint, e.g. http://127.0.0.1:8000/mcp",
             side_help="an http(s):// URL (Streamable HTTP)",
-            build=lambda v, o: Target.http(v, headers=o.headers, name=o.name),
             transport=_http_transport,
-            describe=_url_part,
-            line=_url_line("http"),
             prefix=False,
             bare=r"^https?://",
         ),
-        TargetKind(
-            name="sse",
+        _url_kind(
+            "sse",
             what="this legacy HTTP+SSE server",
-            metavar="URL",
             help="a legacy HTTP+SSE server (protocol 2024-11-05), e.g. http://127.0.0.1:8000/sse",
             side_help="sse:URL (legacy HTTP+SSE)",
-            build=lambda v, o: Target.sse(v, headers=o.headers, name=o.name),
             transport=_sse_transport,
-            describe=_url_part,
-            line=_url_line("sse"),
         ),
         TargetKind(
             name="server",
@@ -473,17 +381,6 @@ def before_connecting(action: Callable[[], None] | None) -> None:
     delivers a Ctrl-C pressed while it started there, inside a run's interrupt handling (so its
     results still end with ``run-finished``), not before the run has begun."""
     _BEFORE_CONNECTING[:] = [action] if action is not None else []
-
-
-def parse_pairs(items: Sequence[str], sep: str, flag: str) -> dict[str, str]:
-    """``K:V`` headers (values stripped) or ``K=V`` environment entries, from a repeatable flag."""
-    out = {}
-    for item in items:
-        if sep not in item:
-            raise InputError(f"expected KEY{sep}VALUE, got {item!r}", where=flag)
-        key, value = item.split(sep, 1)
-        out[key.strip()] = value.strip() if sep == ":" else value
-    return out
 
 
 def scrub_json(text: str, secrets: Sequence[str]) -> str:

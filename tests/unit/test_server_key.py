@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_matrix.targets.kinds import server_key, slug
+from mcp_matrix.targets.server_key import server_key, slug
 from mcp_matrix.targets.snapshot import Snapshot
 
 

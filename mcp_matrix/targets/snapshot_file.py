@@ -1,0 +1,117 @@
+"""The snapshot file: the versioned JSON document written and read back (docs/snapshot.md).
+
+``load_snapshot`` checks a file before anything reads it (UTF-8, JSON, the format and a
+readable version, the tool list's shape, then every key a reader uses against
+``snapshot.schema.json``): problems are ``InputError`` values naming the file and key. This and
+``run/results.py`` are where JSON errors of input files become ours.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
+from mcp_matrix.core.schemas import checker
+from mcp_matrix.targets.server_key import ServerKey, server_key
+
+FORMAT = "mcp-matrix.snapshot"
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A loaded snapshot document (read-only view over the JSON)."""
+
+    doc: Mapping[str, Any]
+    source: str = ""
+
+    @property
+    def tools(self) -> list[tuple[int, Any]]:
+        return [(entry["page"], entry["tool"]) for entry in self.doc.get("tools", [])]
+
+    @property
+    def server_name(self) -> str:
+        return self.server_key.name
+
+    @property
+    def server_key(self) -> ServerKey:
+        """The server's config key (``--name``, or the slug a user would type; see targets.server_key)."""
+        return server_key(self.doc.get("target"), self.doc.get("serverInfo"))
+
+    @property
+    def error(self) -> Any:
+        return self.doc.get("error")
+
+    @property
+    def eras(self) -> Mapping[str, Any] | None:
+        """Which eras the server answers (None for a version 1 snapshot: not probed)."""
+        eras = self.doc.get("eras")
+        return eras if isinstance(eras, dict) else None
+
+
+def write_snapshot(doc: Mapping[str, Any], path: str | Path) -> None:
+    # A lone surrogate (valid JSON, "\ud800") is written as its escape, never a crash.
+    Path(path).write_text(
+        json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+        errors="backslashreplace",
+    )
+
+
+def load_snapshot(path: str | Path) -> Snapshot:
+    """Read and check a snapshot file; problems are InputErrors naming the file and key."""
+    p = Path(path)
+    check_input_file(p, "snapshot")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read snapshot: {exc.strerror}", where=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected a snapshot JSON file",
+            where=str(p),
+        ) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{p}:{exc.lineno}"
+        ) from None
+    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
+        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{long_number_line(text) or 1}") from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read", where=str(p)) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InputError(f'not an mcp-matrix snapshot: expected "format": "{FORMAT}"', where=str(p))
+    if doc.get("version") not in READABLE_VERSIONS:
+        raise InputError(
+            f"snapshot version {doc.get('version')!r} is not supported; expected one of "
+            f"{', '.join(map(str, READABLE_VERSIONS))}",
+            where=str(p),
+        )
+    tools = doc.get("tools")
+    if not isinstance(tools, list):
+        raise InputError("key 'tools' must be a list of {page, tool}", where=f"{p}: tools")
+    for i, entry in enumerate(tools):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("page"), int)
+            or "tool" not in entry
+        ):
+            raise InputError(
+                "expected an object with an integer 'page' and a 'tool'", where=f"{p}: tools[{i}]"
+            )
+    # every key a reader uses, typed as snapshot.schema.json says (without its as-written v2 key list)
+    problem = checker("snapshot", drop=("if", "then"))(doc)
+    if problem is not None:
+        raise InputError(problem.message, where=str(p))
+    return Snapshot(doc, source=str(p))
+
+
+def is_snapshot_file(arg: str) -> bool:
+    return arg.endswith(".json") and Path(arg).is_file()
