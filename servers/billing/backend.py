@@ -128,6 +128,9 @@ class BillingBackend:
         # One connection, used from the event loop thread; statements never await.
         self._db = sqlite3.connect(str(path), check_same_thread=False)
         self._db.row_factory = sqlite3.Row
+        # a reference server's store survives its process, not a power cut: no fsync per commit
+        # (it cost a forked server about 2 ms of CPU and 60 ms of wall at its start)
+        self._db.execute("PRAGMA synchronous=OFF")
         with self._db:
             self._db.executescript(_SCHEMA)
         if self._db.execute("SELECT COUNT(*) FROM customers").fetchone()[0] == 0:
