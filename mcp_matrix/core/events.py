@@ -35,6 +35,7 @@ VERSION = 2
 READABLE = (1, 2)
 
 _OMIT = {"omit_if_none": True}  # written only when set (the run adds these keys when they apply)
+OMIT = _OMIT  # a field's metadata: its key is written only while the field is not None
 
 
 class EventError(ValueError):
@@ -54,17 +55,17 @@ def _lists(value: object) -> JSON:
     """A frozen field's value as JSON: tuples as lists, nested values as their objects."""
     if isinstance(value, tuple):
         return [_lists(v) for v in value]
-    if isinstance(value, _Value):
+    if isinstance(value, JsonRecord):
         return value.to_json()
     return value  # type: ignore[return-value]  # a JSON field holds JSON
 
 
 @dataclass(frozen=True, slots=True)
-class _Value:
+class JsonRecord:
     """A JSON object as a frozen value: its keys are its fields, written in ``HEAD`` order and
     then in declaration order, a field with ``_OMIT`` left out while it is None (a key the file
     did not have stays absent, so a stream read and written again is the same bytes). A field
-    whose type is a ``_Value`` (or a tuple of them) is built from its JSON object, when read
+    whose type is a ``JsonRecord`` (or a tuple of them) is built from its JSON object, when read
     and when constructed with one."""
 
     HEAD: ClassVar[tuple[str, ...]] = ()
@@ -112,7 +113,7 @@ class _Value:
 Memo = dict[int, tuple[object, object]]
 
 
-def _nest(nested: type[_Value], value: object, memo: Memo | None = None) -> object:
+def _nest(nested: type[JsonRecord], value: object, memo: Memo | None = None) -> object:
     """A nested value (or a tuple of them) from its JSON, as read or as a caller passed it."""
     if isinstance(value, Mapping):
         return nested.build(value, memo=memo)
@@ -126,7 +127,7 @@ def _nest(nested: type[_Value], value: object, memo: Memo | None = None) -> obje
     return value
 
 
-def _shared(nested: type[_Value], raw: object, memo: Memo) -> object:
+def _shared(nested: type[JsonRecord], raw: object, memo: Memo) -> object:
     held = memo.get(id(raw))
     if held is None:
         held = memo[id(raw)] = (raw, _nest(nested, raw, memo))
@@ -134,14 +135,14 @@ def _shared(nested: type[_Value], raw: object, memo: Memo) -> object:
 
 
 @dataclass(frozen=True, slots=True)
-class _Event(_Value):
+class _Event(JsonRecord):
     KIND: ClassVar[str] = ""
     # Keys written first, in this order (the key order of the version-1 stream); then the
     # other fields in declaration order. A field with ``_OMIT`` is left out while it is None.
 
     def to_json(self) -> dict[str, JSON]:
         """The event as one line of the results stream."""
-        return {"event": self.KIND, **_Value.to_json(self)}
+        return {"event": self.KIND, **JsonRecord.to_json(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Self:
@@ -159,13 +160,15 @@ class _Layout:
     order: tuple[str, ...]  # every key, in the order written
     omitted: frozenset[str]  # keys left out while None
     names: frozenset[str]  # every field
-    nested: tuple[tuple[str, type[_Value]], ...]  # fields holding nested values, and their class
+    nested: tuple[
+        tuple[str, type[JsonRecord]], ...
+    ]  # fields holding nested values, and their class
 
 
-_LAYOUTS: dict[type[_Value], _Layout] = {}
+_LAYOUTS: dict[type[JsonRecord], _Layout] = {}
 
 
-def _layout(cls: type[_Value]) -> _Layout:
+def _layout(cls: type[JsonRecord]) -> _Layout:
     """The layout of a value class, computed once (its nested fields from its type hints)."""
     known = _LAYOUTS.get(cls)
     if known is not None:
@@ -184,9 +187,9 @@ def _layout(cls: type[_Value]) -> _Layout:
     return layout
 
 
-def _nested_class(hint: object) -> type[_Value] | None:
+def _nested_class(hint: object) -> type[JsonRecord] | None:
     """The value class a field's type holds: ``C``, ``tuple[C, ...]``, either or None."""
-    if isinstance(hint, type) and issubclass(hint, _Value):
+    if isinstance(hint, type) and issubclass(hint, JsonRecord):
         return hint
     for arg in typing.get_args(hint):
         found = _nested_class(arg)
@@ -199,7 +202,7 @@ def _nested_class(hint: object) -> type[_Value] | None:
 
 
 @dataclass(frozen=True, slots=True)
-class CellEvidence(_Value):
+class CellEvidence(JsonRecord):
     """Where a behaviour involved in a cell comes from (core.evidence.Evidence as written)."""
 
     level: str
@@ -213,7 +216,7 @@ class CellEvidence(_Value):
 
 
 @dataclass(frozen=True, slots=True)
-class CellFinding(_Value):
+class CellFinding(JsonRecord):
     """One thing a client does to a tool (core.model.Finding as written): a key the file lacks
     is None here (a reader takes None as the key's default: "", false)."""
 
@@ -243,7 +246,7 @@ class CellFinding(_Value):
 
 
 @dataclass(frozen=True, slots=True)
-class CellMutation(_Value):
+class CellMutation(JsonRecord):
     """One difference between the intended and the wire arguments (core.model.Mutation)."""
 
     kind: str
@@ -253,7 +256,7 @@ class CellMutation(_Value):
 
 
 @dataclass(frozen=True, slots=True)
-class CellViolation(_Value):
+class CellViolation(JsonRecord):
     """One reason the listed inputSchema refuses the call sent (behaviours.validation.Violation)."""
 
     validator: str
@@ -275,7 +278,7 @@ class CellViolation(_Value):
 
 
 @dataclass(frozen=True, slots=True)
-class CellVariant(_Value):
+class CellVariant(JsonRecord):
     """One way a client sometimes sends a call, and its verdict."""
 
     verdict: str
@@ -283,7 +286,7 @@ class CellVariant(_Value):
 
 
 @dataclass(frozen=True, slots=True)
-class ListedProfile(_Value):
+class ListedProfile(JsonRecord):
     """A profile as the run-started event lists it (``run`` lists every key, ``discover`` the
     first three and ``required_by_default``; a key not listed stays absent)."""
 
@@ -468,7 +471,7 @@ def event_from_json(data: Mapping[str, JSON]) -> Event:
 
 def build_event(data: Mapping[str, JSON], memo: Memo | None = None) -> Event:
     """The typed event of a line already checked against the schema (mcp_matrix.run.results checks each
-    line as it reads it, so it is not checked twice); ``memo`` as ``_Value.build``'s."""
+    line as it reads it, so it is not checked twice); ``memo`` as ``JsonRecord.build``'s."""
     return EVENTS[str(data["event"])].build(data, memo=memo)
 
 
@@ -507,6 +510,7 @@ def _known(kind: object) -> str:
 __all__ = [
     "EVENTS",
     "FORMAT",
+    "OMIT",
     "READABLE",
     "VERSION",
     "CallCell",
@@ -519,6 +523,7 @@ __all__ = [
     "DiscoveryCell",
     "Event",
     "EventError",
+    "JsonRecord",
     "ListedProfile",
     "Memo",
     "ProfileError",

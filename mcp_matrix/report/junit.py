@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from mcp_matrix.core.events import Event
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.json_report import build_report, describe_target
+from mcp_matrix.report.json_report import describe_target
+from mcp_matrix.report.model import Report, ReportCell, ReportRun, read_model
 from mcp_matrix.targets.server_key import server_key
 
 # Not allowed anywhere in an XML 1.0 document, even as a character reference.
@@ -37,13 +38,31 @@ def xml_text(value: Any) -> str:
 def write_junit(
     events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
-    stream.write(render_junit(build_report(events, failing)))
+    stream.write(render_junit(read_model(events, failing)))
 
 
-def render_junit(doc: Mapping[str, Any]) -> str:
+# The run of a stream without a run-started event.
+_NO_RUN = ReportRun(
+    run_id=None,
+    started_at=None,
+    finished_at=None,
+    mcp_matrix=None,
+    target=None,
+    server=None,
+    protocolVersion=None,
+    cases=None,
+    baseline=None,
+    finished=False,
+    measured=True,
+    interrupted=False,
+    error=None,
+)
+
+
+def render_junit(doc: Report) -> str:
     root = ET.Element("testsuites", name="mcp-matrix")
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    runs = doc["runs"] or [{"run_id": None, "target": None, "server": None, "started_at": None}]
+    runs = doc.runs or (_NO_RUN,)
     labels = _server_labels(runs)
     seen: set[tuple[str, str]] = set()
 
@@ -58,23 +77,23 @@ def render_junit(doc: Mapping[str, Any]) -> str:
         )
 
     for run in runs:
-        run_id = run.get("run_id")
+        run_id = run.run_id
         label = labels[run_id]
-        in_run = [c for c in doc["cells"] if c["run"] == run_id]
-        skipped = [s for s in doc["skipped"] if s["run"] == run_id]
-        errors_of_run = [e for e in doc["profile_errors"] if e["run"] == run_id]
+        in_run = [c for c in doc.cells if c.run == run_id]
+        skipped = [s for s in doc.skipped if s.run == run_id]
+        errors_of_run = [e for e in doc.profile_errors if e.run == run_id]
         profiles = [
             p
-            for p in doc["grid"]["profiles"]
-            if any(c["profile"] == p for c in in_run)
-            or any(s.get("profile") == p for s in skipped)
-            or any(e["profile"] == p for e in errors_of_run)
+            for p in doc.grid.profiles
+            if any(c.profile == p for c in in_run)
+            or any(s.profile == p for s in skipped)
+            or any(e.profile == p for e in errors_of_run)
         ]
         for profile in profiles:
-            cells = [c for c in in_run if c["profile"] == profile]
-            not_made = [s for s in skipped if s.get("profile") == profile]
-            errors = [e for e in errors_of_run if e["profile"] == profile]
-            failures = sum(c["release_failing"] for c in cells)
+            cells = [c for c in in_run if c.profile == profile]
+            not_made = [s for s in skipped if s.profile == profile]
+            errors = [e for e in errors_of_run if e.profile == profile]
+            failures = sum(c.release_failing for c in cells)
             suite = _suite(
                 root,
                 f"{profile} on {label}",
@@ -86,35 +105,37 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             )
             props = ET.SubElement(suite, "properties")
             _run_props(props, run)
-            meta: Mapping[str, Any] = next((p for p in doc["profiles"] if p["name"] == profile), {})
-            for key in ("client", "versions", "weakest_evidence"):
-                if meta.get(key):
-                    _prop(props, key, meta[key])
+            meta = next((p for p in doc.profiles if p.name == profile), None)
+            for key, given in (
+                ("client", meta and meta.client),
+                ("versions", meta and meta.versions),
+                ("weakest_evidence", meta and meta.weakest_evidence),
+            ):
+                if given:
+                    _prop(props, key, given)
             classname = f"{label}.{profile}"
             for c in cells:
                 case = testcase(suite, classname, _name(c))
-                if c["release_failing"]:
+                if c.release_failing:
                     failure = ET.SubElement(
                         case,
                         "failure",
-                        message=xml_text(c["reason"] or c["meaning"]),
-                        type=c["verdict"],
+                        message=xml_text(c.reason or c.meaning),
+                        type=c.verdict,
                     )
                     failure.text = xml_text(_details(c))
                 else:
                     ET.SubElement(case, "system-out").text = xml_text(_details(c))
             for s in not_made:
-                case = testcase(
-                    suite, classname, s["tool"] + (f"::{s['case']}" if s.get("case") else "")
-                )
-                ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
+                case = testcase(suite, classname, s.tool + (f"::{s.case}" if s.case else ""))
+                ET.SubElement(case, "skipped", message=xml_text(s.reason))
             for e in errors:
                 case = testcase(suite, classname, "(profile error)")
-                ET.SubElement(case, "error", message=xml_text(e["error"]), type="profile-error")
+                ET.SubElement(case, "error", message=xml_text(e.error), type="profile-error")
             totals["tests"] += len(cells) + len(not_made) + len(errors)
             totals["failures"] += failures
             totals["errors"] += len(errors)
-        tool_level = [s for s in skipped if not s.get("profile")]
+        tool_level = [s for s in skipped if not s.profile]
         if tool_level:
             suite = _suite(
                 root, f"not called on {label}", len(tool_level), 0, 0, len(tool_level), run
@@ -122,11 +143,9 @@ def render_junit(doc: Mapping[str, Any]) -> str:
             _run_props(ET.SubElement(suite, "properties"), run)
             for s in tool_level:
                 case = testcase(
-                    suite,
-                    f"{label}.not-called",
-                    s["tool"] + (f"::{s['case']}" if s.get("case") else ""),
+                    suite, f"{label}.not-called", s.tool + (f"::{s.case}" if s.case else "")
                 )
-                ET.SubElement(case, "skipped", message=xml_text(s["reason"]))
+                ET.SubElement(case, "skipped", message=xml_text(s.reason))
             totals["tests"] += len(tool_level)
     for key, value in totals.items():
         root.set(key, str(value))
@@ -135,30 +154,29 @@ def render_junit(doc: Mapping[str, Any]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _server_labels(runs: list[Mapping[str, Any]]) -> dict[Any, str]:
+def _server_labels(runs: Sequence[ReportRun]) -> dict[str | None, str]:
     """Each run's server as a classname part: its config key, numbered when two runs of one key
     measured different targets (``memory`` and ``memory --schema anyof``)."""
-    labels: dict[Any, str] = {}
+    labels: dict[str | None, str] = {}
     targets: dict[str, list[str]] = {}
     for run in runs:
-        key = server_key(run.get("target"), run.get("server")).name or "server"
+        key = server_key(run.target, run.server).name or "server"
         key = re.sub(r"[^A-Za-z0-9_-]+", "-", key).strip("-") or "server"
-        target = describe_target(run.get("target"))
+        target = describe_target(run.target)
         known = targets.setdefault(key, [])
         if target not in known:
             known.append(target)
         n = known.index(target) + 1
-        labels[run.get("run_id")] = key if n == 1 else f"{key}-{n}"
+        labels[run.run_id] = key if n == 1 else f"{key}-{n}"
     return labels
 
 
-def _run_props(props: ET.Element, run: Mapping[str, Any]) -> None:
-    given = run.get("server")
-    server: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+def _run_props(props: ET.Element, run: ReportRun) -> None:
+    server = run.server if isinstance(run.server, Mapping) else {}
     _prop(props, "server", f"{server.get('name') or ''} {server.get('version') or ''}".strip())
-    _prop(props, "target", describe_target(run.get("target")))
-    if run.get("run_id"):
-        _prop(props, "run", run["run_id"])
+    _prop(props, "target", describe_target(run.target))
+    if run.run_id:
+        _prop(props, "run", run.run_id)
 
 
 def _suite(
@@ -168,7 +186,7 @@ def _suite(
     failures: int,
     errors: int,
     skipped: int,
-    run: Mapping[str, Any],
+    run: ReportRun,
 ) -> ET.Element:
     suite = ET.SubElement(
         root,
@@ -180,8 +198,8 @@ def _suite(
         skipped=str(skipped),
         time="0",
     )
-    if run.get("started_at"):
-        suite.set("timestamp", xml_text(run["started_at"]))
+    if run.started_at:
+        suite.set("timestamp", xml_text(run.started_at))
     return suite
 
 
@@ -189,26 +207,24 @@ def _prop(parent: ET.Element, name: str, value: Any) -> None:
     ET.SubElement(parent, "property", name=name, value=xml_text(value))
 
 
-def _name(c: Mapping[str, Any]) -> str:
-    return c["tool"] + (f"::{c['case']}" if c["kind"] == "call" and c.get("case") else "")
+def _name(c: ReportCell) -> str:
+    return c.tool + (f"::{c.case}" if c.kind == "call" and c.case else "")
 
 
-def _details(c: Mapping[str, Any]) -> str:
-    lines = [f"{c['verdict']}: {c['meaning']}"]
-    if c["reason"]:
-        lines.append(f"why: {c['reason']}")
-    for m in c["mutations"]:
-        lines.append(f"mutation: {m.get('kind')} at {m.get('pointer') or '/'}")
-    if c["behaviours"]:
-        lines.append("behaviours: " + ", ".join(c["behaviours"]))
-    for ev in c["evidence"]:
-        lines.append(
-            "evidence: " + " ".join(x for x in (ev["level"], ev["source"], ev["note"]) if x)
-        )
-    if c["pointer"]:
-        lines.append(f"snapshot: {c['pointer']}")
-    if c["advice"]:
-        lines.append(f"fix: {c['advice']}")
+def _details(c: ReportCell) -> str:
+    lines = [f"{c.verdict}: {c.meaning}"]
+    if c.reason:
+        lines.append(f"why: {c.reason}")
+    for m in c.mutations:
+        lines.append(f"mutation: {m.kind} at {m.pointer or '/'}")
+    if c.behaviours:
+        lines.append("behaviours: " + ", ".join(c.behaviours))
+    for ev in c.evidence:
+        lines.append("evidence: " + " ".join(x for x in (ev.level, ev.source, ev.note) if x))
+    if c.pointer:
+        lines.append(f"snapshot: {c.pointer}")
+    if c.advice:
+        lines.append(f"fix: {c.advice}")
     return "\n".join(lines)
 
 

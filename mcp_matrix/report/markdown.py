@@ -8,7 +8,6 @@ reaches a renderer (``|``, ``<script>``, backticks, newlines and control charact
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
@@ -17,7 +16,8 @@ from urllib.parse import quote
 from mcp_matrix.core.events import Event, typed_events
 from mcp_matrix.core.verdicts import MEANING, SYMBOL
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.json_report import build_report, describe_target
+from mcp_matrix.report.json_report import describe_target
+from mcp_matrix.report.model import Report, ReportCell, read_model
 from mcp_matrix.report.triage import (
     Cause,
     build_triage,
@@ -63,37 +63,36 @@ def md_source(source: str) -> str:
     return md(source)
 
 
-def label(cells: Sequence[Mapping[str, Any]]) -> str:
+def label(cells: Sequence[ReportCell]) -> str:
     first = cells[0]
-    cases = [c["case"] for c in cells if c.get("case")]
-    text = md(first["tool"], name=True)
+    cases = [c.case for c in cells if c.case]
+    text = md(first.tool, name=True)
     if cases:
         text += " :: " + ", ".join(md(case, name=True) for case in cases)
     return text + (f" ({len(cells)} calls)" if len(cells) > 1 else "")
 
 
-def _groups(cells: list[dict]) -> list[list[dict]]:
+def _groups(cells: list[ReportCell]) -> list[list[ReportCell]]:
     """Calls of one tool that share everything but the case name are listed once, with every case."""
-    out: list[list[dict]] = []
+    out: list[list[ReportCell]] = []
     index: dict[str, int] = {}
     for c in cells:
-        if c["kind"] != "call":
+        if c.kind != "call":
             out.append([c])
             continue
-        key = json.dumps(
-            [
-                c["tool"],
-                c["verdict"],
-                c["reason"],
-                c["behaviours"],
-                c["evidence"],
-                c["advice"],
-                c["pointer"],
-                c["mutations"],
-                c["frequency"],
-                c["release_failing"],
-            ],
-            default=str,
+        key = repr(
+            (
+                c.tool,
+                c.verdict,
+                c.reason,
+                c.behaviours,
+                c.evidence,
+                c.advice,
+                c.pointer,
+                c.mutations,
+                c.frequency,
+                c.release_failing,
+            )
         )
         if key in index:
             out[index[key]].append(c)
@@ -107,7 +106,7 @@ def write_markdown(
     events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
     events = typed_events(events)
-    stream.write(render_markdown(build_report(events, failing), build_triage(events)))
+    stream.write(render_markdown(read_model(events, failing), build_triage(events)))
 
 
 def problems_section(causes: list[Cause] | None) -> list[str]:
@@ -136,10 +135,10 @@ def problems_section(causes: list[Cause] | None) -> list[str]:
     return out
 
 
-def render_markdown(doc: Mapping[str, Any], causes: list[Cause] | None = None) -> str:
+def render_markdown(doc: Report, causes: list[Cause] | None = None) -> str:
     out: list[str] = []
     w = out.append
-    server = doc.get("server") or {}
+    server = doc.server or {}
     title = " ".join(
         x
         for x in (md(server.get("name") or "unknown server"), md(server.get("version") or ""))
@@ -153,169 +152,148 @@ def render_markdown(doc: Mapping[str, Any], causes: list[Cause] | None = None) -
     w("")
     w(_legend(doc))
     w("")
-    cells = doc["cells"]
-    for p in doc["profiles"]:
-        mine = [c for c in cells if c["profile"] == p["name"] and c["finding"]]
-        w(f"## {md(p['name'])}\n")
-        about = " · ".join(md(x) for x in (p.get("client"), p.get("versions")) if x)
+    cells = doc.cells
+    for p in doc.profiles:
+        mine = [c for c in cells if c.profile == p.name and c.finding]
+        w(f"## {md(p.name)}\n")
+        about = " · ".join(md(x) for x in (p.client, p.versions) if x)
         if about:
             w(
                 f"{about}"
-                + (
-                    f" · weakest evidence: {md(p['weakest_evidence'])}"
-                    if p.get("weakest_evidence")
-                    else ""
-                )
+                + (f" · weakest evidence: {md(p.weakest_evidence)}" if p.weakest_evidence else "")
                 + "\n"
             )
         if not mine:
             w("Every tool is visible and every call arrived intact.\n")
             continue
         for group in _groups(
-            sorted(mine, key=lambda c: (c["severity"], c["tool"], c["kind"], c.get("case") or ""))
+            sorted(mine, key=lambda c: (c.severity, c.tool, c.kind, c.case or ""))
         ):
             w(_cell(group))
-    if doc["skipped"]:
+    if doc.skipped:
         w("## Skipped calls\n")
-        for s in doc["skipped"]:
+        for s in doc.skipped:
             w(
-                f"- {md(s['tool'], name=True)}"
-                + (f" :: {md(s['case'], name=True)}" if s.get("case") else "")
-                + f": {md(s['reason'])}"
+                f"- {md(s.tool, name=True)}"
+                + (f" :: {md(s.case, name=True)}" if s.case else "")
+                + f": {md(s.reason)}"
             )
         w("")
-    if doc["profile_errors"]:
+    if doc.profile_errors:
         w("## Profile errors\n")
-        for e in doc["profile_errors"]:
-            w(f"- {md(e['profile'])}: {md(e['error'])}")
+        for e in doc.profile_errors:
+            w(f"- {md(e.profile)}: {md(e.error)}")
         w("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _metadata(doc: Mapping[str, Any]) -> str:
+def _metadata(doc: Report) -> str:
     lines = []
-    runs = doc["runs"]
+    runs = doc.runs
     for r in runs:
-        server = r.get("server") or {}
+        server = r.server or {}
         status = (
-            (
-                "interrupted"
-                if r["interrupted"]
-                else "not measured"
-                if not r["measured"]
-                else "finished"
-            )
-            if r["finished"]
+            ("interrupted" if r.interrupted else "not measured" if not r.measured else "finished")
+            if r.finished
             else "unfinished (no run-finished event)"
         )
-        prefix = f"- Run {md(r['run_id'] or '?')}" if len(runs) > 1 else "- Run"
+        prefix = f"- Run {md(r.run_id or '?')}" if len(runs) > 1 else "- Run"
         lines.append(
-            f"{prefix}: {status}; started {md(r['started_at'] or '?')}"
-            + (f", finished {md(r['finished_at'])}" if r["finished_at"] else "")
-            + f"; mcp-matrix {md(r['mcp_matrix'] or '?')}"
+            f"{prefix}: {status}; started {md(r.started_at or '?')}"
+            + (f", finished {md(r.finished_at)}" if r.finished_at else "")
+            + f"; mcp-matrix {md(r.mcp_matrix or '?')}"
         )
         if len(runs) > 1:
             lines.append(
                 f"  - Server: {md(server.get('name') or '?')} {md(server.get('version') or '')}".rstrip()
             )
-        lines.append(f"  - Target: {md(describe_target(r.get('target')))}")
-        if r.get("protocolVersion"):
-            lines.append(f"  - Protocol version: {md(r['protocolVersion'])}")
-        if r.get("cases"):
-            lines.append(f"  - Cases: {md(r['cases'])}")
-        if r.get("baseline"):
-            lines.append(f"  - Baseline: {md(r['baseline'])}")
-        if isinstance(r.get("error"), Mapping):
-            lines.append(f"  - Could not measure: {md(r['error'].get('message') or '')}")
-    counts = doc["counts"]
+        lines.append(f"  - Target: {md(describe_target(r.target))}")
+        if r.protocolVersion:
+            lines.append(f"  - Protocol version: {md(r.protocolVersion)}")
+        if r.cases:
+            lines.append(f"  - Cases: {md(r.cases)}")
+        if r.baseline:
+            lines.append(f"  - Baseline: {md(r.baseline)}")
+        if isinstance(r.error, Mapping):
+            lines.append(f"  - Could not measure: {md(r.error.get('message') or '')}")
+    counts = doc.counts
     lines.append(
-        f"- {len(doc['tools'])} tools × {len(doc['grid']['profiles'])} clients; {counts['cells']} cells, "
-        f"{counts['findings']} findings, {counts['release_failing']} release-failing "
-        f"({md(', '.join(doc['release_failing']) or 'none')})"
+        f"- {len(doc.tools)} tools × {len(doc.grid.profiles)} clients; {counts.cells} cells, "
+        f"{counts.findings} findings, {counts.release_failing} release-failing "
+        f"({md(', '.join(doc.release_failing) or 'none')})"
     )
     return "\n".join(lines) + "\n"
 
 
-def _grid(doc: Mapping[str, Any]) -> str:
-    profiles = doc["grid"]["profiles"]
+def _grid(doc: Report) -> str:
+    profiles = doc.grid.profiles
     rows = [
         "| tool | " + " | ".join(md(p) for p in profiles) + " |",
         "|---|" + "|".join(":-:" for _ in profiles) + "|",
     ]
-    for row in doc["grid"]["rows"]:
-        cells = [f"{SYMBOL[v]} {v}" if v else "" for v in row["cells"]]
-        rows.append(f"| {md(row['tool'], name=True)} | " + " | ".join(cells) + " |")
+    for row in doc.grid.rows:
+        cells = [f"{SYMBOL[v]} {v}" if v else "" for v in row.cells]
+        rows.append(f"| {md(row.tool, name=True)} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
-def _legend(doc: Mapping[str, Any]) -> str:
+def _legend(doc: Report) -> str:
     return (
-        "Legend: "
-        + "; ".join(f"{x['symbol']} **{x['verdict']}**: {md(x['meaning'])}" for x in doc["legend"])
-        if doc["legend"]
+        "Legend: " + "; ".join(f"{x.symbol} **{x.verdict}**: {md(x.meaning)}" for x in doc.legend)
+        if doc.legend
         else "Legend: no cells."
     )
 
 
-def _cell(group: list[dict]) -> str:
+def _cell(group: list[ReportCell]) -> str:
     c = group[0]
     lines = [
-        f"### {c['symbol']} {label(group)}: {c['verdict']}"
-        + (" (release-failing)" if c["release_failing"] else "")
+        f"### {c.symbol} {label(group)}: {c.verdict}"
+        + (" (release-failing)" if c.release_failing else "")
         + "\n"
     ]
-    what = MEANING.get(c["verdict"], "")
-    if c["kind"] == "call" and c.get("frequency") == "sometimes":
+    what = MEANING.get(c.verdict, "")
+    if c.kind == "call" and c.frequency == "sometimes":
         what += " (sometimes: only in some of this client's variants)"
     lines.append(
         f"- **What happens**: {md(what)}"
-        + (f"; blast radius: {md(c['blast_radius'])}" if c.get("blast_radius") else "")
+        + (f"; blast radius: {md(c.blast_radius)}" if c.blast_radius else "")
     )
-    findings = c["findings"]
-    if c.get("reason"):
+    findings = c.findings
+    if c.reason:
         own = (
-            f" ({md(findings[0]['code'])})"
-            if len(findings) == 1 and findings[0]["message"] == c["reason"]
+            f" ({md(findings[0].code)})"
+            if len(findings) == 1 and findings[0].message == c.reason
             else ""
         )
-        lines.append(f"- **Why**: {md(c['reason'])}{own}")
+        lines.append(f"- **Why**: {md(c.reason)}{own}")
     for f in (
-        findings
-        if len(findings) > 1 or (findings and findings[0]["message"] != c["reason"])
-        else ()
+        findings if len(findings) > 1 or (findings and findings[0].message != c.reason) else ()
     ):
-        where = f" at {md(f['snapshot_pointer'])}" if f.get("snapshot_pointer") else ""
-        by = f" by {md(f['behaviour'])}" if f.get("behaviour") else ""
-        lines.append(f"  - {md(f['code'])}{by}{where}: {md(f['message'])}")
-    if c["mutations"]:
+        where = f" at {md(f.snapshot_pointer)}" if f.snapshot_pointer else ""
+        by = f" by {md(f.behaviour)}" if f.behaviour else ""
+        lines.append(f"  - {md(f.code)}{by}{where}: {md(f.message)}")
+    if c.mutations:
         lines.append(
             "- **Mutations**: "
-            + "; ".join(
-                f"{md(m.get('kind'))} at {md(m.get('pointer') or '/')}" for m in c["mutations"][:8]
-            )
-            + (f"; and {len(c['mutations']) - 8} more" if len(c["mutations"]) > 8 else "")
+            + "; ".join(f"{md(m.kind)} at {md(m.pointer or '/')}" for m in c.mutations[:8])
+            + (f"; and {len(c.mutations) - 8} more" if len(c.mutations) > 8 else "")
         )
-    if c.get("pointer"):
-        lines.append(f"- **Where**: snapshot {md(c['pointer'])}")
-    if c["behaviours"]:
+    if c.pointer:
+        lines.append(f"- **Where**: snapshot {md(c.pointer)}")
+    if c.behaviours:
         lines.append(
-            f"- **Behaviour**: {', '.join(md(b) for b in c['behaviours'])}"
-            + (
-                f" (weakest evidence: {md(c['weakest_evidence'])})"
-                if c.get("weakest_evidence")
-                else ""
-            )
+            f"- **Behaviour**: {', '.join(md(b) for b in c.behaviours)}"
+            + (f" (weakest evidence: {md(c.weakest_evidence)})" if c.weakest_evidence else "")
         )
-    for ev in c["evidence"]:
-        parts = [md(ev["level"])]
-        if ev.get("source"):
-            parts.append(md_source(ev["source"]))
-        text = " ".join(parts) + (f": {md(ev['note'])}" if ev.get("note") else "")
-        lines.append(
-            f"  - Evidence{' for ' + md(ev['behaviour']) if ev.get('behaviour') else ''}: {text}"
-        )
-    if c.get("advice"):
-        lines.append(f"- **Fix**: {md(c['advice'])}")
+    for ev in c.evidence:
+        parts = [md(ev.level)]
+        if ev.source:
+            parts.append(md_source(ev.source))
+        text = " ".join(parts) + (f": {md(ev.note)}" if ev.note else "")
+        lines.append(f"  - Evidence{' for ' + md(ev.behaviour) if ev.behaviour else ''}: {text}")
+    if c.advice:
+        lines.append(f"- **Fix**: {md(c.advice)}")
     return "\n".join(lines) + "\n"
 
 

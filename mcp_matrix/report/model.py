@@ -1,0 +1,200 @@
+"""The report as typed values: what the Markdown, JUnit, SARIF and HTML writers read.
+
+``read_model`` builds it once from typed events: the JSON report's version-1 shape
+(``json_report.build_report``: every cell in full, its advice, findings and evidence resolved)
+read into frozen values by the generic reader of ``core/events.py`` (``JsonRecord.build``), so
+a writer says ``cell.verdict``, not ``cell["verdict"]``, and mypy checks every key it reads.
+The fields are the document's keys, in its order (docs/reports.md); ``to_json()`` gives the
+document back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from mcp_matrix.core.events import CellEvidence, CellMutation, CellVariant, Event, JsonRecord
+from mcp_matrix.core.jsontypes import JSON, JSONObject
+from mcp_matrix.report.grid import RELEASE_FAILING
+
+
+@dataclass(frozen=True, slots=True)
+class CitedEvidence(JsonRecord):
+    """One source a cell's verdict rests on, and the behaviour it is evidence for."""
+
+    behaviour: str
+    level: str
+    source: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFinding(JsonRecord):
+    """A finding as the report shows it: ``snapshot_pointer`` points into the run's snapshot."""
+
+    code: str
+    message: str
+    pointer: str
+    snapshot_pointer: str | None
+    lost: bool
+    blast_radius: str | None
+    behaviour: str
+    evidence: tuple[CellEvidence, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportCell(JsonRecord):
+    """One (profile, tool) discovery cell or (profile, tool, case) call cell, in full."""
+
+    kind: str  # discovery | call
+    run: str | None
+    profile: str
+    tool: str
+    case: str | None
+    verdict: str
+    symbol: str
+    meaning: str
+    severity: int
+    finding: bool
+    release_failing: bool
+    reason: str
+    blast_radius: str | None
+    behaviours: tuple[str, ...]
+    evidence: tuple[CitedEvidence, ...]
+    weakest_evidence: str | None
+    pointer: str | None
+    advice: str | None
+    findings: tuple[ReportFinding, ...]
+    model_name: str | None
+    model_schema: JSON
+    origin: str | None
+    expect: str | None
+    mutations: tuple[CellMutation, ...]
+    answer: JSON
+    stale: bool
+    sometimes: tuple[str, ...]
+    frequency: str | None
+    variants: tuple[CellVariant, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRun(JsonRecord):
+    """One run of the stream (a merged file has several)."""
+
+    run_id: str | None
+    started_at: str | None
+    finished_at: str | None
+    mcp_matrix: str | None
+    target: JSONObject | None
+    server: JSONObject | None
+    protocolVersion: str | None  # the document's key
+    cases: str | None
+    baseline: str | None
+    finished: bool
+    measured: bool
+    interrupted: bool
+    error: JSONObject | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportProfile(JsonRecord):
+    name: str
+    client: str | None
+    versions: str | None
+    models: str | None
+    weakest_evidence: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LegendEntry(JsonRecord):
+    verdict: str
+    symbol: str
+    meaning: str
+
+
+@dataclass(frozen=True, slots=True)
+class GridRow(JsonRecord):
+    """One tool's worst verdict per client (None: no cell)."""
+
+    tool: str
+    cells: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictGrid(JsonRecord):
+    profiles: tuple[str, ...]
+    rows: tuple[GridRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedCall(JsonRecord):
+    run: str | None
+    profile: str | None
+    tool: str
+    case: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FailedProfile(JsonRecord):
+    run: str | None
+    profile: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportCounts(JsonRecord):
+    verdicts: Mapping[str, int]
+    cells: int
+    discovery: int
+    calls: int
+    findings: int
+    release_failing: int
+    skipped: int
+    profile_errors: int
+
+
+@dataclass(frozen=True, slots=True)
+class Report(JsonRecord):
+    """The whole report (the JSON report's version-1 document)."""
+
+    format: str
+    version: int
+    generated_by: Mapping[str, str]
+    mcp_matrix: str | None
+    server: JSONObject | None
+    complete: bool
+    runs: tuple[ReportRun, ...]
+    profiles: tuple[ReportProfile, ...]
+    tools: tuple[str, ...]
+    release_failing: tuple[str, ...]
+    legend: tuple[LegendEntry, ...]
+    grid: VerdictGrid
+    cells: tuple[ReportCell, ...]
+    skipped: tuple[SkippedCall, ...]
+    profile_errors: tuple[FailedProfile, ...]
+    counts: ReportCounts
+
+
+def read_model(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> Report:
+    """The report of a results stream as typed values, built once."""
+    from mcp_matrix.report.json_report import build_report
+
+    return Report.build(build_report(events, failing))
+
+
+__all__ = [
+    "CitedEvidence",
+    "FailedProfile",
+    "GridRow",
+    "LegendEntry",
+    "Report",
+    "ReportCell",
+    "ReportCounts",
+    "ReportFinding",
+    "ReportProfile",
+    "ReportRun",
+    "SkippedCall",
+    "VerdictGrid",
+    "read_model",
+]
