@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 from mcp_matrix import __version__
 from mcp_matrix.core.content_table import ContentTable, resolve
@@ -617,14 +617,15 @@ def primary_finding(findings: Sequence[_F], verdict: str) -> _F | None:
         return None
     if verdict in LOST:
         return findings[-1]
-    return next((f for f in findings if _lost(f)), findings[0])
+    return next((f for f in findings if f.lost), findings[0])
 
 
-_F = TypeVar("_F", CellFinding, Mapping[str, Any])
+class _Losing(Protocol):
+    @property
+    def lost(self) -> bool | None: ...
 
 
-def _lost(f: CellFinding | Mapping[str, Any]) -> bool:
-    return bool(f.lost if isinstance(f, CellFinding) else f.get("lost"))
+_F = TypeVar("_F", bound=_Losing)
 
 
 def discovery_reason(verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:

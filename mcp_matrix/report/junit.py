@@ -23,7 +23,7 @@ from typing import IO, Any
 from mcp_matrix.core.events import Event
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import describe_target
-from mcp_matrix.report.model import Report, ReportCell, ReportRun, read_model
+from mcp_matrix.report.model import NO_RUN, Report, ReportCell, ReportRun, read_model
 from mcp_matrix.targets.server_key import server_key
 
 # Not allowed anywhere in an XML 1.0 document, even as a character reference.
@@ -41,28 +41,10 @@ def write_junit(
     stream.write(render_junit(read_model(events, failing)))
 
 
-# The run of a stream without a run-started event.
-_NO_RUN = ReportRun(
-    run_id=None,
-    started_at=None,
-    finished_at=None,
-    mcp_matrix=None,
-    target=None,
-    server=None,
-    protocolVersion=None,
-    cases=None,
-    baseline=None,
-    finished=False,
-    measured=True,
-    interrupted=False,
-    error=None,
-)
-
-
 def render_junit(doc: Report) -> str:
     root = ET.Element("testsuites", name="mcp-matrix")
     totals = {"tests": 0, "failures": 0, "errors": 0}
-    runs = doc.runs or (_NO_RUN,)
+    runs = doc.runs or (NO_RUN,)
     labels = _server_labels(runs)
     seen: set[tuple[str, str]] = set()
 

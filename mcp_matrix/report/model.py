@@ -96,6 +96,24 @@ class ReportRun(JsonRecord):
     error: JSONObject | None
 
 
+# The run of a stream without a run-started event.
+NO_RUN = ReportRun(
+    run_id=None,
+    started_at=None,
+    finished_at=None,
+    mcp_matrix=None,
+    target=None,
+    server=None,
+    protocolVersion=None,
+    cases=None,
+    baseline=None,
+    finished=False,
+    measured=True,
+    interrupted=False,
+    error=None,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ReportProfile(JsonRecord):
     name: str
@@ -184,6 +202,7 @@ def read_model(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING
 
 
 __all__ = [
+    "NO_RUN",
     "CitedEvidence",
     "FailedProfile",
     "GridRow",

@@ -21,15 +21,17 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import Event, typed_events
 from mcp_matrix.core.verdicts import MEANING
 from mcp_matrix.report.advice import BY_BEHAVIOUR, BY_VERDICT
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.json_report import build_report, describe_target, primary_finding
+from mcp_matrix.report.json_report import describe_target, primary_finding
+from mcp_matrix.report.model import NO_RUN, Report, ReportCell, ReportRun, read_model
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -86,31 +88,27 @@ def write_sarif(
 ) -> None:
     """The SARIF log on a stream; ``source``: the file in the repository that defines the tools."""
     events = typed_events(events)
-    log = render_sarif(build_report(events, failing), Source(source) if source else None)
+    log = render_sarif(read_model(events, failing), Source(source) if source else None)
     stream.write(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
-def render_sarif(doc: Mapping[str, Any], source: Source | None = None) -> dict:
-    runs = doc["runs"] or [{"run_id": None}]
-    server_of = {r.get("run_id"): _server_name(r) for r in runs}
+def render_sarif(doc: Report, source: Source | None = None) -> dict:
+    runs = doc.runs or (NO_RUN,)
+    server_of = {r.run_id: _server_name(r) for r in runs}
     rules: dict[str, dict] = {}
-    grouped: dict[tuple, dict] = {}
-    for c in doc["cells"]:
-        if not c["finding"]:
+    grouped: dict[tuple, _SarifResult] = {}
+    for c in doc.cells:
+        if not c.finding:
             continue
         rule_id = _rule_id(c)
         if rule_id not in rules:
             rules[rule_id] = _rule(rule_id, c, len(rules))
-        server = server_of.get(c["run"], "server")
-        key = (server, c["tool"], c.get("case"), c["kind"], rule_id, c["verdict"], c["pointer"])
-        group = grouped.setdefault(
-            key, {"cell": c, "profiles": [], "rule": rule_id, "server": server}
-        )
-        if c["profile"] not in group["profiles"]:
-            group["profiles"].append(c["profile"])
-    ordered = sorted(
-        grouped.values(), key=lambda g: (not g["cell"]["release_failing"], g["cell"]["severity"])
-    )
+        server = server_of.get(c.run, "server")
+        key = (server, c.tool, c.case, c.kind, rule_id, c.verdict, c.pointer)
+        group = grouped.setdefault(key, _SarifResult(c, [], rule_id, server))
+        if c.profile not in group.profiles:
+            group.profiles.append(c.profile)
+    ordered = sorted(grouped.values(), key=lambda g: (not g.cell.release_failing, g.cell.severity))
     kept = ordered[:MAX_RESULTS]
     notes = []
     if len(kept) < len(ordered):
@@ -127,16 +125,16 @@ def render_sarif(doc: Mapping[str, Any], source: Source | None = None) -> dict:
     results = []
     seen: dict[str, int] = {}
     for g in kept:
-        fingerprint = _fingerprint(g["cell"], g["rule"], g["server"])
+        fingerprint = _fingerprint(g.cell, g.rule, g.server)
         seen[fingerprint] = seen.get(fingerprint, 0) + 1
         if seen[fingerprint] > 1:  # two tools of one name (a hostile list): still two alerts
             fingerprint = _hash(f"{fingerprint}#{seen[fingerprint]}")
-        results.append(_result(g, rules[g["rule"]]["_index"], source, fingerprint))
+        results.append(_result(g, rules[g.rule]["_index"], source, fingerprint))
     run: dict = {
         "tool": {
             "driver": {
                 "name": "mcp-matrix",
-                "version": str(runs[0].get("mcp_matrix") or doc["generated_by"]["version"]),
+                "version": str(runs[0].mcp_matrix or doc.generated_by["version"]),
                 "informationUri": "https://modelcontextprotocol.io/",
                 "rules": [{k: v for k, v in r.items() if k != "_index"} for r in rules.values()],
             }
@@ -145,11 +143,11 @@ def render_sarif(doc: Mapping[str, Any], source: Source | None = None) -> dict:
         "invocations": [_invocation(r, notes if i == 0 else []) for i, r in enumerate(runs)],
         "results": results,
         "properties": {
-            "runIds": [r.get("run_id") for r in runs],
-            "servers": [dict(r.get("server") or {}) for r in runs],
-            "targets": [describe_target(r.get("target")) for r in runs],
-            "profiles": [p["name"] for p in doc["profiles"]],
-            "releaseFailing": list(doc["release_failing"]),
+            "runIds": [r.run_id for r in runs],
+            "servers": [dict(r.server or {}) for r in runs],
+            "targets": [describe_target(r.target) for r in runs],
+            "profiles": [p.name for p in doc.profiles],
+            "releaseFailing": list(doc.release_failing),
         },
     }
     if source is not None:
@@ -162,8 +160,18 @@ def render_sarif(doc: Mapping[str, Any], source: Source | None = None) -> dict:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _server_name(run: Mapping[str, Any]) -> str:
-    server = run.get("server") or {}
+@dataclass
+class _SarifResult:
+    """One result: the cells of one tool, case, rule and place, in every client they hit."""
+
+    cell: ReportCell  # the first of them
+    profiles: list[str]
+    rule: str
+    server: str
+
+
+def _server_name(run: ReportRun) -> str:
+    server = run.server or {}
     return str(server.get("name") or "server") if isinstance(server, Mapping) else "server"
 
 
@@ -173,38 +181,34 @@ def _category(name: str) -> str:
     return safe[:60] or "server"
 
 
-def _invocation(run: Mapping[str, Any], extra: list[str]) -> dict:
-    inv: dict = {
-        "executionSuccessful": bool(run.get("finished"))
-        and bool(run.get("measured", True))
-        and not run.get("interrupted")
-    }
-    if run.get("started_at"):
-        inv["startTimeUtc"] = run["started_at"]
-    if run.get("finished_at"):
-        inv["endTimeUtc"] = run["finished_at"]
+def _invocation(run: ReportRun, extra: list[str]) -> dict:
+    inv: dict = {"executionSuccessful": run.finished and run.measured and not run.interrupted}
+    if run.started_at:
+        inv["startTimeUtc"] = run.started_at
+    if run.finished_at:
+        inv["endTimeUtc"] = run.finished_at
     notes = []
-    if not run.get("finished"):
+    if not run.finished:
         notes.append("the run did not finish (no run-finished event): results are partial")
-    if run.get("interrupted"):
+    if run.interrupted:
         notes.append("the run was interrupted")
-    if isinstance(run.get("error"), Mapping):
-        notes.append(f"could not measure: {run['error'].get('message') or ''}")
+    if isinstance(run.error, Mapping):
+        notes.append(f"could not measure: {run.error.get('message') or ''}")
     notes += extra
     if notes:
         inv["toolExecutionNotifications"] = [
             {"message": {"text": n}, "level": "warning"} for n in notes
         ]
-    inv["properties"] = {"runId": run.get("run_id"), "target": describe_target(run.get("target"))}
+    inv["properties"] = {"runId": run.run_id, "target": describe_target(run.target)}
     return inv
 
 
-def _rule_id(c: Mapping[str, Any]) -> str:
-    if c["kind"] == "discovery":
-        deciding = primary_finding(c["findings"], c["verdict"])
-        if deciding and deciding.get("behaviour"):
-            return deciding["behaviour"]
-    return c["behaviours"][0] if c["behaviours"] else c["verdict"]
+def _rule_id(c: ReportCell) -> str:
+    if c.kind == "discovery":
+        deciding = primary_finding(c.findings, c.verdict)
+        if deciding and deciding.behaviour:
+            return deciding.behaviour
+    return c.behaviours[0] if c.behaviours else c.verdict
 
 
 def _behaviour_summary(name: str) -> str:
@@ -217,13 +221,13 @@ def _behaviour_summary(name: str) -> str:
     return _CITATIONS.sub("", summary).replace("``", "`").strip()
 
 
-def _rule(rule_id: str, c: Mapping[str, Any], index: int) -> dict:
-    is_verdict = rule_id == c["verdict"] and rule_id not in BY_BEHAVIOUR
-    verdict = c["verdict"]
+def _rule(rule_id: str, c: ReportCell, index: int) -> dict:
+    is_verdict = rule_id == c.verdict and rule_id not in BY_BEHAVIOUR
+    verdict = c.verdict
     if is_verdict:
         short = f"verdict {rule_id}: {MEANING.get(rule_id, '')}"
         full = f"A call or tool judged {rule_id}: {MEANING.get(rule_id, rule_id)}."
-        fix = BY_VERDICT.get(rule_id) or c["advice"]
+        fix = BY_VERDICT.get(rule_id) or c.advice
     else:
         short = f"client behaviour '{rule_id}'"
         summary = _behaviour_summary(rule_id).rstrip(".")
@@ -232,7 +236,7 @@ def _rule(rule_id: str, c: Mapping[str, Any], index: int) -> dict:
             + (f" ({summary})" if summary else "")
             + f"; a tool or call it affects is judged {verdict}: {MEANING.get(verdict, verdict)}."
         )
-        fix = BY_BEHAVIOUR.get(rule_id) or c["advice"] or BY_VERDICT.get(verdict)
+        fix = BY_BEHAVIOUR.get(rule_id) or c.advice or BY_VERDICT.get(verdict)
     fix = fix or "Read the result's message: it names the clients, the reason and the evidence."
     return {
         "_index": index,
@@ -266,51 +270,49 @@ def _location(source: Source | None, server: str, tool: str, pointer: str | None
     return location
 
 
-def _result(
-    group: Mapping[str, Any], rule_index: int, source: Source | None, fingerprint: str
-) -> dict:
-    c, profiles = group["cell"], group["profiles"]
-    label = c["tool"] + (f"::{c['case']}" if c.get("case") else "")
+def _result(group: _SarifResult, rule_index: int, source: Source | None, fingerprint: str) -> dict:
+    c, profiles = group.cell, group.profiles
+    label = c.tool + (f"::{c.case}" if c.case else "")
     clients = ", ".join(profiles)
-    text = f"{label} is {c['verdict']} ({c['meaning']}) in {len(profiles)} client{'s' if len(profiles) > 1 else ''}: {clients}"
-    if c["reason"]:
-        text += f". {c['reason']}"
-    if c["advice"]:
-        text += f" Fix: {c['advice']}"
+    text = f"{label} is {c.verdict} ({c.meaning}) in {len(profiles)} client{'s' if len(profiles) > 1 else ''}: {clients}"
+    if c.reason:
+        text += f". {c.reason}"
+    if c.advice:
+        text += f" Fix: {c.advice}"
     return {
-        "ruleId": group["rule"],
+        "ruleId": group.rule,
         "ruleIndex": rule_index,
-        "level": "error" if c["release_failing"] else "warning",
+        "level": "error" if c.release_failing else "warning",
         "kind": "fail",
         "message": {"text": text},
-        "locations": [_location(source, group["server"], c["tool"], c["pointer"])],
+        "locations": [_location(source, group.server, c.tool, c.pointer)],
         "partialFingerprints": {"mcpMatrixCell/v3": fingerprint},
         "properties": {
             "profiles": list(profiles),
-            "tool": c["tool"],
-            "case": c.get("case"),
-            "verdict": c["verdict"],
-            "blastRadius": c["blast_radius"],
-            "behaviours": c["behaviours"],
-            "weakestEvidence": c["weakest_evidence"],
-            "evidence": c["evidence"],
-            "jsonPointer": c["pointer"],
-            "advice": c["advice"],
-            "mutations": c["mutations"],
+            "tool": c.tool,
+            "case": c.case,
+            "verdict": c.verdict,
+            "blastRadius": c.blast_radius,
+            "behaviours": list(c.behaviours),
+            "weakestEvidence": c.weakest_evidence,
+            "evidence": [e.to_json() for e in c.evidence],
+            "jsonPointer": c.pointer,
+            "advice": c.advice,
+            "mutations": [m.to_json() for m in c.mutations],
             "findings": [
-                {k: f.get(k) for k in ("code", "message", "pointer")}
-                for f in c["findings"][:MAX_FINDINGS]
+                {"code": f.code, "message": f.message, "pointer": f.pointer}
+                for f in c.findings[:MAX_FINDINGS]
             ],
         },
     }
 
 
-def _fingerprint(c: Mapping[str, Any], rule_id: str, server: str) -> str:
+def _fingerprint(c: ReportCell, rule_id: str, server: str) -> str:
     """Stable across runs and client sets (the alert is the tool's, whichever clients it hits)
     and distinct for every result: the tool's position in the list is left out, the place in
     its schema kept."""
-    where = _TOOL_PREFIX.sub("", c["pointer"] or "")
-    key = [server, c["tool"], c.get("case"), c["kind"], rule_id, c["verdict"], where]
+    where = _TOOL_PREFIX.sub("", c.pointer or "")
+    key = [server, c.tool, c.case, c.kind, rule_id, c.verdict, where]
     return _hash(json.dumps(key, ensure_ascii=False))
 
 
