@@ -21,7 +21,7 @@ from mcp_matrix.evolution.outputs import compare_output
 from mcp_matrix.evolution.params import compare_object
 from mcp_matrix.evolution.schema import input_schema, root_combinators
 from mcp_matrix.evolution.tool_changes import ToolChanges, same
-from mcp_matrix.evolution.tool_pairs import added_tool, pair_tools, tool_similarity
+from mcp_matrix.evolution.tool_pairs import added_tool, pair_tools, tool_change, tool_similarity
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
@@ -43,28 +43,18 @@ def compare_lists(old_tools: list[Any], new_tools: list[Any]) -> list[Change]:
     for name in removed:
         if name in renamed:
             to = renamed[name]
+            message = (
+                f"tool {name} is gone and {to} looks like it under a new name (a rename in place)"
+            )
+            score = round(tool_similarity(old[name], new[to]), 2)
             out.append(
-                Change(
-                    kind="tool-renamed",
-                    tool=name,
-                    severity="breaking",
-                    pointer="",
-                    message=f"tool {name} is gone and {to} looks like it under a new name (a rename in place)",
-                    old=name,
-                    new=to,
-                    detail={"to": to, "similarity": round(tool_similarity(old[name], new[to]), 2)},
+                tool_change(
+                    "tool-renamed", name, "breaking", message, name, to, to=to, similarity=score
                 )
             )
         else:
             out.append(
-                Change(
-                    kind="tool-removed",
-                    tool=name,
-                    severity="breaking",
-                    pointer="",
-                    message=f"tool {name} is removed",
-                    old=name,
-                )
+                tool_change("tool-removed", name, "breaking", f"tool {name} is removed", name)
             )
     taken = set(renamed.values())
     for name in added:

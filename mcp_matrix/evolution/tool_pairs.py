@@ -30,6 +30,28 @@ _PARALLEL_SUFFIX = re.compile(r"^[_-]?(v\d+|new|next|\d+)$", re.IGNORECASE)
 _RENAME_THRESHOLD = 0.6
 
 
+def tool_change(
+    kind: str,
+    name: str,
+    severity: str,
+    message: str,
+    old: Any = None,
+    new: Any = None,
+    **detail: Any,
+) -> Change:
+    """A change of a whole tool: removed, renamed, added (no pointer into its schema)."""
+    return Change(
+        kind=kind,
+        tool=name,
+        severity=severity,
+        pointer="",
+        message=message,
+        old=old,
+        new=new,
+        detail=detail,
+    )
+
+
 def tool_similarity(a: Any, b: Any) -> float:
     """How alike two tools are: their input schemas mostly, their descriptions a little."""
     desc = text_similarity(str(a.get("description") or ""), str(b.get("description") or ""))
@@ -57,14 +79,13 @@ def added_tool(name: str, tool: Any, old: Mapping, new: Mapping) -> Change:
             (o for o in kept if _names_relate(o, name, tool) and not is_raw_twin(new[o])), None
         )
         if twin_of:
-            return Change(
-                kind="raw-twin-added",
-                tool=name,
-                severity="safe",
-                pointer="",
+            return tool_change(
+                "raw-twin-added",
+                name,
+                "safe",
+                f"raw twin {name} added for {twin_of}: one JSON payload string, immune to schema evolution",
                 new=name,
-                message=f"raw twin {name} added for {twin_of}: one JSON payload string, immune to schema evolution",
-                detail={"twin_of": twin_of},
+                twin_of=twin_of,
             )
     base = next(
         (o for o in kept if _PARALLEL_SUFFIX.match(name[len(o) :]) and name.startswith(o)), None
@@ -80,14 +101,13 @@ def added_tool(name: str, tool: Any, old: Mapping, new: Mapping) -> Change:
             None,
         )
     if base is None:
-        return Change(
-            kind="tool-added",
-            tool=name,
-            severity="safe",
-            pointer="",
+        return tool_change(
+            "tool-added",
+            name,
+            "safe",
+            f"tool {name} is added",
             new=name,
-            message=f"tool {name} is added",
-            detail={"raw_twin": is_raw_twin(tool)},
+            raw_twin=is_raw_twin(tool),
         )
     total, mapping, reasons = mapping_between(new[base], tool)
     if total:
@@ -100,14 +120,16 @@ def added_tool(name: str, tool: Any, old: Mapping, new: Mapping) -> Change:
             f"{name} is added beside {base}, and the mapping between them is not total "
             "(a parallel tool fits here)"
         )
-    return Change(
-        kind="tool-parallel",
-        tool=name,
-        severity="risky" if total else "safe",
-        pointer="",
+    return tool_change(
+        "tool-parallel",
+        name,
+        "risky" if total else "safe",
+        message,
         new=name,
-        message=message,
-        detail={"parallel_to": base, "total": total, "mapping": mapping, "not_mapped": reasons},
+        parallel_to=base,
+        total=total,
+        mapping=mapping,
+        not_mapped=reasons,
     )
 
 
@@ -159,4 +181,10 @@ def mapping_between(old_tool: Any, new_tool: Any) -> tuple[bool, dict[str, str],
     return not reasons, mapping, reasons
 
 
-__all__ = ["added_tool", "mapping_between", "pair_tools", "tool_similarity"]
+__all__ = [
+    "added_tool",
+    "mapping_between",
+    "pair_tools",
+    "tool_change",
+    "tool_similarity",
+]

@@ -95,29 +95,24 @@ def _enum(t: ToolChanges, path: tuple[str, ...], ptr: str, a: Mapping, b: Mappin
     name = label(path)
     if isinstance(ea, list) and isinstance(eb, list):
         gone = [v for v in ea if v not in eb]
-        new = [v for v in eb if v not in ea]
-        if gone:
-            t.add(
-                "enum-values-removed",
-                "breaking",
-                f"{name} no longer accepts {_values(gone)}",
-                f"{ptr}/enum",
-                path,
-                old=gone,
-                new=eb,
-                probes=t.old_call(path, gone[0], f"a frozen call that sends {name} = {gone[0]!r}"),
-            )
-        if new:
-            t.add(
-                "enum-values-added",
-                "safe",
-                f"{name} now also accepts {_values(new)}",
-                f"{ptr}/enum",
-                path,
-                old=ea,
-                new=new,
-                probes=t.new_call(path, new[0], f"a new call that sends {name} = {new[0]!r}"),
-            )
+        added = [v for v in eb if v not in ea]
+        for values, kind, severity, words, old, new, call, about in (
+            (gone, "enum-values-removed", "breaking", "no longer", gone, eb, t.old_call, "frozen"),
+            (added, "enum-values-added", "safe", "now also", ea, added, t.new_call, "new"),
+        ):
+            if values:
+                t.add(
+                    kind,
+                    severity,
+                    f"{name} {words} accepts {_values(values)}",
+                    f"{ptr}/enum",
+                    path,
+                    old=old,
+                    new=new,
+                    probes=call(
+                        path, values[0], f"a {about} call that sends {name} = {values[0]!r}"
+                    ),
+                )
     elif isinstance(eb, list):
         outside = ex.example({k: v for k, v in a.items() if k != "enum"}) if types(a) else None
         probes = (
