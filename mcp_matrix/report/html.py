@@ -24,20 +24,22 @@ shown as ``mcp_matrix.core.text.safe`` shows it (``shown``): control characters 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from mcp_matrix.core.events import Event
+from mcp_matrix.core.events import Event, JsonRecord
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.json_report import build_report, describe_target
+from mcp_matrix.report.json_report import describe_target
+from mcp_matrix.report.model import GridRow, Report, ReportCell, ReportRun, read_model
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -116,78 +118,66 @@ class _Packer:
             return None
         return self.texts.setdefault(str(value), len(self.texts))
 
-    def cell(self, c: Mapping[str, Any]) -> None:
-        row = self.rows.get(c["tool"])
-        column = self.columns.get(c["profile"])
+    def cell(self, c: ReportCell) -> None:
+        row = self.rows.get(c.tool)
+        column = self.columns.get(c.profile)
         if row is None or column is None:  # every cell is in the grid; a guard, not a path
             return
         text = self.text
-        found = c.get("findings") or []
         findings = [
-            self.findings.ref(
-                [text(f.get("code")), text(f.get("message")), text(f.get("behaviour"))]
-            )
-            for f in found
+            self.findings.ref([text(f.code), text(f.message), text(f.behaviour)])
+            for f in c.findings
         ]
         evidence = [
-            self.evidence.ref(
-                [
-                    text(e.get("level")),
-                    text(e.get("source")),
-                    text(e.get("note")),
-                    text(e.get("behaviour")),
-                ]
-            )
-            for e in c.get("evidence") or []
+            self.evidence.ref([text(e.level), text(e.source), text(e.note), text(e.behaviour)])
+            for e in c.evidence
         ]
-        model_name = c.get("model_name")
+        model_name = c.model_name
         detail = [
-            text(c["verdict"]),
-            0 if c.get("kind") == "discovery" else 1,
-            text(c.get("case")),
-            text(c.get("reason")),
-            text(c.get("blast_radius")),
-            [text(b) for b in c.get("behaviours") or []],
+            text(c.verdict),
+            0 if c.kind == "discovery" else 1,
+            text(c.case),
+            text(c.reason),
+            text(c.blast_radius),
+            [text(b) for b in c.behaviours],
             evidence,
-            text(c.get("weakest_evidence")),
-            text(c.get("advice")),
+            text(c.weakest_evidence),
+            text(c.advice),
             findings,
-            1 if c.get("release_failing") else 0,
-            text(c.get("frequency")),
-            1 if c.get("stale") else 0,
-            c.get("mutations") or [],
-            c.get("answer"),
+            1 if c.release_failing else 0,
+            text(c.frequency),
+            1 if c.stale else 0,
+            [m.to_json() for m in c.mutations],
+            c.answer,
         ]
         cell = [
             row,
             column,
             self.details.ref(detail),
-            text(c.get("pointer")),
-            text(model_name) if model_name and model_name != c["tool"] else None,
-            *(text(f.get("snapshot_pointer")) for f in found),
+            text(c.pointer),
+            text(model_name) if model_name and model_name != c.tool else None,
+            *(text(f.snapshot_pointer) for f in c.findings),
         ]
         while cell[-1] is None and len(cell) > 3:
             cell.pop()
         self.cells.append(_ENCODER.encode(cell))
 
-    def grid(self, rows: list[Mapping[str, Any]]) -> str:
-        return (
-            "[" + ",".join(_ENCODER.encode([self.text(v) for v in r["cells"]]) for r in rows) + "]"
-        )
+    def grid(self, rows: Sequence[GridRow]) -> str:
+        return "[" + ",".join(_ENCODER.encode([self.text(v) for v in r.cells]) for r in rows) + "]"
 
 
-def page_data(doc: Mapping[str, Any], later_problems: Sequence[Mapping[str, Any]] = ()) -> str:
+def page_data(doc: Report, later_problems: Sequence[Mapping[str, Any]] = ()) -> str:
     """The page's data as JSON text (see the module docstring; ``script_json`` rules apply)."""
-    grid = doc["grid"]
-    packer = _Packer([r["tool"] for r in grid["rows"]], list(grid["profiles"]))
-    for c in doc["cells"]:
+    grid = doc.grid
+    packer = _Packer([r.tool for r in grid.rows], list(grid.profiles))
+    for c in doc.cells:
         packer.cell(c)
     text = packer.text
     small = {
         "verdicts": [{"verdict": v, "symbol": SYMBOL[v], "meaning": MEANING[v]} for v in SEVERITY],
-        "legend": doc.get("legend") or [],
-        "profiles": list(grid["profiles"]),
-        "tools": [r["tool"] for r in grid["rows"]],
+        "legend": [x.to_json() for x in doc.legend],
+        "profiles": list(grid.profiles),
+        "tools": [r.tool for r in grid.rows],
         "page_rows": PAGE_ROWS,
         "cell_columns": CELL_COLUMNS,
         "detail_columns": DETAIL_COLUMNS,
@@ -205,15 +195,10 @@ def page_data(doc: Mapping[str, Any], later_problems: Sequence[Mapping[str, Any]
             ]
             for p in later_problems
         ],
-        "skipped": [
-            [text(x.get("tool")), text(x.get("case")), text(x.get("reason"))]
-            for x in doc.get("skipped") or []
-        ],
-        "profile_errors": [
-            [text(x.get("profile")), text(x.get("error"))] for x in doc.get("profile_errors") or []
-        ],
+        "skipped": [[text(x.tool), text(x.case), text(x.reason)] for x in doc.skipped],
+        "profile_errors": [[text(x.profile), text(x.error)] for x in doc.profile_errors],
     }
-    grid_json = packer.grid(grid["rows"])
+    grid_json = packer.grid(grid.rows)
     parts = [_ENCODER.encode(small)[:-1]]
     for key, table in (
         ("grid", grid_json),
@@ -227,17 +212,33 @@ def page_data(doc: Mapping[str, Any], later_problems: Sequence[Mapping[str, Any]
     return _escape_script("".join(parts) + "}")
 
 
-def shown(value: Any) -> Any:
-    """``value`` (a report document, or any part of it) with every string as the page shows it:
+def shown(value: _T) -> _T:
+    """``value`` (the report, or any part of it) with every string as the page shows it:
     control and format characters (ESC, BEL, U+202E) as visible escapes, line breaks kept."""
+    return _shown(value)  # type: ignore[no-any-return]
+
+
+_T = TypeVar("_T")
+
+
+def _shown(value: Any) -> Any:
     if isinstance(value, str):
         if value.isprintable():
             return value
         return "\n".join(safe(line) for line in value.split("\n"))
+    if isinstance(value, JsonRecord):  # a value of the typed report: the same one when unchanged
+        names = [f.name for f in dataclasses.fields(value)]
+        given = [getattr(value, n) for n in names]
+        changed = [_shown(v) for v in given]
+        if all(a is b for a, b in zip(given, changed)):
+            return value
+        return type(value)(**dict(zip(names, changed)))
     if isinstance(value, Mapping):
-        return {shown(k): shown(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [shown(v) for v in value]
+        return {_shown(k): _shown(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_shown(v) for v in value)
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
     return value
 
 
@@ -263,10 +264,10 @@ def _environment() -> Environment:
 def write_html(
     events: list[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
-    stream.write(render_html(build_report(events, failing), build_triage(events)))
+    stream.write(render_html(read_model(events, failing), build_triage(events)))
 
 
-def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
+def render_html(doc: Report, causes: list | None = None) -> str:
     template = _environment().get_template("report.html.j2")
     # The inline style and script are static blocks: render them alone to hash them for the CSP.
     # The style's verdict colours come from the verdict table (``VerdictRow.css``).
@@ -274,10 +275,10 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
     style = "".join(template.blocks["style"](template.new_context({"verdict_css": verdict_css})))
     script = "".join(template.blocks["script"](template.new_context({})))
     doc = shown(doc)  # the grid, the details and the metadata the page draws from it
-    server = doc.get("server") or {}
+    server = doc.server or {}
     runs = [
-        dict(r, target_text=describe_target(r.get("target")), status=_status(r))
-        for r in doc["runs"]
+        {**r.to_json(), "target_text": describe_target(r.target), "status": _status(r)}
+        for r in doc.runs
     ]
     listed = [
         {
@@ -306,12 +307,12 @@ def render_html(doc: Mapping[str, Any], causes: list | None = None) -> str:
     )
 
 
-def _status(run: Mapping[str, Any]) -> str:
-    if not run.get("finished"):
+def _status(run: ReportRun) -> str:
+    if not run.finished:
         return "unfinished (no run-finished event)"
-    if run.get("interrupted"):
+    if run.interrupted:
         return "interrupted"
-    if not run.get("measured", True):
+    if not run.measured:
         return "not measured"
     return "finished"
 
