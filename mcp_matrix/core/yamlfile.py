@@ -6,7 +6,8 @@ with the key path (``discovery[2].with.limit: expected an integer, got string "6
 the one place that maps YAML and JSON Schema errors to ``InputError``.
 
 - ``parse_yaml`` reads a file keeping the line of every key; a syntax error carries its line.
-- ``schema_errors`` validates (part of) the data and words each problem with ``describe_error``.
+- ``schema_errors`` validates (part of) the data and words each problem with ``describe_error``
+  (``core.schema_words``, kept importable from here).
 - ``sort_errors`` orders problems by file and line, dropping duplicates.
 - ``load_yaml_checked`` does all three for a file that only needs its schema (``load_yaml_source``
   keeps the lines too, for a check that can only be made later).
@@ -16,23 +17,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
 
 from mcp_matrix.core.errors import (
     TOO_LONG_NUMBER,
     InputError,
     InputErrors,
     check_input_file,
-    did_you_mean,
     long_number_line,
 )
+from mcp_matrix.core.schema_words import KeyPath, describe_error
 
 __all__ = [
     "KeyPath",
@@ -45,8 +45,6 @@ __all__ = [
     "schema_errors",
     "sort_errors",
 ]
-
-KeyPath = tuple  # of str (mapping keys) and int (list indexes)
 
 # Far above any real profile, cases file or policy (hundreds of values); a file over it is
 # refused before anything walks it: YAML aliases can expand a few lines into billions of values.
@@ -243,124 +241,6 @@ def parse_yaml(
     if src.data is None:
         errors.append(src.error((), empty))
     return src, errors
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema errors in words
-
-_TYPE_WORDS = {
-    "object": "a mapping",
-    "array": "a list",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, dict):
-        return "mapping"
-    return type(value).__name__
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=str, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def describe_error(
-    error: ValidationError, noun: str = "key", owner: str = ""
-) -> list[tuple[KeyPath, str]]:
-    """Turn one jsonschema error into ``(key path, message)`` pairs a user can act on.
-
-    ``noun`` is what the keys are called here ("key" in a file, "param" in a behaviour's
-    ``with``); ``owner`` names the behaviour whose params they are.
-    """
-    path: KeyPath = tuple(error.absolute_path)
-    kw = error.validator
-    expected: Any = error.validator_value  # JSON: the keyword's value in the schema
-    value: Any = error.instance  # JSON: the value checked
-    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
-    props = schema.get("properties", {})
-    if kw == "required":
-        out = []
-        for name in expected:
-            if isinstance(value, dict) and name not in value:
-                about = (props.get(name) or {}).get("description", "")
-                out.append(
-                    (
-                        path + (name,),
-                        f"missing required {noun}" + (f" ({about.rstrip('.')})" if about else ""),
-                    )
-                )
-        return out
-    if kw == "additionalProperties" and isinstance(value, dict):
-        if props:
-            valid = (
-                f"; {owner} takes: {', '.join(props)}"
-                if owner
-                else f"; valid {noun}s: {', '.join(props)}"
-            )
-        else:
-            valid = f"; {owner or 'this'} takes no {noun}s"
-        return [
-            (path + (name,), f"unknown {noun} {name!r}{did_you_mean(str(name), props)}{valid}")
-            for name in value
-            if name not in props
-        ]
-    if kw == "type":
-        types = [expected] if isinstance(expected, str) else [t for t in expected if t != "null"]
-        words = " or ".join(_TYPE_WORDS.get(t, t) for t in types)
-        message = f"expected {words}, got {_json_type(value)} {_show(value)}"
-        if "string" in types and isinstance(value, (int, float)):
-            message += f' (quote it in YAML: "{value}")'
-        return [(path, message)]
-    if kw == "enum":
-        hint = did_you_mean(str(value), [str(x) for x in expected])
-        return [
-            (path, f"expected one of {', '.join(map(str, expected))}, got {_show(value)}{hint}")
-        ]
-    if kw == "pattern":
-        about = schema.get("description", "")
-        return [
-            (
-                path,
-                f"{_show(value)} does not match {expected}"
-                + (f" ({about.rstrip('.')})" if about else ""),
-            )
-        ]
-    if kw == "minItems":
-        return [
-            (
-                path,
-                f"expected at least {expected} item{'s' if expected != 1 else ''}, got {len(value)}",
-            )
-        ]
-    if kw == "minLength":
-        return [(path, "must not be empty")]
-    if kw == "uniqueItems":
-        seen, twice = [], None
-        for item in value:
-            if item in seen:
-                twice = item
-                break
-            seen.append(item)
-        return [(path, f"lists {_show(twice)} more than once")]
-    return [(path, error.message)]
 
 
 def schema_errors(
