@@ -34,6 +34,7 @@ HASH_STYLES = (
     "codex",  # docs/clients/openai.md#codex: name[:max-40] + sha1_hex(raw) (40 hex)
     "sha1-8",  # docs/clients/cline.md#cline Cline SDK: name[:max-9] + "_" + sha1(raw)[:8]
     "sha1-8-rstrip",  # docs/clients/openai.md#agents-sdk Agents SDK: name[:max-9].rstrip("_-") + "_" + sha1(seed)[:8]
+    "codex-identity",  # docs/clients/openai.md#codex 0.171: name[:max-13] + codex_collision_suffix
 )
 
 
@@ -183,7 +184,8 @@ _NAME_PARAMS = {
     "hash_style": param(
         list(HASH_STYLES),
         "codex: first max-40 + sha1 (40 hex); sha1-8: first max-9 "
-        "+ '_' + sha1[:8]; sha1-8-rstrip: the same with _- stripped before '_'.",
+        "+ '_' + sha1[:8]; sha1-8-rstrip: the same with _- stripped before '_'; "
+        "codex-identity: first max-13 + Codex's '_' + 12 hex of the tool's identity (0.171).",
         "codex",
     ),
     "on_collision": param(
@@ -441,6 +443,9 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
             elif overflow == "ellipsis":
                 name = ellipsised(name, limit)
                 how = "shortened to its start + '...' + its end"
+            elif p["hash_style"] == "codex-identity":
+                name = name[: max(0, limit - 13)] + codex_collision_suffix(state.server, raw_tool)
+                how = "cut, and a SHA-1 of the server and tool names replaces its tail"
             else:
                 raw = raw_prefix + render(p["template"], state.server, raw_tool, current, uid)
                 name = hashed(name, raw, limit, p["hash_style"])

@@ -37,6 +37,7 @@ LONG_DESCRIPTION = (
     "Reads one probe value. " + "This sentence pads the description. " * 60
 )  # ~2.2k chars
 LONG_NAME = "probe_" + "very_long_tool_name_" * 3 + "end"  # 69 characters
+VERY_LONG_NAME = "probe_" + "very_long_tool_name_" * 6 + "end"  # 129: over the 128 limits too
 
 
 def _tool(name: str, schema: Any, description: str = "Probe tool.", **extra: Any) -> dict:
@@ -666,6 +667,12 @@ PROBE_SETS: dict[str, ProbeSet] = {
             ScriptedCall("probe.dotted", {"q": "x"}),
         ),
         _hazard(
+            "very-long-name",
+            "a 129-character tool name (128-character limits: Anthropic definitions, Responses)",
+            _tool(VERY_LONG_NAME, {"type": "object", "properties": {"q": {"type": "string"}}}),
+            ScriptedCall(VERY_LONG_NAME, {"q": "x"}),
+        ),
+        _hazard(
             "limit-long-name",
             "long-name with the provider's limits enforced (the 400 a 64-character limit gives)",
             LONG_NAME_TOOL,
@@ -826,7 +833,15 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "root-combinators": ("root-anyof", "root-if"),
     "ts-sdk-gate": ("root-not-object", "output-schema"),
     "lenient-sdk-gate": ("root-not-object", "output-schema"),
-    "tool-name": ("long-name", "dotted-name", "core", "name-chars", "name-collision", "name-clash"),
+    "tool-name": (
+        "long-name",
+        "very-long-name",
+        "dotted-name",
+        "core",
+        "name-chars",
+        "name-collision",
+        "name-clash",
+    ),
     "server-name": ("core",),
     "ref-cycles": ("ref-cycle",),
     "resolve-refs": ("core", "ref-cycle"),

@@ -484,6 +484,14 @@ def test_codex_collision_hashes_are_the_ones_codex_0171_sent(view):
     }
 
 
+def test_codex_0171_cuts_a_name_past_128_and_hashes_it_as_it_did(view):
+    """clients/calibrations/codex/0.171.0.json, probe set very-long-name (129 characters)."""
+    name = "probe_" + "very_long_tool_name_" * 6 + "end"
+    out = views(view, "codex", [tool(name, {"type": "object"})], "probe")[name]
+    assert out.model_name == "mcp__probe__" + name[:103] + "_69bd2fd08e18"
+    assert len(out.model_name) == 128 and out.verdict != "hidden"
+
+
 def test_codex_refuses_a_server_whose_name_has_a_dot(view):
     out = view("codex", [STORE], "memory.v2")
     assert out.outcome == "server-dropped"
