@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from mcp_matrix.core import verdicts
 from mcp_matrix.core.evidence import Evidence
+from mcp_matrix.core.jsontypes import JSON
 
 _T = TypeVar("_T")
 
@@ -104,14 +105,14 @@ class ToolState:
     (a client may rewrite the description, e.g. Claude Code's "Input constraint" sentence).
     """
 
-    original: Any
+    original: Any  # the tool object as sent (behaviours read it freely)
     page: int
     index: int
     name: str
-    schema: Any
+    schema: JSON
     hidden: bool = False
     findings: tuple[Finding, ...] = ()
-    description: Any = None
+    description: JSON = None
 
     @cached_property  # read for every tool by every profile; ``original`` never changes
     def server_name(self) -> str:
@@ -165,10 +166,10 @@ class ToolView:
     index: int
     verdict: str
     model_name: str | None
-    model_schema: Any
+    model_schema: JSON
     findings: tuple[Finding, ...] = ()
     weakest_evidence: str | None = None
-    model_description: Any = None
+    model_description: JSON = None
 
     def to_json(self) -> dict:
         return {
@@ -231,8 +232,8 @@ class CallContext:
     """What the client holds for the tool it is about to call (possibly a stale cached copy)."""
 
     tool: str  # the server's tool name
-    held_schema: Any  # the input schema the client validates and builds against
-    held_tool: Any  # the whole tool as the client holds it (outputSchema, annotations)
+    held_schema: JSON  # the input schema the client validates and builds against
+    held_tool: JSON  # the whole tool as the client holds it (outputSchema, annotations)
     stale: bool = False  # held from a baseline snapshot rather than the live server
 
 
@@ -245,7 +246,7 @@ class CallPlan:
     """
 
     tool: str
-    arguments: Any
+    arguments: JSON
     omit_arguments: bool = False
     meta: Any = None
     refused: Finding | None = None
@@ -263,8 +264,8 @@ class Mutation:
 
     kind: str  # removed | stringified | retyped | nulled | changed | added
     pointer: str
-    before: Any = None
-    after: Any = None
+    before: JSON = None
+    after: JSON = None
 
     def to_json(self) -> dict:
         return {

@@ -77,7 +77,7 @@ def _escape_script(text: str) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def script_json(value: Any) -> str:
+def script_json(value: object) -> str:
     """JSON that is safe inside a ``<script>`` element: no ``<``, ``>``, ``&`` or line separators."""
     return _escape_script(_ENCODER.encode(value))
 
@@ -89,7 +89,7 @@ class _ValueTable:
         self.texts: list[str] = []
         self._numbers: dict[str, int] = {}
 
-    def ref(self, value: Any) -> int:
+    def ref(self, value: object) -> int:
         text = _ENCODER.encode(value)
         number = self._numbers.get(text)
         if number is None:
@@ -113,7 +113,7 @@ class _Packer:
         self.columns = {p: j for j, p in enumerate(profiles)}
         self.cells: list[str] = []
 
-    def text(self, value: Any) -> int | None:
+    def text(self, value: object) -> int | None:
         if value is None or value == "":
             return None
         return self.texts.setdefault(str(value), len(self.texts))
@@ -242,7 +242,7 @@ def _shown(value: Any) -> Any:
     return value
 
 
-def _finalize(value: Any) -> Any:
+def _finalize(value: object) -> object:
     """What the template prints: strings shown as ``shown`` shows them (markup is ours)."""
     return value if isinstance(value, Markup) or not isinstance(value, str) else shown(value)
 

@@ -39,11 +39,12 @@ from mcp_matrix.core.events import (
     SnapshotTaken,
     typed_events,
 )
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.verdicts import LOST, MEANING, SEVERITY, SYMBOL, is_finding, rank
 from mcp_matrix.report.advice import advice_for
 from mcp_matrix.report.discovery_doc import SchemaTable, whole_schema
-from mcp_matrix.report.grid import RELEASE_FAILING, gate_scope, run_profiles
+from mcp_matrix.report.grid import RELEASE_FAILING, Scope, gate_scope, run_profiles
 
 FORMAT = "mcp-matrix.report"
 VERSION = 2
@@ -166,7 +167,7 @@ class _DocTable(ContentTable):
         super().__init__()
         self._strings: dict[str, int] = {}
 
-    def ref(self, value: Any) -> int:
+    def ref(self, value: JSON) -> int:
         """A string by value; any other value made here by its text alone (it is not kept)."""
         key = value if isinstance(value, str) else _dump(value)
         known = self._strings.get(key)
@@ -179,7 +180,7 @@ class _DocTable(ContentTable):
 class _ReportBuilder:
     """One pass over the events: runs, cells as rows, each distinct value once in a table."""
 
-    def __init__(self, scope: Any, profiles: list[str]) -> None:
+    def __init__(self, scope: Scope, profiles: list[str]) -> None:
         self.scope = scope
         self.runs: list[dict] = []
         self.snapshots: list[_Tools] = []
@@ -388,7 +389,7 @@ class _ReportBuilder:
         }
 
 
-def read_report(doc: Any, where: str = "report") -> dict:
+def read_report(doc: object, where: str = "report") -> dict:
     """A report document of any readable version in the version-1 shape: ``cells`` with every
     key in full, ``grid.rows`` as ``{"tool", "cells": [verdict or null]}``."""
     if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
@@ -525,7 +526,7 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
     return out
 
 
-_CALL_DEFAULTS: dict[str, Any] = {
+_CALL_DEFAULTS: dict[str, JSON] = {
     "origin": None,
     "expect": None,
     "mutations": [],
@@ -555,7 +556,7 @@ _KEPT = (
 )
 
 
-def _entries(table: Any) -> list:
+def _entries(table: object) -> list:
     if isinstance(table, (ContentTable, _Rows)):
         return json.loads("[" + ",".join(table.texts) + "]")
     if not isinstance(table, list):
@@ -657,7 +658,7 @@ class _Tools:
     """A run's snapshot tools, indexed by name once: a run of 10,000 tools has 10,000s of cells,
     and looking each cell's tool up by a scan made the report quadratic."""
 
-    def __init__(self, snapshot: Any) -> None:
+    def __init__(self, snapshot: JSON) -> None:
         entries = snapshot.get("tools") if isinstance(snapshot, Mapping) else None
         entries = entries if isinstance(entries, list) else []
         self.tools = [t.get("tool") if isinstance(t, Mapping) else None for t in entries]
@@ -686,7 +687,7 @@ def _call_pointer(index: int | None, mutations: Sequence[CellMutation]) -> str |
     return base + path
 
 
-def describe_target(target: Any) -> str:
+def describe_target(target: object) -> str:
     """One line for a (masked) target as the run-started event records it: its kind's own line
     (``mcp_matrix.targets.kinds.describe_line``, so an SSE target reads ``sse:``, not ``http:``)."""
     from mcp_matrix.targets.kinds import describe_line
@@ -694,7 +695,7 @@ def describe_target(target: Any) -> str:
     return describe_line(target)
 
 
-def _s(value: Any) -> str:
+def _s(value: object) -> str:
     return "" if value is None else str(value)
 
 

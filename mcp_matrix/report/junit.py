@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO
 
 from mcp_matrix.core.events import Event
 from mcp_matrix.report.grid import RELEASE_FAILING
@@ -30,7 +30,7 @@ from mcp_matrix.targets.server_key import server_key
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
-def xml_text(value: Any) -> str:
+def xml_text(value: object) -> str:
     s = "" if value is None else str(value)
     return _FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
 
@@ -185,7 +185,7 @@ def _suite(
     return suite
 
 
-def _prop(parent: ET.Element, name: str, value: Any) -> None:
+def _prop(parent: ET.Element, name: str, value: object) -> None:
     ET.SubElement(parent, "property", name=name, value=xml_text(value))
 
 

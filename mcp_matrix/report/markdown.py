@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import IO, Any
+from typing import IO
 from urllib.parse import quote
 
 from mcp_matrix.core.events import Event, typed_events
@@ -41,7 +41,7 @@ def visible(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
-def md(text: Any, name: bool = False) -> str:
+def md(text: object, name: bool = False) -> str:
     """Escape untrusted text for Markdown inline use (a paragraph, list item or table cell).
 
     ``name``: an identifier (a tool name) keeps line breaks visible as ``\\n``; prose has

@@ -111,15 +111,14 @@ def test_the_advice_table_has_a_text_for_exactly_the_verdicts_that_ask_for_one()
 def test_every_verdict_has_its_colours_in_the_html_page():
     """The page's CSS is generated from the rows: a row without colours cannot reach it."""
     from mcp_matrix.report.html import render_html
+    from mcp_matrix.report.model import read_model
 
     rules = css_rules()
     for v in VERDICTS:
         assert re.fullmatch(r"#[0-9a-f]{3}([0-9a-f]{3})?", v.css[0]), v.name
         assert re.fullmatch(r"#[0-9a-f]{3}([0-9a-f]{3})?", v.css[1]), v.name
         assert re.search(rf"\.v-{v.name}\b[^{{]*\{{ background: {v.css[0]};", rules), v.name
-    empty = {"runs": [], "grid": {"profiles": [], "rows": []}, "cells": [], "tools": []}
-    empty |= {"counts": {}, "generated_by": {"version": "0"}}
-    page = render_html(empty)
+    page = render_html(read_model([]))  # the page of an empty stream
     assert rules in page
 
 
