@@ -42,6 +42,21 @@ XDIST_ITEM_LINE = re.compile(
     r"^\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|SKIPPED|ERROR) mcp-matrix::(\S+)"
 )
 
+# The bundled memory server through claude-code and continue: the selection tests pick one.
+MEMORY_TWO_CLIENTS = (
+    "--mcp-server",
+    "memory",
+    "--mcp-client",
+    "claude-code",
+    "--mcp-client",
+    "continue",
+)
+
+
+def inner(pytester, *args: str, timeout: float):
+    """An inner pytest session in a subprocess, without the cache plugin (nothing written)."""
+    return pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider", timeout=timeout)
+
 
 @pytest.fixture
 def anyof_under_xdist(shared_work) -> str:
@@ -88,7 +103,8 @@ def test_cells_fail_exactly_where_the_policy_fails_and_match_the_cli(
     cli_answer, cli_results = shared_work.stale_clients_on_gateway_v2()
     assert cli_answer.returncode == 1, cli_answer.stderr
     plugin_results = tmp_path / "plugin.jsonl"
-    r = pytester.runpytest_subprocess(
+    r = inner(
+        pytester,
         "--mcp-server",
         "gateway --version 2",
         "--mcp-baseline",
@@ -97,8 +113,6 @@ def test_cells_fail_exactly_where_the_policy_fails_and_match_the_cli(
         "stale-cache",
         "--mcp-results",
         str(plugin_results),
-        "-p",
-        "no:cacheprovider",
         timeout=180,
     )
     cells = [e for e in read_events(plugin_results) if e["event"] in ("call", "discovery")]
@@ -126,28 +140,27 @@ def test_alias_still_works_in_continue(mcp_matrix):
     assert run.verdict("memory_reflect", "continue") == "visible"
 """
     )
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=180)
+    r = inner(pytester, timeout=180)
     r.assert_outcomes(passed=1)
 
 
 def test_without_a_target_option_the_plugin_adds_nothing(pytester):
     pytester.makepyfile(test_x="def test_x():\n    assert True\n")
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=60)
+    r = inner(pytester, timeout=60)
     r.assert_outcomes(passed=1)
 
 
 def test_collecting_connects_but_calls_nothing(pytester):
     # Every call of this server hangs for the 600 s bound: collection finishing inside the
     # test's bound (180 s) shows that no call was made.
-    r = pytester.runpytest_subprocess(
+    r = inner(
+        pytester,
         "--mcp-server",
         "faulty --mode hang-on-call",
         "--mcp-timeout-call",
         "600",
         "--co",
         "-q",
-        "-p",
-        "no:cacheprovider",
         timeout=180,
     )
     out = r.stdout.str()
@@ -157,20 +170,14 @@ def test_collecting_connects_but_calls_nothing(pytester):
 
 def test_dash_k_runs_one_clients_matrix_only(pytester, tmp_path):
     results = tmp_path / "r.jsonl"
-    r = pytester.runpytest_subprocess(
-        "--mcp-server",
-        "memory",
-        "--mcp-client",
-        "claude-code",
-        "--mcp-client",
-        "continue",
+    r = inner(
+        pytester,
+        *MEMORY_TWO_CLIENTS,
         "--mcp-results",
         str(results),
         "-k",
         "[continue]",
         "-q",
-        "-p",
-        "no:cacheprovider",
         timeout=240,
     )
     assert r.ret == 0, r.stdout.str()[-2000:]
@@ -179,19 +186,13 @@ def test_dash_k_runs_one_clients_matrix_only(pytester, tmp_path):
 
 
 def test_a_marker_per_client_selects_its_cells(pytester):
-    r = pytester.runpytest_subprocess(
-        "--mcp-server",
-        "memory",
-        "--mcp-client",
-        "claude-code",
-        "--mcp-client",
-        "continue",
+    r = inner(
+        pytester,
+        *MEMORY_TWO_CLIENTS,
         "-m",
         "mcp_client_claude_code",
         "--co",
         "-q",
-        "-p",
-        "no:cacheprovider",
         timeout=180,
     )
     out = r.stdout.str()
@@ -219,5 +220,5 @@ def test_a_short_call_bound_makes_a_hanging_call_broken(mcp_matrix):
     assert "1.0s" in run.cell("echo", "claude-code", "auto").reason
 """
     )
-    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=180)
+    r = inner(pytester, timeout=180)
     r.assert_outcomes(passed=1)
