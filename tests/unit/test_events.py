@@ -12,8 +12,13 @@ from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import (
     EVENTS,
     CallCell,
+    CellEvidence,
+    CellFinding,
+    CellMutation,
+    CellViolation,
     DiscoveryCell,
     EventError,
+    ListedProfile,
     ProfileError,
     RunFinished,
     RunStarted,
@@ -234,3 +239,56 @@ def test_the_call_pipelines_dict_becomes_a_cell_and_an_unknown_key_is_refused():
     assert CallCell.of(data) == ONE_OF_EACH[6]
     with pytest.raises(TypeError):
         CallCell.of({**data, "not_a_field": 1})
+
+
+def test_the_values_inside_events_are_typed_and_a_nested_value_class_follows_its_schema_def():
+    discovery, call, started = ONE_OF_EACH[3], ONE_OF_EACH[6], ONE_OF_EACH[0]
+    assert isinstance(discovery.findings[0], CellFinding)
+    assert discovery.findings[0].evidence[0] == CellEvidence("doc", "https://example.com", "")
+    assert isinstance(call.mutations[0], CellMutation) and call.mutations[0].pointer == "/q"
+    assert isinstance(call.violations[0], CellViolation) and call.violations[0].names == ("q",)
+    assert [v.verdict for v in call.variants] == ["silent-loss", "intact"]
+    assert isinstance(started.profiles[0], ListedProfile) and started.profiles[0].name == "cursor"
+    defs = load_schema("results")["$defs"]
+    for cls, name in (
+        (CellFinding, "finding"),
+        (CellEvidence, "evidence"),
+        (CellMutation, "mutation"),
+        (CellViolation, "violation"),
+    ):
+        fields = {f.name for f in dataclasses.fields(cls)}
+        # core.evidence.Evidence writes "checked" too: the schema does not close the object
+        assert fields - {"checked"} == set(defs[name]["properties"]), name
+        required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING}
+        assert required == set(defs[name]["required"]), name
+
+
+def test_a_key_a_nested_object_lacks_stays_absent_so_a_line_read_and_written_is_the_same_bytes():
+    line = json.dumps(
+        {
+            "event": "discovery",
+            "profile": "p",
+            "tool": "t",
+            "index": 0,
+            "verdict": "hidden",
+            "model_name": None,
+            "model_schema": None,
+            "findings": [{"code": "c", "message": "m", "evidence": [{"level": "assumed"}]}],
+            "weakest_evidence": "assumed",
+        }
+    )
+    typed = event_from_json(json.loads(line))
+    assert typed.findings[0].pointer is None and typed.findings[0].evidence[0].note is None
+    assert json.dumps(typed.to_json()) == line
+
+
+def test_a_finding_of_the_model_becomes_the_cells_finding_with_every_key_a_run_writes():
+    from mcp_matrix.core.evidence import Evidence
+    from mcp_matrix.core.model import Finding, ToolView
+
+    finding = Finding(
+        "c", "m", "/p", lost=True, evidence=(Evidence("doc", "s", "n", "2026-01-01"),)
+    )
+    view = ToolView("t", 0, "degraded", "t", {"type": "object"}, (finding,))
+    cell = DiscoveryCell.of("p", view)
+    assert cell.to_json()["findings"] == [finding.to_json()]
