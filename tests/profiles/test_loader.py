@@ -64,6 +64,13 @@ def load_error(*paths: Path) -> InputError:
     return caught.value
 
 
+def error_at(path: Path, needle: str) -> InputError:
+    """The error of loading ``path``, asserted to be at the line that holds ``needle``."""
+    error = load_error(path)
+    assert error.where == f"{path}:{line_of(path, needle)}"
+    return error
+
+
 MAX_TOOLS = """\
 discovery:
   - use: max-tools
@@ -147,8 +154,7 @@ def test_a_missing_required_key_is_named_with_what_it_means(tmp_path):
 
 def test_a_name_that_differs_from_the_file_stem_is_an_error(tmp_path):
     path = write(tmp_path, "claude-code", header("claude") + IDENTITY)
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'name:')}"
+    error = error_at(path, "name:")
     assert "name: 'claude' must equal the file stem 'claude-code'" in error.message
 
 
@@ -156,8 +162,7 @@ def test_an_unknown_behaviour_suggests_the_closest_name_and_lists_the_phase(tmp_
     path = write(
         tmp_path, "typo", header("typo") + IDENTITY + MAX_TOOLS.replace("max-tools", "max-tool")
     )
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'use: max-tool')}"
+    error = error_at(path, "use: max-tool")
     assert (
         "discovery[0].use: unknown behaviour 'max-tool' (did you mean 'max-tools'?)"
         in error.message
@@ -171,8 +176,7 @@ def test_a_behaviour_listed_under_the_wrong_phase_names_its_phase(tmp_path):
         "wrong-phase",
         header("wrong-phase") + IDENTITY + MAX_TOOLS.replace("discovery:", "call:"),
     )
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'use: max-tools')}"
+    error = error_at(path, "use: max-tools")
     assert "call[0].use: 'max-tools' is a discovery behaviour, listed under call" in error.message
 
 
@@ -180,8 +184,7 @@ def test_an_unknown_param_lists_the_valid_params_with_did_you_mean(tmp_path):
     path = write(
         tmp_path, "bad-param", header("bad-param") + IDENTITY + MAX_TOOLS.replace("limit:", "limt:")
     )
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'limt')}"
+    error = error_at(path, "limt")
     assert "discovery[0].with.limt: unknown param 'limt' (did you mean 'limit'?)" in error.message
     assert "max-tools takes: limit, policy" in error.message
 
@@ -189,8 +192,7 @@ def test_an_unknown_param_lists_the_valid_params_with_did_you_mean(tmp_path):
 def test_a_mistyped_param_says_the_expected_type(tmp_path):
     body = header("typed") + IDENTITY + MAX_TOOLS.replace("{limit: 40}", '\n      limit: "40"')
     path = write(tmp_path, "typed", body)
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'limit:')}"
+    error = error_at(path, "limit:")
     assert 'discovery[0].with.limit: expected an integer, got string "40"' in error.message
 
 
@@ -211,8 +213,7 @@ def test_a_mistyped_param_inside_a_list_names_the_item(tmp_path):
         )
     )
     path = write(tmp_path, "items", body)
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, '- 3')}"
+    error = error_at(path, "- 3")
     assert "discovery[0].with.keywords[1]: expected a string, got integer 3" in error.message
 
 
@@ -221,8 +222,7 @@ def test_an_entry_without_evidence_is_an_error(tmp_path):
         header("no-evidence") + IDENTITY + "discovery:\n  - use: max-tools\n    with: {limit: 40}\n"
     )
     path = write(tmp_path, "no-evidence", body)
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'use: max-tools')}"
+    error = error_at(path, "use: max-tools")
     assert (
         "discovery[0].evidence: missing required key (Where the claim comes from" in error.message
     )
@@ -233,8 +233,7 @@ def test_an_empty_evidence_list_is_an_error(tmp_path):
         header("empty-evidence") + IDENTITY + "discovery:\n  - use: max-tools\n    evidence: []\n"
     )
     path = write(tmp_path, "empty-evidence", body)
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'evidence: []')}"
+    error = error_at(path, "evidence: []")
     assert "discovery[0].evidence: expected at least 1 item, got 0" in error.message
 
 
@@ -244,8 +243,7 @@ def test_an_unknown_evidence_level_lists_the_levels(tmp_path):
         "bad-level",
         header("bad-level") + IDENTITY + MAX_TOOLS.replace("level: doc", "level: docs"),
     )
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'level: docs')}"
+    error = error_at(path, "level: docs")
     assert (
         'discovery[0].evidence[0].level: expected one of observed, code, issue, doc, assumed, got "docs"'
         " (did you mean 'doc'?)"
@@ -301,8 +299,7 @@ def test_a_profile_name_defined_in_two_files_names_both(tmp_path):
 
 def test_an_unknown_top_level_key_suggests_the_closest_key(tmp_path):
     path = write(tmp_path, "top", header("top") + IDENTITY + "discovry: []\n")
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'discovry')}"
+    error = error_at(path, "discovry")
     assert (
         "discovry: unknown key 'discovry' (did you mean 'discovery'?); valid keys: name, client"
         in error.message
@@ -311,8 +308,7 @@ def test_an_unknown_top_level_key_suggests_the_closest_key(tmp_path):
 
 def test_a_duplicate_yaml_key_is_an_error_rather_than_silently_overwritten(tmp_path):
     path = write(tmp_path, "dup", header("dup") + IDENTITY + "client: Other\n")
-    error = load_error(path)
-    assert error.where == f"{path}:{line_of(path, 'client: Other')}"
+    error = error_at(path, "client: Other")
     assert "client: duplicate key (also at line 2)" in error.message
 
 
