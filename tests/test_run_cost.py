@@ -144,3 +144,43 @@ def test_a_session_the_server_takes_into_the_stateless_era_at_once_sends_no_hand
     # a client that sends initialize even after a successful discover keeps its own session
     both = [by_name["claude-code-stdio-negotiation"], by_name["claude-code-278"]]
     assert len({wire_identity(p, MEMORY) for p in both}) == 2
+
+
+@pytest.mark.timeout(900)  # two runs of four profiles on a loaded machine; no timed assertion
+def test_a_session_per_call_client_sends_each_distinct_call_once_to_a_server_that_starts_empty(
+    tmp_path,
+):
+    """The bundled memory server keeps its store in its own process, so a call on a session of its
+    own (a client that opens one per call) meets an empty server whoever sends it: the bundled
+    cases write, yet the group the server cannot tell apart sends each distinct call once, each in
+    a process of its own, and every cell is as when each profile sends its own."""
+    log_none, log_shared = tmp_path / "none.log", tmp_path / "shared.log"
+    counts, events = [], []
+    for log, extra in ((log_none, ("--share", "none")), (log_shared, ())):
+        args = ["run", "--server", f"memory --call-log {log}", "--verbose", "--fail-on", "none"]
+        for client in (*PER_CALL, ALONE):
+            args += ["--client", client]
+        results = log.with_suffix(".jsonl")
+        r = run_cli(*args, "--results", str(results), *extra, timeout=600)
+        assert r.returncode == 0, r.stderr + r.stdout
+        found = WORK.search(r.stdout.replace("\n", " "))
+        assert found, r.stdout[-3000:]
+        counts.append(tuple(int(n) for n in found.groups()))
+        events.append(read_events(results))
+    assert verdicts(events[1]) == verdicts(events[0])
+    by_name = _profiles()
+    group = "{name}/{version}".format(**by_name[PER_CALL[0]].identity.client_info)
+
+    def sent(log: Path) -> list[dict]:
+        return [c for c in map(json.loads, log.read_text().splitlines()) if c["client"] == group]
+
+    alone, shared = sent(log_none), sent(log_shared)
+    key = lambda c: json.dumps([c["tool"], c["arguments"]], sort_keys=True)
+    assert {key(c) for c in shared} == {key(c) for c in alone}
+    assert len(shared) < len(alone) and any(c["tool"] == "memory_store" for c in shared)
+    assert len({c["pid"] for c in shared}) == len(shared)  # a process per call, as the client does
+    # --verbose: made equals the least in the default run; --share none makes more
+    (opened_none, least_none, calls_none, _), (opened, least, calls, least_calls) = counts
+    assert (opened, calls) == (least, least_calls) and opened < opened_none == least_none
+    assert calls < calls_none
+    assert sum("answer_from" in e for e in events[1]) == len(alone) - len(shared)

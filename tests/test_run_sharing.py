@@ -12,7 +12,14 @@ from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline
 from mcp_matrix.run.connection import wire_handshake
 from mcp_matrix.run.results import read_events
-from mcp_matrix.run.sharing import ServerEras, SessionPool, SharingPlan, plan_sharing, wire_identity
+from mcp_matrix.run.sharing import (
+    ServerEras,
+    SessionPool,
+    SharingPlan,
+    fresh_identities,
+    plan_sharing,
+    wire_identity,
+)
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.wire.session import Timeouts
 from tests.conftest import run_cli
@@ -241,3 +248,23 @@ def test_profiles_that_differ_in_anything_they_send_never_share_a_session():
     # a run that may write shares nothing, whatever the mode
     write = {"name": "w", "annotations": {"readOnlyHint": False}}
     assert all(len(g) == 1 for g in plan_sharing("calls", profiles, [write]).groups)
+
+
+def test_answers_to_session_per_call_calls_are_shared_only_on_a_server_whose_state_is_its_process():
+    """A bundled SDK server over stdio starts empty for each session (its store is a temporary
+    file of its own) unless ``--db`` names a file; any other target may keep state between
+    sessions, so a write there reaches it as often as the profiles make it."""
+    profiles = _profiles()[:3]
+    assert fresh_identities(Target.bundled("memory"), profiles, MEMORY) is not None
+    assert fresh_identities(Target.bundled("memory --schema anyof"), profiles, None) is not None
+    for target in (
+        Target.bundled("memory --db /tmp/x.db"),
+        Target.bundled("memory", transport="http"),
+        Target.bundled("faulty"),
+        Target.stdio("python -m matrix_servers.memory"),
+    ):
+        assert fresh_identities(target, profiles, MEMORY) is None, target
+    fresh = fresh_identities(Target.bundled("memory"), profiles, MEMORY)
+    assert fresh is not None
+    keys = {fresh.key(p.name, ["t", {}, None, False]) for p in profiles}
+    assert len(keys) == len({wire_identity(p, MEMORY) for p in profiles})

@@ -52,6 +52,7 @@ from mcp_matrix.run.sharing import (
     ServerEras,
     SessionPool,
     Work,
+    fresh_identities,
     plan_sharing,
 )
 from mcp_matrix.simulate.caching import stale_window
@@ -60,6 +61,10 @@ from mcp_matrix.targets.snapshot import OpenSnapshot, Snapshot, open_snapshot
 from mcp_matrix.wire.session import Timeouts
 
 Emit = Callable[[Event], None]
+FRESH_REASON = (
+    "a client's session of its own per call meets this bundled server empty (its store lives in "
+    "its process), so each distinct call of the same identity is sent once"
+)
 
 
 @dataclass(frozen=True)
@@ -394,12 +399,15 @@ def _run_cells(
     live_by_name = tools_by_name(live_tools)
     base_tools = tools_by_name(t for _, t in config.baseline.tools) if config.baseline else {}
 
+    eras = ServerEras.of(snap.eras)
     sharing = plan_sharing(
-        config.share,
-        config.profiles,
-        [live_by_name.get(c.tool) for c in cases],
-        ServerEras.of(snap.eras),
+        config.share, config.profiles, [live_by_name.get(c.tool) for c in cases], eras
     )
+    fresh = (
+        fresh_identities(config.target, config.profiles, eras) if sharing.mode == "calls" else None
+    )
+    if fresh is not None and any(sessions_opened(p, 2) > 1 for p in config.profiles):
+        sharing = replace(sharing, reason=f"{sharing.reason}; {FRESH_REASON}")
     emit(sharing.to_event())
     sessions = SessionPool(
         sharing,
@@ -409,6 +417,7 @@ def _run_cells(
         deadline,
         breaker,
         [name for name, tool in live_by_name.items() if read_only(tool)],
+        fresh,
     )
     stop = threading.Event()
     progress.phase("calling", total=len(cases) * len(config.profiles))

@@ -23,6 +23,7 @@ that differ in anything they send keep sessions of their own.
 from __future__ import annotations
 
 import json
+import shlex
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,8 @@ from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline
 from mcp_matrix.run.classify import Answer
 from mcp_matrix.run.connection import Connection, wire_handshake
-from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.kinds import BUNDLED, Target
+from mcp_matrix.targets.warm_start import state_per_session
 from mcp_matrix.wire.session import LATEST_PROTOCOL, Timeouts
 
 SHARE_MODES = ("none", "sessions", "calls")
@@ -105,6 +107,21 @@ def wire_identity(profile: Profile, eras: ServerEras | None = None) -> str:
             accepts=True if answer in h.accepts else h.accepts,  # refused: the reason names them
         )
     return json.dumps(sent, sort_keys=True, default=str)
+
+
+def fresh_identities(
+    target: Target, profiles: list[Profile], eras: ServerEras | None
+) -> FreshAnswers | None:
+    """Where each profile's session-per-call calls may share answers: a bundled server over stdio
+    whose state lives in its process (``warm_start.state_per_session``), keyed by what each
+    profile's session sends before its call (``wire_identity``); None for any other target (a
+    server of unknown state: a write must reach it as often as the profiles make it)."""
+    if target.kind != "server" or target.server_transport != "stdio":
+        return None
+    name, *args = shlex.split(target.server)
+    if name not in BUNDLED or not state_per_session((*BUNDLED[name], *args)):
+        return None
+    return FreshAnswers({p.name: wire_identity(p, eras) for p in profiles})
 
 
 def stateless(profile: Profile, eras: ServerEras) -> bool:
@@ -215,8 +232,12 @@ class _Least:
         self.calls = 0
         self.per_call = 0
 
-    def ask(self, profile: str, key: str | None, nth: int, new_session: bool) -> None:
-        unit = self.unit.get(profile, -1 - len(self.unit))
+    def ask(
+        self, profile: str, key: str | None, nth: int, new_session: bool, fresh: bool = False
+    ) -> None:
+        """``fresh``: ``key`` names the sender's identity too (a session per call on a server
+        whose state starts afresh with each session), so it is needed once whoever asks."""
+        unit = -1 if fresh else self.unit.get(profile, -1 - len(self.unit))
         with self.lock:
             if key is not None:
                 need = (unit, key, nth)
@@ -250,6 +271,31 @@ class _SharedSession:
             self.conn.close()
 
 
+class FreshAnswers:
+    """Answers to calls sent on a session of their own (a client that opens a session per call)
+    to a server whose state lives and dies with its session (``state_per_session``): such a
+    call meets the same fresh server whoever sends it, so the n-th ask of the same identity and
+    call bytes needs one call, whatever the tool does (a write ends with its server). Keys
+    carry the sender's wire identity, so profiles the server can tell apart never share."""
+
+    def __init__(self, identities: Mapping[str, str]) -> None:
+        self.identity = dict(identities)  # profile name -> wire_identity on this server
+        self.lock = threading.Lock()
+        self.answers: dict[str, list[tuple[str, Answer]]] = {}
+        self.sending: dict[str, threading.Lock] = {}  # one send at a time per key
+        self.sent = 0
+
+    def key(self, profile: str, call: list[Any]) -> str | None:
+        who = self.identity.get(profile)
+        if who is None:
+            return None
+        return json.dumps([who, *call], ensure_ascii=False, default=str)
+
+    def lock_for(self, key: str) -> threading.Lock:
+        with self.lock:
+            return self.sending.setdefault(key, threading.Lock())
+
+
 class ProfileConnection:
     """A profile's way to the server, with ``Connection``'s interface: its own session, or its
     group's (calls serialised), and, when calls are shared, the answer the group's server gave
@@ -263,8 +309,10 @@ class ProfileConnection:
         profile: Profile,
         read_only_tools: frozenset[str],
         least: _Least,
+        fresh: FreshAnswers | None = None,
     ) -> None:
         self._shared = shared
+        self._fresh = fresh
         self._profile = profile
         self.profile = profile.name
         # what every request of this profile carries beside the call (its identity in _meta in
@@ -285,6 +333,10 @@ class ProfileConnection:
         return self._shared.conn.timeouts
 
     def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer:
+        if new_session and self._fresh is not None:
+            fresh = self._fresh.key(self.profile, [tool, arguments, meta, omit])
+            if fresh is not None:
+                return self._call_fresh(fresh, tool, arguments, meta, omit)
         shared = self._shared
         key = (
             json.dumps(
@@ -314,6 +366,27 @@ class ProfileConnection:
                 shared.answers.setdefault(kept, []).append((self.profile, answer))
         return answer
 
+    def _call_fresh(self, key: str, tool: str, arguments: Any, meta: Any, omit: bool) -> Answer:
+        """A call on a session of its own to a server whose state starts afresh: the answer
+        to the same identity and call bytes asked the same time, sent if none was yet."""
+        fresh = self._fresh
+        assert fresh is not None
+        nth = self._asked.get(key, 0)
+        self._asked[key] = nth + 1
+        self._least.ask(self.profile, key, nth, True, fresh=True)
+        with fresh.lock_for(key):
+            given = fresh.answers.get(key, [])
+            if nth < len(given):
+                source, answer = given[nth]
+                self._answer_from.append(source)
+                return answer
+            answer = self._shared.conn.call(tool, arguments, meta, omit, True, self._profile)
+            with fresh.lock:
+                fresh.sent += 1
+            if answer.wire_error is None and nth == len(given):  # a failure is never handed on
+                fresh.answers.setdefault(key, []).append((self.profile, answer))
+        return answer
+
     def take_answer_from(self) -> list[str]:
         """The profiles whose answers this one got since the last ask (empty: all its own)."""
         out, self._answer_from = self._answer_from, []
@@ -341,9 +414,11 @@ class SessionPool:
         deadline: Deadline,
         breaker: CircuitBreaker,
         read_only_tools: Iterable[str],
+        fresh: FreshAnswers | None = None,
     ) -> None:
         by_name = {p.name: p for p in profiles}
         self._read_only = frozenset(read_only_tools)
+        self._fresh = fresh
         self._least = _Least(plan.units or tuple((p.name,) for p in profiles))
         self._groups: dict[str, _SharedSession] = {}
         for group in plan.groups:
@@ -353,7 +428,9 @@ class SessionPool:
                 self._groups[name] = session
 
     def connection(self, profile: Profile) -> ProfileConnection:
-        return ProfileConnection(self._groups[profile.name], profile, self._read_only, self._least)
+        return ProfileConnection(
+            self._groups[profile.name], profile, self._read_only, self._least, self._fresh
+        )
 
     def _sessions(self) -> list[_SharedSession]:
         return list({id(s): s for s in self._groups.values()}.values())
@@ -364,9 +441,10 @@ class SessionPool:
         with least.lock:
             least_sessions, least_calls = len(least.sessions) + least.per_call, least.calls
         sessions = self._sessions()
+        fresh = self._fresh.sent if self._fresh is not None else 0
         return Work(
             sum(s.conn.opened for s in sessions),
-            sum(s.sent for s in sessions),
+            sum(s.sent for s in sessions) + fresh,
             least_sessions,
             least_calls,
         )

@@ -27,7 +27,7 @@ from pathlib import Path
 from mcp_matrix.wire.errors import ServerExited
 from mcp_matrix.wire.process import ServerProcess
 
-__all__ = ["WARM_ENV", "module_argv", "server_command", "stop_template"]
+__all__ = ["WARM_ENV", "module_argv", "server_command", "state_per_session", "stop_template"]
 
 WARM_ENV = "MCP_MATRIX_WARM_SERVERS"
 # Kept in step with matrix_servers.warm.WARM_MODULES (a test checks): the servers on the SDK.
@@ -131,6 +131,15 @@ def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
     if shim is None or socket_path is None:
         return cold
     return [sys.executable, "-S", "-I", shim, socket_path, "--", *module_and_args]
+
+
+def state_per_session(module_and_args: tuple[str, ...] | list[str]) -> bool:
+    """Whether bundled server ``module_and_args`` over stdio keeps its state in its own process
+    only: the SDK servers keep their store in a temporary directory of their own unless ``--db``
+    names a file (which outlives them). Such a server starts empty for every session, so a call
+    on a session of its own meets the same server whoever sends it (``mcp_matrix.run.sharing``)."""
+    module, *args = module_and_args
+    return module in WARM_MODULES and not any(a == "--db" or a.startswith("--db=") for a in args)
 
 
 def stop_template() -> None:
