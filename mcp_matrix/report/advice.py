@@ -20,10 +20,10 @@ it never changes a verdict.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from mcp_matrix.core.events import CallCell, Cell, CellFinding, DiscoveryCell
+from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.tools import read_only
 from mcp_matrix.core.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE
 
@@ -291,7 +291,7 @@ _MAX_PARTS = 3
 
 
 def advice_for(
-    cell: Cell, tool: Mapping[str, Any] | None = None, finding: CellFinding | None = None
+    cell: Cell, tool: JSONObject | None = None, finding: CellFinding | None = None
 ) -> str | None:
     """The fix for one discovery or call cell, or None when nothing needs fixing.
 
@@ -304,7 +304,7 @@ def advice_for(
 
 
 def advice_parts(
-    cell: Cell, tool: Mapping[str, Any] | None = None, finding: CellFinding | None = None
+    cell: Cell, tool: JSONObject | None = None, finding: CellFinding | None = None
 ) -> list[str]:
     """The distinct pieces of advice for a cell, most specific first (at most three)."""
     verdict = cell.verdict
@@ -354,7 +354,7 @@ def _discovery_parts(verdict: str, findings: Sequence[CellFinding]) -> list[str]
     return out
 
 
-def _call_parts(cell: CallCell, tool: Mapping[str, Any] | None) -> list[str]:
+def _call_parts(cell: CallCell, tool: JSONObject | None) -> list[str]:
     verdict = cell.verdict
     behaviours = cell.behaviours
     kinds = {m.kind for m in cell.mutations}

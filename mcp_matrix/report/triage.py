@@ -21,7 +21,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from mcp_matrix.core.events import (
     CallCell,
@@ -33,6 +32,7 @@ from mcp_matrix.core.events import (
     SnapshotTaken,
     typed_events,
 )
+from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.materiality import MATERIAL, keyword_at, materiality_of
 from mcp_matrix.core.model import culprit_message
 from mcp_matrix.core.tools import tools_by_name
@@ -131,7 +131,7 @@ def _sources(evidence: Iterable[CellEvidence] | None) -> list[tuple[str, str]]:
     return [(e.level or "assumed", e.source) for e in evidence or () if e.source]
 
 
-def _tools_by_name(events: list[Event]) -> dict[str, Any]:
+def _tools_by_name(events: list[Event]) -> dict[str, JSONObject]:
     snap = next((e.snapshot for e in events if isinstance(e, SnapshotTaken)), None) or {}
     listed = snap.get("tools")
     entries = listed if isinstance(listed, list) else []
