@@ -7,6 +7,7 @@ the causes left with why, and per client the tools lost before and after and the
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix import __version__
@@ -18,16 +19,42 @@ VERSION = 1
 
 def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = False) -> list[str]:
     """The report, one line per entry; ``show`` makes server text safe for the medium."""
-    h = (lambda s: f"## {s}") if md else (lambda s: s.upper())
-    li = "- " if md else "  "
-    sub = "  - " if md else "      "
+    st = _Style(show, md)
     out = [
         ("# " if md else "")
         + f"mcp-matrix fix: {show(outcome.server)} · {len(outcome.tools_before)} tools · "
         f"required clients: {len(outcome.required)}",
         "",
-        h(f"Edits ({len(outcome.applied)}), each proved by re-running every profile"),
     ]
+    for section in (_edits, _renames, _costs, _checklist, _unfixed, _clients):
+        out += section(outcome, st)
+    clean = sum(1 for c in outcome.clients if not c.lost_before and not c.lost_after)
+    out += ["", f"{clean} client(s) had no loss before or after."]
+    return out
+
+
+@dataclass(frozen=True)
+class _Style:
+    """How the medium writes a heading and the two list levels; ``show`` makes text safe."""
+
+    show: Callable[[Any], str]
+    md: bool
+
+    def h(self, text: str) -> str:
+        return f"## {text}" if self.md else text.upper()
+
+    @property
+    def li(self) -> str:
+        return "- " if self.md else "  "
+
+    @property
+    def sub(self) -> str:
+        return "  - " if self.md else "      "
+
+
+def _edits(outcome: FixOutcome, st: _Style) -> list[str]:
+    show, li, sub = st.show, st.li, st.sub
+    out = [st.h(f"Edits ({len(outcome.applied)}), each proved by re-running every profile")]
     for a in outcome.applied:
         fixed = sorted({c for c, _ in a.fixed})
         out.append(f"{li}{a.edit.kind} {show(a.edit.tool)}: {show(a.edit.reason)}")
@@ -37,46 +64,73 @@ def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = Fals
             out.append(f"{sub}cost: {show(a.edit.cost)}")
     if not outcome.applied:
         out.append(f"{li}none: no root cause has a schema fix")
-    if outcome.renames:
-        out += ["", h("Renames (frozen callers: never silent)")]
-        for r in outcome.renames:
-            out.append(
-                f"{li}{show(r.old)} -> {show(r.new)} (for {', '.join(r.clients) or 'the required clients'})"
-            )
-            out += [f"{sub}{show(g)}" for g in r.guidance]
-    if outcome.costs:
-        out += [
-            "",
-            h("What the corrected list costs frozen callers (mcp-matrix diff of the two lists)"),
-        ]
+    return out
+
+
+def _renames(outcome: FixOutcome, st: _Style) -> list[str]:
+    if not outcome.renames:
+        return []
+    show, li, sub = st.show, st.li, st.sub
+    out = ["", st.h("Renames (frozen callers: never silent)")]
+    for r in outcome.renames:
         out.append(
+            f"{li}{show(r.old)} -> {show(r.new)} (for {', '.join(r.clients) or 'the required clients'})"
+        )
+        out += [f"{sub}{show(g)}" for g in r.guidance]
+    return out
+
+
+def _costs(outcome: FixOutcome, st: _Style) -> list[str]:
+    if not outcome.costs:
+        return []
+    show, li, sub = st.show, st.li, st.sub
+    out = [
+        "",
+        st.h("What the corrected list costs frozen callers (mcp-matrix diff of the two lists)"),
+        (
             f"{li}diff judges the list alone; the server-side checklist below keeps the rules the "
             "list no longer states"
-        )
-        said: set[str] = set()  # a kind's populations and advice are said once, then referred to
-        for c in outcome.costs:
-            out.append(f"{li}{c.severity} {show(c.tool)}: {show(c.message)}")
-            if c.kind in said:
-                out.append(
-                    f"{sub}frozen callers: as for the {c.kind} above, with this tool's names"
-                )
-                continue
-            said.add(c.kind)
-            out += [f"{sub}{show(p)}" for p in c.populations]
-            out += [f"{sub}do: {show(a)}" for a in c.advice[:2]]
-    if outcome.items:
-        out += ["", h("Server-side checklist (mcp-matrix cannot edit the handler)")]
-        for item in outcome.items:
-            box = "- [ ] " if md else "  [ ] "
-            who = f"{show(item.tool)}: " if item.tool else ""
-            out.append(f"{box}{who}{show(item.rule)} (replaces {show(item.replaces)})")
-    if outcome.unfixed:
-        out += ["", h("Left as it is, and why")]
-        for u in outcome.unfixed:
-            out.append(f"{li}{show(u.title)}")
-            out.append(f"{sub}{show(u.why)}")
-            out += [f"{sub}tried: {show(t)}" for t in u.tried]
-    out += ["", h("Before -> after, per client (tools lost, calls lost)")]
+        ),
+    ]
+    said: set[str] = set()  # a kind's populations and advice are said once, then referred to
+    for c in outcome.costs:
+        out.append(f"{li}{c.severity} {show(c.tool)}: {show(c.message)}")
+        if c.kind in said:
+            out.append(f"{sub}frozen callers: as for the {c.kind} above, with this tool's names")
+            continue
+        said.add(c.kind)
+        out += [f"{sub}{show(p)}" for p in c.populations]
+        out += [f"{sub}do: {show(a)}" for a in c.advice[:2]]
+    return out
+
+
+def _checklist(outcome: FixOutcome, st: _Style) -> list[str]:
+    if not outcome.items:
+        return []
+    show = st.show
+    out = ["", st.h("Server-side checklist (mcp-matrix cannot edit the handler)")]
+    box = "- [ ] " if st.md else "  [ ] "
+    for item in outcome.items:
+        who = f"{show(item.tool)}: " if item.tool else ""
+        out.append(f"{box}{who}{show(item.rule)} (replaces {show(item.replaces)})")
+    return out
+
+
+def _unfixed(outcome: FixOutcome, st: _Style) -> list[str]:
+    if not outcome.unfixed:
+        return []
+    show, li, sub = st.show, st.li, st.sub
+    out = ["", st.h("Left as it is, and why")]
+    for u in outcome.unfixed:
+        out.append(f"{li}{show(u.title)}")
+        out.append(f"{sub}{show(u.why)}")
+        out += [f"{sub}tried: {show(t)}" for t in u.tried]
+    return out
+
+
+def _clients(outcome: FixOutcome, st: _Style) -> list[str]:
+    show, li, sub = st.show, st.li, st.sub
+    out = ["", st.h("Before -> after, per client (tools lost, calls lost)")]
     for c in outcome.clients:
         if not (c.lost_before or c.lost_after or c.calls_before or c.calls_after):
             continue
@@ -95,8 +149,6 @@ def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = Fals
             out.append(
                 f"{sub}call still lost (a client's call behaviour, no schema fix): {show(tool)}: {show(why)}"
             )
-    clean = sum(1 for c in outcome.clients if not c.lost_before and not c.lost_after)
-    out += ["", f"{clean} client(s) had no loss before or after."]
     return out
 
 
