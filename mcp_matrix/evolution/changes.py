@@ -2,7 +2,7 @@
 
 This stage looks only at the JSON the two servers sent. The clients' view of each change
 (discovery, caches, call behaviours) and the frozen callers' fate are added afterwards by
-``mcp_matrix.evolution.effects``; they can only make a severity worse.
+``effects``, ``discovery_effects`` and ``populations``; they can only make a severity worse.
 
 Here: the tool list (tools removed, added and paired by ``tool_pairs``: renames, parallel
 tools, raw twins) and each kept tool's root combinators, texts and behaviour hints; its
