@@ -6,7 +6,7 @@ the causes left with why, and per client the tools lost before and after and the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,14 @@ class _Style:
     def sub(self) -> str:
         return "  - " if self.md else "      "
 
+    def section(
+        self, title: str, entries: Sequence[Any], entry: Callable[[Any], list[str]], *lead: str
+    ) -> list[str]:
+        """A heading, its ``lead`` lines and each entry's lines; nothing when there are no entries."""
+        if not entries:
+            return []
+        return ["", self.h(title), *lead] + [line for e in entries for line in entry(e)]
+
 
 def _edits(outcome: FixOutcome, st: _Style) -> list[str]:
     show, li, sub = st.show, st.li, st.sub
@@ -68,64 +76,56 @@ def _edits(outcome: FixOutcome, st: _Style) -> list[str]:
 
 
 def _renames(outcome: FixOutcome, st: _Style) -> list[str]:
-    if not outcome.renames:
-        return []
-    show, li, sub = st.show, st.li, st.sub
-    out = ["", st.h("Renames (frozen callers: never silent)")]
-    for r in outcome.renames:
-        out.append(
-            f"{li}{show(r.old)} -> {show(r.new)} (for {', '.join(r.clients) or 'the required clients'})"
-        )
-        out += [f"{sub}{show(g)}" for g in r.guidance]
-    return out
+    def entry(r: Any) -> list[str]:
+        who = ", ".join(r.clients) or "the required clients"
+        head = f"{st.li}{st.show(r.old)} -> {st.show(r.new)} (for {who})"
+        return [head, *(f"{st.sub}{st.show(g)}" for g in r.guidance)]
+
+    return st.section("Renames (frozen callers: never silent)", outcome.renames, entry)
 
 
 def _costs(outcome: FixOutcome, st: _Style) -> list[str]:
-    if not outcome.costs:
-        return []
-    show, li, sub = st.show, st.li, st.sub
-    out = [
-        "",
-        st.h("What the corrected list costs frozen callers (mcp-matrix diff of the two lists)"),
-        (
-            f"{li}diff judges the list alone; the server-side checklist below keeps the rules the "
-            "list no longer states"
-        ),
-    ]
+    show, sub = st.show, st.sub
     said: set[str] = set()  # a kind's populations and advice are said once, then referred to
-    for c in outcome.costs:
-        out.append(f"{li}{c.severity} {show(c.tool)}: {show(c.message)}")
+
+    def entry(c: Any) -> list[str]:
+        out = [f"{st.li}{c.severity} {show(c.tool)}: {show(c.message)}"]
         if c.kind in said:
-            out.append(f"{sub}frozen callers: as for the {c.kind} above, with this tool's names")
-            continue
+            return out + [f"{sub}frozen callers: as for the {c.kind} above, with this tool's names"]
         said.add(c.kind)
         out += [f"{sub}{show(p)}" for p in c.populations]
-        out += [f"{sub}do: {show(a)}" for a in c.advice[:2]]
-    return out
+        return out + [f"{sub}do: {show(a)}" for a in c.advice[:2]]
+
+    lead = (
+        f"{st.li}diff judges the list alone; the server-side checklist below keeps the rules the "
+        "list no longer states"
+    )
+    return st.section(
+        "What the corrected list costs frozen callers (mcp-matrix diff of the two lists)",
+        outcome.costs,
+        entry,
+        lead,
+    )
 
 
 def _checklist(outcome: FixOutcome, st: _Style) -> list[str]:
-    if not outcome.items:
-        return []
-    show = st.show
-    out = ["", st.h("Server-side checklist (mcp-matrix cannot edit the handler)")]
     box = "- [ ] " if st.md else "  [ ] "
-    for item in outcome.items:
-        who = f"{show(item.tool)}: " if item.tool else ""
-        out.append(f"{box}{who}{show(item.rule)} (replaces {show(item.replaces)})")
-    return out
+
+    def entry(item: Any) -> list[str]:
+        who = f"{st.show(item.tool)}: " if item.tool else ""
+        return [f"{box}{who}{st.show(item.rule)} (replaces {st.show(item.replaces)})"]
+
+    return st.section(
+        "Server-side checklist (mcp-matrix cannot edit the handler)", outcome.items, entry
+    )
 
 
 def _unfixed(outcome: FixOutcome, st: _Style) -> list[str]:
-    if not outcome.unfixed:
-        return []
-    show, li, sub = st.show, st.li, st.sub
-    out = ["", st.h("Left as it is, and why")]
-    for u in outcome.unfixed:
-        out.append(f"{li}{show(u.title)}")
-        out.append(f"{sub}{show(u.why)}")
-        out += [f"{sub}tried: {show(t)}" for t in u.tried]
-    return out
+    def entry(u: Any) -> list[str]:
+        tried = [f"{st.sub}tried: {st.show(t)}" for t in u.tried]
+        return [f"{st.li}{st.show(u.title)}", f"{st.sub}{st.show(u.why)}", *tried]
+
+    return st.section("Left as it is, and why", outcome.unfixed, entry)
 
 
 def _clients(outcome: FixOutcome, st: _Style) -> list[str]:
