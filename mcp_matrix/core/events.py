@@ -17,6 +17,7 @@ without a default are the ones no reader can do without (a cell's profile, tool 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -73,8 +74,11 @@ class JsonRecord:
     def __post_init__(self) -> None:
         for name, nested in _layout(type(self)).nested:
             value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, _nest(nested, value))
+            if value is None or type(value) is nested:
+                continue
+            if type(value) is tuple and all(type(v) is nested for v in value):
+                continue  # already typed (a producer's values): nothing to build
+            object.__setattr__(self, name, _nest(nested, value))
 
     def to_json(self) -> dict[str, JSON]:
         """The value as its JSON object."""
@@ -232,17 +236,24 @@ class CellFinding(JsonRecord):
 
     @classmethod
     def of(cls, f: Finding) -> CellFinding:
-        return cls(
-            f.code,
-            f.message,
-            f.pointer,
-            f.lost,
-            f.materiality,
-            f.blast_radius,
-            f.behaviour,
-            tuple(CellEvidence.of(e) for e in f.evidence),
-            f.culprit or None,
-        )
+        return _cell_finding(f)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cell_finding(f: Finding) -> CellFinding:
+    """One typed finding per distinct finding: discovery copies one finding to every tool a
+    list-level failure takes down, and building a frozen value per cell cost 3x the cell."""
+    return CellFinding(
+        f.code,
+        f.message,
+        f.pointer,
+        f.lost,
+        f.materiality,
+        f.blast_radius,
+        f.behaviour,
+        tuple(CellEvidence.of(e) for e in f.evidence),
+        f.culprit or None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
