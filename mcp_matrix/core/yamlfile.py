@@ -177,20 +177,38 @@ def parse_yaml(
     in messages ("profile", "cases file"); ``empty`` is the message for an empty document.
     """
     src = YamlSource(path)
+    text = _read(path, noun)
+    if isinstance(text, InputError):
+        return src, [text]
+    errors: list[InputError] = []
+    failed = _parse(text, src, errors, noun)
+    if failed is not None:
+        return src, [failed]
+    if src.data is None:
+        errors.append(src.error((), empty))
+    return src, errors
+
+
+def _read(path: Path, noun: str) -> str | InputError:
+    """The file's text, or why it cannot be YAML text at all."""
     try:
         check_input_file(path, noun)
     except InputError as exc:
-        return src, [exc]
+        return exc
     try:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return src, [InputError(f"cannot read the {noun}: {exc}", where=str(path))]
-    errors: list[InputError] = []
+        return InputError(f"cannot read the {noun}: {exc}", where=str(path))
     if "\x00" in text:  # YAML refuses it anywhere; say where, not at which character offset
         line = text.count("\n", 0, text.index("\x00")) + 1
-        return src, [
-            InputError(f"holds a NUL character; {_a(noun)} is text", where=f"{path}:{line}")
-        ]
+        return InputError(f"holds a NUL character; {_a(noun)} is text", where=f"{path}:{line}")
+    return text
+
+
+def _parse(text: str, src: YamlSource, errors: list[InputError], noun: str) -> InputError | None:
+    """Parse ``text`` into ``src`` (data and lines; duplicate keys go to ``errors``), or the one
+    problem that stopped it."""
+    path = src.path
     loader = _FastLoader(text)
     try:
         try:
@@ -206,41 +224,39 @@ def parse_yaml(
         if node is not None:
             size = _expanded_size(node, {})
             if size > MAX_VALUES:
-                where = f"{path}:1"
-                return src, [
-                    InputError(
-                        f"holds {size} values with its YAML aliases expanded; "
-                        f"{_a(noun)} may hold at most {MAX_VALUES}",
-                        where=where,
-                    )
-                ]
+                return InputError(
+                    f"holds {size} values with its YAML aliases expanded; "
+                    f"{_a(noun)} may hold at most {MAX_VALUES}",
+                    where=f"{path}:1",
+                )
             _record_lines(node, (), src, errors, set(), noun)
             src.data = loader.construct_document(node)
     except RecursionError:
-        return src, [
-            InputError(
-                f"nested too deeply to read; {_a(noun)} is a shallow tree", where=f"{path}:1"
-            )
-        ]
+        return InputError(
+            f"nested too deeply to read; {_a(noun)} is a shallow tree", where=f"{path}:1"
+        )
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else 1
-        message = f"YAML syntax error: {exc.problem or exc}"
-        if isinstance(exc, yaml.constructor.ConstructorError):
-            message = f"YAML tags are not allowed, {_a(noun)} is data only: {exc.problem}"
-        elif exc.context:
-            message += f" ({exc.context}"
-            message += f" at line {exc.context_mark.line + 1})" if exc.context_mark else ")"
-        return src, [InputError(message, where=f"{path}:{line}")]
+        return _syntax_error(exc, text, path, noun)
     except yaml.YAMLError as exc:
-        return src, [InputError(f"YAML syntax error: {exc}", where=f"{path}:1")]
+        return InputError(f"YAML syntax error: {exc}", where=f"{path}:1")
     except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
-        return src, [InputError(TOO_LONG_NUMBER, where=f"{path}:{long_number_line(text) or 1}")]
+        return InputError(TOO_LONG_NUMBER, where=f"{path}:{long_number_line(text) or 1}")
     finally:
         loader.dispose()
-    if src.data is None:
-        errors.append(src.error((), empty))
-    return src, errors
+    return None
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: Path, noun: str) -> InputError:
+    """A YAML error at its line (within the file), with its context; a tag is refused as such."""
+    mark = exc.problem_mark or exc.context_mark
+    line = min(mark.line + 1, len(text.splitlines()) or 1) if mark else 1
+    message = f"YAML syntax error: {exc.problem or exc}"
+    if isinstance(exc, yaml.constructor.ConstructorError):
+        message = f"YAML tags are not allowed, {_a(noun)} is data only: {exc.problem}"
+    elif exc.context:
+        message += f" ({exc.context}"
+        message += f" at line {exc.context_mark.line + 1})" if exc.context_mark else ")"
+    return InputError(message, where=f"{path}:{line}")
 
 
 def schema_errors(
