@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -83,12 +83,13 @@ class JsonRecord:
     def to_json(self) -> dict[str, JSON]:
         """The value as its JSON object."""
         out: dict[str, JSON] = {}
-        layout = _layout(type(self))
-        for name in layout.order:
+        for name, omitted, convert in _layout(type(self)).writers:
             value = getattr(self, name)
-            if value is None and name in layout.omitted:
-                continue
-            out[name] = _lists(value)
+            if value is None:
+                if not omitted:
+                    out[name] = None
+            else:
+                out[name] = value if convert is None else convert(value)
         return out
 
     @classmethod
@@ -101,14 +102,16 @@ class JsonRecord:
         instead of being left out. ``memo``: one typed value per JSON object, for a reader that
         shares equal objects across lines (``mcp_matrix.run.results.read_typed``)."""
         layout = _layout(cls)
-        values: dict[str, object] = {
-            k: _tuples(v) for k, v in data.items() if k != "event" and (strict or k in layout.names)
-        }
-        if memo is not None:
-            for name, nested in layout.nested:
-                raw = data.get(name)
-                if raw is not None:
-                    values[name] = _shared(nested, raw, memo)
+        names, nested = layout.names, layout.nested_by_name
+        values: dict[str, object] = {}
+        for k, v in data.items():
+            if k == "event" or not (strict or k in names):
+                continue
+            inner = nested.get(k)
+            if inner is not None and v is not None:
+                values[k] = _nest(inner, v) if memo is None else _shared(inner, v, memo)
+            else:
+                values[k] = _tuples(v) if type(v) is list else v
         return cls(**values)
 
 
@@ -119,12 +122,12 @@ Memo = dict[int, tuple[object, object]]
 
 def _nest(nested: type[JsonRecord], value: object, memo: Memo | None = None) -> object:
     """A nested value (or a tuple of them) from its JSON, as read or as a caller passed it."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         return nested.build(value, memo=memo)
     if isinstance(value, (tuple, list)):
         return tuple(
             (nested.build(v) if memo is None else _shared(nested, v, memo))
-            if isinstance(v, Mapping)
+            if type(v) is dict or isinstance(v, Mapping)
             else v
             for v in value
         )
@@ -161,12 +164,13 @@ class _Event(JsonRecord):
 
 @dataclass(frozen=True)
 class _Layout:
-    order: tuple[str, ...]  # every key, in the order written
-    omitted: frozenset[str]  # keys left out while None
     names: frozenset[str]  # every field
     nested: tuple[
         tuple[str, type[JsonRecord]], ...
     ]  # fields holding nested values, and their class
+    nested_by_name: dict[str, type[JsonRecord]]
+    # (key, left out while None, how its value becomes JSON: None when it already is), in order
+    writers: tuple[tuple[str, bool, Callable[[object], JSON] | None], ...]
 
 
 _LAYOUTS: dict[type[JsonRecord], _Layout] = {}
@@ -181,14 +185,27 @@ def _layout(cls: type[JsonRecord]) -> _Layout:
     names = [f.name for f in fields]
     hints = typing.get_type_hints(cls)
     nested = tuple((f.name, c) for f in fields if (c := _nested_class(hints[f.name])) is not None)
+    order = (*cls.HEAD, *(n for n in names if n not in cls.HEAD))
+    omitted = frozenset(f.name for f in fields if f.metadata.get("omit_if_none"))
     layout = _Layout(
-        order=(*cls.HEAD, *(n for n in names if n not in cls.HEAD)),
-        omitted=frozenset(f.name for f in fields if f.metadata.get("omit_if_none")),
         names=frozenset(names),
         nested=nested,
+        nested_by_name=dict(nested),
+        writers=tuple((n, n in omitted, _writer(hints[n])) for n in order),
     )
     _LAYOUTS[cls] = layout
     return layout
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _writer(hint: object) -> Callable[[object], JSON] | None:
+    """How a field of this type becomes JSON: None for a scalar (it is JSON as it is)."""
+    args = typing.get_args(hint) or (hint,)
+    if all(isinstance(a, type) and issubclass(a, _SCALARS) for a in args):
+        return None
+    return _lists
 
 
 def _nested_class(hint: object) -> type[JsonRecord] | None:
