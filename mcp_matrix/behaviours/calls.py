@@ -99,7 +99,11 @@ def client_validate(
     schema = ctx.held_schema
     if against == "server" and isinstance(ctx.held_tool, dict) and "inputSchema" in ctx.held_tool:
         schema = ctx.held_tool["inputSchema"]
-    if extra_properties and isinstance(schema, dict):
+    if (
+        extra_properties
+        and isinstance(schema, dict)
+        and _names_one(plan.arguments, extra_properties)
+    ):
         schema = _widened(schema, tuple(extra_properties))
     checked = validate(schema, plan.arguments, dialect)
     errors = [e.text for e in checked.errors] + format_violations(schema, plan.arguments, formats)
@@ -140,6 +144,14 @@ def client_validate(
             blast_radius="call",
         ),
     )
+
+
+def _names_one(arguments: Any, extra: Sequence[str]) -> bool:
+    """Whether ``arguments`` hold one of the ``extra`` root properties. Without one, the widened
+    schema reads them exactly as the held one does (an added property's schema applies only to
+    its own key, and ``additionalProperties`` sees the same unlisted keys), errors and their words
+    included; so the held schema, compiled once for the server's side too, checks them."""
+    return isinstance(arguments, dict) and any(k in arguments for k in extra)
 
 
 _WIDENED: dict[tuple[int, tuple[str, ...]], tuple[dict, dict]] = {}

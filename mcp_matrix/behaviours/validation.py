@@ -15,6 +15,7 @@ outside the document; the others go to jsonschema with the bounded keywords belo
 from __future__ import annotations
 
 import contextvars
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,8 +23,11 @@ from typing import Any
 
 import fastjsonschema
 import jsonschema
-from jsonschema import validators
+from jsonschema import _keywords, validators
 from jsonschema.exceptions import ValidationError
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
 from mcp_matrix.behaviours import patterns
 from mcp_matrix.behaviours.rewrite import contains, fingerprint, mentions
@@ -388,9 +392,67 @@ def _screened_2020(schema: Any) -> Callable[[Any], Validation] | None:
 _VALID = Validation()
 
 
+_META_VALID: dict[str, bool] = {}  # a subschema's text -> whether the 2020-12 metaschema accepts it
+META_VALID_KEPT = 100_000
+
+
+def _dynamic_ref_once(validator, ref, instance, schema):
+    """The 2020-12 metaschema's ``$dynamicRef: "#meta"``, decided once per distinct subschema.
+
+    Checking a schema, every subschema position of the metaschema is ``$dynamicRef: "#meta"``,
+    which resolves to the metaschema itself (the root of the dynamic scope): whether it accepts
+    a subschema depends on that subschema alone. Tool schemas repeat their small property
+    schemas, and walking the metaschema was most of building a validator."""
+    try:
+        key = json.dumps(instance, sort_keys=True) if ref == "#meta" else None
+    except (TypeError, ValueError, RecursionError):
+        key = None
+    if key is not None and _META_VALID.get(key):
+        return
+    errors = list(_keywords.dynamicRef(validator, ref, instance, schema))
+    if key is not None:
+        if len(_META_VALID) >= META_VALID_KEPT:
+            _META_VALID.clear()
+        _META_VALID[key] = not errors
+    yield from errors
+
+
+_META_2020 = validators.extend(jsonschema.Draft202012Validator, {"$dynamicRef": _dynamic_ref_once})
+_META_2020_DOCS: list[Any] = []  # the metaschema's documents without "$schema", and their registry
+
+
+def _meta_2020_checker() -> Any:
+    """A validator of schemas against the 2020-12 metaschema that keeps ``_dynamic_ref_once``.
+
+    jsonschema picks a document's validator class by its ``$schema``, so the metaschema's
+    documents are registered here without it (as 2020-12 resources: the same anchors)."""
+    if not _META_2020_DOCS:
+        docs = {
+            uri: DRAFT202012.create_resource(
+                {k: v for k, v in SPECIFICATIONS.contents(uri).items() if k != "$schema"}
+            )
+            for uri in SPECIFICATIONS
+            if uri.startswith("https://json-schema.org/draft/2020-12/")
+        }
+        _META_2020_DOCS.append((docs[DRAFT_2020].contents, Registry().with_resources(docs.items())))
+    root, registry = _META_2020_DOCS[0]
+    return _META_2020(
+        root, registry=registry, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def _check_schema(schema: Any, meta) -> None:
+    """``meta.check_schema(schema)``; for 2020-12 with each distinct subschema checked once."""
+    if meta is not jsonschema.Draft202012Validator:
+        meta.check_schema(schema)
+        return
+    for error in _meta_2020_checker().iter_errors(schema):
+        raise jsonschema.SchemaError.create_from(error)
+
+
 def _jsonschema_validator(schema: Any, cls, meta) -> Callable[[Any], Validation] | None:
     try:
-        meta.check_schema(schema)
+        _check_schema(schema, meta)
         validator = cls(schema, registry=REGISTRY)
     except (jsonschema.SchemaError, RecursionError, TypeError):
         return None

@@ -76,7 +76,7 @@ from mcp_matrix.run.deliver import (
     prepare,
 )
 from mcp_matrix.run.discovery import discover_all
-from mcp_matrix.simulate.calls import Variant, evidence_for
+from mcp_matrix.simulate.calls import ReadsContext, Variant, evidence_for
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.targets.snapshot import Snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
@@ -457,9 +457,8 @@ class _Segment:
         )
         self._offline: dict[tuple[str, str], tuple[Verdict, Answer | None, Prepared]] = {}
         self.shared = shared if self.conn is None else None
-        self._kinds: dict[
-            str, tuple
-        ] = {}  # tool -> what this profile's outcome of a call depends on
+        # tool -> what this profile's outcome of a call depends on (``_kind``)
+        self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -536,7 +535,7 @@ class _Segment:
         ctx, primary = _to_send(prepared)
         verdict, answer = decide(self.profile, self.held, ctx, intended, primary, self.server)
         if sent is not None and self.shared is not None:
-            self.shared.remember(sent, (self.profile, verdict, answer), self.shared.decided)
+            self.shared.decide(sent, (self.profile, verdict, answer))
         return verdict, answer, prepared
 
     def _sent(self, call: RecordedCall, prepared: Prepared) -> tuple | None:
@@ -546,7 +545,7 @@ class _Segment:
         (a behaviour that changes nothing here): they share the modelled server's verdict."""
         if self.shared is None or prepared.primary is None:
             return None
-        words = self.shared.key((), call)
+        words = self.shared.key(-1, call)
         plan = prepared.primary.plan
         if words is None or plan.omit_arguments:
             return None
@@ -574,44 +573,57 @@ class _Segment:
             return verdict
         return replace(verdict, evidence=evidence_for(self.profile, verdict.behaviours))
 
-    def _kind(self, tool: str) -> tuple:
+    def _kind(self, tool: str) -> tuple[int, tuple | None, bool]:
         """What this profile's offline outcome of a call of ``tool`` depends on besides the arguments.
 
         A tool the client does not show: this profile and tool alone (the arguments do not
-        matter). Otherwise the call behaviours with their parameters, and what they may read
-        (``CallContext``: the held schema and tool, whether the list is stale) when there are
-        any; ``decide`` reads the modelled server's tools and the cache note. Two profiles of
-        one kind plan and send the call alike, so its outcome differs only in evidence."""
+        matter). Otherwise the call behaviours with their parameters and the cache state (as a
+        number: kinds are compared for every call and profile), and, apart, what the behaviours
+        may read (``CallContext``: the held schema and tool) when there are any. ``decide``
+        reads the modelled server's tools and the cache note. Two profiles of one kind plan and
+        send the call alike when the behaviours read nothing held or the same held schema and
+        tool, so its outcome differs only in evidence."""
         kind = self._kinds.get(tool)
         if kind is None:
             held = self.held
             view = held.tools.get(tool)
+            assert self.shared is not None
             if view is None or view.verdict not in SHOWN:
-                kind = ("hidden", id(self))
+                kind = (self.shared.number(("hidden", id(self))), None, True)
             else:
                 uses = tuple(
                     (u.name, u.id, u.frequency, freeze(u.params)) for u in self.profile.call
                 )
-                reads = (fingerprint(view.model_schema), id(held.raw.get(tool))) if uses else ()
-                kind = (uses, reads, held.stale, held.note is not None, id(held.live_raw))
+                base = (uses, held.stale, held.note is not None, id(held.live_raw))
+                reads = None
+                if uses:  # planned with a context that says whether it read what is held
+                    reads = (fingerprint(view.model_schema), id(held.raw.get(tool)))
+                    held.contexts.setdefault(
+                        tool, ReadsContext(tool, view.model_schema, held.raw.get(tool), held.stale)
+                    )
+                kind = (self.shared.number(base), reads, False)
             self._kinds[tool] = kind
         return kind
 
     def _shared(
         self, call: RecordedCall, shared: _Outcomes
     ) -> tuple[Verdict, Answer | None, Prepared]:
-        """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``)."""
-        kind = self._kind(call.tool)
-        key = (kind, call.tool) if kind[0] == "hidden" else shared.key(kind, call)
+        """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``):
+        once for all of them when their behaviours read nothing held, else once per held copy."""
+        base, reads, hidden = self._kind(call.tool)
+        key = (base, call.tool) if hidden else shared.key(base, call)
         if key is None:
             return self._compute(call)
-        hit = shared.memo.get(key)
-        if hit is None:
-            done = self._compute(call)
-            shared.remember(key, (self.profile, done))
-            return done
-        owner, done = hit
-        return self._own(owner, done[0]), done[1], done[2]
+        for needs, owner, done in shared.memo.get(key, ()):
+            if needs is None or needs == reads:
+                return self._own(owner, done[0]), done[1], done[2]
+        ctx = self.held.contexts.get(call.tool)
+        if isinstance(ctx, ReadsContext):
+            ctx.fresh()
+        done = self._compute(call)
+        read = reads is not None and (not isinstance(ctx, ReadsContext) or ctx.read_held)
+        shared.remember(key, (reads if read else None, self.profile, done))
+        return done
 
     def _call(self, call: RecordedCall, tally: Tally) -> None:
         verdict, answer, prepared = self._attempt(call)
@@ -812,25 +824,38 @@ class _Outcomes:
 
     Each call's arguments are put into words once (for the first profile that asks), not once
     per profile; the last ``OFFLINE_SHARED`` outcomes are kept (a replay reads each call once
-    for all profiles, and retry queues repeat their calls)."""
+    for all profiles, and retry queues repeat their calls). An outcome is kept with the held
+    schema and tool it read (None: it read neither, so it holds for every held copy)."""
 
     def __init__(self) -> None:
-        self.memo: dict[tuple, tuple[Profile, tuple[Verdict, Answer | None, Prepared]]] = {}
+        self.memo: dict[
+            tuple, list[tuple[tuple | None, Profile, tuple[Verdict, Answer | None, Prepared]]]
+        ] = {}
         self.decided: dict[tuple, tuple[Profile, Verdict, Answer | None]] = {}  # by what is sent
+        self.kinds: dict[tuple, int] = {}
         self._last: tuple[RecordedCall | None, tuple[str, str] | None] = (None, None)
 
-    def key(self, kind: tuple, call: RecordedCall) -> tuple | None:
+    def number(self, kind: tuple) -> int:
+        """A kind as a small number (a kind's tuple of behaviours is hashed once, not per call)."""
+        return self.kinds.setdefault(kind, len(self.kinds))
+
+    def key(self, kind: int, call: RecordedCall) -> tuple | None:
         last, words = self._last
         if last is not call:
             words = _memo_key(call)
             self._last = (call, words)
         return None if words is None else (kind, words)
 
-    def remember(self, key: tuple, value: tuple, memo: dict | None = None) -> None:
-        memo = self.memo if memo is None else memo
-        if len(memo) >= OFFLINE_SHARED:
-            memo.clear()
-        memo[key] = value
+    def remember(self, key: tuple, value: tuple) -> None:
+        """One more outcome of ``key`` (for another held copy), in ``memo``."""
+        if key not in self.memo and len(self.memo) >= OFFLINE_SHARED:
+            self.memo.clear()
+        self.memo.setdefault(key, []).append(value)
+
+    def decide(self, key: tuple, value: tuple) -> None:
+        if len(self.decided) >= OFFLINE_SHARED:
+            self.decided.clear()
+        self.decided[key] = value
 
 
 OFFLINE_SHARED = 16384  # outcomes kept across profiles (kinds x distinct calls)

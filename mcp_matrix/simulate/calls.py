@@ -24,6 +24,28 @@ class Variant:
     sometimes: tuple[str, ...] = ()
 
 
+HELD_FIELDS = frozenset({"held_schema", "held_tool"})
+
+
+class ReadsContext(CallContext):
+    """A call context that notes whether a behaviour read what the client holds (``read_held``).
+
+    A plan made without reading the held schema or tool is the same plan for every held copy
+    of the tool: ``replay`` plans a call once for the profiles whose behaviours did not read it
+    (their held schemas differ only by discovery's rewrites). Reset ``read_held`` with ``fresh``."""
+
+    read_held = False
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in HELD_FIELDS:
+            object.__setattr__(self, "read_held", True)
+        return object.__getattribute__(self, name)
+
+    def fresh(self) -> ReadsContext:
+        object.__setattr__(self, "read_held", False)
+        return self
+
+
 def held_view(
     profile: Profile,
     live: ClientView,

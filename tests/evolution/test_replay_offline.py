@@ -34,6 +34,19 @@ def offline(profiles, *names: str) -> dict:
     return replay(ReplayConfig(files=files, profiles=profiles, snapshot=v3())).to_json([])
 
 
+def counted_compiles(monkeypatch) -> list:
+    """The schemas fastjsonschema compiles from now on."""
+    compiled = []
+    real = validation._fast_compile_new
+
+    def counting(schema):
+        compiled.append(schema)
+        return real(schema)
+
+    monkeypatch.setattr(validation, "_fast_compile_new", counting)
+    return compiled
+
+
 def test_the_calls_file_is_read_once_for_every_profile(monkeypatch):
     opened = []
     real = replay_module.iter_calls
@@ -79,14 +92,7 @@ def test_profiles_replayed_together_get_what_each_gets_alone():
 
 
 def test_a_schema_is_compiled_once_for_every_dialect_that_checks_it(monkeypatch):
-    compiled = []
-    real = validation._fast_compile_new
-
-    def counting(schema):
-        compiled.append(schema)
-        return real(schema)
-
-    monkeypatch.setattr(validation, "_fast_compile_new", counting)
+    compiled = counted_compiles(monkeypatch)
     schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 7919}}}
     validation.validate(schema, {"n": 7920}, "2020-12")  # the server's side: the draft-07 screen
     validation.validate(dict(schema), {"n": 7920}, "draft-07")  # a client, the same content
@@ -108,3 +114,98 @@ def test_a_schema_widened_by_the_client_is_one_schema_for_every_call():
         plan = CallPlan(tool="t", arguments={"w": 6007 + n, "wait_for_previous": True})
         assert client_validate(plan, ctx, extra_properties=["wait_for_previous"]).refused is None
     assert len(rewrite._FINGERPRINTS) - before <= 2  # the held schema and its widened copy
+
+
+def test_a_call_is_planned_once_for_a_behaviour_that_reads_nothing_held(monkeypatch):
+    """Continue and the OpenAI Agents SDK (JS) both only round big integers, which never reads
+    the held schema; their held schemas differ (discovery), yet each call is planned once."""
+    from mcp_matrix.behaviours.rewrite import fingerprint
+    from mcp_matrix.run import deliver
+    from mcp_matrix.run.discovery import discover_all
+
+    loaded = load_profiles()
+    pair = [loaded["continue"], loaded["openai-agents-js"]]
+    assert [[u.name for u in p.call] for p in pair] == [["round-big-integers"]] * 2
+    views = discover_all(v3(), pair)
+    held = [{fingerprint(t.model_schema) for t in v.tools} for v in views]
+    assert held[0] != held[1]  # what each holds differs: before, that was one plan each
+    planned = []
+    real = deliver.plan_call
+
+    def counting(profile, ctx, *rest, **kw):
+        planned.append((profile.name, ctx.tool))
+        return real(profile, ctx, *rest, **kw)
+
+    monkeypatch.setattr(deliver, "plan_call", counting)
+    doc = offline(pair, "retry.jsonl")
+    calls = doc["results"][0]["calls"]
+    assert calls > 0
+    assert {name for name, _ in planned} == {"continue"}
+    assert len(planned) <= calls
+    monkeypatch.setattr(deliver, "plan_call", real)
+    assert [offline([p], "retry.jsonl")["results"][0] for p in pair] == doc["results"]
+
+
+def test_a_widened_schema_is_not_compiled_for_calls_without_the_added_key(monkeypatch):
+    """Gemini CLI checks calls against the server's schema plus wait_for_previous: a call
+    without that key reads the same against the server's schema (compiled once for the
+    server's side too), errors included; only a call holding the key needs the widened one."""
+    from mcp_matrix.behaviours.calls import client_validate
+    from mcp_matrix.core.model import CallContext, CallPlan
+
+    compiled = counted_compiles(monkeypatch)
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 4441}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    ctx = CallContext(tool="t", held_schema=schema, held_tool={"inputSchema": schema})
+    wide = {"extra_properties": ["wait_for_previous"], "against": "server"}
+    for arguments in ({"n": 4441}, {"n": 3}, {"n": "x"}, {"m": 1}, {}):
+        plan = CallPlan(tool="t", arguments=arguments)
+        refused = client_validate(plan, ctx, **wide).refused
+        unwidened = client_validate(plan, ctx, against="server").refused
+        assert refused == unwidened, arguments
+    assert len(compiled) == 1
+    plan = CallPlan(tool="t", arguments={"n": 4441, "wait_for_previous": True})
+    assert client_validate(plan, ctx, **wide).refused is None
+    assert client_validate(plan, ctx, against="server").refused is not None
+    assert len(compiled) == 2
+
+
+def test_the_metaschema_checks_each_distinct_subschema_once(monkeypatch):
+    """Building a 2020-12 validator checks the schema against the metaschema; a subschema seen
+    before (tool schemas repeat their property schemas) is not walked again, and the answer is
+    jsonschema's own for valid and invalid schemas alike."""
+    import jsonschema
+    from jsonschema import _keywords
+
+    walked = []
+    real = _keywords.dynamicRef
+
+    def counting(validator, ref, instance, schema):
+        walked.append(instance)
+        return real(validator, ref, instance, schema)
+
+    monkeypatch.setattr(_keywords, "dynamicRef", counting)
+    shared = {"type": "string", "description": "a name seen in 3257 tools"}
+    first = {"type": "object", "properties": {"a": shared, "b": {"type": "integer"}}}
+    second = {"type": "object", "properties": {"c": dict(shared)}}
+    validation._check_schema(first, jsonschema.Draft202012Validator)
+    before = len(walked)
+    validation._check_schema(second, jsonschema.Draft202012Validator)
+    assert shared not in walked[before:]
+    cases = [first, second, {"type": "strin"}, {"properties": {"a": {"minimum": "x"}}}]
+    cases += [{"properties": {"a": shared, "b": {"type": 3}}}, {"items": {"pattern": "("}}, True]
+    for schema in cases:
+        ours = theirs = True
+        try:
+            validation._check_schema(schema, jsonschema.Draft202012Validator)
+        except jsonschema.SchemaError:
+            ours = False
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError:
+            theirs = False
+        assert ours == theirs, schema
