@@ -18,6 +18,7 @@ LOSS_CODES = frozenset({"removed-by-client", "changed-by-client"})
 # behaviour module (mcp_matrix/behaviours/<name>.py) -> the finding codes its behaviours emit
 DECLARED: dict[str, frozenset[str]] = {
     "agent_framework": frozenset({"client-refused"}),
+    "amp": frozenset({"name-sanitised"}),
     "adk": frozenset({"description-fenced"}),
     "calls": frozenset({"client-refused", "enum-over-cap", "pattern-too-costly", "stale-cache"}),
     "claude": frozenset({"property-key-refused", "tuple-items-refused"}),

@@ -118,6 +118,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "agent_framework",
         "mcp_use",
         "semantic_kernel",
+        "amp",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

@@ -201,6 +201,8 @@ def drift(
                     else same(p[aspect], o[aspect])
                 )
                 cells.append(Cell(probe.id, name, aspect, p[aspect], o[aspect], agree, p["why"]))
+    if observation.get("calls_compared") is False:  # a list-only record: nothing was called
+        return cells
     observed_calls = list(observation["calls"])
     for pc in pred["calls"]:
         oc = next((c for c in observed_calls if c["tool"] == pc["tool"]), None)

@@ -87,6 +87,9 @@ RECIPE_SCHEMA: dict = {
         "server_name": {"type": "string", "pattern": "^[A-Za-z0-9_-]+$"},
         "prompt": {"type": "string"},
         "notes": {"type": "string"},
+        # the client lists its tools without a model request (its driver prints them): discovery
+        # cells only, no call is made (Amp's `amp tools list`/`show`)
+        "list_only": {"type": "boolean"},
     },
 }
 
@@ -115,6 +118,7 @@ class Recipe:
     source: str = ""
     cache: str = ""  # install.cache: the shared folder name, else profile-version
     python: str = ""  # install.python: the interpreter versions the client supports
+    list_only: bool = False  # tools read from the driver's list, calls not compared
 
     @property
     def name(self) -> str:
@@ -172,6 +176,7 @@ def load_recipe(name_or_path: str) -> Recipe:
         source=str(path),
         cache=install.get("cache", ""),
         python=install.get("python", ""),
+        list_only=bool(data.get("list_only", False)),
     )
 
 

@@ -918,6 +918,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "mcp-use-validate": ("coercion", "validation", "root-anyof", "bad-key"),
     "semantic-kernel-tools": ("name-chars", "dotted-name", "nullable-type", "dotted-key", "paged"),
     "semantic-kernel-arguments": ("validation", "root-anyof"),
+    "amp-tool-name": ("name-chars", "dotted-name", "long-name", "name-collision", "name-clash"),
     "agent-framework-validate": ("validation", "coercion", "core"),
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).

@@ -71,8 +71,24 @@ def tap_summary(entries: list[dict]) -> dict:
     }
 
 
+def listed_tools(driver: dict | None) -> list[ModelTool]:
+    """The tools a list-only driver printed (``notes.listed``: name, description, inputSchema)."""
+    notes = driver.get("notes") if isinstance(driver, dict) else None
+    items = notes.get("listed") if isinstance(notes, dict) else None
+    return [
+        ModelTool(name=t["name"], description=t.get("description"), parameters=t.get("inputSchema"))
+        for t in items or ()
+        if isinstance(t, dict) and isinstance(t.get("name"), str)
+    ]
+
+
 def observe(run: HarnessRun, probe: ProbeSet) -> dict:
-    """Observations for one probe set from one run: tools as the model saw them, calls as the server got them."""
+    """Observations for one probe set from one run: tools as the model saw them, calls as the server got them.
+
+    A list-only recipe (``list_only``) makes no model request: the tools are those its driver
+    printed, correlated by name and content, and its calls are not compared (``calls_compared``)."""
+    if run.recipe.list_only:
+        return _observe_list(run, probe)
     api, tools = offered(run.requests)
     listed = any(
         d == S2C and isinstance(m.get("result"), dict) and "tools" in m["result"]
@@ -85,21 +101,9 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
         and m.get("method") == "tools/call"
         and isinstance(m.get("params"), dict)
     ]
-    shown = correlate(tools, probe.tools, called_as(run.requests, tap_calls))
-    obs_tools: dict[str, dict] = {}
-    for raw in probe.tools:
-        name = raw["name"]
-        hit = shown.get(name)
-        obs_tools[name] = (
-            {
-                "present": True,
-                "name": hit.name,
-                "schema": hit.parameters,
-                "description": hit.description,
-            }
-            if hit
-            else {"present": False}
-        )
+    obs_tools = observed_tools(
+        probe, correlate(tools, probe.tools, called_as(run.requests, tap_calls))
+    )
     sent: dict[str, list] = {}
     for p in tap_calls:
         sent.setdefault(p.get("name"), []).append(p)
@@ -168,6 +172,66 @@ def _refusals(requests: list[dict]) -> dict:
     each marked as such: what the user of the client would have been answered."""
     refused = [r["refusal"] for r in requests if r.get("refusal")]
     return {"provider_refusals": refused} if refused else {}
+
+
+def observed_tools(probe: ProbeSet, shown: dict[str, ModelTool]) -> dict[str, dict]:
+    """Per probe tool: present or not, and as what (name, schema, description)."""
+    out: dict[str, dict] = {}
+    for raw in probe.tools:
+        hit = shown.get(raw["name"])
+        out[raw["name"]] = (
+            {
+                "present": True,
+                "name": hit.name,
+                "schema": hit.parameters,
+                "description": hit.description,
+            }
+            if hit
+            else {"present": False}
+        )
+    return out
+
+
+def same_content(tools: list[ModelTool], probe: ProbeSet) -> dict[str, str]:
+    """Listed name -> the one probe tool with exactly its description and inputSchema: with no
+    call to go by, the strongest evidence of which tool a renamed one is (``clash-c`` listed as
+    ``mcp__probe__clash_c`` is not ``clash.c``, whose name cleans the same)."""
+    out: dict[str, str] = {}
+    for tool in tools:
+        same = [
+            raw["name"]
+            for raw in probe.tools
+            if raw.get("description") == tool.description
+            and raw.get("inputSchema") == tool.parameters
+        ]
+        if len(same) == 1:
+            out[tool.name] = same[0]
+    return out
+
+
+def _observe_list(run: HarnessRun, probe: ProbeSet) -> dict:
+    driver = parse_driver_line(run.stdout)
+    tools = listed_tools(driver)
+    obs_tools = observed_tools(probe, correlate(tools, probe.tools, same_content(tools, probe)))
+    if driver is None or not driver.get("ok"):
+        outcome = "no-tools-list"
+    elif not any(t["present"] for t in obs_tools.values()):
+        outcome = "no-probe-tools"
+    else:
+        outcome = "ok"
+    return {
+        "outcome": outcome,
+        "api": "tools-list",
+        "offered": [t.name for t in tools],
+        "model_requests": 0,
+        "calls_compared": False,  # the client listed its tools; nothing was called
+        "tools": obs_tools,
+        "calls": [{"tool": c.tool, "intended": c.arguments, "sent": False} for c in probe.calls],
+        "driver": driver,
+        "run": {"returncode": run.returncode, "timed_out": run.timed_out, "seconds": run.seconds},
+        "client_output_tail": _clean_tail(run.stderr) if outcome != "ok" else "",
+        "tap": tap_summary(run.tap),
+    }
 
 
 def called_as(requests: list[dict], tap_calls: list[dict]) -> dict[str, str]:

@@ -165,6 +165,8 @@ def print_drift(rec: dict, profile: str, cells: list[drifts.Cell], failed: list[
         tap = obs.get("tap", {})
         hs = " > ".join(tap.get("handshake") or []) or "no MCP traffic"
         status = f"{a}/{t} cells agree" + (f" ({obs['outcome']})" if obs["outcome"] != "ok" else "")
+        if obs.get("calls_compared") is False:
+            status += " (tools as listed, no model request: calls not compared)"
         out(f"\n[{clean(set_id)}] {status}; handshake: {clean(hs, 120)}\n")
         if obs["outcome"] == "no-model-request":
             tail = obs.get("client_output_tail") or ""
