@@ -61,9 +61,20 @@ def function_name(name: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) else name
 
 
+_INPUTS: dict[int, tuple[Any, dict | None]] = {}
+
+
 def inputs(schema: Any) -> dict | None:
-    """The smolagents ``Tool.inputs`` mcpadapt builds, or None when building them raises."""
-    return _adapted(schema)[0]
+    """The smolagents ``Tool.inputs`` mcpadapt builds, or None when building them raises.
+
+    Built once per schema object (smolagents builds them once per tool, not per call; a
+    replay checked every call of a tool against the same held schema). Read, never changed."""
+    hit = _INPUTS.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        if len(_INPUTS) >= 4096:
+            _INPUTS.clear()
+        hit = _INPUTS[id(schema)] = (schema, _adapted(schema)[0])  # holding it keeps its id
+    return hit[1]
 
 
 def _adapted(schema: Any) -> tuple[dict | None, bool]:

@@ -459,6 +459,7 @@ class _Segment:
         self.shared = shared if self.conn is None else None
         # tool -> what this profile's outcome of a call depends on (``_kind``)
         self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
+        self._evidence: dict[tuple[str, ...], tuple] = {}  # behaviours -> this profile's evidence
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -571,7 +572,12 @@ class _Segment:
         """A shared verdict with this profile's evidence (the words are the same)."""
         if owner is self.profile or not verdict.behaviours:
             return verdict
-        return replace(verdict, evidence=evidence_for(self.profile, verdict.behaviours))
+        evidence = self._evidence.get(verdict.behaviours)
+        if evidence is None:
+            evidence = self._evidence[verdict.behaviours] = evidence_for(
+                self.profile, verdict.behaviours
+            )
+        return replace(verdict, evidence=evidence)
 
     def _kind(self, tool: str) -> tuple[int, tuple | None, bool]:
         """What this profile's offline outcome of a call of ``tool`` depends on besides the arguments.

@@ -209,3 +209,35 @@ def test_the_metaschema_checks_each_distinct_subschema_once(monkeypatch):
         except jsonschema.SchemaError:
             theirs = False
         assert ours == theirs, schema
+
+
+def test_behaviours_read_a_call_or_a_schema_once_for_every_profile(monkeypatch):
+    """round-big-integers scans one call's arguments once for the profiles that round them
+    (each gets the same arguments object in turn), and smolagents builds a tool's inputs once
+    per held schema, not once per call."""
+    from mcp_matrix.behaviours import coercion, smolagents
+
+    scans, built = [], []
+    real_scan, real_build = coercion._unsafe, smolagents._adapted
+
+    def scanning(value, depth=0):
+        if depth == 0:
+            scans.append(value)
+        return real_scan(value, depth)
+
+    def building(schema):
+        built.append(schema)
+        return real_build(schema)
+
+    monkeypatch.setattr(coercion, "_unsafe", scanning)
+    monkeypatch.setattr(smolagents, "_adapted", building)
+    smolagents._INPUTS.clear()
+    rounding = [p for p in runnable() if "round-big-integers" in [u.name for u in p.call]]
+    assert len(rounding) >= 4
+    loaded = load_profiles()
+    doc = offline([*rounding, loaded["smolagents"]], "retry.jsonl")
+    calls = doc["results"][0]["calls"]
+    assert 0 < len(scans) <= calls
+    tools = len(tool_definitions("3"))
+    assert calls > 2 * tools
+    assert 0 < len(built) <= 2 * tools  # discovery's gate once a tool, then the calls' checks
