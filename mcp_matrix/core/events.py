@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -72,7 +73,7 @@ class JsonRecord:
     HEAD: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
-        for name, nested in _layout(type(self)).nested:
+        for name, nested, _ in _codec(type(self)).nested:
             value = getattr(self, name)
             if value is None or type(value) is nested:
                 continue
@@ -81,16 +82,9 @@ class JsonRecord:
             object.__setattr__(self, name, _nest(nested, value))
 
     def to_json(self) -> dict[str, JSON]:
-        """The value as its JSON object."""
-        out: dict[str, JSON] = {}
-        for name, omitted, convert in _layout(type(self)).writers:
-            value = getattr(self, name)
-            if value is None:
-                if not omitted:
-                    out[name] = None
-            else:
-                out[name] = value if convert is None else convert(value)
-        return out
+        """The value as its JSON object (an event's with its ``event`` key first)."""
+        codec = _CODECS.get(type(self)) or _codec(type(self))
+        return codec.write(self)
 
     @classmethod
     def build(
@@ -101,18 +95,14 @@ class JsonRecord:
         missing key its documented default). ``strict``: a key that is no field is a TypeError
         instead of being left out. ``memo``: one typed value per JSON object, for a reader that
         shares equal objects across lines (``mcp_matrix.run.results.read_typed``)."""
-        layout = _layout(cls)
-        names, nested = layout.names, layout.nested_by_name
-        values: dict[str, object] = {}
-        for k, v in data.items():
-            if k == "event" or not (strict or k in names):
-                continue
-            inner = nested.get(k)
-            if inner is not None and v is not None:
-                values[k] = _nest(inner, v) if memo is None else _shared(inner, v, memo)
-            else:
-                values[k] = _tuples(v) if type(v) is list else v
-        return cls(**values)
+        codec = _CODECS.get(cls) or _codec(cls)
+        if strict and not codec.names.issuperset(data.keys() - {"event"}):
+            unknown = sorted(data.keys() - codec.names - {"event"})
+            raise TypeError(f"{cls.__name__} has no field {', '.join(unknown)}")
+        try:
+            return codec.read(data, memo)  # type: ignore[no-any-return]
+        except KeyError as exc:  # JSON that was not checked: as the constructor would say
+            raise TypeError(f"{cls.__name__} missing required key {exc}") from None
 
 
 # A reader's typed values by the id of the JSON object they were built from (the object is held
@@ -123,22 +113,115 @@ Memo = dict[int, tuple[object, object]]
 def _nest(nested: type[JsonRecord], value: object, memo: Memo | None = None) -> object:
     """A nested value (or a tuple of them) from its JSON, as read or as a caller passed it."""
     if type(value) is dict or isinstance(value, Mapping):
-        return nested.build(value, memo=memo)
+        return _one(_codec(nested).read, value, memo)
     if isinstance(value, (tuple, list)):
-        return tuple(
-            (nested.build(v) if memo is None else _shared(nested, v, memo))
-            if type(v) is dict or isinstance(v, Mapping)
-            else v
-            for v in value
-        )
+        return _many(_codec(nested).read, value, memo)
     return value
 
 
-def _shared(nested: type[JsonRecord], raw: object, memo: Memo) -> object:
-    held = memo.get(id(raw))
+def _one(read: Callable[..., object], value: object, memo: Memo | None) -> object:
+    """A nested object's typed value (once per JSON object with a memo); a value that is not
+    a JSON object as it is (a producer's typed value)."""
+    if type(value) is not dict and not isinstance(value, Mapping):
+        return value
+    if memo is None:
+        return read(value, None)
+    held = memo.get(id(value))
     if held is None:
-        held = memo[id(raw)] = (raw, _nest(nested, raw, memo))
+        held = memo[id(value)] = (value, read(value, memo))
     return held[1]
+
+
+def _many(read: Callable[..., object], value: object, memo: Memo | None) -> object:
+    """A list of nested objects as the tuple of their typed values (once per JSON list with a
+    memo: a reader shares equal lists across lines)."""
+    if not value:
+        return ()
+    if memo is None:
+        return tuple([_one(read, v, None) for v in value])  # type: ignore[attr-defined]
+    held = memo.get(id(value))
+    if held is None:
+        typed = tuple([_one(read, v, memo) for v in value])  # type: ignore[attr-defined]
+        held = memo[id(value)] = (value, typed)
+    return held[1]
+
+
+@dataclass(frozen=True)
+class _Codec:
+    """A value class's reader and writer, generated once from its fields (as dataclasses
+    generates ``__init__``): a line is read and written with no loop over keys, no type test
+    per key, and no ``__init__``/``__post_init__`` for JSON already checked. Measured per
+    discovery line with 2 findings in benchmarks/report_json.py --per-line."""
+
+    names: frozenset[str]  # every field
+    nested: tuple[tuple[str, type[JsonRecord], bool], ...]  # (field, its class, a tuple of them)
+    read: Callable[[Mapping[str, JSON], Memo | None], object]
+    write: Callable[[object], dict[str, JSON]]
+
+
+_CODECS: dict[type, _Codec] = {}
+
+
+def _codec(cls: type) -> _Codec:
+    """The reader and writer of a value class, made once (its nested fields from its type hints)."""
+    known = _CODECS.get(cls)
+    if known is not None:
+        return known
+    fields = dataclasses.fields(cls)
+    hints = typing.get_type_hints(cls)
+    env: dict[str, object] = {
+        "_new": object.__new__,
+        "_cls": cls,
+        "_tuples": _tuples,
+        "_lists": _lists,
+        "_one": _one,
+        "_many": _many,
+    }
+    nested = []
+    read = ["def read(data, memo):", " get = data.get", " o = _new(_cls)"]
+    for i, f in enumerate(fields):
+        env[f"_s{i}"] = _setter(cls, f.name)
+        if f.default is not dataclasses.MISSING:
+            env[f"_d{i}"] = f.default
+            value = f"get({f.name!r}, _d{i})"
+        elif f.default_factory is not dataclasses.MISSING:
+            env[f"_f{i}"] = f.default_factory
+            value = f"get({f.name!r}) if {f.name!r} in data else _f{i}()"
+        else:
+            value = f"data[{f.name!r}]"
+        inner = _nested_class(hints[f.name])
+        if inner is not None:
+            many = _is_tuple(hints[f.name])
+            nested.append((f.name, inner, many))
+            env[f"_n{i}"], env[f"_r{i}"] = inner, _codec(inner).read
+            convert = f"_{'many' if many else 'one'}(_r{i}, v, memo)"
+            read.append(f" v = {value}")
+            read.append(f" _s{i}(o, v if v is None or type(v) is _n{i} else {convert})")
+        elif _writer(hints[f.name]) is None:  # a scalar: as it is
+            read.append(f" _s{i}(o, {value})")
+        else:  # JSON or a tuple of JSON: lists as tuples
+            read.append(f" v = {value}")
+            read.append(f" _s{i}(o, _tuples(v) if type(v) is list else v)")
+    read.append(" return o")
+    kind = getattr(cls, "KIND", "")
+    write = ["def write(self):", f" out = {{'event': {kind!r}}}" if kind else " out = {}"]
+    by_name = {f.name: f for f in fields}
+    for name in (*cls.HEAD, *(n for n in by_name if n not in cls.HEAD)):
+        omitted = bool(by_name[name].metadata.get("omit_if_none"))
+        plain = _writer(hints[name]) is None
+        value = "v" if plain else "_lists(v)"
+        write.append(f" v = self.{name}")
+        if omitted:
+            write.append(f" if v is not None: out[{name!r}] = {value}")
+        elif plain:
+            write.append(f" out[{name!r}] = v")
+        else:
+            write.append(f" out[{name!r}] = None if v is None else {value}")
+    write.append(" return out")
+    exec("\n".join([*read, *write]), env)  # noqa: S102  # our own text, from the fields
+    codec = _Codec(frozenset(by_name), tuple(nested), env["read"], env["write"])  # type: ignore[arg-type]
+    _CODECS[cls] = codec
+    return codec
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +229,6 @@ class _Event(JsonRecord):
     KIND: ClassVar[str] = ""
     # Keys written first, in this order (the key order of the version-1 stream); then the
     # other fields in declaration order. A field with ``_OMIT`` is left out while it is None.
-
-    def to_json(self) -> dict[str, JSON]:
-        """The event as one line of the results stream."""
-        return {"event": self.KIND, **JsonRecord.to_json(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, JSON]) -> Self:
@@ -162,39 +241,13 @@ class _Event(JsonRecord):
         return cls.build(data)
 
 
-@dataclass(frozen=True)
-class _Layout:
-    names: frozenset[str]  # every field
-    nested: tuple[
-        tuple[str, type[JsonRecord]], ...
-    ]  # fields holding nested values, and their class
-    nested_by_name: dict[str, type[JsonRecord]]
-    # (key, left out while None, how its value becomes JSON: None when it already is), in order
-    writers: tuple[tuple[str, bool, Callable[[object], JSON] | None], ...]
-
-
-_LAYOUTS: dict[type[JsonRecord], _Layout] = {}
-
-
-def _layout(cls: type[JsonRecord]) -> _Layout:
-    """The layout of a value class, computed once (its nested fields from its type hints)."""
-    known = _LAYOUTS.get(cls)
-    if known is not None:
-        return known
-    fields = dataclasses.fields(cls)
-    names = [f.name for f in fields]
-    hints = typing.get_type_hints(cls)
-    nested = tuple((f.name, c) for f in fields if (c := _nested_class(hints[f.name])) is not None)
-    order = (*cls.HEAD, *(n for n in names if n not in cls.HEAD))
-    omitted = frozenset(f.name for f in fields if f.metadata.get("omit_if_none"))
-    layout = _Layout(
-        names=frozenset(names),
-        nested=nested,
-        nested_by_name=dict(nested),
-        writers=tuple((n, n in omitted, _writer(hints[n])) for n in order),
-    )
-    _LAYOUTS[cls] = layout
-    return layout
+def _setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """How the reader sets a field of a frozen value: its slot's own setter (no lookup by name,
+    no frozen ``__setattr__``)."""
+    slot = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
+    if isinstance(slot, types.MemberDescriptorType):
+        return slot.__set__
+    return lambda value, given: object.__setattr__(value, name, given)  # a class without slots
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -206,6 +259,11 @@ def _writer(hint: object) -> Callable[[object], JSON] | None:
     if all(isinstance(a, type) and issubclass(a, _SCALARS) for a in args):
         return None
     return _lists
+
+
+def _is_tuple(hint: object) -> bool:
+    """Whether a field's type is a tuple (``tuple[C, ...]``, maybe ``| None``)."""
+    return typing.get_origin(hint) is tuple or any(_is_tuple(a) for a in typing.get_args(hint))
 
 
 def _nested_class(hint: object) -> type[JsonRecord] | None:
