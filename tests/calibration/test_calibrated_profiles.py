@@ -64,13 +64,13 @@ def test_every_registry_behaviour_is_probed_or_says_why_not():
 
 
 def test_names_and_schemas_are_compared_for_every_tool_but_the_one_that_breaks_the_session():
-    """claude-code's long-name set: the over-long name breaks the session (a provider refusal the
-    fake endpoint does not show), so only that tool's name and schema go uncompared; the other
+    """claude-code-278's long-name set: the over-long name breaks the session (the API's 400 on a
+    ToolSearch tool_reference over 64, which the unenforced fake endpoint does not show), so only that tool's name and schema go uncompared; the other
     tool's are compared against the record (before, a session-broken prediction skipped them all)."""
     from mcp_matrix.calibrate.drift import predict
 
-    profile = load_profiles()["claude-code"]
-    _, doc = record.latest_record("claude-code")
+    profile = load_profiles()["claude-code-278"]
+    _, doc = record.latest_record("claude-code-278")
     probe_set = probe.PROBE_SETS["long-name"]
     pred = predict(profile, probe_set, "probe")
     blocked = {t for t, p in pred["tools"].items() if p.get("blocks")}
