@@ -18,6 +18,7 @@ from mcp_matrix.run.sharing import (
     SharingPlan,
     fresh_identities,
     plan_sharing,
+    stateless,
     wire_identity,
 )
 from mcp_matrix.targets.kinds import Target
@@ -267,4 +268,15 @@ def test_answers_to_session_per_call_calls_are_shared_only_on_a_server_whose_sta
     fresh = fresh_identities(Target.bundled("memory"), profiles, MEMORY)
     assert fresh is not None
     keys = {fresh.key(p.name, ["t", {}, None, False]) for p in profiles}
-    assert len(keys) == len({wire_identity(p, MEMORY) for p in profiles})
+    sent = {(wire_identity(p, MEMORY), json.dumps(p.identity.client_info)) for p in profiles}
+    assert len(keys) == len(sent)
+    # in the 2026-07-28 era every request carries its client's identity: profiles that reach it
+    # at once share a wire identity, never a key unless their clientInfo is the same too
+    modern = [p for p in _profiles() if stateless(p, MEMORY)]
+    by_client = {json.dumps(p.identity.client_info, sort_keys=True): p for p in modern}
+    assert len(by_client) > 1
+    fresh = fresh_identities(Target.bundled("memory"), list(by_client.values()), MEMORY)
+    assert fresh is not None
+    assert len({fresh.key(p.name, ["t", {}, None, False]) for p in by_client.values()}) == len(
+        by_client
+    )

@@ -121,7 +121,18 @@ def fresh_identities(
     name, *args = shlex.split(target.server)
     if name not in BUNDLED or not state_per_session((*BUNDLED[name], *args)):
         return None
-    return FreshAnswers({p.name: wire_identity(p, eras) for p in profiles})
+    return FreshAnswers({p.name: _sent_before_call(p, eras) for p in profiles})
+
+
+def _sent_before_call(profile: Profile, eras: ServerEras | None) -> str:
+    """The session's identity and what each request carries besides the call (the client's
+    identity in ``_meta`` in the 2026-07-28 era, where ``wire_identity`` leaves it out)."""
+    identity = profile.identity
+    return json.dumps(
+        [wire_identity(profile, eras), identity.client_info, identity.capabilities],
+        sort_keys=True,
+        default=str,
+    )
 
 
 def stateless(profile: Profile, eras: ServerEras) -> bool:
@@ -279,7 +290,7 @@ class FreshAnswers:
     carry the sender's wire identity, so profiles the server can tell apart never share."""
 
     def __init__(self, identities: Mapping[str, str]) -> None:
-        self.identity = dict(identities)  # profile name -> wire_identity on this server
+        self.identity = dict(identities)  # profile name -> what its session sends before a call
         self.lock = threading.Lock()
         self.answers: dict[str, list[tuple[str, Answer]]] = {}
         self.sending: dict[str, threading.Lock] = {}  # one send at a time per key
