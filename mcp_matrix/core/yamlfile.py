@@ -7,7 +7,7 @@ the one place that maps YAML and JSON Schema errors to ``InputError``.
 
 - ``parse_yaml`` reads a file keeping the line of every key; a syntax error carries its line.
 - ``schema_errors`` validates (part of) the data and words each problem with ``describe_error``
-  (``core.schema_words``, kept importable from here).
+  (``core.schema_words``).
 - ``sort_errors`` orders problems by file and line, dropping duplicates.
 - ``load_yaml_checked`` does all three for a file that only needs its schema (``load_yaml_source``
   keeps the lines too, for a check that can only be made later).
@@ -37,7 +37,6 @@ from mcp_matrix.core.schema_words import KeyPath, describe_error
 __all__ = [
     "KeyPath",
     "YamlSource",
-    "describe_error",
     "key_path",
     "load_yaml_checked",
     "load_yaml_source",

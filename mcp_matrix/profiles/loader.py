@@ -29,19 +29,17 @@ from pathlib import Path
 
 from mcp_matrix.behaviours.registry import BehaviourSpec, load_all
 from mcp_matrix.core.errors import InputError, InputErrors
-from mcp_matrix.core.yamlfile import YamlSource, key_path, parse_yaml, sort_errors
+from mcp_matrix.core.yamlfile import YamlSource, parse_yaml, sort_errors
 from mcp_matrix.profiles.checks import check_file, profile_schema
-from mcp_matrix.profiles.extends import NO_IDENTITY, resolve_all
+from mcp_matrix.profiles.extends import resolve_all
 from mcp_matrix.profiles.files import bundled_profiles_dir, profile_files
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.profiles.selection import select_profiles
 from mcp_matrix.profiles.summary import profile_summary
 
 __all__ = [
-    "NO_IDENTITY",
     "ProfileErrors",
     "bundled_profiles_dir",
-    "key_path",
     "load_profiles",
     "profile_schema",
     "profile_summary",

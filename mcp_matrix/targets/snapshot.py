@@ -41,7 +41,6 @@ from mcp_matrix.targets.snapshot_file import (
     FORMAT,
     READABLE_VERSIONS,
     Snapshot,
-    is_snapshot_file,
     load_snapshot,
     write_snapshot,
 )
@@ -57,9 +56,7 @@ __all__ = [
     "OpenSnapshot",
     "Snapshot",
     "SnapshotInterrupted",
-    "is_snapshot_file",
     "load_snapshot",
-    "ms",
     "open_snapshot",
     "take_snapshot",
     "write_snapshot",

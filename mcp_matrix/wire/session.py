@@ -40,7 +40,7 @@ from mcp_matrix.wire.answers import (
 )
 from mcp_matrix.wire.echo import bounded, short
 from mcp_matrix.wire.errors import ProtocolError, WireTimeout
-from mcp_matrix.wire.rpc import RpcEndpoint, Timeouts, same_id
+from mcp_matrix.wire.rpc import RpcEndpoint, Timeouts
 from mcp_matrix.wire.server_requests import input_answer, input_required, retry
 from mcp_matrix.wire.versions import (
     LATEST_PROTOCOL,
@@ -58,9 +58,6 @@ __all__ = [
     "Response",
     "Session",
     "Timeouts",
-    "ToolListing",
-    "bounded",
-    "same_id",
 ]
 
 MAX_INPUT_ROUNDS = 4  # multi round-trip retries of one call before we stop answering
