@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from mcp_matrix.commands.common import (
@@ -41,19 +42,21 @@ def run(args: argparse.Namespace) -> int:
     profiles = profiles_from(args)
     snap = snapshot_from(args, default_server=None)
     views = discover_all(snap, profiles, server=args.name or None)
-    if args.json:
-        names = _tool_names(views)
-        write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)
-        return EXIT_UNMEASURABLE if snap.error else 0
-    console = terminal_console(soft_wrap=True)
-    write_terminal(
-        discovery_events(snap, views, profiles, args.name), console, verbose=args.verbose
-    )
-    if (
-        snap.error
-    ):  # a target that could not be reached or listed is not "every profile ok, 0 tools"
-        return EXIT_UNMEASURABLE
-    return 0
+    # What is built here lives to the end of the command: the collector need not walk it again
+    # at every collection the writers' allocations start (15% of the CPU at 5,000 tools).
+    gc.freeze()
+    try:
+        if args.json:
+            names = _tool_names(views)
+            write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)
+        else:
+            events = discovery_events(snap, views, profiles, args.name)
+            gc.freeze()
+            write_terminal(events, terminal_console(soft_wrap=True), verbose=args.verbose)
+    finally:
+        gc.unfreeze()  # a caller in the same process (a test) collects as before
+    # a target that could not be reached or listed is not "every profile ok, 0 tools"
+    return EXIT_UNMEASURABLE if snap.error else 0
 
 
 def _tool_names(views) -> list[str]:

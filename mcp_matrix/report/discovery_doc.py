@@ -1,15 +1,15 @@
 """The ``discover --json`` document (``format: mcp-matrix.discovery``; docs/reports.md).
 
-Version 3 stores every distinct model-facing name, schema, property schema, finding and
-evidence once, in the tables ``names``, ``schemas``, ``properties``, ``findings`` and
-``evidence`` at the end of the document; each cell is a row
-``[index, verdict, model_name, schema, findings]`` (``columns``) naming its entries by number;
-the tool's name is ``tools[index]``. A schema whose ``properties`` is an object names each
-property's schema by its number in ``properties``: the profiles' rewrites of one tool differ in
-a few places, and each variant repeated the rest (version 2, which stored whole schemas only,
-was 37 MB for 5,000 tools through 37 profiles, 22 MB of it schemas). It is written as it is made
-(one cell a line). ``read_discovery`` gives the version-1 shape (every cell in full) for any
-version.
+Version 4 stores every distinct value once and names it by number. A profile's ``cells`` is one
+number a tool, in the snapshot's order, into ``cells`` at the end: each distinct row
+``[verdict, model_name, schema, findings]`` (``columns``) once, though many profiles treat a tool
+alike. A row names its entries in ``names``, ``schemas`` and ``findings`` (a finding is a row of
+``finding_columns``, its evidence numbers into ``evidence``). A schema's sub-schemas are entries of
+``schemas`` too (``SCHEMA_MAPS``, ``SCHEMA_LISTS``, ``SCHEMA_KEYS``), so the variants of one tool
+the profiles' rewrites make share every part they did not change (version 3 shared only the
+property schemas of the top level: 28.4 MB for 5,000 tools through 48 profiles; version 4 is about
+18). It is written as it is made (a profile a line, the tables after). ``read_discovery`` gives the
+version-1 shape (every cell in full) for any version.
 """
 
 from __future__ import annotations
@@ -24,9 +24,39 @@ from mcp_matrix.core.evidence import Evidence, weakest
 from mcp_matrix.core.model import ClientView, Finding
 
 FORMAT = "mcp-matrix.discovery"
-VERSION = 3
-READABLE = (1, 2, 3)
+VERSION = 4
+READABLE = (1, 2, 3, 4)
 COLUMNS = ("index", "verdict", "model_name", "schema", "findings")  # a version-2/3 cell, in order
+ROW = ("verdict", "model_name", "schema", "findings")  # a version-4 row of ``cells``
+FINDING_COLUMNS = ("kind", "message", "pointer")  # a version-4 finding
+# What findings share (most differ only in their message and pointer): a row of ``kinds``.
+KIND_COLUMNS = ("code", "lost", "materiality", "blast_radius", "behaviour", "evidence", "culprit")
+# Where a schema holds schemas (JSON Schema 2020-12 and draft-07): in version 4 each is a number
+# into ``schemas``. Part of the published format (docs/reports.md), so its own list: a behaviour's
+# walk (mcp_matrix.behaviours.walk) may change without changing what a written document means. A map's values and a list's items when the value is an object or a list (as a
+# schema keyword wants it); any other value of these keys (a malformed schema) is one number.
+SCHEMA_MAPS = frozenset(
+    ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+)
+SCHEMA_LISTS = frozenset(("anyOf", "oneOf", "allOf", "prefixItems", "items"))
+SCHEMA_KEYS = (
+    SCHEMA_MAPS
+    | SCHEMA_LISTS
+    | frozenset(
+        (
+            "additionalProperties",
+            "additionalItems",
+            "unevaluatedProperties",
+            "unevaluatedItems",
+            "not",
+            "if",
+            "then",
+            "else",
+            "contains",
+            "propertyNames",
+        )
+    )
+)
 
 
 _dump = json.JSONEncoder(
@@ -36,7 +66,8 @@ _dump = json.JSONEncoder(
 
 class SchemaTable:
     """Model-facing schemas stored once, each with its property schemas by number in
-    ``properties`` (where its ``properties`` is an object): a tool's variants share them."""
+    ``properties`` (where its ``properties`` is an object): a tool's variants share them.
+    The version-3 form (the JSON report, version 2, stores its schemas so)."""
 
     def __init__(self) -> None:
         self.schemas, self.properties = ContentTable(), ContentTable()
@@ -58,6 +89,38 @@ class SchemaTable:
         return known
 
 
+class SchemaNodes:
+    """Schemas and every sub-schema in them stored once, by number (version 4): a variant that
+    changed one property shares its other properties, its ``$defs`` and their parts."""
+
+    def __init__(self) -> None:
+        self.table = ContentTable()
+        self._refs: dict[int, int] = {}  # by identity: the rewrites are copy-on-write
+        self._held: list[Any] = []  # keeps those objects alive, so their ids stay unique
+
+    def ref(self, schema: Any) -> int:
+        """The number of ``schema``; one frame per level of nesting, as the JSON reader's."""
+        known = self._refs.get(id(schema))
+        if known is not None:
+            return known
+        written = schema
+        if isinstance(schema, dict):
+            ref = self.ref
+            written = {}
+            for k, v in schema.items():
+                if k not in SCHEMA_KEYS:
+                    written[k] = v
+                elif k in SCHEMA_MAPS and isinstance(v, dict):
+                    written[k] = {p: ref(s) for p, s in v.items()}
+                elif k in SCHEMA_LISTS and isinstance(v, list):
+                    written[k] = [ref(s) for s in v]
+                else:
+                    written[k] = ref(v)
+        known = self._refs[id(schema)] = self.table.ref(written)
+        self._held.append(schema)
+        return known
+
+
 def write_discovery(
     stream: IO[str],
     views: Iterable[ClientView],
@@ -65,62 +128,72 @@ def write_discovery(
     server: Any,
     snapshot_error: Any,
 ) -> None:
-    """Write the version-3 document; ``tool_names`` are the snapshot's tools in order."""
-    schemas, findings, evidence = ContentTable(), ContentTable(), ContentTable()
-    shapes, names = SchemaTable(), ContentTable()
-    schemas, properties = shapes.schemas, shapes.properties
+    """Write the version-4 document; ``tool_names`` are the snapshot's tools in order, and each
+    view lists every tool in that order (``ToolView.index`` is its position)."""
+    names, nodes, rows = ContentTable(), SchemaNodes(), {}
+    findings, kinds, evidence = ContentTable(), ContentTable(), ContentTable()
     name_refs: dict[str, int] = {}
-    finding_refs: dict[
-        Finding, int
-    ] = {}  # findings and evidence are frozen values: equal is the same
+    finding_refs: dict[Finding, int] = {}  # findings and evidence are frozen: equal is the same
     evidence_refs: dict[Evidence, int] = {}
+    by_findings: dict[int, tuple[int, ...]] = {}  # a view's findings tuple, by identity
+    held: list[Any] = []
 
     def finding_ref(f: Finding) -> int:
         known = finding_refs.get(f)
         if known is None:
-            refs = [
-                evidence_refs.get(e)
-                if e in evidence_refs
-                else evidence_refs.setdefault(e, evidence.ref(e.to_json()))
-                for e in f.evidence
-            ]
-            known = finding_refs[f] = findings.ref({**f.to_json(), "evidence": refs})
-        return known
-
-    def name_ref(name: str) -> int:
-        known = name_refs.get(name)
-        if known is None:
-            known = name_refs[name] = names.ref(name)
+            refs = []
+            for e in f.evidence:
+                n = evidence_refs.get(e)
+                if n is None:
+                    n = evidence_refs[e] = evidence.ref(e.to_json())
+                refs.append(n)
+            kind = [f.code, f.lost, f.materiality, f.blast_radius, f.behaviour, refs, f.culprit]
+            known = finding_refs[f] = findings.ref([kinds.ref(kind), f.message, f.pointer])
         return known
 
     w = stream.write
     w("{\n")
     w(f'"format": {_dump(FORMAT)},\n"version": {VERSION},\n')
     w(f'"server": {_dump(server)},\n"snapshot_error": {_dump(snapshot_error)},\n')
-    w(f'"tools": {_dump(tool_names)},\n"columns": {_dump(list(COLUMNS))},\n"profiles": [')
+    w(f'"tools": {_dump(tool_names)},\n"columns": {_dump(list(ROW))},\n')
+    w(f'"finding_columns": {_dump(list(FINDING_COLUMNS))},\n')
+    w(f'"kind_columns": {_dump(list(KIND_COLUMNS))},\n"profiles": [')
     for p, view in enumerate(views):
-        w(",\n" if p else "\n")
-        w(f'{{"profile": {_dump(view.profile)}, "outcome": {_dump(view.outcome)}, "cells": [')
+        cells = []
         for i, t in enumerate(view.tools):
-            schema = "null" if t.model_schema is None else str(shapes.ref(t.model_schema))
-            name = "null" if t.model_name is None else str(name_ref(t.model_name))
-            refs = ",".join([str(finding_ref(f)) for f in t.findings])
-            # the verdict is a name from mcp_matrix.core.verdicts (plain ASCII); everything else is encoded
-            w(f'{"," if i else ""}\n[{t.index},"{t.verdict}",{name},{schema},[{refs}]]')
-        w("\n]}")
+            if t.index != i:
+                raise ValueError(f"{view.profile}: tool {t.tool!r} is not at its index {t.index}")
+            name = t.model_name
+            if name is not None:
+                known = name_refs.get(name)
+                name = name_refs[name] = names.ref(name) if known is None else known
+            fs = by_findings.get(id(t.findings))
+            if fs is None:
+                fs = by_findings[id(t.findings)] = tuple(map(finding_ref, t.findings))
+                held.append(t.findings)
+            schema = None if t.model_schema is None else nodes.ref(t.model_schema)
+            key = (t.verdict, name, schema, fs)
+            row = rows.get(key)
+            cells.append(rows.setdefault(key, len(rows)) if row is None else row)
+        w(",\n" if p else "\n")
+        w(f'{{"profile": {_dump(view.profile)}, "outcome": {_dump(view.outcome)}, ')
+        w(f'"cells": {_dump(cells)}}}')
     w("\n],\n")
-    tables = (
-        ("names", names),
-        ("schemas", schemas),
-        ("properties", properties),
-        ("findings", findings),
-        ("evidence", evidence),
+    # the verdict is a name from mcp_matrix.core.verdicts (plain ASCII); everything else encoded
+    texts = (f'["{v}",{_dump(n)},{_dump(s)},{_dump(list(fs))}]' for v, n, s, fs in rows)
+    tables: tuple[tuple[str, Iterable[str]], ...] = (
+        ("cells", texts),
+        ("names", names.texts),
+        ("schemas", nodes.table.texts),
+        ("findings", findings.texts),
+        ("kinds", kinds.texts),
+        ("evidence", evidence.texts),
     )
-    for name, table in tables:
+    for i, (name, table) in enumerate(tables):
         w(f'"{name}": [')
-        for i, text in enumerate(table.texts):
-            w(("," if i else "") + "\n" + text)
-        w("\n]" + (",\n" if name != "evidence" else "\n"))
+        for j, text in enumerate(table):
+            w(("," if j else "") + "\n" + text)
+        w("\n]" + (",\n" if i < len(tables) - 1 else "\n"))
     w("}\n")
 
 
@@ -139,42 +212,7 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
     if version == 1:
         return dict(doc)
     try:
-        names, schemas, evidence = doc["tools"], doc["schemas"], doc["evidence"]
-        if version == 3:
-            schemas = [whole_schema(s, doc["properties"], where) for s in schemas]
-        model_names = doc["names"] if version == 3 else None
-        findings = [
-            {**f, "evidence": [resolve(evidence, e, f"{where}: evidence") for e in f["evidence"]]}
-            for f in doc["findings"]
-        ]
-        profiles = []
-        for p in doc["profiles"]:
-            tools = []
-            for row in p["cells"]:
-                if not isinstance(row, list) or len(row) != len(COLUMNS):
-                    raise ValueError(
-                        f"{where}: a cell of {p.get('profile')!r} is not a row of {list(COLUMNS)}"
-                    )
-                c = dict(zip(COLUMNS, row))
-                cell_findings = [resolve(findings, f, f"{where}: findings") for f in c["findings"]]
-                tools.append(
-                    {
-                        "tool": resolve(names, c["index"], f"{where}: tools"),
-                        "index": c["index"],
-                        "verdict": c["verdict"],
-                        "model_name": c["model_name"]
-                        if model_names is None or c["model_name"] is None
-                        else resolve(model_names, c["model_name"], f"{where}: names"),
-                        "model_schema": None
-                        if c["schema"] is None
-                        else resolve(schemas, c["schema"], f"{where}: schemas"),
-                        "findings": cell_findings,
-                        "weakest_evidence": weakest(
-                            e["level"] for f in cell_findings for e in f["evidence"]
-                        ),
-                    }
-                )
-            profiles.append({"profile": p["profile"], "outcome": p["outcome"], "tools": tools})
+        profiles = _read_v4(doc, where) if version == 4 else _read_v2(doc, version, where)
     except (KeyError, TypeError) as exc:
         raise InputError(
             f"malformed version-{version} discovery document (missing or wrong {exc})",
@@ -189,6 +227,136 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
         "snapshot_error": doc.get("snapshot_error"),
         "profiles": profiles,
     }
+
+
+def _cell(tool: str, index: int, verdict: Any, name: Any, schema: Any, findings: list) -> dict:
+    """A cell in the version-1 shape."""
+    return {
+        "tool": tool,
+        "index": index,
+        "verdict": verdict,
+        "model_name": name,
+        "model_schema": schema,
+        "findings": findings,
+        "weakest_evidence": weakest(e["level"] for f in findings for e in f["evidence"]),
+    }
+
+
+def _read_v4(doc: Mapping, where: str) -> list[dict]:
+    tools, names, evidence = doc["tools"], doc["names"], doc["evidence"]
+    schemas = _SchemaReader(doc["schemas"], f"{where}: schemas")
+    kinds = []
+    for row in doc["kinds"]:
+        if not isinstance(row, list) or len(row) != len(KIND_COLUMNS):
+            raise ValueError(f"{where}: a kind is not a row of {list(KIND_COLUMNS)}")
+        kind = dict(zip(KIND_COLUMNS, row))
+        kind["evidence"] = [resolve(evidence, e, f"{where}: evidence") for e in kind["evidence"]]
+        kinds.append(kind)
+    findings = []
+    for row in doc["findings"]:
+        if not isinstance(row, list) or len(row) != len(FINDING_COLUMNS):
+            raise ValueError(f"{where}: a finding is not a row of {list(FINDING_COLUMNS)}")
+        kind = resolve(kinds, row[0], f"{where}: kinds")
+        f = {
+            "code": kind["code"],
+            "message": row[1],
+            "pointer": row[2],
+            "lost": kind["lost"],
+            "materiality": kind["materiality"],
+            "blast_radius": kind["blast_radius"],
+            "behaviour": kind["behaviour"],
+            "evidence": kind["evidence"],
+        }
+        if kind["culprit"]:  # as core.model.Finding.to_json writes it
+            f["culprit"] = kind["culprit"]
+        findings.append(f)
+    rows = []
+    for row in doc["cells"]:
+        if not isinstance(row, list) or len(row) != len(ROW):
+            raise ValueError(f"{where}: a cell is not a row of {list(ROW)}")
+        verdict, name, schema, refs = row
+        rows.append(
+            (
+                verdict,
+                None if name is None else resolve(names, name, f"{where}: names"),
+                None if schema is None else schemas.whole(schema),
+                [resolve(findings, f, f"{where}: findings") for f in refs],
+            )
+        )
+    profiles = []
+    for p in doc["profiles"]:
+        cells = p["cells"]
+        if not isinstance(cells, list) or len(cells) != len(tools):
+            raise ValueError(f"{where}: {p.get('profile')!r} has not one cell per tool")
+        out = [
+            _cell(tools[i], i, *resolve(rows, n, f"{where}: cells")) for i, n in enumerate(cells)
+        ]
+        profiles.append({"profile": p["profile"], "outcome": p["outcome"], "tools": out})
+    return profiles
+
+
+class _SchemaReader:
+    """Version-4 schemas put back whole, each entry once (equal entries are one object)."""
+
+    def __init__(self, table: list, where: str) -> None:
+        self.table, self.where, self.done = table, where, {}
+
+    def whole(self, ref: Any) -> Any:
+        """One frame per level of nesting, as the writer's."""
+        known = self.done.get(ref) if isinstance(ref, int) else None
+        if known is not None:
+            return known
+        node = resolve(self.table, ref, self.where)
+        value = node
+        if isinstance(node, dict):
+            value = {}
+            for k, v in node.items():
+                if k not in SCHEMA_KEYS:
+                    value[k] = v
+                elif k in SCHEMA_MAPS and isinstance(v, dict):
+                    value[k] = {p: self.whole(s) for p, s in v.items()}
+                elif k in SCHEMA_LISTS and isinstance(v, list):
+                    value[k] = [self.whole(s) for s in v]
+                else:
+                    value[k] = self.whole(v)
+        self.done[ref] = value
+        return value
+
+
+def _read_v2(doc: Mapping, version: int, where: str) -> list[dict]:
+    names, schemas, evidence = doc["tools"], doc["schemas"], doc["evidence"]
+    if version == 3:
+        schemas = [whole_schema(s, doc["properties"], where) for s in schemas]
+    model_names = doc["names"] if version == 3 else None
+    findings = [
+        {**f, "evidence": [resolve(evidence, e, f"{where}: evidence") for e in f["evidence"]]}
+        for f in doc["findings"]
+    ]
+    profiles = []
+    for p in doc["profiles"]:
+        tools = []
+        for row in p["cells"]:
+            if not isinstance(row, list) or len(row) != len(COLUMNS):
+                raise ValueError(
+                    f"{where}: a cell of {p.get('profile')!r} is not a row of {list(COLUMNS)}"
+                )
+            c = dict(zip(COLUMNS, row))
+            tools.append(
+                _cell(
+                    resolve(names, c["index"], f"{where}: tools"),
+                    c["index"],
+                    c["verdict"],
+                    c["model_name"]
+                    if model_names is None or c["model_name"] is None
+                    else resolve(model_names, c["model_name"], f"{where}: names"),
+                    None
+                    if c["schema"] is None
+                    else resolve(schemas, c["schema"], f"{where}: schemas"),
+                    [resolve(findings, f, f"{where}: findings") for f in c["findings"]],
+                )
+            )
+        profiles.append({"profile": p["profile"], "outcome": p["outcome"], "tools": tools})
+    return profiles
 
 
 def whole_schema(schema: Any, properties: list, where: str) -> Any:
@@ -207,6 +375,7 @@ __all__ = [
     "FORMAT",
     "READABLE",
     "VERSION",
+    "SchemaNodes",
     "SchemaTable",
     "read_discovery",
     "whole_schema",

@@ -37,7 +37,7 @@ SCHEMAS: tuple[Published, ...] = (
         "run --results, merge (JSON lines: one event a line)",
     ),
     Published("snapshot", "mcp-matrix.snapshot", (1, 2), "snapshot -o, snapshot (stdout)"),
-    Published("discovery", "mcp-matrix.discovery", (1, 2, 3), "discover --json"),
+    Published("discovery", "mcp-matrix.discovery", (1, 2, 3, 4), "discover --json"),
     Published(
         "report", "mcp-matrix.report", (1, 2), "report --format json, run --report json:FILE"
     ),
