@@ -197,8 +197,10 @@ class _ReportBuilder:
         self.shapes, self.texts = SchemaTable(), _DocTable()
         # (run, verdict, weakest evidence, hash of the findings) -> (the findings, the answer)
         self._discovery: dict[tuple, tuple[tuple, tuple[int, Mapping | None]]] = {}
-        self._finding_refs: dict[tuple[int, str], int] = {}
-        self._evidence_refs: dict[str, int] = {}
+        # a typed finding or evidence read once and shared by many cells (read_typed's memo):
+        # its entry by identity, (the value, its entry's number, the entry), the value held
+        self._finding_refs: dict[tuple[int, str | None], tuple[CellFinding, int, dict]] = {}
+        self._evidence_refs: dict[int, tuple[CellEvidence, int]] = {}
         self.findings_count = 0
 
     def run_index(self) -> int:
@@ -279,8 +281,9 @@ class _ReportBuilder:
         held = self._discovery.get(key)
         if held is not None and held[0] == e.findings:  # equal, not a hash collision
             return held[1]
-        findings = [self.finding_ref(f, tools) for f in e.findings]
-        entries = [json.loads(self.findings.texts[f]) for f in findings]
+        refs = [self.finding_ref(f, tools) for f in e.findings]
+        findings = [ref for ref, _ in refs]
+        entries = [entry for _, entry in refs]
         primary = primary_finding(e.findings, e.verdict)
         entry = None if primary is None else entries[e.findings.index(primary)]
         detail = {  # its reason, behaviours and evidence are its findings' (read_report)
@@ -295,31 +298,41 @@ class _ReportBuilder:
         self._discovery.setdefault(key, (e.findings, known))
         return known
 
-    def finding_ref(self, f: CellFinding, tools: _Tools) -> int:
+    def finding_ref(self, f: CellFinding, tools: _Tools) -> tuple[int, dict]:
+        """A finding's number in the findings table, and its entry."""
         at = None
         if (
             f.culprit
         ):  # a list-level failure reported on every tool: point at the tool that caused it
             place = tools.index.get(f.culprit)
             at = None if place is None else _under(place, _s(f.pointer))
-        return self.findings.ref(
-            {
-                "code": f.code,
-                "message": f.message,
-                "pointer": _s(f.pointer),
-                "snapshot_pointer": at,
-                "lost": bool(f.lost),
-                "blast_radius": f.blast_radius,
-                "behaviour": _s(f.behaviour),
-                "evidence": [self.evidence_ref(ev) for ev in f.evidence or ()],
-            }
-        )
+        held = self._finding_refs.get((id(f), at))
+        if held is not None and held[0] is f:
+            return held[1], held[2]
+        entry = {
+            "code": f.code,
+            "message": f.message,
+            "pointer": _s(f.pointer),
+            "snapshot_pointer": at,
+            "lost": bool(f.lost),
+            "blast_radius": f.blast_radius,
+            "behaviour": _s(f.behaviour),
+            "evidence": [self.evidence_ref(ev) for ev in f.evidence or ()],
+        }
+        ref = self.findings.ref(entry)
+        self._finding_refs[(id(f), at)] = (f, ref, entry)
+        return ref, entry
 
     def text(self, value: str | None) -> int | None:
         return None if value is None else self.texts.ref(value)
 
     def evidence_ref(self, ev: CellEvidence) -> int:
-        return self.evidence.ref(ev.to_json())
+        held = self._evidence_refs.get(id(ev))
+        if held is not None and held[0] is ev:
+            return held[1]
+        ref = self.evidence.ref(ev.to_json())
+        self._evidence_refs[id(ev)] = (ev, ref)
+        return ref
 
     def call_detail(self, e: CallCell, raw_tool: Mapping | None) -> dict:
         evidence = dict.fromkeys(("", self.evidence_ref(ev)) for ev in e.evidence)
