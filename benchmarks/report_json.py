@@ -8,6 +8,8 @@ a whole process, as users run it; each A runs beside its B in turn (pairs), and 
 taken pair by pair: CPU is the steady figure on a loaded machine.
 
     python benchmarks/report_json.py [--tools 5000] [--clients 36] [--pairs 2]
+    python benchmarks/report_json.py --only report --results r.jsonl   # an existing results file
+    python benchmarks/report_json.py --per-line   # typed read and write of one discovery line
     python benchmarks/report_json.py --smoke     # tiny sizes: the suite runs this so it cannot rot
 
 Pairs (A against its baseline B, measured in the same run):
@@ -33,17 +35,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from html_report import results_events
-from synthetic import snapshot_doc, tool_list
 from whole import MB, MIB, READ_WRITE_BACK, Measured, measure, median_ratio, result
-
-from mcp_matrix.run.results import ResultsWriter
 
 # The baseline of the report: read every line of the results file and write it back as JSON.
 RAW = READ_WRITE_BACK
 
 
 def write_inputs(tools: int, clients: int, where: Path) -> tuple[Path, Path]:
+    from html_report import results_events
+    from synthetic import snapshot_doc, tool_list
+
+    from mcp_matrix.run.results import ResultsWriter
+
     results, snapshot = where / "r.jsonl", where / "s.json"
     with results.open("w", encoding="utf-8") as handle:
         writer = ResultsWriter(handle)
@@ -51,6 +54,66 @@ def write_inputs(tools: int, clients: int, where: Path) -> tuple[Path, Path]:
             writer(event)
     snapshot.write_text(json.dumps(snapshot_doc(tool_list(tools))), encoding="utf-8")
     return results, snapshot
+
+
+def _evidence(note: str) -> dict:
+    return {"level": "code", "source": "cline/cline ClineToolSet.ts@791d238996^", "note": note}
+
+
+# A discovery line with 2 findings (each with its evidence), as the results file holds it.
+LINE = {
+    "event": "discovery",
+    "profile": "cline",
+    "tool": "since_account_61",
+    "index": 61,
+    "verdict": "degraded",
+    "model_name": "ce5c890mcp0since_account_61",
+    "model_schema": {"type": "object", "properties": {"a": {"type": "string"}}},
+    "findings": [
+        {
+            "code": "dangling-ref",
+            "message": f"$ref '#/$defs/item' at /properties/{name}/$ref pointed into a root key",
+            "pointer": f"/inputSchema/properties/{name}/$ref",
+            "lost": True,
+            "materiality": "constraint",
+            "blast_radius": "tool",
+            "behaviour": "cline-native-flatten",
+            "evidence": [_evidence("Params from inputSchema.properties only: root keys lost")],
+        }
+        for name in ("owner", "tags")
+    ],
+    "weakest_evidence": "code",
+}
+
+
+def per_line(lines: int = 3000, repeats: int = 9) -> None:
+    """Typed read (``build_event`` of the parsed line: the schema check aside, the same for
+    any reader) and write (``to_json``, then the C encoder) of one line, in microseconds of
+    process CPU (best of ``repeats`` over ``lines``): the CPU figure holds on a loaded machine."""
+    import time
+
+    from mcp_matrix.core.events import build_event
+
+    text = json.dumps(LINE, ensure_ascii=False)
+    parsed = [json.loads(text) for _ in range(lines)]
+    typed = [build_event(d) for d in parsed]
+    assert json.dumps(typed[0].to_json(), ensure_ascii=False) == text  # the same bytes back
+
+    def best(work: object) -> float:
+        spent = []
+        for _ in range(repeats):
+            started = time.process_time()
+            work()  # type: ignore[operator]
+            spent.append(time.process_time() - started)
+        return min(spent) / lines * 1e6
+
+    read = best(lambda: [build_event(d) for d in parsed])
+    write = best(lambda: [e.to_json() for e in typed])
+    dumped = best(lambda: [json.dumps(e.to_json(), ensure_ascii=False) for e in typed])
+    print(
+        f"a discovery line with 2 findings: read (build_event) {read:.1f} us, "
+        f"write (to_json) {write:.1f} us, to_json + json.dumps {dumped:.1f} us"
+    )
 
 
 def cli(*args: str) -> list[str]:
@@ -104,15 +167,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--only", choices=("report", "discover"), default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, one pair")
+    ap.add_argument("--per-line", action="store_true", help="typed read/write of one line")
+    ap.add_argument(
+        "--results",
+        type=Path,
+        help="report this results file (the same input for two trees: --only report)",
+    )
     args = ap.parse_args(argv)
     if args.smoke:
         args.tools, args.clients, args.pairs = 30, 3, 1
     load = os.getloadavg()
+    if args.per_line or args.smoke:  # the smoke run reads and writes a few lines too
+        print(f"load average {load[0]:.1f} {load[1]:.1f}")
+        per_line(*((30, 1) if args.smoke else (3000, 9)))
+        if args.per_line:
+            return 0
     print(f"{args.tools} tools x {args.clients} profiles; load average {load[0]:.1f} {load[1]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
-        results, snapshot = write_inputs(args.tools, args.clients, where)
-        print(f"results file {results.stat().st_size / MB:.1f} MB (ResultsWriter, in-process)")
+        if args.results is not None and args.only == "report":
+            results = args.results
+            print(f"results file {results.stat().st_size / MB:.1f} MB (given)")
+        else:
+            results, snapshot = write_inputs(args.tools, args.clients, where)
+            print(f"results file {results.stat().st_size / MB:.1f} MB (ResultsWriter, in-process)")
         if args.only in (None, "report"):
             pairs = [report_pair(results, where) for _ in range(args.pairs)]
             summary("report -f json", pairs, "mcp-matrix report -f json -o", "read + json.dumps")
