@@ -48,9 +48,11 @@ from mcp_matrix.run.connection import Interrupted, breaker_saw
 from mcp_matrix.run.deliver import Delivery, Held, Intended, LiveServer, deliver, hold
 from mcp_matrix.run.discovery import discover_all
 from mcp_matrix.run.sharing import (
+    FreshAnswers,
     ProfileConnection,
     ServerEras,
     SessionPool,
+    SharingPlan,
     Work,
     fresh_identities,
     plan_sharing,
@@ -365,6 +367,22 @@ def _list_failure(doc: Any) -> dict | None:
     }
 
 
+def _plan_sessions(
+    config: RunConfig, eras: ServerEras, cases: list[Case], live_by_name: dict[str, Any]
+) -> tuple[SharingPlan, FreshAnswers | None]:
+    """Which profiles share sessions and answers, and the identities whose calls a server
+    starting empty answers alike (only when calls are shared)."""
+    sharing = plan_sharing(
+        config.share, config.profiles, [live_by_name.get(c.tool) for c in cases], eras
+    )
+    fresh = (
+        fresh_identities(config.target, config.profiles, eras) if sharing.mode == "calls" else None
+    )
+    if fresh is not None and any(sessions_opened(p, 2) > 1 for p in config.profiles):
+        sharing = replace(sharing, reason=f"{sharing.reason}; {FRESH_REASON}")
+    return sharing, fresh
+
+
 def _run_cells(
     config: RunConfig,
     snap: Snapshot,
@@ -399,15 +417,7 @@ def _run_cells(
     live_by_name = tools_by_name(live_tools)
     base_tools = tools_by_name(t for _, t in config.baseline.tools) if config.baseline else {}
 
-    eras = ServerEras.of(snap.eras)
-    sharing = plan_sharing(
-        config.share, config.profiles, [live_by_name.get(c.tool) for c in cases], eras
-    )
-    fresh = (
-        fresh_identities(config.target, config.profiles, eras) if sharing.mode == "calls" else None
-    )
-    if fresh is not None and any(sessions_opened(p, 2) > 1 for p in config.profiles):
-        sharing = replace(sharing, reason=f"{sharing.reason}; {FRESH_REASON}")
+    sharing, fresh = _plan_sessions(config, ServerEras.of(snap.eras), cases, live_by_name)
     emit(sharing.to_event())
     sessions = SessionPool(
         sharing,
