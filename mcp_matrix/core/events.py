@@ -194,6 +194,7 @@ def _codec(cls: type) -> _Codec:
             many = _is_tuple(hints[f.name])
             nested.append((f.name, inner, many))
             env[f"_n{i}"], env[f"_r{i}"] = inner, _codec(inner).read
+            env[f"_w_{f.name}"], env[f"_n_{f.name}"] = _codec(inner).write, inner
             convert = f"_{'many' if many else 'one'}(_r{i}, v, memo)"
             read.append(f" v = {value}")
             read.append(f" _s{i}(o, v if v is None or type(v) is _n{i} else {convert})")
@@ -210,6 +211,10 @@ def _codec(cls: type) -> _Codec:
         omitted = bool(by_name[name].metadata.get("omit_if_none"))
         plain = _writer(hints[name]) is None
         value = "v" if plain else "_lists(v)"
+        if f"_w_{name}" in env:  # nested values: their class's writer (else as JSON)
+            one = "_w_{0}({1}) if type({1}) is _n_{0} else _lists({1})"
+            many = _is_tuple(hints[name])
+            value = f"[{one.format(name, 'x')} for x in v]" if many else one.format(name, "v")
         write.append(f" v = self.{name}")
         if omitted:
             write.append(f" if v is not None: out[{name!r}] = {value}")
