@@ -18,6 +18,7 @@ from mcp_matrix.core.events import (
     CellViolation,
     DiscoveryCell,
     EventError,
+    JsonRecord,
     ListedProfile,
     ProfileError,
     RunFinished,
@@ -292,3 +293,25 @@ def test_a_finding_of_the_model_becomes_the_cells_finding_with_every_key_a_run_w
     view = ToolView("t", 0, "degraded", "t", {"type": "object"}, (finding,))
     cell = DiscoveryCell.of("p", view)
     assert cell.to_json()["findings"] == [finding.to_json()]
+
+
+def test_reading_checked_lines_builds_their_values_without_running_a_constructor(
+    tmp_path, monkeypatch
+):
+    """A line already checked against the schema is read by its class's reader (core/events.py
+    ``_Codec``): each field set from its key, no ``__init__``/``__post_init__`` per value."""
+    events = [e for e in ONE_OF_EACH if e.KIND != "schema"]
+    path = _results(tmp_path, events)
+    built: list[type] = []
+    monkeypatch.setattr(JsonRecord, "__post_init__", lambda self: built.append(type(self)))
+    assert read_typed(path) == events
+    assert built == []
+
+
+def test_json_not_checked_that_lacks_a_required_key_or_has_an_unknown_one_is_a_type_error():
+    given = {"code": "c", "message": "m", "evidence": [{"level": "doc"}]}
+    assert CellFinding.build(given) == CellFinding("c", "m", evidence=(CellEvidence("doc"),))
+    with pytest.raises(TypeError, match="message"):
+        CellFinding.build({"code": "c"})
+    with pytest.raises(TypeError, match="extra"):
+        CellFinding.build({**given, "extra": 1}, strict=True)
