@@ -71,6 +71,38 @@ def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
     return _keyword_filter(schema, None, set(keywords), where, "strip-keywords")
 
 
+def _has_optional_property(node: dict) -> bool:
+    props = node.get("properties")
+    required = node.get("required") if isinstance(node.get("required"), list) else []
+    return isinstance(props, dict) and any(k not in required for k in props)
+
+
+@schema_rewrite(
+    "open-objects-with-optional-properties",
+    params={"where": WHERE_PARAM},
+    skip=lambda schema, where="all": not contains(schema, '"additionalProperties":false'),
+)
+def open_objects_with_optional_properties(schema: Any, where: str = "all") -> Outcome:
+    """``additionalProperties: false`` is deleted from each object with a property not in its
+    ``required``, and kept where every property is required (Qwen Code 0.24.4,
+    relaxSchemaForFunctionCalling in chunks/chunk-CF5KXZZX.js: a closed object with optional
+    properties is relaxed for function calling)."""
+
+    def fn(v: Any, node: W.Node) -> Any:
+        if (
+            isinstance(v, dict)
+            and v.get("additionalProperties") is False
+            and _has_optional_property(v)
+        ):
+            return {k: x for k, x in v.items() if k != "additionalProperties"}
+        return v
+
+    result = W.rewrite(schema, fn, W.WALKS[where])
+    return Outcome(
+        schema=result.schema, findings=incomplete(result, "open-objects-with-optional-properties")
+    )
+
+
 @schema_rewrite(
     "nullable-type-arrays",
     params={

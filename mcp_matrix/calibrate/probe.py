@@ -855,6 +855,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "truncate-descriptions": ("core",),
     "prune-required": ("core",),
     "strip-keywords": ("core",),
+    "open-objects-with-optional-properties": ("core", "validation", "error-streak"),
     "keep-keywords": ("core",),
     "forbid-keywords": ("core",),
     "force-additional-properties-false": ("core",),

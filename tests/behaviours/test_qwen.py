@@ -58,3 +58,25 @@ def test_a_cut_name_is_a_lost_finding_a_sanitised_one_is_not():
     codes = {t.tool: [(f.code, f.lost) for f in t.findings] for t in view.tools}
     assert ("name-sanitised", False) in codes["probe.dotted"]
     assert ("name-shortened", True) in codes[LONG]
+
+
+def test_a_closed_object_opens_only_when_it_has_an_optional_property():
+    """Observed 2026-12-02 (error-streak: strict kept closed; validation: v_unknown opened) and
+    read in relaxSchemaForFunctionCalling (chunks/chunk-CF5KXZZX.js of the 0.24.4 bundle), which
+    walks every level."""
+    closed = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    nested = {"type": "object", "properties": {"o": closed}, "required": ["o"]}
+    tools = [
+        {"name": "all_required", "inputSchema": {**closed, "required": ["q"]}},
+        {"name": "optional", "inputSchema": closed},
+        {"name": "nested", "inputSchema": {**nested, "additionalProperties": False}},
+    ]
+    schemas = {t.tool: t.model_schema for t in discover("qwen-code", tools, "probe").tools}
+    assert schemas["all_required"]["additionalProperties"] is False
+    assert "additionalProperties" not in schemas["optional"]
+    assert schemas["nested"]["additionalProperties"] is False
+    assert "additionalProperties" not in schemas["nested"]["properties"]["o"]
