@@ -287,7 +287,7 @@ def mcp_use_schema(schema: Any) -> Outcome:
     Observed: clients/calibrations/mcp-use/1.7.1.json."""
     try:
         return Outcome(schema=parameters(schema))
-    except Unbuildable as exc:
+    except (Unbuildable, RecursionError) as exc:  # mcp-use's own walks recurse too
         why = f"mcp-use cannot build this tool's pydantic model ({exc}); the agent run fails"
         return Outcome(
             fail=(
@@ -436,7 +436,7 @@ def mcp_use_validate(plan: CallPlan, ctx: CallContext) -> CallPlan:
     schema = held.get("inputSchema") if isinstance(held, dict) else ctx.held_schema
     try:
         sent = sent_arguments(schema, plan.arguments)
-    except Unbuildable:
+    except (Unbuildable, RecursionError):
         return plan
     except Invalid as exc:
         return refuse_call(
