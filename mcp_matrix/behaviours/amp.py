@@ -39,7 +39,8 @@ def amp_name(server: str, tool: str) -> str:
 def amp_tool_name(state: ListState) -> ListState:
     """The model-facing name of each tool (see the module doc); two tools may end with one name.
 
-    Observed: clients/calibrations/amp/ and hand-written names (tests/behaviours/test_amp.py)."""
+    Observed: clients/calibrations/amp/0.0.1790142911-g7618fb.json and hand-written names
+    (tests/behaviours/test_amp.py); docs/clients/amp.md."""
     if state.outcome != "ok":
         return state
     tools = list(state.tools)
