@@ -115,6 +115,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
         raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
     schemas: dict[int, Any] = {}
     shared: dict[int, Any] = {}
+    checked: dict[int, Any] = {}  # findings lists a line was checked with, by id (held)
     number = 0
     with handle:
         lines = enumerate(handle, 1)
@@ -128,7 +129,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
                     f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines",
                     where=str(p),
                 ) from None
-            event = _event(p, number, line, schemas, shared)
+            event = _event(p, number, line, schemas, shared, checked)
             if event is _END:
                 return  # the run was interrupted mid-write: keep everything before
             if event is not None:
@@ -144,8 +145,16 @@ _END: Any = object()
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dict[int, Any]) -> Any:
-    """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line)."""
+def _event(
+    p: Path,
+    number: int,
+    line: str,
+    schemas: dict[int, Any],
+    shared: dict[int, Any],
+    checked: dict[int, Any],
+) -> Any:
+    """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line);
+    a findings list equal to one already checked is not checked again."""
     if not line.strip():
         return None
     try:
@@ -187,15 +196,21 @@ def _event(p: Path, number: int, line: str, schemas: dict[int, Any], shared: dic
                 where=f"{p}:{number}",
             )
         event["model_schema"] = schemas[ref]
-    try:
-        check_event(event)
-    except EventError as exc:
-        raise InputError(str(exc), where=f"{p}:{number}") from None
     findings = event.get("findings")
+    known = None
     if findings and isinstance(findings, list):
         event["findings"] = known = _shared(findings, shared)
         if known is findings:  # a list not seen before: its findings may have been
             findings[:] = [_shared(f, shared) for f in findings]
+    try:
+        if known is not None and id(known) in checked:  # equal to a list checked before
+            check_event({**event, "findings": []})
+        else:
+            check_event(event)
+            if known is not None:  # checked once: a line repeating it checks the rest alone
+                checked[id(known)] = known  # held here: its id stays its own
+    except EventError as exc:
+        raise InputError(str(exc), where=f"{p}:{number}") from None
     for key in _NAMES:  # a few names repeated on every line: one string each
         if isinstance(event.get(key), str):
             event[key] = sys.intern(event[key])

@@ -315,3 +315,30 @@ def test_json_not_checked_that_lacks_a_required_key_or_has_an_unknown_one_is_a_t
         CellFinding.build({"code": "c"})
     with pytest.raises(TypeError, match="extra"):
         CellFinding.build({**given, "extra": 1}, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda cell: cell.pop("verdict"), "discovery event: missing key 'verdict'"),
+        (
+            lambda cell: cell["findings"][1].pop("code"),
+            "discovery event: missing key 'findings.1.code'",
+        ),
+    ],
+    ids=["a repeated findings list, the cell's own key missing", "a finding not seen before"],
+)
+def test_a_line_repeating_checked_findings_is_still_checked_for_the_rest(tmp_path, change, message):
+    """A findings list equal to one a line was checked with is not checked again; the rest
+    of the line is, and a list that differs is checked in full."""
+    path = _results(tmp_path, ONE_OF_EACH[:2])
+    cell = ONE_OF_EACH[3].to_json()
+    cell["findings"] = [FINDING, FINDING]
+    changed = json.loads(json.dumps(cell))
+    change(changed)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(cell) + "\n" + json.dumps(changed) + "\n")
+    with pytest.raises(InputError) as info:
+        read_events(path)
+    assert info.value.where == f"{path}:4"
+    assert info.value.message == message
