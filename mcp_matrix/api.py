@@ -30,10 +30,10 @@ from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import CallCell, Cell, DiscoveryCell, Event
 from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.core.verdicts import RELEASE_FAILING
-from mcp_matrix.gate.checklist import default_required, lost_tools
+from mcp_matrix.gate.checklist import lost_tools
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.report.grid import over_threshold
+from mcp_matrix.report.grid import default_required, over_threshold
 from mcp_matrix.report.writers import FORMATS, write_report
 from mcp_matrix.run.cases import Case, load_cases
 from mcp_matrix.run.discovery import discover_all

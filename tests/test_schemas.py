@@ -22,9 +22,9 @@ from mcp_matrix.core.verdicts import SEVERITY
 from mcp_matrix.evolution import FORMAT as DIFF_FORMAT
 from mcp_matrix.evolution.replay_report import FORMAT as REPLAY_FORMAT
 from mcp_matrix.report import discovery_doc, json_report
-from mcp_matrix.targets.snapshot import FORMAT as SNAPSHOT_FORMAT
-from mcp_matrix.targets.snapshot import READABLE_VERSIONS as SNAPSHOT_VERSIONS
 from mcp_matrix.targets.snapshot import load_snapshot
+from mcp_matrix.targets.snapshot_file import FORMAT as SNAPSHOT_FORMAT
+from mcp_matrix.targets.snapshot_file import READABLE_VERSIONS as SNAPSHOT_VERSIONS
 from tests.conftest import REPO, run_cli
 from tests.report import events as fixtures
 

@@ -33,7 +33,6 @@ from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import plan_call
 from mcp_matrix.simulate.discovery import initial_state, run_discovery
 
-ASPECTS = ("visible", "name", "schema", "description", "arguments", "result")
 NOT_SENT = "not sent"
 
 

@@ -14,7 +14,6 @@ import datetime as _dt
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from mcp_matrix.calibrate.fake_model import ModelTool, correlate, model_tools
 from mcp_matrix.calibrate.harness import HarnessRun, parse_driver_line
@@ -309,10 +308,6 @@ def calibrations_dir() -> Path:
     return bundled_profiles_dir() / "calibrations"
 
 
-def record_path(profile: str, version: str) -> Path:
-    return calibrations_dir() / profile / f"{version}.json"
-
-
 def write_record(record: dict, path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -362,12 +357,3 @@ def record_rank(doc: dict) -> tuple:
 
 def _version_key(v: str) -> tuple:
     return tuple(int(p) if p.isdigit() else 0 for p in v.replace("-", ".").split("."))
-
-
-def observed_evidence(record: dict, path: str, note: str) -> dict[str, Any]:
-    """An ``observed`` evidence entry for a profile, citing this record."""
-    return {
-        "level": "observed",
-        "source": path,
-        "note": f"{record['client']} {record['client_version']}, {record['date']}: {note}",
-    }

@@ -21,7 +21,6 @@ SECRET_NAME = re.compile(
     r"(?i)token|secret|passw|api[-_]?key|apikey|auth|credential|bearer|session|cookie|signature"
     r"|private|(^|[-_.])(key|pass|pwd|sig|dsn|pat)($|[-_.])"
 )
-SECRET_WORDS = SECRET_NAME  # its earlier name
 
 
 def _is_secret_name(name: str) -> bool:
@@ -148,12 +147,6 @@ def with_encodings(values: Sequence[str]) -> list[str]:
             if len(form) >= MIN_SECRET:
                 out.add(form)
     return sorted(out, key=len, reverse=True)
-
-
-def mask_argv(argv: Sequence[str]) -> list[str]:
-    """A command line with its secret values masked (``argv_secrets``)."""
-    secrets = with_encodings(argv_secrets(argv))
-    return [redact(arg, secrets) for arg in argv]
 
 
 def mask_url(url: str) -> str:

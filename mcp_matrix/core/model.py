@@ -37,9 +37,6 @@ def evolve(obj: _T, **changes: Any) -> _T:
 # Discovery verdicts, per (profile, tool), worst first: the verdict table's discovery rows.
 DISCOVERY_VERDICTS = verdicts.DISCOVERY_VERDICTS
 
-# Blast radius of a finding: how much one problem takes down.
-BLAST_RADII = ("call", "tool", "server", "session")
-
 
 @dataclass(frozen=True)
 class Finding:

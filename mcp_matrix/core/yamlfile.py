@@ -35,7 +35,6 @@ from mcp_matrix.core.errors import (
 from mcp_matrix.core.schema_words import KeyPath, describe_error
 
 __all__ = [
-    "KeyPath",
     "YamlSource",
     "key_path",
     "load_yaml_checked",

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.tools import pointer
 from mcp_matrix.evolution.schema import (
     compare_types,
     is_object,
-    pointer,
     properties,
     required,
     type_label,

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_matrix.core.tools import pointer
 from mcp_matrix.evolution import examples as ex
 from mcp_matrix.evolution.schema import (
     Deprecation,
@@ -25,7 +26,6 @@ from mcp_matrix.evolution.schema import (
     deprecation,
     description,
     is_object,
-    pointer,
     properties,
     required,
     text_similarity,

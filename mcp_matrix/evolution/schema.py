@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_matrix.core.tools import ROOT_COMBINATORS, pointer
+from mcp_matrix.core.tools import ROOT_COMBINATORS
 
 # Root keywords that some clients refuse or rewrite (docs/design.md#flatten-the-root).
 
@@ -183,7 +183,6 @@ def text_similarity(a: str, b: str) -> float:
 
 
 __all__ = [
-    "ROOT_COMBINATORS",
     "Deprecation",
     "additional_closed",
     "compare_types",
@@ -192,7 +191,6 @@ __all__ = [
     "input_schema",
     "is_object",
     "is_raw_twin",
-    "pointer",
     "properties",
     "required",
     "root_combinators",

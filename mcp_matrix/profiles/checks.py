@@ -16,7 +16,8 @@ from jsonschema.exceptions import SchemaError
 
 from mcp_matrix.behaviours.registry import PHASES, REGISTRY, BehaviourSpec
 from mcp_matrix.core.errors import InputError, MatrixError, did_you_mean
-from mcp_matrix.core.yamlfile import KeyPath, YamlSource, key_path, schema_errors
+from mcp_matrix.core.schema_words import KeyPath
+from mcp_matrix.core.yamlfile import YamlSource, key_path, schema_errors
 
 
 def profile_schema() -> dict:

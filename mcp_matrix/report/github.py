@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import IO
 
 from mcp_matrix.core.events import Event, typed_events
-from mcp_matrix.gate.checklist import Policy, evaluate
+from mcp_matrix.gate.checklist import evaluate
+from mcp_matrix.gate.policy import Policy
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.sarif import Source
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, problems

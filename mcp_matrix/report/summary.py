@@ -17,7 +17,8 @@ from typing import IO
 
 from mcp_matrix.core.events import CallCell, DiscoveryCell, Event, RunStarted, typed_events
 from mcp_matrix.core.verdicts import SYMBOL, rank
-from mcp_matrix.gate.checklist import Item, Policy, evaluate
+from mcp_matrix.gate.checklist import Item, evaluate
+from mcp_matrix.gate.policy import Policy
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.markdown import md
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, problems

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Writer = Callable[..., None]  # (events, stream, failing, **options)
 
 if TYPE_CHECKING:
-    from mcp_matrix.gate.checklist import Policy
+    from mcp_matrix.gate.policy import Policy
 
 WRITERS: dict[str, str] = {
     "md": "mcp_matrix.report.markdown:write_markdown",

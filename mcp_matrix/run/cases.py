@@ -12,7 +12,7 @@ skipped call is reported with its reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -278,10 +278,3 @@ def _instance(schema: Any, depth: int) -> Any:
     if t == "null":
         return None
     return "x" if t is None else None
-
-
-def cases_by_tool(cases: Iterable[Case]) -> Mapping[str, list[Case]]:
-    out: dict[str, list[Case]] = {}
-    for c in cases:
-        out.setdefault(c.tool, []).append(c)
-    return out

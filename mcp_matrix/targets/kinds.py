@@ -47,10 +47,6 @@ BUNDLED: dict[str, tuple[str, ...]] = {
 }
 
 
-def register_bundled(name: str, *module_and_args: str) -> None:
-    BUNDLED[name] = tuple(module_and_args)
-
-
 @dataclass(frozen=True)
 class Target:
     kind: str  # a key of KINDS: "stdio" | "http" | "sse" | "server"

@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp_matrix.targets.kinds import Target
+from mcp_matrix.wire.answers import Response
 from mcp_matrix.wire.eras import Handshake, start_session
 from mcp_matrix.wire.errors import WireError
-from mcp_matrix.wire.session import MODERN_PROTOCOL, Response, Session, Timeouts
+from mcp_matrix.wire.session import MODERN_PROTOCOL, Session, Timeouts
 from mcp_matrix.wire.transport import Transport
 
 HANDSHAKE_PROBES = ("2025-11-25", "2025-06-18")  # the versions the bundled profiles request

@@ -111,7 +111,3 @@ def load_snapshot(path: str | Path) -> Snapshot:
     if problem is not None:
         raise InputError(problem.message, where=str(p))
     return Snapshot(doc, source=str(p))
-
-
-def is_snapshot_file(arg: str) -> bool:
-    return arg.endswith(".json") and Path(arg).is_file()

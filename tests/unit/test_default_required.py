@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from mcp_matrix.core.events import RunStarted
-from mcp_matrix.gate.checklist import default_required
 from mcp_matrix.profiles.loader import load_profiles
-from mcp_matrix.report.grid import gate_scope, opt_in
+from mcp_matrix.report.grid import default_required, gate_scope, opt_in
 
 
 def started(*profiles: dict) -> list[RunStarted]:
