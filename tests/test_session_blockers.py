@@ -23,7 +23,8 @@ from mcp_matrix.run.results import read_typed
 from tests.conftest import run_cli
 from tests.hostile.conftest import tiny_server
 
-CLIENTS = ("claude-code", "google-adk", "openai-agents")
+CLIENTS = ("claude-code-278", "google-adk", "langchain")  # 64-character limits (openai-agents and
+# claude-code 2.1.332 take 128: clients/calibrations/*/limit-long-name)
 LONG = "search_the_entire_knowledge_base_for_documents_matching_a_query_string"  # 70 characters
 DOTTED = "files.read"
 ORDINARY = ("get_weather", "add")
@@ -95,11 +96,11 @@ def test_each_ordinary_tool_keeps_its_own_cell_and_its_calls_run_when_a_name_bre
         assert long.findings[-1].blast_radius == "session"
         assert long.findings[-1].evidence, "the provider rule cites its evidence"
     # the dotted name breaks only the client that sends it as it is; the others rename it
-    assert discovery[("openai-agents", DOTTED)].verdict == "session-broken"
+    assert discovery[("langchain", DOTTED)].verdict == "session-broken"
     # renamed with every word kept, its calls mapped back: visible, the rename a note
-    assert discovery[("claude-code", DOTTED)].verdict == "visible"
-    assert "name-sanitised" in {f.code for f in discovery[("claude-code", DOTTED)].findings}
-    assert discovery[("claude-code", DOTTED)].model_name == "mcp__tiny__files_read"
+    assert discovery[("claude-code-278", DOTTED)].verdict == "visible"
+    assert "name-sanitised" in {f.code for f in discovery[("claude-code-278", DOTTED)].findings}
+    assert discovery[("claude-code-278", DOTTED)].model_name == "mcp__tiny__files_read"
     assert done.returncode == 1  # the gate: a session broken in a required client
 
 
@@ -117,11 +118,11 @@ def test_the_blocker_is_one_root_cause_with_the_culprit_the_rule_and_every_tool_
     where = cause_where(long)
     assert f"every tool of this server in each of these clients ({len(TOOLS)} tools)" in where
     assert "if the request is refused" in where
-    assert by_culprit[(DOTTED,)].clients == ["openai-agents"]
+    assert by_culprit[(DOTTED,)].clients == ["langchain"]
     assert session_blockers(events) == {
-        "claude-code": (4, (LONG,)),
+        "claude-code-278": (4, (LONG,)),
         "google-adk": (4, (LONG,)),
-        "openai-agents": (4, (DOTTED, LONG)),
+        "langchain": (4, (DOTTED, LONG)),
     }
     # the terminal: the two causes, the blast radius, and the grid's key says what the mark means
     assert len(re.findall(r"^ *\d+\. session-broken ", done.stdout, re.MULTILINE)) == 2, done.stdout
@@ -219,9 +220,9 @@ def _diff(tmp_path: Path, old: tuple[str, ...], new: tuple[str, ...] | list) -> 
         "--name",
         "tiny",
         "--client",
-        "claude-code",
+        "claude-code-278",
         "--client",
-        "openai-agents",
+        "langchain",
         "--format",
         "json",
         "--fail-on",
@@ -237,8 +238,8 @@ def test_diff_puts_a_new_blocking_name_on_its_tool_and_leaves_the_other_tools_al
     by_tool = {c["tool"]: c for c in doc["changes"]}
     assert set(by_tool) == {LONG}, by_tool
     effects = {e["profile"]: e for e in by_tool[LONG]["clients"]}
-    assert effects["openai-agents"]["effect"] == "session-broken"
-    assert "over the limit of 64" in effects["openai-agents"]["message"]
+    assert effects["langchain"]["effect"] == "session-broken"
+    assert "over the limit of 64" in effects["langchain"]["message"]
 
 
 def test_diff_names_a_change_that_makes_a_client_drop_the_whole_server(tmp_path):
@@ -247,7 +248,7 @@ def test_diff_names_a_change_that_makes_a_client_drop_the_whole_server(tmp_path)
     doc = _diff(tmp_path, ORDINARY, [TOOLS["get_weather"], untyped])
     effects = [e for c in doc["changes"] if c["tool"] == "add" for e in c["clients"]]
     dropped = [e for e in effects if e["effect"] == "server-dropped"]
-    assert dropped and dropped[0]["profile"] == "claude-code", effects
+    assert dropped and dropped[0]["profile"] == "claude-code-278", effects
     assert "every tool of the server is lost in this client because of add" in dropped[0]["message"]
 
 

@@ -86,7 +86,7 @@ def open_objects_with_optional_properties(schema: Any, where: str = "all") -> Ou
     """``additionalProperties: false`` is deleted from each object with a property not in its
     ``required``, and kept where every property is required (Qwen Code 0.24.4,
     relaxSchemaForFunctionCalling in chunks/chunk-CF5KXZZX.js: a closed object with optional
-    properties is relaxed for function calling)."""
+    properties is relaxed for function calling; observed in clients/calibrations/qwen-code/0.24.4.json)."""
 
     def fn(v: Any, node: W.Node) -> Any:
         if (

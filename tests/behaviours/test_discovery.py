@@ -371,10 +371,11 @@ def test_a_name_at_cursors_limit_of_60_is_already_filtered_and_59_is_kept(view):
 def test_an_over_long_name_is_sent_by_claude_code_so_the_api_breaks_the_session_in_both_eras(
     view,
 ):
-    # Calibrated on 2.1.278 and 2.1.332: the client sends an over-long name as it is, so the
-    # Anthropic API's 64-character rule (#2326) fails every request.
+    # Calibrated on 2.1.100 and 2.1.278 with ToolSearch on: the client sends an over-long name as
+    # it is, so the API's 64-character tool_reference rule fails every request (2.1.332 goes on
+    # after that 400 and calls it: clients/calibrations/claude-code/2.1.332.json, limit-long-name).
     long_tool = tool(LONG_TOOL, {"type": "object"})
-    current = view("claude-code", [STORE, long_tool], "memory")
+    current = view("claude-code-278", [STORE, long_tool], "memory")
     assert current.outcome == "session-broken"
     assert (
         "is 83 characters, over the limit of 64"

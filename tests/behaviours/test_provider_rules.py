@@ -27,11 +27,23 @@ def test_an_anthropic_definition_name_over_128_characters_breaks_the_session():
     assert out.culprits == (name,)
 
 
-def test_claude_code_still_breaks_the_session_on_a_name_over_64_the_tool_reference_limit():
+def test_claude_code_278_still_breaks_the_session_on_a_name_over_64_the_tool_reference_limit():
     name = "t" * 60  # mcp__srv__ + 60 = 70 characters, over tool_reference's 64
-    out = discover("claude-code", [tool(name), tool("ok")])
+    out = discover("claude-code-278", [tool(name), tool("ok")])
     assert out.outcome == "session-broken"
     assert out.culprits == (name,)
+
+
+def test_claude_code_2_1_332_calls_a_name_over_64_and_leaves_out_one_over_128():
+    """Observed 2026-12-02 with the API's limits enforced (clients/calibrations/claude-code/2.1.332.json:
+    limit-long-name, very-long-name): an 81-character name is called, a 141-character one is left
+    out of every request and the rest of the server stays."""
+    mid, huge = "t" * 70, "u" * 129  # mcp__srv__ + 70 = 80; + 129 = 139
+    out = discover("claude-code", [tool(mid), tool(huge), tool("ok")])
+    verdicts = {t.tool: t.verdict for t in out.tools}
+    assert out.outcome == "ok"
+    assert verdicts[mid] != "hidden" and verdicts["ok"] != "hidden"
+    assert verdicts[huge] == "hidden"
 
 
 def test_legacy_claude_code_breaks_on_a_name_over_64_from_2_1_48_when_toolsearch_defers_every_tool():
