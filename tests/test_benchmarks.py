@@ -50,6 +50,7 @@ def test_the_snapshot_speed_benchmark_runs_to_its_ratio_in_smoke_mode():
     out = smoke("snapshot_speed.py")
     assert "snapshot of 50 tools on 5 pages, 1 pair(s)" in out
     assert "A/B cpu:" in out and "target A/B cpu <= 1.5x:" in out
+    assert 'RESULT {"benchmark": "help"' in out  # --help beside --version
 
 
 def test_the_call_overhead_benchmark_runs_to_its_ratio_in_smoke_mode():
@@ -67,6 +68,13 @@ def test_the_replay_benchmark_runs_to_its_ratio_in_smoke_mode():
 def test_the_discovery_benchmark_runs_to_its_ratio_in_smoke_mode():
     out = smoke("discovery.py")
     assert "ratio discovery / baseline:" in out and 'RESULT {"benchmark": "discovery"' in out
+
+
+def test_the_discover_terminal_and_json_benchmark_runs_to_its_ratios_in_smoke_mode():
+    """``discover`` (the terminal) beside ``discover --json``, at every bundled profile and at 3."""
+    out = smoke("discovery.py", "--cli")
+    assert out.count('RESULT {"benchmark": "discover terminal"') == 2
+    assert out.count('RESULT {"benchmark": "discover json"') == 2 and "(all)" in out
 
 
 def test_the_html_report_benchmark_runs_to_its_ratio_in_smoke_mode():
