@@ -125,24 +125,46 @@ def test_after_an_in_place_rename_a_caching_client_keeps_sending_the_old_name_un
     assert "customer_id is unknown" in stale.message
 
 
-def test_an_additive_alias_is_detected_and_breaks_nobody(diff):
+def test_an_additive_alias_breaks_only_the_client_that_sends_absent_keys_as_null(
+    diff, docs, profiles
+):
+    # mcp-use sends every optional key the model left out as null (observed: 1.7.1's record), so
+    # a frozen call with customer_id alone arrives with account_id: null, which the server's
+    # schema refuses: the one client the additive alias breaks.
     result = diff("billing-1", "billing-2")
     change = only(result, "alias-added", "update_account")
     assert (change.param, change.detail["of"]) == ("customer_id", "account_id")
     assert change.detail["steers"] is True
+    assert (change.severity, change.reasons) == (
+        "breaking",
+        ("frozen calls are refused in mcp-use",),
+    )
+    use = next(e for e in change.clients if e.profile == "mcp-use" and e.shape == "old")
+    assert (use.effect, use.refused_by_client) == ("loud", False)
+    assert "account_id: None is not of type 'string'" in use.message
+    # Every other client: the alias breaks nobody.
+    others = [p for p in profiles if p.name != "mcp-use"]
+    rest = diff_snapshots(
+        Snapshot(docs["billing-1"], source="old"), Snapshot(docs["billing-2"], source="new"), others
+    )
+    change = only(rest, "alias-added", "update_account")
     assert change.severity != "breaking"
-    assert result.worst() != "breaking"
-    assert not [c for c in result.changes if c.kind == "alias-not-steering"]
+    assert rest.worst() != "breaking"
+    assert not [c for c in rest.changes if c.kind == "alias-not-steering"]
     assert {p.effect for p in change.populations} == {"unaffected"}
     assert any("new name wins on conflict" in a for a in change.advice)
 
 
 def test_a_frozen_call_the_client_refuses_is_risky_and_one_the_server_refuses_stays_breaking(
-    diff, files, capsys
+    diff, docs, profiles, files, capsys
 ):
     # billing 1 -> 2: smolagents requires every property, so the frozen call (customer_id only)
     # is refused by the client itself, before sending: the model is told in the same turn.
-    added = only(diff("billing-1", "billing-2"), "alias-added", "update_account")
+    # (mcp-use, which sends the absent account_id as null to the server, is left out here: the
+    # test above.)
+    others = [p for p in profiles if p.name != "mcp-use"]
+    old, new = Snapshot(docs["billing-1"], source="old"), Snapshot(docs["billing-2"], source="new")
+    added = only(diff_snapshots(old, new, others), "alias-added", "update_account")
     smol = next(e for e in added.clients if e.profile == "smolagents" and e.shape == "old")
     assert (smol.effect, smol.refused_by_client) == ("loud", True)
     assert added.severity == "risky"
@@ -153,7 +175,10 @@ def test_a_frozen_call_the_client_refuses_is_risky_and_one_the_server_refuses_st
     assert "smolagents" in reason
     assert any("no schema avoids it" in a for a in added.advice)
     # The same reason and flag in the JSON report.
-    _, out, _ = cli(files["billing-1"], files["billing-2"], "--format", "json", capsys=capsys)
+    picked = [arg for p in others for arg in ("--client", p.name)]
+    _, out, _ = cli(
+        files["billing-1"], files["billing-2"], *picked, "--format", "json", capsys=capsys
+    )
     doc = next(c for c in json.loads(out)["changes"] if c["kind"] == "alias-added")
     assert reason in doc["why"]
     assert {"profile": "smolagents", "refused_by_client": True, "call": "old"}.items() <= next(
@@ -321,7 +346,8 @@ def test_a_removed_tool_is_breaking_and_a_cached_list_still_offers_it(docs, diff
     [
         ("billing-1", "billing-3", "breaking", 1),
         ("billing-1", "billing-3", "none", 0),
-        ("billing-1", "billing-2", "breaking", 0),
+        ("billing-1", "billing-2", "breaking", 1),  # mcp-use: the test of the additive alias
+        ("billing-1", "billing-2", "none", 0),
         ("billing-1", "billing-2", "risky", 1),
         ("billing-1", "billing-1", "any", 0),
         ("gateway-1", "gateway-2", "any", 1),
