@@ -130,7 +130,8 @@ def write_discovery(
 ) -> None:
     """Write the version-4 document; ``tool_names`` are the snapshot's tools in order, and each
     view lists every tool in that order (``ToolView.index`` is its position)."""
-    names, nodes, rows = ContentTable(), SchemaNodes(), {}
+    names, nodes = ContentTable(), SchemaNodes()
+    rows: dict[tuple[str, int | None, int | None, tuple[int, ...]], int] = {}
     findings, kinds, evidence = ContentTable(), ContentTable(), ContentTable()
     name_refs: dict[str, int] = {}
     finding_refs: dict[Finding, int] = {}  # findings and evidence are frozen: equal is the same
@@ -163,10 +164,11 @@ def write_discovery(
         for i, t in enumerate(view.tools):
             if t.index != i:
                 raise ValueError(f"{view.profile}: tool {t.tool!r} is not at its index {t.index}")
-            name = t.model_name
-            if name is not None:
-                known = name_refs.get(name)
-                name = name_refs[name] = names.ref(name) if known is None else known
+            name = None
+            if t.model_name is not None:
+                name = name_refs.get(t.model_name)
+                if name is None:
+                    name = name_refs[t.model_name] = names.ref(t.model_name)
             fs = by_findings.get(id(t.findings))
             if fs is None:
                 fs = by_findings[id(t.findings)] = tuple(map(finding_ref, t.findings))
@@ -189,8 +191,8 @@ def write_discovery(
         ("kinds", kinds.texts),
         ("evidence", evidence.texts),
     )
-    for i, (name, table) in enumerate(tables):
-        w(f'"{name}": [')
+    for i, (label, table) in enumerate(tables):
+        w(f'"{label}": [')
         for j, text in enumerate(table):
             w(("," if j else "") + "\n" + text)
         w("\n]" + (",\n" if i < len(tables) - 1 else "\n"))
@@ -299,7 +301,8 @@ class _SchemaReader:
     """Version-4 schemas put back whole, each entry once (equal entries are one object)."""
 
     def __init__(self, table: list, where: str) -> None:
-        self.table, self.where, self.done = table, where, {}
+        self.table, self.where = table, where
+        self.done: dict[int, Any] = {}
 
     def whole(self, ref: Any) -> Any:
         """One frame per level of nesting, as the writer's."""
