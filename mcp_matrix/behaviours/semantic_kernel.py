@@ -6,9 +6,11 @@
 - ``semantic-kernel-tools``: each tool becomes a kernel function of the plugin named after the
   server, shown to the model as ``<server>-<name>``, the name with every character outside
   ``[A-Za-z0-9_.-]`` as ``-``. A name that then still holds ``.`` (or is empty), a property key
-  outside ``[0-9A-Za-z_-]``, a property ``type`` that is not one string (a type list), or a server
-  name outside ``[0-9A-Za-z_]`` fails validation when the agent is built: no agent, no tool of the
-  server reaches the model. A property schema that is not an object makes the plugin's connect
+  outside ``[0-9A-Za-z_-]``, or a property ``type`` that is not one string (a type list) fails
+  validation when the agent is built: no agent, no tool of the server reaches the model. The plugin
+  name must match ``[0-9A-Za-z_]`` too, but the user writes it (``MCPStdioPlugin(name=...)``), not
+  the server: a server name outside it is modelled as the name a user would write, each other
+  character as ``_`` (assumed), with a note, never as a loss of the server's. A property schema that is not an object makes the plugin's connect
   hang (observed: a boolean subschema, no model request until the timeout). A later tool whose
   cleaned name an earlier one took, or whose cleaned name is an attribute of the plugin object
   (``connect``, ``close``, ``name``, ``session``...), is skipped with a log line. The model sees
@@ -104,10 +106,15 @@ def parameters(schema: Any) -> list[tuple[str, Any]] | None:
     return out
 
 
-def _problem(server: str, tool: ToolState) -> str | None:
+def plugin_name(server: str) -> str:
+    """The plugin name a user writes for ``server``: Semantic Kernel refuses one outside
+    ``[0-9A-Za-z_]`` at once, and the user, not the server's author, picks it (assumed: each other
+    character as ``_``)."""
+    return server if PLUGIN_NAME.fullmatch(server) else re.sub(r"[^0-9A-Za-z_]", "_", server)
+
+
+def _problem(tool: ToolState) -> str | None:
     """Why building the agent fails on this tool, or None."""
-    if not PLUGIN_NAME.fullmatch(server):
-        return f"the plugin name {server!r} is outside [0-9A-Za-z_] (KernelPlugin)"
     name = local_name(tool.server_name)
     if not FUNCTION_NAME.fullmatch(name):
         return f"the function name {name!r} is outside [0-9A-Za-z_-] ('Failed to create KernelFunctionMetadata')"
@@ -173,19 +180,28 @@ def semantic_kernel_tools(state: ListState) -> ListState:
         taken[name] = tool.server_name
     state = replace(state, tools=tuple(tools))
     for tool in state.visible():
-        problem = _problem(state.server, tool)
+        problem = _problem(tool)
         if problem:
             return _dropped(state, tool, f"{problem}; the agent is not built")
     tools = list(state.tools)
+    plugin = plugin_name(state.server)
     for i, tool in enumerate(tools):
         if tool.hidden:
             continue
-        shown = f"{state.server}-{local_name(tool.server_name)}"
+        shown = f"{plugin}-{local_name(tool.server_name)}"
         schema = _shown(tool, parameters(tool.original.get("inputSchema")) or [])
         findings = tool.findings
         if shown != tool.name:
             findings += (
                 note("name-sanitised", f"tool name {tool.server_name!r} is shown as {shown!r}"),
+            )
+        if plugin != state.server:
+            findings += (
+                note(
+                    "name-sanitised",
+                    f"Semantic Kernel refuses the plugin name {state.server!r} (outside "
+                    f"[0-9A-Za-z_]): the user names it, e.g. {plugin!r}",
+                ),
             )
         tools[i] = evolve(tool, name=shown, schema=schema, findings=findings)
     return replace(state, tools=tuple(tools))
