@@ -211,14 +211,12 @@ def session_blockers(events: Iterable[Event]) -> dict[str, tuple[int, tuple[str,
     the request. Results written before per-tool predictions were kept (every tool of the server
     ``session-broken``, the culprit named in each copy's finding) give none."""
     listed: dict[str, set[str]] = {}
-    broken: dict[str, list[str]] = {}
+    broken: dict[str, dict[str, None]] = {}  # ordered and a set: thousands of tools can break it
     for e in events:
         if isinstance(e, DiscoveryCell):
             listed.setdefault(e.profile, set()).add(e.tool)
-            if e.verdict == V.SESSION_BROKEN.name and e.tool not in broken.setdefault(
-                e.profile, []
-            ):
-                broken[e.profile].append(e.tool)
+            if e.verdict == V.SESSION_BROKEN.name:
+                broken.setdefault(e.profile, {})[e.tool] = None
     return {
         p: (len(listed[p]), tuple(tools))
         for p, tools in broken.items()

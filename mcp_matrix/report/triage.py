@@ -214,6 +214,24 @@ def _add(
     return cause
 
 
+def _fixes() -> Callable[[DiscoveryCell, CellFinding], str | None]:
+    """The fix for one finding of a discovery cell, worked out once per (verdict, finding).
+
+    A discovery cell's advice reads only its verdict and that finding, and the profiles that
+    agree share one finding object: 5,000 tools x 52 profiles hold ~170,000 findings worse than
+    visible but ~24,000 distinct ones. Keyed by identity: the events outlive the triage.
+    """
+    known: dict[tuple[str, int], str | None] = {}
+
+    def fix_for(cell: DiscoveryCell, finding: CellFinding) -> str | None:
+        key = (cell.verdict, id(finding))
+        if key not in known:
+            known[key] = advice_for(cell, finding=finding if cell.findings else None)
+        return known[key]
+
+    return fix_for
+
+
 def build_triage(events: Iterable[Event]) -> list[Cause]:
     """The root causes of a run's cells, worst first."""
     events = typed_events(events)
@@ -227,8 +245,13 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
     # Membership beside each cause's ordered list of tools: a cause that takes down 5,000 tools
     # is added to once per cell (100,000), and scanning its list made the triage quadratic.
     tools_of: dict[tuple, set[str]] = {}
+    culprits_of: dict[
+        tuple, set[str]
+    ] = {}  # the same beside culprits (5,000 when the era is the cause)
+    lost_of: dict[tuple, set[str]] = {}  # and beside what is lost (one entry per tool and keyword)
 
     add = partial(_add, causes, tools_of)
+    fix_for = _fixes()
 
     for e in discovery:
         verdict, tool = e.verdict, e.tool
@@ -237,7 +260,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
         if verdict in LOST:
             f = _decisive(e.findings)
             blamed, summary = _blamed_summary(f.message, f.culprit or "")
-            fix = advice_for(e, tools.get(tool), finding=f if e.findings else None)
+            fix = fix_for(e, f)
             code = f.code
             key: tuple = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")
             cause = add(
@@ -254,7 +277,9 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
                 e,
             )
             if not blamed:  # the culprit's own cell names the tool to change
-                if tool not in cause.culprits:
+                named = culprits_of.setdefault(key, set())
+                if tool not in named:
+                    named.add(tool)
                     cause.culprits.append(tool)
                 if verdict == V.SESSION_BROKEN.name and e.profile in blockers:
                     cause.session_tools = max(cause.session_tools, blockers[e.profile][0])
@@ -268,7 +293,7 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             code = f.code
             pointer = f.pointer or ""
             keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
-            fix = advice_for(e, tools.get(tool), finding=f)
+            fix = fix_for(e, f)
             key = ("lost", code, keyword, fix)
             summary = f.message or code
             cause = add(
@@ -279,7 +304,9 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
             if keyword and keyword not in cause.keywords:
                 cause.keywords.append(keyword)
             where = f"{tool}: {_where(pointer)}" if pointer else tool
-            if where not in cause.lost:
+            listed = lost_of.setdefault(key, set())
+            if where not in listed:
+                listed.add(where)
                 cause.lost.append(where)
     # Forced stricter schemas (additionalProperties: false added): one note per code.
     for e in discovery:
@@ -371,10 +398,12 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
         first.clients += [c for c in cause.clients if c not in first.clients]
         listed = set(first.tools)
         first.tools += [t for t in cause.tools if t not in listed]
-        first.culprits += [t for t in cause.culprits if t not in first.culprits]
+        named = set(first.culprits)
+        first.culprits += [t for t in cause.culprits if t not in named]
         first.evidence += [e for e in cause.evidence if e not in first.evidence]
         first.keywords += [k for k in cause.keywords if k not in first.keywords]
-        first.lost += [w for w in cause.lost if w not in first.lost]
+        gone = set(first.lost)
+        first.lost += [w for w in cause.lost if w not in gone]
         for v, names in cause.by_verdict.items():
             have = first.by_verdict.setdefault(v, [])
             have += [n for n in names if n not in have]
