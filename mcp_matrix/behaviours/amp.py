@@ -48,11 +48,18 @@ def amp_tool_name(state: ListState) -> ListState:
         name = amp_name(state.server, tool.server_name)
         if tool.hidden or name == tool.name:
             continue
+        # The mcp__<server>__ prefix is a namespace, as in Claude Code: only a tool part that
+        # differs from the server's name (characters replaced, or cut) is a finding.
+        prefix = f"mcp__{clean(state.server)}__"
+        part = name.removeprefix(prefix)
+        if part == tool.server_name:
+            tools[i] = evolve(tool, name=name)
+            continue
         finding = note(
             "name-sanitised",
             f"tool name {tool.server_name!r} becomes {name!r}: mcp__<server>__<tool>, runs of "
             "characters outside [A-Za-z0-9] as '_', the tool part alone when that is 64 or more",
-            materiality=renamed(tool.server_name, name),
+            materiality=renamed(tool.server_name, part),
         )
         tools[i] = evolve(tool, name=name, findings=tool.findings + (finding,))
     return replace(state, tools=tuple(tools))

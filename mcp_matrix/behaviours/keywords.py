@@ -73,7 +73,8 @@ def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
 
 def _has_optional_property(node: dict) -> bool:
     props = node.get("properties")
-    required = node.get("required") if isinstance(node.get("required"), list) else []
+    listed = node.get("required")
+    required = listed if isinstance(listed, list) else []
     return isinstance(props, dict) and any(k not in required for k in props)
 
 

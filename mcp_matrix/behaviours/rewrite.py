@@ -154,6 +154,13 @@ def mentions(schema: Any, *keys: str) -> bool:
     return False
 
 
+# Keywords whose empty subschema (``{}`` or ``true``) means the same as leaving them out: a
+# client removing one loses nothing (``fix`` adds ``items: {}`` where a client needs an items).
+SAID_BY_ABSENCE = frozenset(
+    {"items", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "propertyNames"}
+)
+
+
 def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[tuple[str, str]]:
     """JSON pointers where ``after`` lost or changed what ``before`` said.
 
@@ -171,6 +178,8 @@ def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[
         if isinstance(b, dict) and isinstance(a, dict):
             for key in sorted(b, reverse=True):
                 if key not in a:
+                    if key in SAID_BY_ABSENCE and (b[key] is True or b[key] == {}):
+                        continue  # the empty schema there says what no keyword says
                     out.append((_pointer(pointer, (path, key)), "removed"))
                 elif b[key] is not a[key]:  # a shared subtree has nothing to report
                     stack.append((b[key], a[key], (path, key)))

@@ -33,6 +33,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.outcomes import label, note, refuse_call, run_failed
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.materiality import renamed
 from mcp_matrix.core.model import CallContext, CallPlan, Finding, ListState, ToolState, evolve
 
 FUNCTION_NAME = re.compile(r"[0-9A-Za-z_-]+")  # FUNCTION_NAME_REGEX, FUNCTION_PARAM_NAME_REGEX
@@ -188,12 +189,17 @@ def semantic_kernel_tools(state: ListState) -> ListState:
     for i, tool in enumerate(tools):
         if tool.hidden:
             continue
-        shown = f"{plugin}-{local_name(tool.server_name)}"
+        local = local_name(tool.server_name)
+        shown = f"{plugin}-{local}"
         schema = _shown(tool, parameters(tool.original.get("inputSchema")) or [])
         findings = tool.findings
-        if shown != tool.name:
+        if local != tool.server_name:  # the <plugin>- prefix is a namespace, not a rename
             findings += (
-                note("name-sanitised", f"tool name {tool.server_name!r} is shown as {shown!r}"),
+                note(
+                    "name-sanitised",
+                    f"tool name {tool.server_name!r} is shown as {shown!r}",
+                    materiality=renamed(tool.server_name, local),
+                ),
             )
         if plugin != state.server:
             findings += (
@@ -201,6 +207,7 @@ def semantic_kernel_tools(state: ListState) -> ListState:
                     "name-sanitised",
                     f"Semantic Kernel refuses the plugin name {state.server!r} (outside "
                     f"[0-9A-Za-z_]): the user names it, e.g. {plugin!r}",
+                    materiality="none",
                 ),
             )
         tools[i] = evolve(tool, name=shown, schema=schema, findings=findings)

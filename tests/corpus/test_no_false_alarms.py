@@ -81,14 +81,18 @@ ERA_VARIANTS = {"python-sdk-modern", "claude-code-stdio-negotiation"}
 @pytest.mark.parametrize("key", [s.key for s in SERVERS])
 def test_no_real_server_loses_a_tool_in_any_client(corpus, key):
     """The reference servers and FastMCP servers are shown by every client (no hidden tool,
-    no dropped server, no broken session): the server name is the config key, not serverInfo.name."""
+    no dropped server, no broken session): the server name is the config key, not serverInfo.name.
+    The one exception is a hard loss reviewed as real in tests/corpus/expected/ (with its
+    verdict), e.g. Semantic Kernel building no agent for a property whose type is a list."""
     doc = corpus.discovery(key)
+    want = expected(key)
     lost = [
         (v["profile"], t["tool"], t["verdict"])
         for v in doc["profiles"]
         if v["profile"] not in ERA_VARIANTS
         for t in v["tools"]
         if t["verdict"] in HARD
+        and want.get(v["profile"], {}).get(t["tool"], {}).get("verdict") != t["verdict"]
     ]
     assert not lost, lost[:10]
 
