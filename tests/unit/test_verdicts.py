@@ -145,6 +145,7 @@ NOT_VERDICTS = {
     ("discovery", "/$defs/version-1/properties/profiles/items/properties/outcome"),
     ("discovery", "/$defs/version-2/properties/profiles/items/properties/outcome"),
     ("discovery", "/$defs/version-3/properties/profiles/items/properties/outcome"),
+    ("discovery", "/$defs/version-4/properties/profiles/items/properties/outcome"),
     ("replay-events", "/$defs/replay-call/properties/category"),
 }
 
