@@ -177,6 +177,13 @@ def run_matrix(config: RunConfig, emit: Emit) -> MatrixOutcome:
                 held.close()
 
 
+def _interrupted(emit: Emit, message: str) -> MatrixOutcome:
+    """The run stopped by the user before anything was measured: its last line says where."""
+    error = {"kind": "interrupted", "message": message, "detail": "", "stderr_tail": []}
+    emit(RunFinished(finished_at=now(), measured=False, counts={}, error=error, interrupted=True))
+    return MatrixOutcome(False, True, {})
+
+
 def _after_snapshot(
     config: RunConfig,
     emit: Emit,
@@ -213,34 +220,14 @@ def _after_snapshot(
             ),
         )
     )
-    counts: dict[str, int] = {}
     if doc is None:
-        error: dict[str, object] | None = {
-            "kind": "interrupted",
-            "message": "interrupted while connecting to the server",
-            "detail": "",
-            "stderr_tail": [],
-        }
-        emit(
-            RunFinished(
-                finished_at=now(), measured=False, counts=counts, error=error, interrupted=True
-            )
-        )
-        return MatrixOutcome(False, True, counts)
+        return _interrupted(emit, "interrupted while connecting to the server")
     emit(SnapshotTaken(snapshot=dict(snap.doc)))
     if interrupted_early:
-        error = {
-            "kind": "interrupted",
-            "message": "interrupted while the server was being closed, after the snapshot",
-            "detail": "",
-            "stderr_tail": [],
-        }
-        emit(
-            RunFinished(
-                finished_at=now(), measured=False, counts=counts, error=error, interrupted=True
-            )
+        return _interrupted(
+            emit, "interrupted while the server was being closed, after the snapshot"
         )
-        return MatrixOutcome(False, True, counts)
+    counts: dict[str, int] = {}
     lock = threading.Lock()
 
     def count(cell: DiscoveryCell | CallCell) -> None:
