@@ -32,4 +32,5 @@ def test_a_server_process_keeps_the_last_lines_of_stderr():
     proc.start()
     proc.wait(timeout=30)
     proc.end()
+    proc.stderr_read(timeout=30)  # the reader thread may still be draining the pipe (load)
     assert proc.stderr_tail(3) == ("297", "298", "299")
