@@ -419,7 +419,7 @@ def correlate(
             out[server] = hit
             free.remove(hit)
 
-    names = [t.get("name") for t in server_tools if isinstance(t.get("name"), str)]
+    names = [n for t in server_tools if isinstance(n := t.get("name"), str)]
     for model_name, server in (called or {}).items():
         if server in names:
             claim(server, next((t for t in free if model_name in (t.name, t.call_name)), None))
@@ -441,9 +441,9 @@ def correlate(
             ):
                 claim(server, hit)
     for raw in server_tools:
-        server = raw.get("name")
-        if isinstance(server, str) and server not in out:
-            claim(server, next((t for t in free if _same_content(t, raw)), None))
+        name = raw.get("name")
+        if isinstance(name, str) and name not in out:
+            claim(name, next((t for t in free if _same_content(t, raw)), None))
     return out
 
 
@@ -538,6 +538,8 @@ class FakeModel:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # typeshed allows it; an AF_INET server has a str host
+            host = host.decode()
         return f"http://{host}:{port}"
 
     def start(self) -> FakeModel:
@@ -791,11 +793,9 @@ class _Handler(BaseHTTPRequestHandler):
             {"tool": c.tool, "model_name": t.name, "id": cid, "arguments": c.arguments}
             for c, t, cid in calls
         ]
-        model = (
-            body.get("model")
-            if isinstance(body, dict) and isinstance(body.get("model"), str)
-            else self.fake.model
-        )
+        model = self.fake.model
+        if isinstance(body, dict) and isinstance(body.get("model"), str):
+            model = body["model"]
         if api == "gemini":
             model = self.path.split("/models/", 1)[-1].split(":", 1)[0] or model
         writer = {
@@ -1143,7 +1143,7 @@ def _responses(h: _Handler, stream: bool, model: str, calls: list, final: str) -
 
 
 def _gemini(h: _Handler, stream: bool, model: str, calls: list, final: str) -> None:
-    parts = [
+    parts: list[dict[str, object]] = [
         {"functionCall": {"name": t.call_name, "args": c.arguments, "id": cid}}
         for c, t, cid in calls
     ]
