@@ -29,10 +29,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any
 
 from mcp_matrix.behaviours.outcomes import label, note, refuse_call, run_failed
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON, JSONObject
 from mcp_matrix.core.materiality import renamed
 from mcp_matrix.core.model import CallContext, CallPlan, Finding, ListState, ToolState, evolve
 
@@ -87,14 +87,14 @@ def local_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "-", name)
 
 
-def parameters(schema: Any) -> list[tuple[str, Any]] | None:
+def parameters(schema: JSON) -> list[tuple[str, JSONObject]] | None:
     """(key, property schema) per root property, or None where building them raises."""
     props = schema.get("properties") if isinstance(schema, dict) else None
     if not props:
         return []
     if not isinstance(props, dict):
         return None
-    out = []
+    out: list[tuple[str, JSONObject]] = []
     for key, value in props.items():
         if isinstance(value, str):
             try:
@@ -119,7 +119,7 @@ def _problem(tool: ToolState) -> str | None:
     name = local_name(tool.server_name)
     if not FUNCTION_NAME.fullmatch(name):
         return f"the function name {name!r} is outside [0-9A-Za-z_-] ('Failed to create KernelFunctionMetadata')"
-    for key, value in parameters(tool.original.get("inputSchema")) or []:
+    for key, value in parameters(_input_schema(tool)) or []:
         if not FUNCTION_NAME.fullmatch(key):
             return f"the property key {key!r} is outside [0-9A-Za-z_-] (KernelParameterMetadata)"
         kind = value.get("type")
@@ -133,8 +133,14 @@ def _dropped(state: ListState, tool: ToolState, why: str) -> ListState:
     return state.fail("server-dropped", run_failed(message), culprit=tool.index)
 
 
-def _shown(tool: ToolState, params: list[tuple[str, Any]]) -> dict:
-    schema = tool.original.get("inputSchema")
+def _input_schema(tool: ToolState) -> JSON:
+    """The tool's inputSchema as sent (None when the tool is not an object: such a tool drops
+    the server before any reader here gets to it)."""
+    return tool.original.get("inputSchema") if isinstance(tool.original, dict) else None
+
+
+def _shown(tool: ToolState, params: list[tuple[str, JSONObject]]) -> dict:
+    schema = _input_schema(tool)
     required = schema.get("required", []) if isinstance(schema, dict) else []
     required = required if isinstance(required, list) else []
     return {
@@ -191,7 +197,7 @@ def semantic_kernel_tools(state: ListState) -> ListState:
             continue
         local = local_name(tool.server_name)
         shown = f"{plugin}-{local}"
-        schema = _shown(tool, parameters(tool.original.get("inputSchema")) or [])
+        schema = _shown(tool, parameters(_input_schema(tool)) or [])
         findings = tool.findings
         if local != tool.server_name:  # the <plugin>- prefix is a namespace, not a rename
             findings += (

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from mcp_matrix.core import verdicts
 from mcp_matrix.core.evidence import Evidence
-from mcp_matrix.core.jsontypes import JSON
+from mcp_matrix.core.jsontypes import JSON, JSONObject
 
 _T = TypeVar("_T")
 
@@ -102,7 +102,7 @@ class ToolState:
     (a client may rewrite the description, e.g. Claude Code's "Input constraint" sentence).
     """
 
-    original: Any  # the tool object as sent (behaviours read it freely)
+    original: JSON  # the tool exactly as sent: an object, unless a server sent something else
     page: int
     index: int
     name: str
@@ -245,7 +245,7 @@ class CallPlan:
     tool: str
     arguments: JSON
     omit_arguments: bool = False
-    meta: Any = None
+    meta: JSONObject | None = None  # the call's _meta object, or none sent
     refused: Finding | None = None
     new_session: bool = False
     notes: tuple[Finding, ...] = ()
