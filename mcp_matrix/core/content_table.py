@@ -16,7 +16,7 @@ from typing import Any
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def canonical(value: Any) -> str:
+def canonical(value: object) -> str:
     """The JSON text that decides whether two values are the same content. Key order is kept:
     the order of a schema's properties is part of what a model is shown."""
     return _ENCODER.encode(value)
@@ -31,7 +31,7 @@ class ContentTable:
         self._by_text: dict[str, int] = {}
         self._by_id: dict[int, int] = {}
         self._held: list[
-            Any
+            object
         ] = []  # keeps every object looked up by identity alive (ids stay unique)
 
     def ref(self, value: Any) -> int:
@@ -51,7 +51,7 @@ class ContentTable:
         return len(self.texts)
 
 
-def resolve(table: Any, ref: Any, where: str) -> Any:
+def resolve(table: object, ref: object, where: str) -> Any:
     """The value ``ref`` names in ``table`` (a list); a bad reference is the reader's ValueError."""
     if (
         isinstance(ref, bool)

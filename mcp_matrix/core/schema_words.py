@@ -29,7 +29,7 @@ _TYPE_WORDS = {
 }
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -47,7 +47,7 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
 
