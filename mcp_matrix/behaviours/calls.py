@@ -306,3 +306,12 @@ def add_meta(plan: CallPlan, ctx: CallContext, progress_token: bool = True) -> C
 def new_session_per_call(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Each call opens its own session: initialize + tools/call (LangChain MCP adapters, docs/clients/langchain.md#langchain-mcp-adapters)."""
     return replace(plan, new_session=True, applied=plan.applied + ("new-session-per-call",))
+
+
+@behaviour("send-as-written", "call")
+def send_as_written(plan: CallPlan, ctx: CallContext) -> CallPlan:
+    """The arguments go out as the model wrote them: nothing changes, but the call names this
+    rule, so its cell carries the profile's evidence for it. A profile whose calls were never
+    observed says so with it (Amp, whose model runs in its own service: docs/clients/amp.md#amp),
+    and a call cell resting on ``assumed`` evidence is marked in every report's grid."""
+    return replace(plan, applied=plan.applied + ("send-as-written",))

@@ -921,6 +921,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "semantic-kernel-arguments": ("validation", "root-anyof"),
     "amp-tool-name": ("name-chars", "dotted-name", "long-name", "name-collision", "name-clash"),
     "agent-framework-validate": ("validation", "coercion", "core"),
+    "send-as-written": ("core",),  # arguments unchanged: what every observed call shows
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).
 NOT_PROBED = {

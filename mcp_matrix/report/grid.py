@@ -8,8 +8,9 @@ file is judged exactly as the union of its shards (``runs``, ``run_profiles``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from mcp_matrix.core.events import (
     CallCell,
@@ -24,11 +25,15 @@ from mcp_matrix.core.events import (
 from mcp_matrix.core.verdicts import LOST, RELEASE_FAILING, V, is_finding, rank
 
 __all__ = [
+    "ASSUMED_KEY",
+    "ASSUMED_MARK",
     "LOST_TOOL",
     "RELEASE_FAILING",
     "Grid",
+    "Judged",
     "Run",
     "Scope",
+    "assumed_cells",
     "build_grid",
     "calls_not_made",
     "default_required",
@@ -36,6 +41,7 @@ __all__ = [
     "not_made_text",
     "opt_in",
     "over_threshold",
+    "rests_on_assumed",
     "run_profiles",
     "runs",
     "session_blockers",
@@ -43,6 +49,46 @@ __all__ = [
 
 # Discovery verdicts that lose a tool: they fail the gate in a required client.
 LOST_TOOL = LOST
+
+# A grid cell whose verdict rests on ``assumed`` evidence (docs/design.md: a verdict is never
+# stronger than its weakest evidence) carries this mark beside its symbol: the same verdict, not
+# a worse one, said to be a prediction nobody has seen (Amp's calls: its model runs in its service).
+ASSUMED_MARK = "*"
+ASSUMED_KEY = (
+    f"{ASSUMED_MARK} after a symbol: the verdict rests on assumed evidence (that behaviour of the "
+    "client was never observed, read in its code, reported or documented): a prediction, not a "
+    "measurement"
+)
+
+
+class Judged(Protocol):
+    """A cell as any report holds it (a results event, a report model's cell)."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def weakest_evidence(self) -> str | None: ...
+
+
+def rests_on_assumed(cells: Iterable[Judged], verdict: str | None) -> bool:
+    """Some cell of ``verdict`` among ``cells`` (one grid cell's) rests on assumed evidence."""
+    return any(c.verdict == verdict and c.weakest_evidence == "assumed" for c in cells)
+
+
+def assumed_cells(
+    cells: Iterable[Judged], worst: Callable[[str, str], str | None]
+) -> set[tuple[str, str]]:
+    """The (tool, profile) grid cells whose worst verdict (``worst(tool, profile)``) rests on
+    assumed evidence: what a writer that holds its own grid marks with ``ASSUMED_MARK``."""
+    return {
+        (c.tool, c.profile)
+        for c in cells
+        if c.weakest_evidence == "assumed" and c.verdict == worst(c.tool, c.profile)
+    }
 
 
 @dataclass
@@ -54,6 +100,11 @@ class Grid:
     def worst(self, tool: str, profile: str) -> str | None:
         cells = self.cells.get((tool, profile), [])
         return min((c.verdict for c in cells), key=rank) if cells else None
+
+    def assumed(self, tool: str, profile: str) -> bool:
+        """The cell's worst verdict rests on assumed evidence (``ASSUMED_MARK``)."""
+        cells = self.cells.get((tool, profile), [])
+        return rests_on_assumed(cells, self.worst(tool, profile))
 
     def findings(self) -> list[Cell]:
         """The cells that are findings: anything but exactly as intended (``is_finding``)."""

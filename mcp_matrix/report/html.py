@@ -37,7 +37,7 @@ from markupsafe import Markup
 from mcp_matrix.core.events import Event, JsonRecord
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
-from mcp_matrix.report.grid import RELEASE_FAILING
+from mcp_matrix.report.grid import ASSUMED_KEY, ASSUMED_MARK, RELEASE_FAILING, assumed_cells
 from mcp_matrix.report.json_report import describe_target
 from mcp_matrix.report.model import GridRow, Report, ReportCell, ReportRun, read_model
 from mcp_matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
@@ -173,12 +173,18 @@ def page_data(doc: Report, later_problems: Sequence[Mapping[str, Any]] = ()) -> 
     for c in doc.cells:
         packer.cell(c)
     text = packer.text
+    worst = {(r.tool, p): v for r in grid.rows for p, v in zip(grid.profiles, r.cells)}
+    marked = assumed_cells(doc.cells, lambda tool, profile: worst.get((tool, profile)))
     small = {
         "verdicts": [{"verdict": v, "symbol": SYMBOL[v], "meaning": MEANING[v]} for v in SEVERITY],
         "legend": [x.to_json() for x in doc.legend],
         "profiles": list(grid.profiles),
         "tools": [r.tool for r in grid.rows],
         "page_rows": PAGE_ROWS,
+        # [row, column] of each cell whose verdict rests on assumed evidence (report.grid)
+        "assumed": sorted([packer.rows[t], packer.columns[p]] for t, p in marked),
+        "assumed_mark": ASSUMED_MARK,
+        "assumed_key": ASSUMED_KEY,
         "cell_columns": CELL_COLUMNS,
         "detail_columns": DETAIL_COLUMNS,
         "finding_columns": FINDING_COLUMNS,

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from mcp_matrix.core.events import Event, typed_events
 from mcp_matrix.core.verdicts import MEANING, SYMBOL
-from mcp_matrix.report.grid import RELEASE_FAILING
+from mcp_matrix.report.grid import ASSUMED_KEY, ASSUMED_MARK, RELEASE_FAILING, assumed_cells
 from mcp_matrix.report.json_report import describe_target
 from mcp_matrix.report.model import Report, ReportCell, read_model
 from mcp_matrix.report.triage import (
@@ -231,9 +231,16 @@ def _grid(doc: Report) -> str:
         "| tool | " + " | ".join(md(p) for p in profiles) + " |",
         "|---|" + "|".join(":-:" for _ in profiles) + "|",
     ]
+    worst = {(r.tool, p): v for r in doc.grid.rows for p, v in zip(profiles, r.cells)}
+    marked = assumed_cells(doc.cells, lambda tool, profile: worst.get((tool, profile)))
     for row in doc.grid.rows:
-        cells = [f"{SYMBOL[v]} {v}" if v else "" for v in row.cells]
+        cells = [
+            f"{SYMBOL[v]} {v}" + (md(ASSUMED_MARK) if (row.tool, p) in marked else "") if v else ""
+            for p, v in zip(profiles, row.cells)
+        ]
         rows.append(f"| {md(row.tool, name=True)} | " + " | ".join(cells) + " |")
+    if marked:
+        rows.append("\n" + md(ASSUMED_KEY))
     return "\n".join(rows)
 
 

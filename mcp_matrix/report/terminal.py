@@ -22,6 +22,8 @@ from mcp_matrix.core.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 from mcp_matrix.report import triage
 from mcp_matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from mcp_matrix.report.grid import (
+    ASSUMED_KEY,
+    ASSUMED_MARK,
     Run,
     build_grid,
     calls_not_made,
@@ -250,12 +252,16 @@ def write_grid(events: list[Event], console: Console) -> None:
         Text("tool".ljust(tool_w) + " " + " ".join(codes[p] for p in grid.profiles), style="bold"),
         soft_wrap=True,
     )
+    marked = False
     for tool in grid.tools:
         row = Text(printable(tool).ljust(tool_w) + " ")
         for j, p in enumerate(grid.profiles):
             v = grid.worst(tool, p)
             row.append(SYMBOL.get(v, "?") if v else " ", style=COLOUR.get(v, "") if v else "")
-            if j < len(grid.profiles) - 1:
+            if v and grid.assumed(tool, p):  # in the separator's place: the columns stay put
+                marked = True
+                row.append(ASSUMED_MARK)
+            elif j < len(grid.profiles) - 1:
                 row.append(" ")
         console.print(row, soft_wrap=True)
     line = "clients:"
@@ -277,6 +283,8 @@ def write_grid(events: list[Event], console: Console) -> None:
     if key:
         for wrapped in key.wrap(console, _width(console)):
             console.print(wrapped, soft_wrap=True)
+    if marked:
+        _wrap(console, ASSUMED_KEY, 0, style="dim")
     if session_blockers(events):
         _wrap(
             console,
