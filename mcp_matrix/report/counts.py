@@ -17,6 +17,7 @@ from rich.text import Text
 
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.verdicts import COLOUR, SEVERITY
+from mcp_matrix.report.grid import ASSUMED_KEY, ASSUMED_MARK
 
 GRID_LIMIT = 200  # tools; a grid up to this many rows is still worth scrolling
 TRIAGE_LIMIT = 25  # root causes shown for a large server (the rest: --verbose or a report)
@@ -26,8 +27,16 @@ def is_large(tool_count: int) -> bool:
     return tool_count > GRID_LIMIT
 
 
-def write_counts(cells: Iterable[tuple[str, str]], console: Console, tool_count: int) -> None:
-    """``cells``: (client, verdict) of every cell; one row per client, one column per verdict seen."""
+def write_counts(
+    cells: Iterable[tuple[str, str]],
+    console: Console,
+    tool_count: int,
+    assumed: Iterable[tuple[str, str]] = (),
+) -> None:
+    """``cells``: (client, verdict) of every cell; one row per client, one column per verdict
+    seen. A count with a cell in ``assumed`` ((client, verdict) pairs resting on assumed
+    evidence) carries the grid's ``ASSUMED_MARK``."""
+    marked = set(assumed)
     per: dict[str, Counter] = {}
     for client, verdict in cells:
         per.setdefault(client, Counter())[verdict] += 1
@@ -40,8 +49,16 @@ def write_counts(cells: Iterable[tuple[str, str]], console: Console, tool_count:
     for v in used:
         table.add_column(Text(v, style=COLOUR.get(v, "white")), justify="right")
     for client, counts in per.items():
-        table.add_row(safe(client), *[str(counts[v]) if counts[v] else "" for v in used])
+        table.add_row(
+            safe(client),
+            *[
+                f"{counts[v]}{ASSUMED_MARK if (client, v) in marked else ''}" if counts[v] else ""
+                for v in used
+            ],
+        )
     console.print(table)
+    if marked & {(c, v) for c, counts in per.items() for v in counts}:
+        console.print(ASSUMED_KEY, style="dim", markup=False)
 
 
 __all__ = ["GRID_LIMIT", "TRIAGE_LIMIT", "is_large", "write_counts"]

@@ -55,7 +55,7 @@ LOST_TOOL = LOST
 # a worse one, said to be a prediction nobody has seen (Amp's calls: its model runs in its service).
 ASSUMED_MARK = "*"
 ASSUMED_KEY = (
-    f"{ASSUMED_MARK} after a symbol: the verdict rests on assumed evidence (that behaviour of the "
+    f"{ASSUMED_MARK} marks a verdict that rests on assumed evidence (that behaviour of the "
     "client was never observed, read in its code, reported or documented): a prediction, not a "
     "measurement"
 )

@@ -384,10 +384,12 @@ def write_terminal(
         )
         console.print()
     if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
+        cells = [c for cs in grid.cells.values() for c in cs]
         write_counts(
-            ((c.profile, c.verdict) for cs in grid.cells.values() for c in cs),
+            ((c.profile, c.verdict) for c in cells),
             console,
             len(grid.tools),
+            assumed={(c.profile, c.verdict) for c in cells if c.weakest_evidence == "assumed"},
         )
     else:
         write_grid(events, console)

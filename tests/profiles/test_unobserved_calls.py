@@ -12,10 +12,12 @@ import re
 from types import SimpleNamespace
 
 import pytest
+from rich.console import Console
 
 from mcp_matrix import api
 from mcp_matrix.commands.report import write_report
 from mcp_matrix.core.events import typed_events
+from mcp_matrix.report.counts import write_counts
 from mcp_matrix.report.grid import ASSUMED_KEY, build_grid, rests_on_assumed
 from mcp_matrix.report.model import read_model
 
@@ -64,7 +66,7 @@ def test_the_markdown_grid_marks_the_same_cells(events):
     text = report(events, "md")
     for tool in CALLED:
         assert re.search(rf"^\| {tool} \| ✓ intact\\\* \| ✓ intact \|$", text, re.MULTILINE), tool
-    assert "\\* after a symbol: the verdict rests on assumed evidence" in text
+    assert "\\* marks a verdict that rests on assumed evidence" in text
 
 
 def test_the_html_page_marks_the_same_cells(events):
@@ -91,3 +93,15 @@ def test_only_the_worst_verdicts_own_evidence_decides_the_mark(events):
     ]
     assert not rests_on_assumed(cells, "hidden")  # the verdict shown is the issue's
     assert rests_on_assumed(cells, "intact")
+
+
+def test_a_large_servers_counts_mark_the_counts_resting_on_assumed_evidence():
+    """Over GRID_LIMIT tools the terminal prints counts per client instead of the grid."""
+    out = io.StringIO()
+    console = Console(file=out, width=200, no_color=True)
+    cells = [("amp", "intact"), ("amp", "visible"), ("claude-code", "intact")]
+    write_counts(cells, console, 300, assumed=[("amp", "intact")])
+    rows = {line.split()[1]: line for line in out.getvalue().splitlines() if "│ " in line}
+    assert re.search(r"│\s+1\*\s+│\s+1\s+│", rows["amp"])
+    assert "*" not in rows["claude-code"]
+    assert ASSUMED_KEY in " ".join(out.getvalue().split())
