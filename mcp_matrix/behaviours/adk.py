@@ -12,9 +12,8 @@ that carries them. The model still reads every word; it reads them as quoted dat
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState, evolve
 
 BEGIN = "<<<BEGIN_UNTRUSTED_TOOL_DESCRIPTION>>>"
@@ -35,14 +34,14 @@ def elide(text: str) -> str:
     return text
 
 
-def fence(description: Any) -> Any:
+def fence(description: JSON) -> JSON:
     """ADK's fence for one description; an empty (or absent) one is left as it is."""
     if not isinstance(description, str) or not description:
         return description
     return f"{BEGIN}\n{elide(description)}\n{END}"
 
 
-def fence_schema(node: Any, in_value: bool = False, depth: int = 0) -> Any:
+def fence_schema(node: JSON, in_value: bool = False, depth: int = 0) -> JSON:
     """Every schema-position ``description`` fenced; markers elided from other strings."""
     if depth > 200:  # the SDK recurses without a bound; beyond this a real schema is gone already
         return node

@@ -17,10 +17,9 @@ Observed with agent-framework-core 1.23.0 (clients/calibrations/agent-framework/
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.outcomes import refuse_call
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan
 
 _CHECK = {
@@ -34,12 +33,12 @@ _CHECK = {
 }
 
 
-def _matches(value: Any, kind: str) -> bool:
+def _matches(value: JSON, kind: str) -> bool:
     check = _CHECK.get(kind)
     return True if check is None else check(value)
 
 
-def refusal(schema: Any, arguments: Any) -> str | None:
+def refusal(schema: JSON, arguments: JSON) -> str | None:
     """Why ``_validate_arguments_against_schema`` raises for ``arguments``, or None."""
     if not isinstance(schema, dict) or not isinstance(arguments, dict):
         return None

@@ -17,6 +17,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.validation import FORMATS, format_violations, validate
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding
 
 TYPE_NAMES = ("array", "object", "boolean", "number", "integer", "string")
@@ -146,7 +147,7 @@ def client_validate(
     )
 
 
-def _names_one(arguments: Any, extra: Sequence[str]) -> bool:
+def _names_one(arguments: JSON, extra: Sequence[str]) -> bool:
     """Whether ``arguments`` hold one of the ``extra`` root properties. Without one, the widened
     schema reads them exactly as the held one does (an added property's schema applies only to
     its own key, and ``additionalProperties`` sees the same unlisted keys), errors and their words
@@ -220,7 +221,7 @@ def stringify_arguments(
     return plan.changed("stringify-arguments", arguments=new)
 
 
-def _json_type(v: Any) -> str:
+def _json_type(v: JSON) -> str:
     if isinstance(v, bool):
         return "boolean"
     if isinstance(v, int):
@@ -236,7 +237,7 @@ def _json_type(v: Any) -> str:
     return "null"
 
 
-def _stringify(v: Any, wanted: set, nested: bool) -> Any:
+def _stringify(v: Any, wanted: set, nested: bool) -> JSON:
     """``v`` with wanted types JSON-encoded; the very same object when nothing changed."""
     t = _json_type(v)
     if nested and t == "object":

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import Outcome, consequence, refuse, typenames
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan
 
 POLICIES = ["drop-tool", "server-dropped", "session-broken"]
@@ -35,7 +35,7 @@ POLICIES = ["drop-tool", "server-dropped", "session-broken"]
         }
     },
 )
-def forbid_tuple_items(schema: Any, policy: str = "drop-tool") -> Outcome:
+def forbid_tuple_items(schema: JSON, policy: str = "drop-tool") -> Outcome:
     """A tool whose schema has ``items`` as a list is refused (Claude Code 2.1.332, observed).
 
     clients/calibrations/claude-code/2.1.332.json; 2.1.278 kept such tools (docs/clients/anthropic.md#claude-code).
@@ -70,7 +70,7 @@ API_KEY_PATTERN = "^[a-zA-Z0-9_.-]{1,64}$"
     },
 )
 def forbid_property_keys(
-    schema: Any, policy: str = "session-broken", pattern: str = API_KEY_PATTERN
+    schema: JSON, policy: str = "session-broken", pattern: str = API_KEY_PATTERN
 ) -> Outcome:
     """A root property key outside ``pattern`` is refused (the Anthropic API checks
     ``input_schema.properties`` only, so nested keys pass).
@@ -95,7 +95,7 @@ def forbid_property_keys(
     )
 
 
-def _parsed(value: Any, sub: Any) -> Any:
+def _parsed(value: JSON, sub: JSON) -> JSON:
     if not isinstance(value, str) or not isinstance(sub, dict):
         return value
     wanted = set(typenames(sub.get("type"))) & {"array", "object"}

@@ -14,15 +14,14 @@ Observed with Cline CLI 3.0.65 (clients/calibrations/cline-cli/).
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.outcomes import label, note, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import ListState, evolve
 
 
-def cline_description(description: Any, server: str, tool: str) -> str:
+def cline_description(description: JSON, server: str, tool: str) -> str:
     """The description Cline CLI shows the model for one MCP tool."""
     text = description.strip() if isinstance(description, str) else ""
     return text or f'Execute MCP tool "{tool}" from server "{server}".'
@@ -50,7 +49,7 @@ def cline_tool_description(state: ListState) -> ListState:
 @schema_rewrite(
     "default-root-type", skip=lambda schema: not isinstance(schema, dict) or "type" in schema
 )
-def default_root_type(schema: Any) -> Outcome:
+def default_root_type(schema: JSON) -> Outcome:
     """A root without ``type`` is sent as ``type: "object"`` (the model sees what the server meant).
 
     Observed: clients/calibrations/cline-cli/3.0.65.json (docs/calibration.md#cline-cli)."""

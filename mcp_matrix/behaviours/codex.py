@@ -10,12 +10,12 @@ keeps only eight keywords. The same pipeline written iteratively, without recurs
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, note, refuse, typenames
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, mentions, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import escape
 
 STRUCT_KEYS = (
@@ -64,7 +64,7 @@ def _walks(combinators: tuple[str, ...]) -> tuple[W.Walk, W.Walk]:
     )
 
 
-def cyclic_fallback(target: Any, node: dict) -> dict:
+def cyclic_fallback(target: JSON, node: dict) -> dict:
     """Codex's cyclic_fallback (docs/clients/openai.md#codex): a stand-in typed like the target, merged with the node's siblings."""
     t = target if isinstance(target, dict) else {}
     types = typenames(t.get("type"))
@@ -79,7 +79,7 @@ def cyclic_fallback(target: Any, node: dict) -> dict:
     return _merge(out, {k: v for k, v in node.items() if k != "$ref"})
 
 
-def _merge(target: Any, siblings: dict, depth: int = 0) -> dict:
+def _merge(target: JSON, siblings: dict, depth: int = 0) -> dict:
     """Codex's merge (docs/clients/openai.md#codex) of ``$ref`` siblings into the target copy (siblings otherwise win)."""
     out = dict(target) if isinstance(target, dict) else {}
     for key, sv in siblings.items():
@@ -119,7 +119,7 @@ def _merge(target: Any, siblings: dict, depth: int = 0) -> dict:
     return out
 
 
-def _num(x: Any) -> bool:
+def _num(x: JSON) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -148,7 +148,7 @@ def _settled(v: dict, resolve_refs: bool = True) -> bool:
 
 # complexity: Codex's sanitize (docs/clients/openai.md#codex), one branch per schema shape it rewrites, kept in its order
 def sanitize(
-    schema: Any,
+    schema: JSON,
     resolve_refs: bool = True,
     unwrap_single: bool = True,
     combinators: tuple[str, ...] = ("anyOf",),
@@ -165,7 +165,7 @@ def sanitize(
     narrowed: list[tuple[W.Node, str]] = []
 
     # complexity: the per-node body of Codex's sanitize, one branch per shape, in the client's order
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if isinstance(v, bool):
             if node.container == "additionalProperties":
                 return v
@@ -242,12 +242,12 @@ def sanitize(
 
 
 def to_struct(
-    schema: Any, keep: frozenset = _STRUCT_SET, combinators: tuple[str, ...] = ("anyOf",)
+    schema: JSON, keep: frozenset = _STRUCT_SET, combinators: tuple[str, ...] = ("anyOf",)
 ) -> tuple[W.Result, list[str]]:
     """Deserialise into Codex's JsonSchema struct: only the ``keep`` keys survive, recursively."""
     errors: list[str] = []
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if isinstance(v, bool) and node.container == "additionalProperties":
             return v
         if errors:  # the first error already decides; stop building pointers
@@ -273,7 +273,7 @@ def to_struct(
     return W.rewrite(schema, fn, _walks(combinators)[1]), errors
 
 
-def pruned_defs(schema: Any) -> Any:
+def pruned_defs(schema: JSON) -> JSON:
     """The root ``$defs``/``definitions`` without the entries no ``$ref`` reaches (from the
     schema outside them, then from the entries reached, until nothing new is reached).
 
@@ -302,7 +302,7 @@ def pruned_defs(schema: Any) -> Any:
     return out
 
 
-def _inlined(schema: Any) -> Any:
+def _inlined(schema: JSON) -> JSON:
     done = inline(schema, "any-pointer", W.ALL) if mentions(schema, "$ref") else None
     return done.schema if done is not None and done.complete else schema
 
@@ -372,7 +372,7 @@ def _narrowed(node: W.Node, what: str):
     },
 )
 def codex_sanitize(
-    schema: Any,
+    schema: object,
     resolve_refs: bool = True,
     unwrap_single: bool = True,
     combinators: list = ["anyOf"],  # noqa: B006

@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan
 
 MAX_SAFE = 2**53  # every integer of at most this magnitude is exact as a double
@@ -70,7 +71,7 @@ def js_number(value: float) -> int | float | None:
     return int(text) if re.fullmatch(r"-?\d+", text) else float(text)
 
 
-def _rounded(value: Any, depth: int = 0) -> Any:
+def _rounded(value: JSON, depth: int = 0) -> JSON:
     """``value`` with every unsafe integer as JavaScript sends it; the same object when none is."""
     if depth > MAX_DEPTH:
         return value
@@ -85,7 +86,7 @@ def _rounded(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _unsafe(value: Any, depth: int = 0) -> bool:
+def _unsafe(value: JSON, depth: int = 0) -> bool:
     """Whether ``_rounded`` would change ``value``: an unsafe integer within its depth."""
     if depth > MAX_DEPTH:
         return False
@@ -98,10 +99,10 @@ def _unsafe(value: Any, depth: int = 0) -> bool:
     return False
 
 
-_LAST_SCAN: list[tuple[Any, bool]] = [(None, False)]  # the arguments scanned last, and the answer
+_LAST_SCAN: list[tuple[JSON, bool]] = [(None, False)]  # the arguments scanned last, and the answer
 
 
-def _unsafe_once(arguments: Any) -> bool:
+def _unsafe_once(arguments: JSON) -> bool:
     """``_unsafe(arguments)``, scanned once for the same arguments object in a row (a replay
     hands one recorded call's arguments to every profile in turn; behaviours never change
     arguments). The pair is read and replaced whole: threads never mix two scans."""
@@ -129,7 +130,7 @@ def round_big_integers(plan: CallPlan, ctx: CallContext) -> CallPlan:
 # -- type coercion ---------------------------------------------------------------------------
 
 
-def accepted_types(schema: Any) -> set[str] | None:
+def accepted_types(schema: JSON) -> set[str] | None:
     """The JSON types a property schema names (``type``, a type list, and the types of its
     ``anyOf``/``oneOf``/``allOf`` variants); None when it names none (nothing is coerced then)."""
     found: set[str] = set()
@@ -176,7 +177,7 @@ def _number(text: str, types: set[str], numbers: str) -> int | float | None:
     return js_number(x if wants_num else math.trunc(x))
 
 
-def _coerced(value: Any, schema: Any, opts: dict) -> Any:
+def _coerced(value: JSON, schema: JSON, opts: dict) -> JSON:
     """One value coerced toward its schema's types; the same object when it is left alone."""
     types = accepted_types(schema)
     if types is None:
@@ -196,7 +197,7 @@ def _coerced(value: Any, schema: Any, opts: dict) -> Any:
     return value
 
 
-def _js_type(value: Any) -> str | None:
+def _js_type(value: JSON) -> str | None:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
@@ -212,7 +213,7 @@ def _js_string(value: Any) -> str:
     return js_number_text(float(value)) if math.isfinite(float(value)) else str(value)
 
 
-def _walk(value: Any, schema: Any, opts: dict, depth: int) -> Any:
+def _walk(value: JSON, schema: JSON, opts: dict, depth: int) -> JSON:
     """Coerce the properties of an object (and, nested, the items of arrays) under ``schema``."""
     if depth > MAX_DEPTH or not isinstance(schema, dict):
         return value

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any
 
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import incomplete, note, param, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.materiality import renamed as rename_materiality
 from mcp_matrix.core.model import ListState, evolve
 
@@ -248,17 +248,17 @@ _WALK = W.Walk(
 )
 
 
-def _text(value: Any) -> str:
+def _text(value: JSON) -> str:
     """A value as the client writes it into a description: compact JSON, keys sorted."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
-def _append(old: Any, text: str) -> str:
+def _append(old: JSON, text: str) -> str:
     """``text`` after a description the node had, with a blank line between."""
     return f"{old}\n\n{text}" if isinstance(old, str) and old else text
 
 
-def _described(node: dict, moved: list[tuple[str, Any]]) -> dict:
+def _described(node: dict, moved: list[tuple[str, JSON]]) -> dict:
     """``node`` with ``moved`` keywords removed and written into its description as
     ``{key: value, ...}``, after the description it had and a blank line."""
     out = {k: v for k, v in node.items() if k not in dict(moved)}
@@ -267,7 +267,7 @@ def _described(node: dict, moved: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def _node(value: Any, node: W.Node) -> Any:
+def _node(value: JSON, node: W.Node) -> JSON:
     if isinstance(value, bool) and node.pointer.rsplit("/", 2)[-2:-1] == ["properties"]:
         # a boolean property schema (observed, probe set bool-subschema): true as {}, false
         # as a description only
@@ -291,7 +291,7 @@ def _node(value: Any, node: W.Node) -> Any:
     return out
 
 
-def _root(schema: Any) -> Any:
+def _root(schema: JSON) -> JSON:
     """The root as Copilot CLI sends it: an object with ``properties``, its ``allOf`` merged,
     ``anyOf``/``oneOf`` written into its description (their property names kept as ``{}``)."""
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
@@ -328,7 +328,7 @@ def _root(schema: Any) -> Any:
 
 
 @schema_rewrite("copilot-schema")
-def copilot_schema(schema: Any) -> Outcome:
+def copilot_schema(schema: JSON) -> Outcome:
     """Copilot CLI's schema rewrite (1.0.102, gpt-4.1 over Chat Completions): an object root,
     root combinators flattened into the description, constraint keywords moved into each
     node's description, tuple ``items`` as ``anyOf``, an array without ``items`` given ``{}``.

@@ -9,9 +9,8 @@ sentence before the description ("Input constraint: Provide parameters for at le
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState, evolve
 from mcp_matrix.core.tools import COMBINATORS
 
@@ -21,7 +20,7 @@ ALLOF_SENTENCE = (
 )
 
 
-def _group(variant: Any) -> str:
+def _group(variant: JSON) -> str:
     names = variant.get("required") if isinstance(variant, dict) else None
     if not isinstance(names, list) or not names:  # not observed: a variant without required
         props = variant.get("properties") if isinstance(variant, dict) else None

@@ -14,11 +14,12 @@ from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, note, param, refuse, typenames
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, mentions, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 
 TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 
 
-def _num(x: Any) -> bool:
+def _num(x: JSON) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
@@ -33,7 +34,7 @@ ROO_WALK = W.Walk(
 ROO_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 
 
-def _roo_zod_problem(schema: Any) -> str | None:
+def _roo_zod_problem(schema: JSON) -> str | None:
     """Why Roo's zod parse fails (docs/clients/roo-code.md#roo-code lists: object enum values, unknown type, ``items: true``,
     boolean property schema, non-number minimum); None if it parses."""
     for node in W.visit(schema, ROO_WALK):
@@ -55,7 +56,7 @@ def _roo_zod_problem(schema: Any) -> str | None:
     return None
 
 
-def _roo_node(v: Any, node: W.Node) -> Any:
+def _roo_node(v: JSON, node: W.Node) -> JSON:
     if not isinstance(v, dict):
         return v
     out = dict(v)
@@ -90,7 +91,7 @@ def _roo_node(v: Any, node: W.Node) -> Any:
 
 
 @schema_rewrite("roo-normalize", report_losses=False)
-def roo_normalize(schema: Any) -> Outcome:
+def roo_normalize(schema: JSON) -> Outcome:
     """Roo Code's recursive zod transform (docs/clients/roo-code.md#roo-code, src/utils/json-schema.ts @ cb83656718).
 
     Type arrays become ``anyOf``, every object gets ``additionalProperties: false`` (its
@@ -138,7 +139,7 @@ class _NotStrict(Exception):
     """ensure_strict_json_schema raised (TypeError / UserError)."""
 
 
-def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
+def ensure_strict(schema: JSON) -> tuple[JSON, list[tuple[str, list]]]:
     """The Agents SDK's ``ensure_strict_json_schema`` (docs/clients/openai.md#agents-sdk); raises _NotStrict. Returns (schema, newly required)."""
     if schema == {}:
         return {
@@ -149,7 +150,7 @@ def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
         }, []
     forced: list[tuple[str, list]] = []
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if not isinstance(v, dict):
             if node.container == "items":
                 return v  # list-form items are not visited
@@ -214,7 +215,7 @@ def ensure_strict(schema: Any) -> tuple[Any, list[tuple[str, list]]]:
     },
     report_losses=False,
 )
-def openai_strict(schema: Any, fallback: str = "non-strict") -> Outcome:
+def openai_strict(schema: JSON, fallback: str = "non-strict") -> Outcome:
     """OpenAI strict-mode conversion (docs/clients/openai.md#agents-sdk, openai-agents-python strict_schema.py @ 014750b8).
 
     Every object gets ``additionalProperties: false``, every property becomes required,
@@ -330,7 +331,7 @@ _SUBSET_REFUSED = ("if", "then", "else", "$ref")
     report_losses=False,
 )
 def zed_adapt(
-    schema: Any, format: str = "json-schema", strip_root_description: bool = False
+    schema: JSON, format: str = "json-schema", strip_root_description: bool = False
 ) -> Outcome:
     """Zed's ``adapt_schema_to_format`` (docs/clients/zed.md#zed, language_model/src/tool_schema.rs, newer version).
 
@@ -363,7 +364,7 @@ def zed_adapt(
                     node.pointer,
                 )
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if not isinstance(v, dict):
             return v
         out = {k: x for k, x in v.items() if k not in ("additionalProperties", "propertyNames")}

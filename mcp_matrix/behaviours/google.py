@@ -10,12 +10,12 @@ on every request, so by default every request of the session fails (assumed).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, incomplete, note, refuse, typenames
 from mcp_matrix.behaviours.refs import inline, lookup
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 
 _ON_ERROR = {
     "enum": ["session-broken", "drop-tool"],
@@ -84,7 +84,7 @@ def _adk_type(out: dict, preserve_null: bool) -> dict:
     return out
 
 
-def _adk_node(v: Any, node: W.Node) -> Any:
+def _adk_node(v: JSON, node: W.Node) -> JSON:
     if isinstance(v, bool):
         return {"type": "object"}
     if not isinstance(v, dict):
@@ -111,7 +111,7 @@ def _adk_node(v: Any, node: W.Node) -> Any:
 
 
 @schema_rewrite("adk-gemini-schema", params={"on_error": _ON_ERROR}, report_losses=False)
-def adk_gemini_schema(schema: Any, on_error: str = "session-broken") -> Outcome:
+def adk_gemini_schema(schema: JSON, on_error: str = "session-broken") -> Outcome:
     """Google ADK ``_to_gemini_schema`` (docs/clients/google.md#google-adk, _gemini_schema_util.py @ 1cc66964).
 
     ``$ref`` replaced by the def named by its last segment (siblings override; a cycle
@@ -191,7 +191,7 @@ def _unpack_defs(schema: dict, defs: dict) -> dict:
     stack: list[tuple[dict, tuple]] = [(root, ())]
     budget = W.MAX_NODES
 
-    def target(ref: Any, chain: tuple) -> tuple[dict, tuple]:
+    def target(ref: JSON, chain: tuple) -> tuple[dict, tuple]:
         key = str(ref).split("defs/")[-1]
         if key not in defs or not isinstance(defs[key], dict):
             raise _Throw(f"$ref {ref!r} names no entry of $defs (KeyError, assumed)")
@@ -229,7 +229,7 @@ def _unpack_defs(schema: dict, defs: dict) -> dict:
     return root
 
 
-def _litellm_anyof_null(v: Any, node: W.Node) -> Any:
+def _litellm_anyof_null(v: JSON, node: W.Node) -> JSON:
     if not isinstance(v, dict) or not isinstance(v.get("anyOf"), list):
         return v
     arms = v["anyOf"]
@@ -249,7 +249,7 @@ def _litellm_anyof_null(v: Any, node: W.Node) -> Any:
     return {**v, "anyOf": kept}
 
 
-def _litellm_types(v: Any, node: W.Node) -> Any:
+def _litellm_types(v: JSON, node: W.Node) -> JSON:
     if not isinstance(v, dict):
         return v
     out = v
@@ -264,13 +264,13 @@ def _litellm_types(v: Any, node: W.Node) -> Any:
     return out
 
 
-def _litellm_items(v: Any, node: W.Node) -> Any:
+def _litellm_items(v: JSON, node: W.Node) -> JSON:
     if isinstance(v, dict) and v.get("items") == {}:
         return {**v, "items": {"type": "object"}}
     return v
 
 
-def _litellm_object_type(v: Any, node: W.Node) -> Any:
+def _litellm_object_type(v: JSON, node: W.Node) -> JSON:
     if isinstance(v, dict) and "properties" in v:
         out = {**v, "type": "object"}
         if out.get("required", 0) is None:
@@ -279,7 +279,7 @@ def _litellm_object_type(v: Any, node: W.Node) -> Any:
     return v
 
 
-def _litellm_filter(v: Any, node: W.Node) -> Any:
+def _litellm_filter(v: JSON, node: W.Node) -> JSON:
     if not isinstance(v, dict):
         return v
     if isinstance(v.get("anyOf"), list):
@@ -292,7 +292,7 @@ def _litellm_filter(v: Any, node: W.Node) -> Any:
 
 
 @schema_rewrite("litellm-vertex", params={"on_error": _ON_ERROR}, report_losses=False)
-def litellm_vertex(schema: Any, on_error: str = "session-broken") -> Outcome:
+def litellm_vertex(schema: JSON, on_error: str = "session-broken") -> Outcome:
     """LiteLLM ``_build_vertex_schema`` (docs/clients/google.md#litellm, litellm/llms/vertex_ai/common_utils.py, newer).
 
     ``$defs`` popped and unpacked only in properties / their anyOf / their items (refs
@@ -334,7 +334,7 @@ def litellm_vertex(schema: Any, on_error: str = "session-broken") -> Outcome:
 VG_WALK = W.Walk(maps=("properties",), lists=("allOf", "oneOf", "anyOf"), items=True)
 
 
-def _js_string(x: Any) -> str:
+def _js_string(x: JSON) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, float) and x.is_integer():
@@ -342,7 +342,7 @@ def _js_string(x: Any) -> str:
     return str(x)
 
 
-def _gemini_enum(out: dict, values: Any) -> None:
+def _gemini_enum(out: dict, values: JSON) -> None:
     if not isinstance(values, list):
         return
     if all(x is None for x in values):
@@ -358,7 +358,7 @@ def _gemini_enum(out: dict, values: Any) -> None:
         raise _Throw("enum mixes value types")
 
 
-def _vg_deref(v: Any, root: Any, node: W.Node) -> Any:
+def _vg_deref(v: JSON, root: JSON, node: W.Node) -> JSON:
     chain = node.carry or ()
     while isinstance(v, dict) and "$ref" in v:
         ref = v["$ref"]
@@ -380,7 +380,7 @@ def _vg_deref(v: Any, root: Any, node: W.Node) -> Any:
 
 
 # complexity: one node of the client's convertJSONSchemaToOpenAPISchema, a branch per keyword it converts
-def _vg_convert(v: Any, root: Any, node: W.Node, depth: int = 0) -> Any:
+def _vg_convert(v: JSON, root: JSON, node: W.Node, depth: int = 0) -> JSON:
     """One node of ``convertJSONSchemaToOpenAPISchema``; children are converted by the walk."""
     if v is None:
         return None
@@ -440,7 +440,7 @@ def _vg_convert(v: Any, root: Any, node: W.Node, depth: int = 0) -> Any:
 
 
 @schema_rewrite("vercel-google-openapi", params={"on_error": _ON_ERROR}, report_losses=False)
-def vercel_google_openapi(schema: Any, on_error: str = "session-broken") -> Outcome:
+def vercel_google_openapi(schema: JSON, on_error: str = "session-broken") -> Outcome:
     """AI SDK Google provider ``convertJSONSchemaToOpenAPISchema`` (docs/clients/vercel.md#google-provider, vercel/ai @ ed857f50).
 
     Keeps description, required, format, type (lists become ``anyOf`` + ``nullable``),

@@ -7,9 +7,8 @@ parameter, taken off before the call). A server property of the same name would 
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState, evolve
 
 WAIT_FOR_PREVIOUS = {
@@ -36,7 +35,7 @@ WAIT_FOR_PREVIOUS = {
     },
 )
 def add_property(
-    state: ListState, name: str = "wait_for_previous", schema: Any = WAIT_FOR_PREVIOUS
+    state: ListState, name: str = "wait_for_previous", schema: JSON = WAIT_FOR_PREVIOUS
 ) -> ListState:
     """The client adds its own property to every object root (Gemini CLI 0.61.0 ``wait_for_previous``).
 

@@ -19,13 +19,14 @@ from mcp_matrix.behaviours.outcomes import (
     typenames,
 )
 from mcp_matrix.behaviours.rewrite import Outcome, contains, fingerprint, mentions, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding
 
 
 def _keyword_filter(
-    schema: Any, keep: set | None, strip: set | None, where: str, name: str
+    schema: JSON, keep: set | None, strip: set | None, where: str, name: str
 ) -> Outcome:
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if not isinstance(v, dict):
             return v
         if keep is not None and not keep.issuperset(v):
@@ -49,7 +50,7 @@ def _keyword_filter(
     },
     required=("keywords",),
 )
-def keep_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
+def keep_keywords(schema: JSON, keywords: list, where: str = "all") -> Outcome:
     """Keep only the listed keywords on each schema node (a client's whitelist, e.g. docs/clients/openai.md#codex, docs/clients/google.md#litellm)."""
     return _keyword_filter(schema, set(keywords), None, where, "keep-keywords")
 
@@ -66,7 +67,7 @@ def keep_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
     required=("keywords",),
     skip=lambda schema, keywords, where="all": not mentions(schema, *keywords),
 )
-def strip_keywords(schema: Any, keywords: list, where: str = "all") -> Outcome:
+def strip_keywords(schema: JSON, keywords: list, where: str = "all") -> Outcome:
     """Delete the listed keywords from schema nodes (Copilot gpt-4* docs/clients/vscode.md#copilot-chat rule 4, Zed root docs/clients/zed.md#zed)."""
     return _keyword_filter(schema, None, set(keywords), where, "strip-keywords")
 
@@ -83,13 +84,13 @@ def _has_optional_property(node: dict) -> bool:
     params={"where": WHERE_PARAM},
     skip=lambda schema, where="all": not contains(schema, '"additionalProperties":false'),
 )
-def open_objects_with_optional_properties(schema: Any, where: str = "all") -> Outcome:
+def open_objects_with_optional_properties(schema: JSON, where: str = "all") -> Outcome:
     """``additionalProperties: false`` is deleted from each object with a property not in its
     ``required``, and kept where every property is required (Qwen Code 0.24.4,
     relaxSchemaForFunctionCalling in chunks/chunk-CF5KXZZX.js: a closed object with optional
     properties is relaxed for function calling; observed in clients/calibrations/qwen-code/0.24.4.json)."""
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if (
             isinstance(v, dict)
             and v.get("additionalProperties") is False
@@ -123,12 +124,12 @@ def open_objects_with_optional_properties(schema: Any, where: str = "all") -> Ou
     report_losses=False,
     skip=lambda schema, walk="every", longer="keep": not contains(schema, '"type":['),
 )
-def nullable_type_arrays(schema: Any, walk: str = "every", longer: str = "keep") -> Outcome:
+def nullable_type_arrays(schema: JSON, walk: str = "every", longer: str = "keep") -> Outcome:
     """``type: [T, "null"]`` becomes ``T`` + ``nullable: true`` (Gemini CLI docs/clients/google.md#gemini-cli, Copilot docs/clients/vscode.md#copilot-chat)."""
     rewritten: list[W.Node] = []
     dropped: list[W.Node] = []
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if not isinstance(v, dict) or not isinstance(v.get("type"), list):
             return v
         types = v["type"]
@@ -167,7 +168,7 @@ def nullable_type_arrays(schema: Any, walk: str = "every", longer: str = "keep")
     )
 
 
-def _no_string_over(schema: Any, max_length: int) -> bool:
+def _no_string_over(schema: JSON, max_length: int) -> bool:
     """No string anywhere in ``schema`` is longer than ``max_length`` (exact when True).
 
     A string's JSON form is at least as long as the string; without escaped quotes the
@@ -211,12 +212,12 @@ def _object_ish(v: dict) -> bool:
     },
 )
 def force_additional_properties_false(
-    schema: Any, where: str = "root", when: str = "always", mode: str = "override"
+    schema: JSON, where: str = "root", when: str = "always", mode: str = "override"
 ) -> Outcome:
     """Set ``additionalProperties: false`` (Vercel root docs/clients/vercel.md#vercel-ai-sdk, Roo every object docs/clients/roo-code.md#roo-code, Zed root docs/clients/zed.md#zed)."""
     added: list[W.Node] = []
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if not isinstance(v, dict):
             return v
         if when == "type-object" and v.get("type") != "object":
@@ -274,7 +275,7 @@ def force_additional_properties_false(
     },
 )
 def insert_properties(
-    schema: Any,
+    schema: JSON,
     when: str = "absent",
     require: str = "any",
     also: Sequence[str] = (),
@@ -282,7 +283,7 @@ def insert_properties(
 ) -> Outcome:
     """Insert ``properties: {}`` if missing (Codex docs/clients/openai.md#codex, Agents SDK docs/clients/openai.md#agents-sdk, Vercel docs/clients/vercel.md#vercel-ai-sdk, Goose docs/clients/goose.md#goose)."""
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> Any:
         if not isinstance(v, dict):
             return v
         if not node.is_root and v.get("type") != "object":
@@ -313,7 +314,7 @@ def insert_properties(
 
 
 @schema_rewrite("coerce-object-root")
-def coerce_object_root(schema: Any) -> Outcome:
+def coerce_object_root(schema: JSON) -> Outcome:
     """A root not ``type: object`` becomes ``{type: object, properties: {}}`` (Copilot docs/clients/vscode.md#copilot-chat)."""
     if isinstance(schema, dict) and schema.get("type") == "object":
         return Outcome()
@@ -339,10 +340,10 @@ def coerce_object_root(schema: Any) -> Outcome:
     },
     skip=lambda schema, max_length=1024, where="all": _no_string_over(schema, max_length),
 )
-def truncate_descriptions(schema: Any, max_length: int = 1024, where: str = "all") -> Outcome:
+def truncate_descriptions(schema: JSON, max_length: int = 1024, where: str = "all") -> Outcome:
     """Cut schema descriptions to ``max_length`` characters (Copilot gpt-4* docs/clients/vscode.md#copilot-chat rule 3)."""
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if (
             isinstance(v, dict)
             and isinstance(v.get("description"), str)
@@ -372,10 +373,10 @@ def _prunable(v: dict) -> bool:
         not mentions(schema, "required") or not W.some_dict(schema, _prunable)
     ),
 )
-def prune_required(schema: Any, where: str = "all") -> Outcome:
+def prune_required(schema: JSON, where: str = "all") -> Outcome:
     """Drop ``required`` names that are not in ``properties`` (Copilot docs/clients/vscode.md#copilot-chat rule 6)."""
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if (
             isinstance(v, dict)
             and v.get("type") == "object"
@@ -396,10 +397,10 @@ def prune_required(schema: Any, where: str = "all") -> Outcome:
     params={"where": WHERE_PARAM},
     skip=lambda schema, where="all": not contains(schema, '"items":['),
 )
-def tuple_items_to_anyof(schema: Any, where: str = "all") -> Outcome:
+def tuple_items_to_anyof(schema: JSON, where: str = "all") -> Outcome:
     """``items`` given as a list becomes ``{anyOf: items}`` (Copilot gpt-4/claude/o4, docs/clients/vscode.md#copilot-chat)."""
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if isinstance(v, dict) and isinstance(v.get("items"), list):
             return {**v, "items": {"anyOf": v["items"]}}
         return v

@@ -31,6 +31,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.outcomes import diff_findings, note, refuse
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 
 _ON_ERROR = {
     "enum": ["session-broken", "drop-tool"],
@@ -208,7 +209,7 @@ def _has(value: Any, key: str) -> bool:
     raise _Raises(f"argument of type '{type(value).__name__}' is not iterable")
 
 
-def _items(schema: Any) -> dict:
+def _items(schema: JSON) -> dict:
     """``_get_items_from_schema``: a tuple list becomes item0.. entries (then STRING)."""
     if isinstance(schema, list):
         return {
@@ -236,7 +237,7 @@ def _items(schema: Any) -> dict:
     return items
 
 
-def _strings(value: Any, field: str) -> None:
+def _strings(value: JSON, field: str) -> None:
     if value is not None and not (
         isinstance(value, list) and all(isinstance(x, str) for x in value)
     ):
@@ -245,7 +246,7 @@ def _strings(value: Any, field: str) -> None:
         )
 
 
-def _build(schema: Any, is_property: bool = False, variant: bool = False) -> dict | None:
+def _build(schema: JSON, is_property: bool = False, variant: bool = False) -> dict | None:
     """``_dict_to_genai_schema``: the google-genai Schema, as the request carries it."""
     f = _format(schema)
     out: dict = {}
@@ -290,7 +291,7 @@ def _build(schema: Any, is_property: bool = False, variant: bool = False) -> dic
     return out
 
 
-def depth(schema: Any) -> int:
+def depth(schema: JSON) -> int:
     """How deep the conversion recurses: levels of properties, items, anyOf and allOf (iterative)."""
     deepest, stack = 0, [(schema, 1)]
     while stack:
@@ -310,7 +311,7 @@ def depth(schema: Any) -> int:
     return deepest
 
 
-def as_json_schema(value: Any) -> Any:
+def as_json_schema(value: JSON) -> object:
     """The Gemini Schema read with JSON Schema spellings: ``STRING`` -> ``string``, ``any_of`` ->
     ``anyOf``, and ``nullable: true`` on type T -> ``anyOf: [{T ...}, {type: null}]`` (the form
     Pydantic and most servers write an optional value in), so only real losses are diffed."""
@@ -337,7 +338,7 @@ def as_json_schema(value: Any) -> Any:
     return out
 
 
-def convert(schema: Any) -> dict | None:
+def convert(schema: JSON) -> dict | None:
     """The parameters ChatGoogleGenerativeAI sends for a function (None: no parameters)."""
     if not isinstance(schema, dict):
         raise _Raises(f"parameters are {type(schema).__name__} (AttributeError on .get)")
@@ -352,7 +353,7 @@ def convert(schema: Any) -> dict | None:
 
 
 @schema_rewrite("langchain-genai-schema", params={"on_error": _ON_ERROR}, report_losses=False)
-def langchain_genai_schema(schema: Any, on_error: str = "session-broken") -> Outcome:
+def langchain_genai_schema(schema: JSON, on_error: str = "session-broken") -> Outcome:
     """ChatGoogleGenerativeAI's conversion of a tool's parameters to a Gemini Schema.
 
     E. code: langchain_google_genai/_function_utils.py@4.4.3 (the module docstring lists each step);

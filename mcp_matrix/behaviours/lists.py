@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any
 
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import label, param
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import memo_cache
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState
 
 
@@ -60,7 +60,7 @@ def pagination(state: ListState, mode: str = "all", max_pages: int = 0) -> ListS
         if mode == "first-page"
         else f"this client stops after {last} pages"
     )
-    unread: dict[Any, Finding] = {}  # one finding per page, shared by the tools on it
+    unread: dict[int, Finding] = {}  # one finding per page, shared by the tools on it
     for i, tool in enumerate(tools):
         if not tool.hidden and tool.page >= last:
             finding = unread.get(tool.page)
@@ -78,7 +78,7 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text)[:3]) or (0,)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: JSON) -> str:
     try:
         return json.dumps(value)[:40]
     except (TypeError, ValueError, RecursionError):
@@ -91,7 +91,7 @@ _TS_SDK = (
 
 
 def _ts_sdk_problem(
-    tool: Any, version: tuple, outputs: bool, booleans: bool = True
+    tool: JSON, version: tuple, outputs: bool, booleans: bool = True
 ) -> tuple[str, str] | None:
     """Why the TS SDK's Zod ToolSchema rejects ``tool`` (docs/clients/sdks.md#typescript-sdk), as (pointer, reason)."""
     if not isinstance(tool, dict):

@@ -28,6 +28,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan, Finding
 
 _PY = {"string": "string", "number": "number", "integer": "integer", "boolean": "boolean"}
@@ -56,7 +57,7 @@ class _PydanticModelSchema:
         self.used: dict[str, dict] = {}
         self.stack: list[str] = []
 
-    def model(self, schema: Any, title: str | None) -> dict:
+    def model(self, schema: JSON, title: str | None) -> dict:
         if not isinstance(schema, dict):
             raise _Unbuildable("a schema is not an object")
         props = schema.get("properties", {})
@@ -85,7 +86,7 @@ class _PydanticModelSchema:
             out["title"] = title
         return out
 
-    def field_type(self, field: Any) -> dict:
+    def field_type(self, field: JSON) -> dict:
         if not isinstance(field, dict):  # a list or boolean: AttributeError or TypeError there
             raise _Unbuildable(f"a subschema is {type(field).__name__}")
         if "$ref" in field:
@@ -135,7 +136,7 @@ class _PydanticModelSchema:
                     kinds.append(k)
         return kinds[0] if len(kinds) == 1 else {"anyOf": kinds}
 
-    def basic(self, field: Any) -> dict:
+    def basic(self, field: JSON) -> dict:
         if not isinstance(field, dict):
             raise _Unbuildable(f"a subschema is {type(field).__name__}")
         kind = field.get("type", "string")
@@ -163,7 +164,7 @@ def _free_map(field: dict) -> bool:
     return field.get("type") == "object" and isinstance(field.get("additionalProperties"), dict)
 
 
-def _literal(values: Any) -> dict:
+def _literal(values: JSON) -> dict:
     values = list(values) if isinstance(values, list) else [values]
     kinds = {_LITERAL.get(type(v)) for v in values}
     out: dict = {"const": values[0]} if len(values) == 1 else {"enum": values}
@@ -179,7 +180,7 @@ def _nullable(kind: dict) -> dict:
     return {"anyOf": [*(o for o in options if o != NULL), dict(NULL)]}  # Optional[...] of a union
 
 
-def parameters(schema: Any) -> dict:
+def parameters(schema: JSON) -> dict:
     """What the model is given for ``schema``; raises ``_Unbuildable`` as LlamaIndex would."""
     if not isinstance(schema, dict):
         raise _Unbuildable("the inputSchema is not an object")
@@ -214,7 +215,7 @@ def _reachable(root: dict, models: dict) -> set[str]:
 
 
 @schema_rewrite("llamaindex-schema", report_losses=True)
-def llamaindex_schema(schema: Any) -> Outcome:
+def llamaindex_schema(schema: JSON) -> Outcome:
     """The pydantic rebuild; a schema it cannot build fails the whole run.
 
     Observed: clients/calibrations/llamaindex/0.6.0.json."""

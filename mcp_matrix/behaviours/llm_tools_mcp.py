@@ -9,13 +9,12 @@ Observed with llm 0.36 and llm-tools-mcp 0.4 (clients/calibrations/llm/0.36.json
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import ListState, evolve
 
 
-def llm_description(description: Any, server: str) -> str:
+def llm_description(description: JSON, server: str) -> str:
     """The description llm-tools-mcp gives the model for one MCP tool."""
     text = description if isinstance(description, str) else ""
     return f"{text}\n[from MCP server: {server}]"

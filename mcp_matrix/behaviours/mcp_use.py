@@ -40,6 +40,7 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import refuse_call, run_failed
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan
 
 MISSING = object()
@@ -80,14 +81,14 @@ class Field:
     kind: Kind
     required: bool
     default: Any = MISSING
-    description: Any = MISSING
+    description: object = MISSING
     title: bool = True  # create_model("CombinedModel", ...) fields: a title, nothing else
 
 
 @dataclass(frozen=True, eq=False)
 class Model:
     title: str
-    description: Any
+    description: JSON
     fields: tuple[Field, ...]
 
 
@@ -95,7 +96,7 @@ ANY = Kind("any")
 NONE = Kind("none")
 
 
-def fix_schema(schema: Any) -> Any:
+def fix_schema(schema: JSON) -> JSON:
     """mcp-use's ``fix_schema`` on a copy."""
     if isinstance(schema, dict):
         out = dict(schema)
@@ -109,25 +110,25 @@ def fix_schema(schema: Any) -> Any:
     return schema
 
 
-def _has(value: Any, key: str) -> bool:
+def _has(value: JSON, key: str) -> bool:
     """``key in value`` as Python answers it (a substring of a string, an item of a list)."""
     if isinstance(value, (dict, list, str)):
         return key in value
     raise Unbuildable(f"argument of type {type(value).__name__!r} is not iterable")
 
 
-def _get(value: Any, key: str) -> Any:
+def _get(value: JSON, key: str) -> Any:
     if not isinstance(value, dict):
         raise Unbuildable(f"{type(value).__name__} indices must be integers, not 'str'")
     return value[key]
 
 
 class _Builder:
-    def __init__(self, defs: Any) -> None:
+    def __init__(self, defs: JSON) -> None:
         self.defs = defs
         self.depth = 0
 
-    def model(self, schema: Any) -> Model:
+    def model(self, schema: JSON) -> Model:
         self.depth += 1
         if self.depth > 200:
             raise Unbuildable("maximum recursion depth exceeded")
@@ -136,7 +137,7 @@ class _Builder:
         finally:
             self.depth -= 1
 
-    def _model(self, schema: Any) -> Model:
+    def _model(self, schema: JSON) -> Model:
         if not isinstance(schema, dict):
             raise Unbuildable(f"{type(schema).__name__!r} object has no attribute 'get'")
         props = schema.get("properties", {})
@@ -200,7 +201,7 @@ def union(kinds: tuple[Kind, ...]) -> Kind:
     return flat[0] if len(flat) == 1 else Kind("union", options=tuple(flat))
 
 
-def build(schema: Any) -> Model:
+def build(schema: JSON) -> Model:
     """The pydantic model mcp-use makes of ``schema``; raises ``Unbuildable`` where it would."""
     fixed = fix_schema(schema)
     if not isinstance(fixed, dict):
@@ -268,7 +269,7 @@ def rm_titles(node: dict, prev_key: str = "") -> dict:
     return out
 
 
-def parameters(schema: Any) -> dict:
+def parameters(schema: JSON) -> dict:
     """What the model is given for ``schema``; raises ``Unbuildable`` as mcp-use would."""
     model = build(schema)
     shown = tuple(
@@ -281,7 +282,7 @@ def parameters(schema: Any) -> dict:
 
 
 @schema_rewrite("mcp-use-schema", report_losses=True)
-def mcp_use_schema(schema: Any) -> Outcome:
+def mcp_use_schema(schema: JSON) -> Outcome:
     """The pydantic rebuild; a schema it cannot build fails the whole run.
 
     Observed: clients/calibrations/mcp-use/1.7.1.json."""
@@ -304,14 +305,14 @@ class Invalid(Exception):
     """A value pydantic refuses."""
 
 
-def _exact(kind: Kind, value: Any) -> bool:
+def _exact(kind: Kind, value: JSON) -> bool:
     exact = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict}
     if kind.tag == "none":
         return value is None
     return kind.tag in exact and type(value) is exact[kind.tag]
 
 
-def _lax(kind: Kind, value: Any) -> Any:
+def _lax(kind: Kind, value: JSON) -> JSON:
     tag = kind.tag
     if tag == "any":
         return value
@@ -342,7 +343,7 @@ def _lax(kind: Kind, value: Any) -> Any:
     raise Invalid(tag)
 
 
-def _bool(value: Any) -> bool:
+def _bool(value: JSON) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
@@ -352,7 +353,7 @@ def _bool(value: Any) -> bool:
     raise Invalid("not a boolean")
 
 
-def _int(value: Any) -> int:
+def _int(value: JSON) -> int:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -373,7 +374,7 @@ def _int(value: Any) -> int:
     raise Invalid("not an integer")
 
 
-def _float(value: Any) -> float:
+def _float(value: JSON) -> float:
     if isinstance(value, (bool, int, float)):
         return float(value)
     if isinstance(value, str):
@@ -384,7 +385,7 @@ def _float(value: Any) -> float:
     raise Invalid("not a number")
 
 
-def validate(kind: Kind, value: Any) -> Any:
+def validate(kind: Kind, value: JSON) -> JSON:
     """pydantic's lax validation; a union tries an exact match, then strict, then lax, in order."""
     if kind.tag != "union":
         return _lax(kind, value)
@@ -402,7 +403,7 @@ def validate(kind: Kind, value: Any) -> Any:
     raise Invalid("no member of the union takes it")
 
 
-def validate_model(model: Model, value: Any, nested: bool) -> dict:
+def validate_model(model: Model, value: JSON, nested: bool) -> dict:
     """The fields given (validated) and every other field's default. A nested model goes out
     as the MCP SDK 1.x dumps its request (``exclude_none``): its null fields are left out."""
     if not isinstance(value, dict):
@@ -420,7 +421,7 @@ def validate_model(model: Model, value: Any, nested: bool) -> dict:
     return out
 
 
-def sent_arguments(schema: Any, arguments: dict) -> dict:
+def sent_arguments(schema: JSON, arguments: dict) -> dict:
     """What ``_parse_input`` passes on: given fields validated, unknown keys dropped, defaults added."""
     return validate_model(build(schema), arguments, nested=False)
 

@@ -15,6 +15,7 @@ from typing import Any
 from mcp_matrix.behaviours.outcomes import consequence, label, note, param, refuse_tool
 from mcp_matrix.behaviours.registry import behaviour, freeze
 from mcp_matrix.behaviours.rewrite import memo_cache
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.materiality import renamed
 from mcp_matrix.core.model import Finding, ListState, evolve
 
@@ -209,7 +210,7 @@ _NAME_PARAMS = {
 
 
 @behaviour("tool-name", "discovery", params=_NAME_PARAMS)
-def tool_name(state: ListState, **params: Any) -> ListState:
+def tool_name(state: ListState, **params: JSON) -> ListState:
     """Build the model-facing name: template, cleaning, length rule, collisions (docs/clients/names.md#model-facing-names).
 
     Covers Claude Code ``mcp__s__t`` (docs/clients/anthropic.md#claude-code), Codex sanitise + 24+sha1 hash (docs/clients/openai.md#codex), Gemini CLI

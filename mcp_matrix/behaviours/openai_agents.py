@@ -21,6 +21,7 @@ from urllib.parse import unquote
 from mcp_matrix.behaviours.outcomes import diff_findings, note
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
 from mcp_matrix.behaviours.walk import json_copy
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import unescape
 
 MAX_DEPTH = 100
@@ -50,7 +51,7 @@ class NotStrict(Exception):
     """The SDK's converter would raise (UserError, TypeError, ValueError, KeyError)."""
 
 
-def nested_deeper_than(schema: Any, limit: int = MAX_DEPTH) -> bool:
+def nested_deeper_than(schema: JSON, limit: int = MAX_DEPTH) -> bool:
     """Whether dicts and lists nest deeper than ``limit`` (iterative: safe on any depth)."""
     stack = [(schema, 1)]
     while stack:
@@ -64,7 +65,7 @@ def nested_deeper_than(schema: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def _resolve(root: dict, ref: Any) -> dict:
+def _resolve(root: dict, ref: JSON) -> dict:
     if not isinstance(ref, str) or not ref.startswith("#/"):
         raise NotStrict(f"$ref {ref!r} is not a local #/ pointer")
     node: Any = root
@@ -121,7 +122,7 @@ def _merge_all_of(entry: dict, parent: dict) -> dict:
 
 # complexity: the SDK's strict-schema rules read top to bottom, one branch per keyword it rejects or rewrites
 def _walk(
-    node: Any, root: dict, reject_open: bool, depth: int, nested: bool, at: str, forced: list
+    node: JSON, root: dict, reject_open: bool, depth: int, nested: bool, at: str, forced: list
 ) -> dict:
     if depth > MAX_DEPTH:
         raise NotStrict("schema too deeply nested")
@@ -136,7 +137,7 @@ def _walk(
         if set(node) - {"$ref"} - quiet:
             raise NotStrict(f"$ref at {at or '/'} has constraining siblings")
 
-    def sub(value: Any, where: str) -> dict:
+    def sub(value: JSON, where: str) -> dict:
         return _walk(value, root, reject_open, depth + 1, nested, f"{at}/{where}", forced)
 
     for defs in ("$defs", "definitions"):
@@ -202,7 +203,7 @@ def _walk(
     return node
 
 
-def agents_strict(schema: Any, reject_open: bool, forced: list | None = None) -> dict:
+def agents_strict(schema: JSON, reject_open: bool, forced: list | None = None) -> dict:
     """0.24 ``ensure_strict_json_schema`` on a copy of ``schema``; raises NotStrict.
 
     ``forced`` collects (pointer, names) of properties the conversion made required."""
@@ -223,7 +224,7 @@ def agents_strict(schema: Any, reject_open: bool, forced: list | None = None) ->
 
 
 @schema_rewrite("openai-agents-strict", report_losses=False)
-def openai_agents_strict(schema: Any) -> Outcome:
+def openai_agents_strict(schema: JSON) -> Outcome:
     """openai-agents 0.24 MCP tool schema: ``properties`` added, strict conversion or the original.
 
     The successor of ``openai-strict`` (the version @ 014750b8, docs/clients/openai.md#agents-sdk). Put this in place of ``insert-properties`` + ``openai-strict`` for 0.24: it does both.

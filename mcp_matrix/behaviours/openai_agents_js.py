@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from mcp_matrix.behaviours.outcomes import label, note
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.materiality import renamed
 from mcp_matrix.core.model import Finding, ListState, ToolState, evolve
 
@@ -94,7 +94,7 @@ def agents_js_tool_name(state: ListState) -> ListState:
 
 
 @schema_rewrite("agents-js-schema")
-def agents_js_schema(schema: Any) -> Outcome:
+def agents_js_schema(schema: JSON) -> Outcome:
     """The non-strict function tool's parameters: type, properties and required filled in when
     absent or null, and ``additionalProperties: true`` whatever the server said.
 

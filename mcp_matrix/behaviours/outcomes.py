@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.rewrite import Outcome, losses, mentions
 from mcp_matrix.behaviours.walk import ALL, dangling_refs
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallPlan, Finding, ListState, ToolState, evolve
 from mcp_matrix.core.tools import COMBINATORS as SCHEMA_COMBINATORS
 from mcp_matrix.core.tools import unescape
@@ -22,7 +23,7 @@ WHERE = ("root", "all", "copilot")
 COMBINATORS = list(SCHEMA_COMBINATORS)  # a list: the default of a behaviour parameter (JSON)
 
 
-def param(kind: str | list | tuple, description: str, default: Any = None, **more: Any) -> dict:
+def param(kind: str | list | tuple, description: str, default: JSON = None, **more: JSON) -> dict:
     """A param's JSON Schema: type (or enum), default and description."""
     schema: dict = {"enum": list(kind)} if isinstance(kind, (list, tuple)) else {"type": kind}
     schema["description"] = description
@@ -111,7 +112,7 @@ def refuse_tool(
     raise ValueError(f"not a refusal policy: {policy!r}")
 
 
-def _at(root: Any, tokens: list[str]) -> Any:
+def _at(root: JSON, tokens: list[str]) -> JSON:
     node = root
     for token in tokens:
         if isinstance(node, dict) and token in node:
@@ -123,7 +124,7 @@ def _at(root: Any, tokens: list[str]) -> Any:
     return node
 
 
-def _types(node: Any) -> set:
+def _types(node: JSON) -> set:
     """Every type a node admits, whether said as a type list, anyOf arms or ``nullable``."""
     if not isinstance(node, dict):
         return set()
@@ -137,7 +138,7 @@ def _types(node: Any) -> set:
     return out
 
 
-def _same_arms_but_null(old: Any, new: Any) -> bool:
+def _same_arms_but_null(old: JSON, new: JSON) -> bool:
     """``anyOf`` arms kept (keys may be added) once the null arm is said as ``nullable``."""
     if not (isinstance(old, list) and isinstance(new, list)):
         return False
@@ -164,7 +165,7 @@ def _said_as_types(arms: list, now: dict) -> bool:
     return all(isinstance(k, str) for k in kinds) and set(kinds) == _types(now)
 
 
-def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: Any) -> bool:
+def lossless(ptr: str, kind: str, before: JSON, after: JSON, dangling: object) -> bool:
     """Whether a diff entry is a rewrite that keeps the information (not a loss).
 
     A ``$ref`` replaced by its target, ``$defs`` removed once nothing refers into them, a
@@ -204,7 +205,7 @@ def lossless(ptr: str, kind: str, before: Any, after: Any, dangling: Any) -> boo
 
 
 def diff_findings(
-    before: Any, after: Any, behaviour: str, skip_root: bool = False, through_refs: bool = False
+    before: JSON, after: Any, behaviour: str, skip_root: bool = False, through_refs: bool = False
 ) -> tuple:
     """Loss findings for behaviours that report losses themselves (``report_losses=False``).
 
@@ -244,7 +245,7 @@ def diff_findings(
 _LOST = Finding(code="", message="", lost=True)  # copied, not constructed: thousands per run
 
 
-def _refers(schema: Any) -> bool:
+def _refers(schema: JSON) -> bool:
     """Whether any object in ``schema`` may have a ``$ref`` key (False is exact), read off
     its JSON text without keeping it: a rewrite's output is not fingerprinted otherwise."""
     try:
@@ -265,7 +266,7 @@ def label(tool: ToolState) -> str:
     return tool.server_name or f"#{tool.index}"
 
 
-def typenames(value: Any) -> list[str]:
+def typenames(value: JSON) -> list[str]:
     """``type`` as a list of names (a string, a list, or nothing)."""
     if isinstance(value, str):
         return [value]

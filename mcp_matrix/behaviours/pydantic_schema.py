@@ -18,6 +18,7 @@ from mcp_matrix.behaviours.openai_agents import nested_deeper_than
 from mcp_matrix.behaviours.outcomes import diff_findings
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
 from mcp_matrix.behaviours.walk import json_copy
+from mcp_matrix.core.jsontypes import JSON
 
 UNIONS = ("allOf", "anyOf", "oneOf")
 DROPPED = ("title", "$schema", "discriminator")
@@ -28,7 +29,7 @@ class _TooDeep(Exception):
     pass
 
 
-def _handle(node: Any, depth: int) -> Any:
+def _handle(node: object, depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise _TooDeep
     if not isinstance(node, dict):
@@ -80,7 +81,7 @@ def _transform(node: dict) -> dict:
     return node
 
 
-def openai_transform(schema: Any) -> Any:
+def openai_transform(schema: JSON) -> JSON:
     """The transformer's walk on a copy of ``schema`` (root ``$ref`` schemas not modelled)."""
     if not isinstance(schema, dict):
         return schema
@@ -97,7 +98,7 @@ def openai_transform(schema: Any) -> Any:
 
 
 @schema_rewrite("pydantic-ai-openai-schema", report_losses=False)
-def pydantic_ai_openai_schema(schema: Any) -> Outcome:
+def pydantic_ai_openai_schema(schema: JSON) -> Outcome:
     """Pydantic AI's OpenAI schema transformer, non-strict (docs/clients/pydantic-ai.md).
 
     Closes every object that does not say otherwise, adds empty ``properties``, drops titles.

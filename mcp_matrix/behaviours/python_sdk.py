@@ -17,11 +17,10 @@ here), and the 2026-07-28 per-tool ``x-mcp-header`` drop.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import label, param
 from mcp_matrix.behaviours.registry import behaviour
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState
 
 ERAS = ("2025-11-25", "2026-07-28")
@@ -30,7 +29,7 @@ _LAX_BOOL_STRINGS = {"0", "off", "f", "false", "n", "no", "1", "on", "t", "true"
 _HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
 
-def lax_bool(value: Any) -> bool:
+def lax_bool(value: JSON) -> bool:
     """Whether pydantic's lax mode accepts ``value`` for a ``bool`` field."""
     if isinstance(value, bool):
         return True
@@ -43,7 +42,7 @@ def _optional_str(tool: dict, key: str) -> bool:
     return tool.get(key) is None or isinstance(tool[key], str)
 
 
-def _schema_problem(schema: Any, where: str, era: str, output: bool) -> tuple[str, str] | None:
+def _schema_problem(schema: JSON, where: str, era: str, output: bool) -> tuple[str, str] | None:
     """(pointer, why) when ``schema`` fails the era's InputSchema / OutputSchema model."""
     if not isinstance(schema, dict):
         return f"/{where}", f"{where} is not a JSON object"
@@ -72,7 +71,7 @@ def _schema_problem(schema: Any, where: str, era: str, output: bool) -> tuple[st
     return None
 
 
-def python_sdk_problem(tool: Any, era: str = "2025-11-25") -> tuple[str, str] | None:
+def python_sdk_problem(tool: JSON, era: str = "2025-11-25") -> tuple[str, str] | None:
     """(pointer, why) when one tool fails the SDK's wire ``Tool`` model, else None."""
     if not isinstance(tool, dict):
         return "", "the tool is not a JSON object"

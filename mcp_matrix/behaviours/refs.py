@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix.behaviours import walk as W
+from mcp_matrix.core.jsontypes import JSON
 
 FORMS = ("any-pointer", "defs-only", "last-segment")
 
@@ -36,7 +37,7 @@ class Inlined:
         return [(node.pointer, ref) for node, ref in self.missing_nodes[:20]]
 
 
-def lookup(root: Any, ref: Any, form: str) -> tuple[bool, Any]:
+def lookup(root: JSON, ref: JSON, form: str) -> tuple[bool, JSON]:
     """Find what ``ref`` points at in ``root`` under a client's resolution ``form``."""
     if not isinstance(ref, str):
         return False, None
@@ -62,7 +63,7 @@ def lookup(root: Any, ref: Any, form: str) -> tuple[bool, Any]:
     return (True, merged[name]) if name in merged else (False, None)
 
 
-def siblings_win(target: Any, siblings: dict) -> Any:
+def siblings_win(target: JSON, siblings: dict) -> JSON:
     """``{...target, ...siblings}`` (Vercel docs/clients/vercel.md#google-provider, ADK docs/clients/google.md#google-adk, Agents SDK docs/clients/openai.md#agents-sdk)."""
     if not siblings:
         return target
@@ -72,11 +73,11 @@ def siblings_win(target: Any, siblings: dict) -> Any:
 
 
 def inline(
-    schema: Any,
+    schema: JSON,
     form: str = "any-pointer",
     walk: W.Walk = W.ALL,
-    on_cycle: Callable[[dict, Any, str], Any] | None = None,
-    merge: Callable[[Any, dict], Any] = siblings_win,
+    on_cycle: Callable[[dict, JSON, str], Any] | None = None,
+    merge: Callable[[Any, dict], JSON] = siblings_win,
     only_with_siblings: bool = False,
 ) -> Inlined:
     """Replace resolvable ``$ref`` nodes by their targets (merged with their siblings).
@@ -87,7 +88,7 @@ def inline(
     """
     out = Inlined(schema)
 
-    def fn(value: Any, node: W.Node) -> Any:
+    def fn(value: JSON, node: W.Node) -> JSON:
         chain = node.carry or ()
         while isinstance(value, dict) and isinstance(value.get("$ref"), str):
             ref = value["$ref"]

@@ -18,10 +18,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+
+from mcp_matrix.core.jsontypes import JSON
 
 PHASES = ("discovery", "cache", "call", "result")
 
@@ -49,14 +51,15 @@ class BehaviourSpec:
 
 
 REGISTRY: dict[str, BehaviourSpec] = {}
+_Behaviour = TypeVar("_Behaviour", bound=Callable[..., Any])  # a decorated function keeps its type
 
 
 def behaviour(
     name: str,
     phase: str,
-    params: Mapping[str, Any] | None = None,
+    params: Mapping[str, object] | None = None,
     required: tuple[str, ...] = (),
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+) -> Callable[[_Behaviour], _Behaviour]:
     """Register ``fn`` under ``name``; its docstring's first line becomes its summary.
 
     The params schema is checked here, at import, so a broken one fails loudly with the
@@ -66,7 +69,7 @@ def behaviour(
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}")
 
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def register(fn: _Behaviour) -> _Behaviour:
         if name in REGISTRY:
             raise ValueError(f"behaviour {name!r} registered twice")
         doc = (fn.__doc__ or "").strip().splitlines()
@@ -129,6 +132,6 @@ def load_all() -> dict[str, BehaviourSpec]:
     return REGISTRY
 
 
-def freeze(value: Any) -> Any:
+def freeze(value: JSON) -> Any:
     """A hashable stand-in for JSON-ish params (memo keys)."""
     return json.dumps(value, sort_keys=True, default=str)

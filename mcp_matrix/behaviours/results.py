@@ -7,10 +7,10 @@ failure (or loses part of the answer) even though the server did the work.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.validation import validation_errors
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, Finding
 from mcp_matrix.core.tools import read_only
 
@@ -33,7 +33,7 @@ from mcp_matrix.core.tools import read_only
     },
 )
 def require_structured_content(
-    result: Any, ctx: CallContext, validate: bool = True, ends_run: bool = False
+    result: JSON, ctx: CallContext, validate: bool = True, ends_run: bool = False
 ) -> Finding | None:
     """A tool with an ``outputSchema`` must return valid ``structuredContent`` unless ``isError``.
 
@@ -99,7 +99,7 @@ def _repeat_warning(ctx: CallContext) -> str:
     },
     required=("max_chars",),
 )
-def result_size_cap(result: Any, ctx: CallContext, max_chars: int = 100000) -> Finding | None:
+def result_size_cap(result: JSON, ctx: CallContext, max_chars: int = 100000) -> Finding | None:
     """A result larger than the client's cap is refused (Claude Code: 25000 tokens, docs/clients/anthropic.md#claude-code).
 
     Its message: "exceeds maximum allowed tokens (25000)".

@@ -17,6 +17,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour, freeze
 from mcp_matrix.behaviours.walk import MAX_NODES
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState, evolve
 from mcp_matrix.core.tools import escape
 
@@ -39,11 +40,11 @@ class Outcome:
     findings: tuple[Finding, ...] = ()
 
 
-_FINGERPRINTS: dict[int, tuple[Any, str]] = {}
+_FINGERPRINTS: dict[int, tuple[JSON, str]] = {}
 _MEMO: dict[tuple[str, str, str], tuple[Outcome, tuple[Finding, ...]]] = {}
 
 
-def fingerprint(schema: Any) -> str:
+def fingerprint(schema: JSON) -> str:
     """A canonical JSON text of ``schema``, memoised by object identity (computed once per
     schema object: every rewrite of every profile reads it from here)."""
     hit = _FINGERPRINTS.get(id(schema))
@@ -65,11 +66,11 @@ def fingerprint(schema: Any) -> str:
 _CANONICAL_BUDGET = 5_000_000  # values; past that a schema is not worth a text
 
 
-def _canonical(schema: Any) -> str | None:
+def _canonical(schema: JSON) -> str | None:
     """``json.dumps(schema, sort_keys=True, separators=(",", ":"))`` for a schema too deep
     for the C encoder, written iteratively; None for what that would refuse."""
     out: list[str] = []
-    stack: list[Any] = [schema]
+    stack: list[JSON] = [schema]
     budget = _CANONICAL_BUDGET
     while stack:
         item = stack.pop()
@@ -125,7 +126,7 @@ def clear_memo() -> None:
 _NEEDLES: dict[str, str] = {}
 
 
-def contains(schema: Any, *fragments: str) -> bool:
+def contains(schema: JSON, *fragments: str) -> bool:
     """Whether the fingerprint of ``schema`` contains one of ``fragments`` (raw canonical
     JSON, e.g. ``'"items":['`` for an ``items`` given as a list). False is exact; an
     unserialisable schema contains everything."""
@@ -133,7 +134,7 @@ def contains(schema: Any, *fragments: str) -> bool:
     return text.startswith("<unserialisable") or any(f in text for f in fragments)
 
 
-def mentions(schema: Any, *keys: str) -> bool:
+def mentions(schema: JSON, *keys: str) -> bool:
     """Whether some object in ``schema`` may have one of ``keys`` as a key.
 
     Read off the fingerprint (canonical JSON, memoised per schema object): a key ``k``
@@ -161,7 +162,7 @@ SAID_BY_ABSENCE = frozenset(
 )
 
 
-def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[tuple[str, str]]:
+def losses(before: JSON, after: JSON, pointer: str = "", limit: int = 50) -> list[tuple[str, str]]:
     """JSON pointers where ``after`` lost or changed what ``before`` said.
 
     Returns ``(pointer, "removed" | "changed")`` pairs; additions are not losses. Walks
@@ -170,7 +171,7 @@ def losses(before: Any, after: Any, pointer: str = "", limit: int = 50) -> list[
     built only for what is reported.
     """
     out: list[tuple[str, str]] = []
-    stack: list[tuple[Any, Any, Any]] = [(before, after, None)]  # path: (parent path, token)
+    stack: list[tuple[JSON, JSON, object]] = [(before, after, None)]  # path: (parent path, token)
     while stack and len(out) < limit:
         b, a, path = stack.pop()
         if b is a:
@@ -214,13 +215,13 @@ class SchemaRewrite:
         self.apply, self.rewrite, self.skip = apply, rewrite, skip
         self.__doc__, self.__name__ = rewrite.__doc__, rewrite.__name__
 
-    def __call__(self, state: ListState, **kwargs: Any) -> ListState:
+    def __call__(self, state: ListState, **kwargs: JSON) -> ListState:
         return self.apply(state, **kwargs)
 
 
 def schema_rewrite(
     name: str,
-    params: Mapping[str, Any] | None = None,
+    params: Mapping[str, object] | None = None,
     required: tuple[str, ...] = (),
     report_losses: bool = True,
     skip: Callable[..., bool] | None = None,
@@ -234,7 +235,7 @@ def schema_rewrite(
     """
 
     def wrap(fn: Callable[..., Outcome]) -> SchemaRewrite:
-        def apply(state: ListState, **kwargs: Any) -> ListState:
+        def apply(state: ListState, **kwargs: JSON) -> ListState:
             if state.outcome != "ok":
                 return state
             key_params = freeze(kwargs)
@@ -294,7 +295,7 @@ _NOTHING: tuple[Outcome, tuple[Finding, ...]] = (_NOTHING_OUTCOME, ())
 
 
 def _run(
-    fn: Callable[..., Outcome], name: str, report_losses: bool, schema: Any, kwargs: dict
+    fn: Callable[..., Outcome], name: str, report_losses: bool, schema: JSON, kwargs: dict
 ) -> tuple[Outcome, tuple[Finding, ...]]:
     """Call the rewrite once for a (params, schema) and work out its losses."""
     outcome = fn(schema, **kwargs)

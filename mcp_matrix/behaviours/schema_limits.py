@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from mcp_matrix.behaviours.rewrite import mentions
 from mcp_matrix.core.evidence import Evidence
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding
 from mcp_matrix.core.tools import unescape
 
@@ -43,12 +43,12 @@ class LongEnum:
     json_bytes: int
 
 
-def long_enums(schema: Any, cap: int = MAX_ENUM_VALUES, limit: int = 20) -> list[LongEnum]:
+def long_enums(schema: JSON, cap: int = MAX_ENUM_VALUES, limit: int = 20) -> list[LongEnum]:
     """The enums of ``schema`` with more than ``cap`` values (at most ``limit``), iteratively."""
     out: list[LongEnum] = []
     if not isinstance(schema, (dict, list)) or not mentions(schema, "enum"):
         return out  # the usual case, read off the memoised canonical text
-    stack: list[tuple[Any, str]] = [(schema, "")]
+    stack: list[tuple[JSON, str]] = [(schema, "")]
     seen = 0
     while stack and len(out) < limit and seen < _WALK_NODES:
         node, at = stack.pop()
@@ -76,7 +76,7 @@ def _json_size(values: list) -> int:
         return 0
 
 
-def without_long_enums(schema: Any, cap: int = MAX_ENUM_VALUES) -> tuple[Any, tuple[str, ...]]:
+def without_long_enums(schema: JSON, cap: int = MAX_ENUM_VALUES) -> tuple[JSON, tuple[str, ...]]:
     """``schema`` with every enum over ``cap`` left out (copy-on-write), and a note for each.
 
     What the validator compiles: such an enum is not checked, rather than compiled into
@@ -101,7 +101,7 @@ def without_long_enums(schema: Any, cap: int = MAX_ENUM_VALUES) -> tuple[Any, tu
     return copy, notes
 
 
-def enum_findings(tool: Any) -> tuple[Finding, ...]:
+def enum_findings(tool: JSON) -> tuple[Finding, ...]:
     """One finding per schema of ``tool`` with an enum over the cap.
 
     What a real client then sees is assumed (no evidence covers it): it sends the whole

@@ -10,14 +10,15 @@ discovery can report them (docs/security.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import NoReturn
 
 import referencing
 import referencing.exceptions
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 
 from mcp_matrix.behaviours.rewrite import mentions
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding
 
 EXTERNAL_REFS_SHOWN = 20
@@ -34,26 +35,26 @@ REGISTRY: referencing.Registry = referencing.Registry(retrieve=_refuse).combine(
 )
 
 
-def refusing_handlers() -> dict[str, Any]:
+def refusing_handlers() -> dict[str, Callable[[str], NoReturn]]:
     """fastjsonschema's URI handlers: every scheme a ``$ref`` could name raises instead of fetching.
 
     Only a second line of defence: validation.py never hands fastjsonschema a schema with a
     reference outside the document (fastjsonschema calls ``urlopen`` for a scheme it has no
     handler for)."""
 
-    def refuse(uri: str) -> Any:
+    def refuse(uri: str) -> NoReturn:
         raise ValueError(f"mcp-matrix does not fetch {uri!r}")
 
     schemes = ("", "http", "https", "file", "ftp", "data", "urn", "jar", "tag")
     return {scheme: refuse for scheme in schemes}
 
 
-def is_local(ref: Any) -> bool:
+def is_local(ref: JSON) -> bool:
     """A reference into the document itself (``#``, ``#/...``, ``#anchor``)."""
     return isinstance(ref, str) and ref.startswith("#")
 
 
-def external_refs(schema: Any, limit: int = EXTERNAL_REFS_SHOWN) -> list[tuple[str, str]]:
+def external_refs(schema: JSON, limit: int = EXTERNAL_REFS_SHOWN) -> list[tuple[str, str]]:
     """``(pointer, ref)`` of every ``$ref`` that leaves the document (first ``limit``)."""
     out: list[tuple[str, str]] = []
     for pointer, ref in _refs(schema, ""):
@@ -65,7 +66,7 @@ def external_refs(schema: Any, limit: int = EXTERNAL_REFS_SHOWN) -> list[tuple[s
     return out
 
 
-def _refs(value: Any, pointer: str) -> Iterator[tuple[str, Any]]:
+def _refs(value: JSON, pointer: str) -> Iterator[tuple[str, JSON]]:
     """Every ``$ref`` value in ``value``, with its pointer; iterative (schemas nest deeply)."""
     stack = [(value, pointer)]
     while stack:
@@ -82,7 +83,7 @@ def _refs(value: Any, pointer: str) -> Iterator[tuple[str, Any]]:
                     stack.append((child, f"{at}/{i}"))
 
 
-def external_ref_findings(tool: Any) -> tuple[Finding, ...]:
+def external_ref_findings(tool: JSON) -> tuple[Finding, ...]:
     """One finding per schema of ``tool`` that refers outside itself (never fetched, never read).
 
     Not a loss (``lost`` is False): what a real client does with such a reference is the

@@ -38,6 +38,7 @@ from mcp_matrix.behaviours.rewrite import (
     mentions,
     schema_rewrite,
 )
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding
 
 
@@ -65,7 +66,7 @@ from mcp_matrix.core.model import Finding
         },
     },
 )
-def root_combinators(schema: Any, policy: str = "pass", keywords: list = COMBINATORS) -> Outcome:
+def root_combinators(schema: JSON, policy: str = "pass", keywords: list = COMBINATORS) -> Outcome:
     """What a client does with root anyOf/oneOf/allOf (docs/clients/anthropic.md#anthropic-api).
 
     Also docs/clients/: vscode.md#copilot-chat, roo-code.md, openai.md#codex.
@@ -160,7 +161,7 @@ def _flatten_first_object(schema: dict, keywords: list) -> Outcome:
     skip=lambda schema, keywords, where="all", policy="drop-tool": not mentions(schema, *keywords),
 )
 def forbid_keywords(
-    schema: Any, keywords: list, where: str = "all", policy: str = "drop-tool"
+    schema: JSON, keywords: list, where: str = "all", policy: str = "drop-tool"
 ) -> Outcome:
     """Refuse a tool whose schema uses one of ``keywords`` (generic form of docs/clients/cursor-windsurf.md#cursor, docs/clients/zed.md#zed rules)."""
     wanted = set(keywords)
@@ -181,7 +182,7 @@ _DEPTH_GUARD = 200
 _FAST_META: dict = {}
 
 
-def _fast_metaschema_valid(schema: Any, formats: bool) -> bool:
+def _fast_metaschema_valid(schema: JSON, formats: bool) -> bool:
     """The draft-07 metaschema compiled once with fastjsonschema (about 50x faster than
     walking it with jsonschema). Only "valid" is trusted: an invalid schema goes to the
     jsonschema path, which words the error, so both paths agree on every reported failure."""
@@ -247,16 +248,16 @@ _META_FORMATS = {
 _SURE_BRACKETS = 100  # nesting small enough that no validator can run out of stack
 
 
-def _number(x: Any) -> bool:
+def _number(x: JSON) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _string_set(x: Any) -> bool:
+def _string_set(x: JSON) -> bool:
     """A draft-07 ``stringArray``: a list of distinct strings."""
     return isinstance(x, list) and all(isinstance(v, str) for v in x) and len(set(x)) == len(x)
 
 
-def _surely_valid(schema: Any, formats: Any) -> bool:
+def _surely_valid(schema: JSON, formats: Any) -> bool:
     """True only if ``schema`` is valid against the draft-07 metaschema; False: not sure.
 
     A plain walk of the metaschema's keyword rules (a few microseconds, against tens for
@@ -282,7 +283,7 @@ _SURE = memo_cache()
 
 
 # complexity: one branch per metaschema keyword family, in one loop over an explicit stack (no recursion)
-def _keywords_valid(schema: Any) -> bool:
+def _keywords_valid(schema: JSON) -> bool:
     """``_surely_valid`` without the format rules."""
     stack = [schema]
     while stack:
@@ -356,7 +357,7 @@ def _keywords_valid(schema: Any) -> bool:
     return True
 
 
-def _shallow(schema: Any) -> bool:
+def _shallow(schema: JSON) -> bool:
     """True when ``schema`` certainly nests no deeper than ``_DEPTH_GUARD`` (no walk needed).
 
     Every level of nesting opens a ``{`` or ``[`` in the fingerprint, so a schema with at
@@ -391,7 +392,7 @@ def _checker(formats: list) -> FormatChecker | None:
     },
 )
 def metaschema_validate(
-    schema: Any, on_invalid: str = "drop-tool", formats: Sequence[str] = ()
+    schema: JSON, on_invalid: str = "drop-tool", formats: Sequence[str] = ()
 ) -> Outcome:
     """Validate inputSchema against the draft-07 metaschema (VS Code core docs/clients/vscode.md#vs-code, Copilot docs/clients/vscode.md#copilot-chat).
 
@@ -437,7 +438,7 @@ def metaschema_validate(
     )
 
 
-def _is_array(value: Any, match: str) -> bool:
+def _is_array(value: JSON, match: str) -> bool:
     return value == "array" if match == "exact" else "array" in typenames(value)
 
 
@@ -463,7 +464,7 @@ def _is_array(value: Any, match: str) -> bool:
     ),
 )
 def array_items_required(
-    schema: Any, on_missing: str = "session-broken", match: str = "exact", where: str = "all"
+    schema: JSON, on_missing: str = "session-broken", match: str = "exact", where: str = "all"
 ) -> Outcome:
     """An array schema without ``items`` (Copilot throws docs/clients/vscode.md#copilot-chat; Codex docs/clients/openai.md#codex, ADK docs/clients/google.md#google-adk add items)."""
     if on_missing != "add-string-items":
@@ -481,7 +482,7 @@ def array_items_required(
         return Outcome()
     added: list[W.Node] = []
 
-    def fn(v: Any, node: W.Node) -> Any:
+    def fn(v: JSON, node: W.Node) -> JSON:
         if isinstance(v, dict) and _is_array(v.get("type"), match) and "items" not in v:
             added.append(node)
             return {**v, "items": {"type": "string"}}
@@ -513,7 +514,7 @@ def array_items_required(
         },
     },
 )
-def strip_defs(schema: Any, keywords: Sequence[str] = ("$defs", "definitions")) -> Outcome:
+def strip_defs(schema: JSON, keywords: Sequence[str] = ("$defs", "definitions")) -> Outcome:
     """Remove root ``$defs``/``definitions``; report each dangling ``$ref`` (docs/clients/google.md#litellm older LiteLLM)."""
     if not isinstance(schema, dict) or not any(k in schema for k in keywords):
         return Outcome()
@@ -521,7 +522,7 @@ def strip_defs(schema: Any, keywords: Sequence[str] = ("$defs", "definitions")) 
     return Outcome(schema=out, findings=_dangling(out))
 
 
-def _dangling(schema: Any) -> tuple[Finding, ...]:
+def _dangling(schema: JSON) -> tuple[Finding, ...]:
     return tuple(
         note(
             "dangling-ref",
@@ -582,7 +583,7 @@ _CYCLE_VALUE = {
     skip=lambda schema, remove_defs=False, **_: not remove_defs and not mentions(schema, "$ref"),
 )
 def resolve_refs(
-    schema: Any,
+    schema: JSON,
     forms: str = "any-pointer",
     on_cycle: str = "keep",
     on_missing: str = "keep",
@@ -648,7 +649,7 @@ def resolve_refs(
     },
     skip=lambda schema, policy="session-broken": not mentions(schema, "$ref"),
 )
-def ref_cycles(schema: Any, policy: str = "session-broken") -> Outcome:
+def ref_cycles(schema: JSON, policy: str = "session-broken") -> Outcome:
     """A schema whose local ``$ref``s form a cycle (Gemini API "schema depth" errors, docs/clients/google.md#gemini-api)."""
     done = inline(schema, "any-pointer", W.ALL)
     if not done.cycles:

@@ -36,6 +36,7 @@ from mcp_matrix.behaviours.outcomes import diff_findings, label, note, refuse_ca
 from mcp_matrix.behaviours.refs import inline
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan, Finding, ListState, ToolState
 
 TYPES = (
@@ -61,10 +62,10 @@ def function_name(name: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) else name
 
 
-_INPUTS: dict[int, tuple[Any, dict | None]] = {}
+_INPUTS: dict[int, tuple[JSON, dict | None]] = {}
 
 
-def inputs(schema: Any) -> dict | None:
+def inputs(schema: JSON) -> dict | None:
     """The smolagents ``Tool.inputs`` mcpadapt builds, or None when building them raises.
 
     Built once per schema object (smolagents builds them once per tool, not per call; a
@@ -77,7 +78,7 @@ def inputs(schema: Any) -> dict | None:
     return hit[1]
 
 
-def _adapted(schema: Any) -> tuple[dict | None, bool]:
+def _adapted(schema: JSON) -> tuple[dict | None, bool]:
     """(``inputs``, whether every ``$ref`` resolved without a cycle), from one walk."""
     if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
         return None, True
@@ -102,7 +103,7 @@ def _type_problem(value: dict) -> str | None:
     return f"types {bad} are not smolagents types" if bad else None
 
 
-def _gate_problem(schema: Any) -> str | None:
+def _gate_problem(schema: JSON) -> str | None:
     if not isinstance(schema, dict) or "properties" not in schema:
         return "inputSchema has no 'properties' (KeyError in mcpadapt's adapt)"
     if not isinstance(schema["properties"], dict):
@@ -136,7 +137,7 @@ def _fail(state: ListState, tool: Any, why: str) -> ListState:
 
 
 @schema_rewrite("smolagents-gate", report_losses=False)
-def smolagents_gate(schema: Any) -> Outcome:
+def smolagents_gate(schema: JSON) -> Outcome:
     """One tool mcpadapt or smolagents cannot adapt fails the whole run (run on the served
     schema, before any rewrite).
 
@@ -219,13 +220,13 @@ def smolagents_schema(schema: Any) -> Outcome:
 _JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array"}
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: JSON) -> str:
     if value is None:
         return "null"
     return _JSON_TYPES.get(type(value), "object")
 
 
-def _refusal(held: dict, arguments: Any) -> str | None:
+def _refusal(held: dict, arguments: JSON) -> str | None:
     if not isinstance(arguments, dict):
         return None
     for key, value in arguments.items():

@@ -33,6 +33,7 @@ from mcp_matrix.behaviours import patterns
 from mcp_matrix.behaviours.rewrite import contains, fingerprint, mentions
 from mcp_matrix.behaviours.schema_limits import without_long_enums
 from mcp_matrix.behaviours.schema_refs import REGISTRY, external_refs, refusing_handlers
+from mcp_matrix.core.jsontypes import JSON
 
 DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
 ERRORS_KEPT = 5
@@ -98,7 +99,7 @@ def plain_errors(errors: Sequence[Violation]) -> str:
     return ", ".join(dict.fromkeys(parts[:4]))
 
 
-def _small(value: Any) -> Any:
+def _small(value: JSON) -> JSON:
     """A value as it goes into results: itself when short, else its JSON type (an instance may be huge)."""
     if value is None or isinstance(value, (bool, int, float)):
         return value
@@ -112,7 +113,7 @@ def _small(value: Any) -> Any:
     )
 
 
-def _plain(value: Any, depth: int = 0) -> bool:
+def _plain(value: JSON, depth: int = 0) -> bool:
     if depth > 4:
         return False
     if isinstance(value, dict):
@@ -122,7 +123,7 @@ def _plain(value: Any, depth: int = 0) -> bool:
     return value is None or isinstance(value, (bool, int, float, str))
 
 
-def _names(validator: str, value: Any, instance: Any, schema: Any) -> tuple[str, ...]:
+def _names(validator: str, value: object, instance: object, schema: object) -> tuple[str, ...]:
     """The properties a ``required`` or ``additionalProperties`` error is about, from the instance and schema."""
     if not isinstance(instance, dict):
         return ()
@@ -185,7 +186,7 @@ class Validation:
     long_enums: tuple[str, ...] = ()  # enums over the cap (schema_limits), left out
 
 
-_COMPILED: dict[tuple[str, str], Callable[[Any], Validation] | None] = {}
+_COMPILED: dict[tuple[str, str], Callable[[JSON], Validation] | None] = {}
 # Patterns over budget in the validation running in this thread: once one pattern ran out of
 # budget it is not run again, and after TIMEOUTS_PER_VALIDATION none is (a bound per call).
 TIMEOUTS_PER_VALIDATION = 5
@@ -244,28 +245,28 @@ _DRAFT7 = validators.extend(jsonschema.Draft7Validator, _BOUNDED)
 _DRAFT2020 = validators.extend(jsonschema.Draft202012Validator, _BOUNDED)
 
 
-def _fast_path_safe(schema: Any) -> bool:
+def _fast_path_safe(schema: JSON) -> bool:
     """Whether fastjsonschema may compile ``schema``: no pattern to run, nothing to fetch."""
     if mentions(schema, "pattern", "patternProperties") or contains(schema, '"$id":"', '"id":"'):
         return False
     return not (mentions(schema, "$ref") and external_refs(schema, limit=1))
 
 
-def _compile(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
+def _compile(schema: JSON, dialect: str) -> Callable[[JSON], Validation] | None:
     """The check for ``schema``; an enum over the cap (schema_limits) is left out and said so."""
     schema, skipped = without_long_enums(schema)
     check = _compile_bounded(schema, dialect)
     if not skipped or check is None:
         return check
 
-    def check_and_say(instance: Any) -> Validation:
+    def check_and_say(instance: JSON) -> Validation:
         done = check(instance)
         return Validation(done.errors, done.unchecked, skipped)
 
     return check_and_say
 
 
-def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] | None:
+def _compile_bounded(schema: JSON, dialect: str) -> Callable[[JSON], Validation] | None:
     if dialect == "auto":
         dialect = (
             "2020-12"
@@ -280,7 +281,7 @@ def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] |
     if fn is None:
         return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)
 
-    def check(instance: Any) -> Validation:
+    def check(instance: JSON) -> Validation:
         try:
             fn(instance)
             return Validation()
@@ -292,10 +293,10 @@ def _compile_bounded(schema: Any, dialect: str) -> Callable[[Any], Validation] |
     return check
 
 
-_FAST: dict[str, Callable[[Any], Any] | None] = {}
+_FAST: dict[str, Callable[[JSON], JSON] | None] = {}
 
 
-def _fast_compile(schema: Any) -> Callable[[Any], Any] | None:
+def _fast_compile(schema: JSON) -> Callable[[JSON], JSON] | None:
     """fastjsonschema's draft-07 function for ``schema``, or None when it does not compile.
 
     Compiled once per distinct content: a 2020-12 schema's screen and a draft-07 check of the
@@ -307,7 +308,7 @@ def _fast_compile(schema: Any) -> Callable[[Any], Any] | None:
     return _FAST[key]
 
 
-def _fast_compile_new(schema: Any) -> Callable[[Any], Any] | None:
+def _fast_compile_new(schema: Any) -> Callable[[JSON], JSON] | None:
     try:
         return fastjsonschema.compile(
             {k: v for k, v in schema.items() if k != "$schema"}
@@ -343,7 +344,7 @@ _NOT_THE_SAME_IN_DRAFT7 = (
 _ANNOTATIONS = {"$ref", "$comment", "description", "title", "default", "examples"}
 
 
-def _reads_the_same_in_draft7(schema: Any) -> bool:
+def _reads_the_same_in_draft7(schema: JSON) -> bool:
     """Whether a 2020-12 ``schema`` accepts exactly what draft-07 accepts: none of the keywords
     that differ, ``items`` never a list, no ``$ref`` with validating siblings. Conservative:
     False only costs the fast path."""
@@ -361,7 +362,7 @@ def _reads_the_same_in_draft7(schema: Any) -> bool:
     return True
 
 
-def _screened_2020(schema: Any) -> Callable[[Any], Validation] | None:
+def _screened_2020(schema: JSON) -> Callable[[JSON], Validation] | None:
     """The 2020-12 check: jsonschema, as before, behind a compiled draft-07 screen where the
     two read ``schema`` alike. An instance the screen accepts is valid; any other goes to
     jsonschema (built on first need), so errors and their words do not change. Most recorded
@@ -373,9 +374,9 @@ def _screened_2020(schema: Any) -> Callable[[Any], Validation] | None:
     )
     if screen is None:
         return _jsonschema_validator(schema, _DRAFT2020, jsonschema.Draft202012Validator)
-    full: list[Callable[[Any], Validation] | None] = []
+    full: list[Callable[[JSON], Validation] | None] = []
 
-    def check(instance: Any) -> Validation:
+    def check(instance: JSON) -> Validation:
         try:
             screen(instance)
         except Exception:  # noqa: BLE001 -- refused or confused: jsonschema decides and says why
@@ -441,7 +442,7 @@ def _meta_2020_checker() -> Any:
     )
 
 
-def _check_schema(schema: Any, meta) -> None:
+def _check_schema(schema: JSON, meta) -> None:
     """``meta.check_schema(schema)``; for 2020-12 with each distinct subschema checked once."""
     if meta is not jsonschema.Draft202012Validator:
         meta.check_schema(schema)
@@ -450,14 +451,14 @@ def _check_schema(schema: Any, meta) -> None:
         raise jsonschema.SchemaError.create_from(error)
 
 
-def _jsonschema_validator(schema: Any, cls, meta) -> Callable[[Any], Validation] | None:
+def _jsonschema_validator(schema: JSON, cls, meta) -> Callable[[JSON], Validation] | None:
     try:
         _check_schema(schema, meta)
         validator = cls(schema, registry=REGISTRY)
     except (jsonschema.SchemaError, RecursionError, TypeError):
         return None
 
-    def check(instance: Any) -> Validation:
+    def check(instance: JSON) -> Validation:
         unchecked: dict[str, str] = {}
         token = _UNCHECKED.set(unchecked)
         try:
@@ -477,7 +478,7 @@ def _jsonschema_validator(schema: Any, cls, meta) -> Callable[[Any], Validation]
     return check
 
 
-def validate(schema: Any, instance: Any, dialect: str = "draft-07") -> Validation:
+def validate(schema: JSON, instance: JSON, dialect: str = "draft-07") -> Validation:
     """Validate ``instance`` against ``schema`` (no errors when the schema does not compile)."""
     key = (fingerprint(schema), dialect)
     if key not in _COMPILED:
@@ -486,7 +487,7 @@ def validate(schema: Any, instance: Any, dialect: str = "draft-07") -> Validatio
     return check(instance) if check else Validation()
 
 
-def validation_errors(schema: Any, instance: Any, dialect: str = "draft-07") -> list[Violation]:
+def validation_errors(schema: JSON, instance: JSON, dialect: str = "draft-07") -> list[Violation]:
     """Errors of ``instance`` against ``schema`` ([] when valid or when the schema does not compile)."""
     return list(validate(schema, instance, dialect).errors)
 
@@ -513,7 +514,7 @@ FORMATS = tuple(_FORMATS)
 
 
 def format_violations(
-    schema: Any, instance: Any, formats: Sequence[str], at: str = ""
+    schema: JSON, instance: JSON, formats: Sequence[str], at: str = ""
 ) -> list[str]:
     """Strings that break a checked ``format`` keyword, as ``"<pointer> must match format ..."``.
 
