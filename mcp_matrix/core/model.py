@@ -17,7 +17,7 @@ from mcp_matrix.core.jsontypes import JSON, JSONObject
 _T = TypeVar("_T")
 
 
-def evolve(obj: _T, **changes: Any) -> _T:
+def evolve(obj: _T, **changes: object) -> _T:
     """``dataclasses.replace`` for the frozen, plain dataclasses here, without re-running
     ``__init__`` (discovery makes hundreds of thousands of these copies).
 
@@ -117,7 +117,7 @@ class ToolState:
         name = self.original.get("name") if isinstance(self.original, dict) else None
         return name if isinstance(name, str) else ""
 
-    def with_finding(self, finding: Finding, **changes: Any) -> ToolState:
+    def with_finding(self, finding: Finding, **changes: JSON) -> ToolState:
         return evolve(self, findings=self.findings + (finding,), **changes)
 
     def hide(self, finding: Finding) -> ToolState:

@@ -24,6 +24,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mcp_matrix.core.jsontypes import JSON
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -127,7 +129,7 @@ def redact_json(text: str, secrets: Sequence[str]) -> str:
     return _JSON_STRING.sub(one, text)
 
 
-def redact_value(value: Any, secrets: Sequence[str]) -> Any:
+def redact_value(value: JSON, secrets: Sequence[str]) -> Any:
     """A decoded JSON value (a snapshot document) with the secrets masked in every string."""
     if not any(secrets):
         return value

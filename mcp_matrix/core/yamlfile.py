@@ -32,6 +32,7 @@ from mcp_matrix.core.errors import (
     check_input_file,
     long_number_line,
 )
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schema_words import KeyPath, describe_error
 
 __all__ = [
@@ -76,7 +77,7 @@ if getattr(yaml, "__with_libyaml__", False):
     _FastLoader = _CLoader
 
 
-def key_path(path: Iterable[Any]) -> str:
+def key_path(path: Iterable[JSON]) -> str:
     """``("discovery", 2, "with", "limit")`` -> ``discovery[2].with.limit``."""
     out = ""
     for part in path:
@@ -108,7 +109,7 @@ class YamlSource:
         """An ``InputError`` at ``FILE:LINE`` of ``path``, its message led by the key path."""
         return InputError(f"{key_path(path)}: {message}", where=f"{self.path}:{self.line(path)}")
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: JSON = None) -> Any:
         """A top-level key of the data; ``default`` when it is missing or null."""
         value = self.data.get(key)
         return default if value is None else value
@@ -260,7 +261,7 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str, path: Path, noun: str) -
 def schema_errors(
     src: YamlSource,
     validator: Draft202012Validator,
-    data: Any,
+    data: JSON,
     base: KeyPath = (),
     noun: str = "key",
     owner: str = "",

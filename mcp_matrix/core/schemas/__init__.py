@@ -14,6 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
+
 
 @dataclass(frozen=True)
 class Published:
@@ -82,7 +84,7 @@ class Problem:
 @cache
 def checker(
     name: str, part: str | None = None, drop: tuple[str, ...] = ()
-) -> Callable[[Any], Problem | None]:
+) -> Callable[[JSON], Problem | None]:
     """A check of documents against schema ``name`` (or its ``$defs`` entry ``part``), without
     the top-level keywords in ``drop``: the first Problem, or None.
 
@@ -102,7 +104,7 @@ def checker(
     )
     slow = Draft202012Validator(schema)
 
-    def check(document: Any) -> Problem | None:
+    def check(document: JSON) -> Problem | None:
         try:
             fast(document)
         except fastjsonschema.JsonSchemaException:  # jsonschema explains it
