@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix.core.evidence import Evidence, weakest
+from mcp_matrix.core.jsontypes import JSON
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,9 @@ class BehaviourUse:
 
 @dataclass(frozen=True)
 class Identity:
-    client_info: Mapping[str, Any]
+    client_info: Mapping[str, JSON]
     protocol_version: str
-    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    capabilities: Mapping[str, JSON] = field(default_factory=dict)
 
 
 FALLBACKS = ("initialize-only", "discover-then-initialize", "discover-only")

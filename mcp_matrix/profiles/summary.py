@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from mcp_matrix.core.evidence import weakest
 from mcp_matrix.profiles.extends import NO_IDENTITY
@@ -19,7 +18,7 @@ def profile_summary(profile: Profile) -> dict:
             "protocolVersion": profile.identity.protocol_version,
             "capabilities": copy.deepcopy(dict(profile.identity.capabilities)),
         }
-    summary: dict[str, Any] = {
+    summary: dict[str, object] = {
         "name": profile.name,
         "client": profile.client,
         "versions": profile.versions,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import COMBINATORS
 
 WALK_LIMIT = 20000
 
 
-def tool_features(tool: Any) -> list[str]:
+def tool_features(tool: object) -> list[str]:
     """Short labels, e.g. ``root anyOf``, ``$ref``, ``array without items`` (iterative walk)."""
     if not isinstance(tool, dict):
         return ["not an object"]
@@ -36,7 +35,7 @@ def tool_features(tool: Any) -> list[str]:
 
 def _walk_features(schema: dict) -> set[str]:
     found: set[str] = set()
-    stack: list[tuple[Any, int]] = [(schema, 0)]
+    stack: list[tuple[JSON, int]] = [(schema, 0)]
     seen = 0
     while stack and seen < WALK_LIMIT:
         node, depth = stack.pop()
@@ -65,7 +64,7 @@ def _walk_features(schema: dict) -> set[str]:
     return found
 
 
-def annotations_label(tool: Any) -> str:
+def annotations_label(tool: object) -> str:
     ann = tool.get("annotations") if isinstance(tool, dict) else None
     if not isinstance(ann, dict):
         return "-"

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.wire.answers import Response
 from mcp_matrix.wire.eras import Handshake, start_session
@@ -38,7 +39,7 @@ def error_json(response: Response) -> dict | None:
 
 def answer_json(requested: str, response: Response | None, wire: WireError | None = None) -> dict:
     """One ``initialize`` probe: the version asked for and what came back."""
-    entry: dict[str, Any] = {
+    entry: dict[str, JSON] = {
         "requested": requested,
         "protocolVersion": None,
         "error": None,
@@ -68,11 +69,11 @@ class Prober:
         self.transports: list[Transport] = []
         self.threads: list[threading.Thread] = []
         self.started: set[str] = set()  # the keys of the probes started
-        self.results: dict[str, Any] = {}
+        self.results: dict[str, JSON] = {}
         self._lock = threading.Lock()
         self._closing = False
 
-    def start(self, key: str, probe: Callable[[Session], Any]) -> None:
+    def start(self, key: str, probe: Callable[[Session], JSON]) -> None:
         self.started.add(key)
         thread = threading.Thread(
             target=self._run, args=(key, probe), name=f"probe-{key}", daemon=True
@@ -80,7 +81,7 @@ class Prober:
         self.threads.append(thread)
         thread.start()
 
-    def _run(self, key: str, probe: Callable[[Session], Any]) -> None:
+    def _run(self, key: str, probe: Callable[[Session], JSON]) -> None:
         transport = self.target.transport(connect_timeout=self.timeouts.initialize)
         with self._lock:
             if self._closing:  # Ctrl-C came before this probe started: start no server
@@ -138,7 +139,7 @@ class Prober:
 
 def probe_modern(session: Session, page_cap: int = 100) -> dict:
     """``server/discover``, then the modern tools/list, listen and a late ``initialize``."""
-    out: dict[str, Any] = {
+    out: dict[str, JSON] = {
         "requested": MODERN_PROTOCOL,
         "answered": False,
         "supportedVersions": None,

@@ -18,8 +18,9 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import NoReturn
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.targets.probes import (
     HANDSHAKE_PROBES,
@@ -83,9 +84,9 @@ class OpenSnapshot:
 
 def take_snapshot(
     target: Target,
-    client_info: Mapping[str, Any] | None = None,
+    client_info: Mapping[str, JSON] | None = None,
     protocol_version: str = LATEST_PROTOCOL,
-    capabilities: Mapping[str, Any] | None = None,
+    capabilities: Mapping[str, JSON] | None = None,
     timeouts: Timeouts | None = None,
     page_cap: int = 100,
     probe_versions: tuple[str, ...] = HANDSHAKE_PROBES,
@@ -128,9 +129,9 @@ def open_snapshot(
 
 def _snapshot(
     target: Target,
-    client_info: Mapping[str, Any] | None,
+    client_info: Mapping[str, JSON] | None,
     protocol_version: str,
-    capabilities: Mapping[str, Any] | None,
+    capabilities: Mapping[str, JSON] | None,
     timeouts: Timeouts | None,
     page_cap: int,
     probe_versions: tuple[str, ...],

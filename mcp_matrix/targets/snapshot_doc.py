@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp_matrix import __version__
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.targets.snapshot_file import FORMAT, VERSION
 from mcp_matrix.wire.answers import ToolListing
@@ -25,9 +26,9 @@ NOT_PROBED = {
 
 def new_doc(
     target: Target,
-    client_info: Mapping[str, Any] | None,
+    client_info: Mapping[str, JSON] | None,
     protocol_version: str,
-    capabilities: Mapping[str, Any] | None,
+    capabilities: Mapping[str, JSON] | None,
 ) -> dict[str, Any]:
     """A snapshot document before the server is asked anything: every key, nothing learnt."""
     return {
@@ -80,7 +81,7 @@ def record_listing(doc: dict[str, Any], listing: ToolListing) -> None:
 
 
 def record_traces(
-    doc: dict[str, Any], session: Session | None, transport: Transport | None
+    doc: dict[str, JSON], session: Session | None, transport: Transport | None
 ) -> None:
     """Copy what the session and the transport heard into the document (copies: a session kept
     open by ``open_snapshot`` goes on hearing, after the snapshot)."""
@@ -93,7 +94,7 @@ def record_traces(
         doc["stderrTail"] = list(transport.stderr_tail())
 
 
-def any_refused(main: dict | None, results: Mapping[str, Any]) -> bool:
+def any_refused(main: dict | None, results: Mapping[str, JSON]) -> bool:
     """Was an ``initialize`` answered with a JSON-RPC error (the main one or a version probe)?"""
     answers = [main or {}, *(r for k, r in results.items() if k != "modern")]
     return any(isinstance(a, dict) and a.get("error") for a in answers)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import checker
 from mcp_matrix.targets.server_key import ServerKey, server_key
 
@@ -31,7 +32,7 @@ class Snapshot:
     source: str = ""
 
     @property
-    def tools(self) -> list[tuple[int, Any]]:
+    def tools(self) -> list[tuple[int, object]]:
         return [(entry["page"], entry["tool"]) for entry in self.doc.get("tools", [])]
 
     @property
@@ -54,7 +55,7 @@ class Snapshot:
         return eras if isinstance(eras, dict) else None
 
 
-def write_snapshot(doc: Mapping[str, Any], path: str | Path) -> None:
+def write_snapshot(doc: Mapping[str, JSON], path: str | Path) -> None:
     # A lone surrogate (valid JSON, "\ud800") is written as its escape, never a crash.
     Path(path).write_text(
         json.dumps(doc, indent=2, ensure_ascii=False) + "\n",
