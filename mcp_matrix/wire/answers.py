@@ -21,11 +21,11 @@ class Response:
 
 @dataclass(frozen=True)
 class InitializeResult:
-    protocol_version: Any
-    server_info: Any
-    capabilities: Any
-    instructions: Any
-    raw: Any
+    protocol_version: object
+    server_info: object
+    capabilities: object
+    instructions: object
+    raw: object
     elapsed: float
 
 
@@ -39,11 +39,11 @@ class DiscoverResult:
     instructions: Any
     ttl_ms: Any
     cache_scope: Any
-    raw: Any
+    raw: object
     elapsed: float
 
     @classmethod
-    def from_result(cls, result: Any, elapsed: float) -> DiscoverResult:
+    def from_result(cls, result: object, elapsed: float) -> DiscoverResult:
         r = result if isinstance(result, dict) else {}
         versions = r.get("supportedVersions")
         sent = r.get("_meta")
@@ -74,7 +74,7 @@ class Page:
     index: int
     cursor: Any
     next_cursor: Any
-    tools: tuple[Any, ...]
+    tools: tuple[object, ...]
     elapsed: float
     ttl_ms: Any = None  # 2026-07-28 cache hints, as sent (None when absent)
     cache_scope: Any = None

@@ -8,8 +8,6 @@ results. ``bounded`` keeps each such field up to a bound that says how much ther
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.wire.versions import HANDSHAKE_PROTOCOLS, MODERN_PROTOCOLS
 
 ECHO_CHARS = 8192  # characters in all, strings and keys
@@ -19,7 +17,7 @@ ECHO_DEPTH = 16  # levels of nesting
 VERSION_LISTS = ("supportedVersions", "supported")  # lists of protocol versions, by key
 
 
-def bounded(value: Any, key: str = "", budget: int = ECHO_CHARS) -> Any:
+def bounded(value: object, key: str = "", budget: int = ECHO_CHARS) -> object:
     """``value`` as a server sent it, cut to a bounded prefix that says how much there was:
     a string to ``ECHO_STRING`` characters plus ``… (N characters in all)``, a list or object
     to ``ECHO_ITEMS`` entries plus a last ``… (N items in all)`` item (``"…"`` key), nesting to
@@ -29,7 +27,7 @@ def bounded(value: Any, key: str = "", budget: int = ECHO_CHARS) -> Any:
     return _Echo(budget).keep(value, key, 0)
 
 
-def bounded_fields(value: Any) -> Any:
+def bounded_fields(value: object) -> object:
     """``bounded`` with a budget per top-level field, so one huge field starves no other."""
     if not isinstance(value, dict) or len(value) > ECHO_ITEMS:
         return bounded(value)
@@ -42,7 +40,7 @@ class _Echo:
     def __init__(self, budget: int) -> None:
         self.left = budget
 
-    def keep(self, value: Any, key: str, depth: int) -> Any:
+    def keep(self, value: object, key: str, depth: int) -> object:
         if isinstance(value, str):
             return self._text(value)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -55,7 +53,7 @@ class _Echo:
             return f"… (nested deeper than {ECHO_DEPTH} levels)"
         if isinstance(value, list):
             return self._items(value, key, depth)
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for k, v in value.items():
             if len(out) >= ECHO_ITEMS or self.left <= 0:
                 out["…"] = f"{len(value):,} keys in all"
@@ -65,7 +63,7 @@ class _Echo:
 
     def _items(self, value: list, key: str, depth: int) -> list:
         speaks = (*HANDSHAKE_PROTOCOLS, *MODERN_PROTOCOLS) if key in VERSION_LISTS else ()
-        out: list[Any] = []
+        out: list[object] = []
         for item in value:
             if len(out) < ECHO_ITEMS and self.left > 0:
                 out.append(self.keep(item, "", depth + 1))
@@ -81,7 +79,7 @@ class _Echo:
         return text if n == len(text) else f"{text[:n]}… ({len(text):,} characters in all)"
 
 
-def short(value: Any) -> str:
+def short(value: object) -> str:
     """A value a server chose (an id, a cursor) as a problem message quotes it."""
     text = repr(value)
     return text if len(text) <= 100 else f"{text[:100]}… ({len(text):,} characters)"

@@ -15,7 +15,6 @@ https://modelcontextprotocol.io/specification/2026-07-28/server/discover
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from mcp_matrix.wire.errors import HttpError, RpcError
 from mcp_matrix.wire.session import Session
@@ -83,7 +82,7 @@ class Start:
         return bool(self.era)
 
 
-def modern_evidence(error: RpcError | None, supported: Any) -> bool:
+def modern_evidence(error: RpcError | None, supported: object) -> bool:
     """-32022 naming only modern versions is the one refusal a dual-era client does not fall back from."""
     return (
         error is not None
@@ -94,7 +93,7 @@ def modern_evidence(error: RpcError | None, supported: Any) -> bool:
     )
 
 
-def supported_of(error: RpcError | None) -> Any:
+def supported_of(error: RpcError | None) -> object:
     data = error.data if error is not None else None
     return data.get("supported") if isinstance(data, dict) else None
 

@@ -16,7 +16,6 @@ httpx, OS and JSON exceptions are mapped to these in one place each: the transpo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 
 class WireError(Exception):
@@ -68,10 +67,10 @@ class RpcError:
 
     code: int | None
     message: str
-    data: Any = None
+    data: object = None
 
     @classmethod
-    def from_message(cls, error: Any) -> RpcError:
+    def from_message(cls, error: object) -> RpcError:
         if not isinstance(error, dict):
             return cls(None, f"malformed error object: {error!r}"[:500])
         code = error.get("code")
@@ -102,6 +101,6 @@ class Problems:
 
     items: list[dict] = field(default_factory=list)
 
-    def add(self, kind: str, message: str, **extra: Any) -> None:
+    def add(self, kind: str, message: str, **extra: object) -> None:
         if len(self.items) < 200:
             self.items.append({"kind": kind, "message": message, **extra})

@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 import httpx
 
@@ -140,7 +139,7 @@ class HttpTransport(Transport):
                 self._open.discard(response)
             response.close()
 
-    def _read_answer(self, message: dict, wanted: Any, response: httpx.Response) -> None:
+    def _read_answer(self, message: dict, wanted: object, response: httpx.Response) -> None:
         sid = response.headers.get("mcp-session-id")
         if sid and message.get("method") == "initialize":
             self.session_id = sid
@@ -192,7 +191,7 @@ class HttpTransport(Transport):
                 ProtocolError(f"the body of the answer to {method} does not decompress: {exc}")
             )
 
-    def _read_events(self, wanted: Any, body: Iterator[bytes]) -> None:
+    def _read_events(self, wanted: object, body: Iterator[bytes]) -> None:
         """The answer's SSE stream: every event delivered, until the one that answers.
 
         Bounded (docs/security.md): lines and events over the cap are dropped as they stream in,
@@ -207,7 +206,7 @@ class HttpTransport(Transport):
             if _answers(data, wanted):
                 return  # the server should close now; we stop reading either way
 
-    def _read_json(self, method: Any, body: Iterator[bytes]) -> None:
+    def _read_json(self, method: object, body: Iterator[bytes]) -> None:
         """An ``application/json`` answer: one JSON-RPC message (or batch), capped as it
         inflates; a body that is not JSON fails the request at once, saying what it is."""
         text = capped_body(body, MAX_MESSAGE_BYTES)
@@ -243,7 +242,7 @@ class HttpTransport(Transport):
             return
         self._deliver_text(decoded_text, source="the HTTP body")
 
-    def _fail_if(self, wanted: Any, error: WireError) -> None:
+    def _fail_if(self, wanted: object, error: WireError) -> None:
         if wanted is not None:
             self._fail(error)
         else:
@@ -357,7 +356,7 @@ def post_failed(what: str, exc: Exception) -> WireError:
     return HttpError(f"{what} failed: {name}")
 
 
-def _answers_json(body: str, wanted: Any) -> bool:
+def _answers_json(body: str, wanted: object) -> bool:
     import json
 
     try:
@@ -371,7 +370,7 @@ def _answers_json(body: str, wanted: Any) -> bool:
     )
 
 
-def _answers(data: str, wanted: Any) -> bool:
+def _answers(data: str, wanted: object) -> bool:
     """Whether an SSE event's data is the response with id ``wanted`` (a JSON number, as the
     session compares ids)."""
     if '"id"' not in data or str(wanted) not in data:

@@ -43,7 +43,7 @@ class RpcEndpoint:
     """The client's end of one JSON-RPC connection, and what it heard there."""
 
     transport: Transport
-    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    capabilities: Mapping[str, object] = field(default_factory=dict)
     timeouts: Timeouts = field(default_factory=Timeouts)
     notifications: list[dict] = field(default_factory=list)
     server_requests: list[dict] = field(default_factory=list)
@@ -58,13 +58,13 @@ class RpcEndpoint:
         # long-lived requests (subscriptions/listen) we no longer wait for
         self._open_ids: set[Any] = set()
 
-    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    def notify(self, method: str, params: Mapping[str, object] | None = None) -> None:
+        message: dict[str, object] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = dict(params)
         self.transport.send(message)
 
-    def _exchange(self, method: str, params: Any, timeout: float) -> Response:
+    def _exchange(self, method: str, params: object, timeout: float) -> Response:
         request_id = next(self._ids)
         answer = self._wait(request_id, method, params, timeout)
         assert answer is not None  # no ``until``: only the answer ends the wait
@@ -73,7 +73,7 @@ class RpcEndpoint:
         return answer
 
     def _wait(
-        self, request_id: int, method: str, params: Any, timeout: float, until=None
+        self, request_id: int, method: str, params: object, timeout: float, until=None
     ) -> Response | None:
         """Send and read until the answer (or a message ``until`` accepts: then None), bounded."""
         started = time.monotonic()
@@ -113,7 +113,7 @@ class RpcEndpoint:
                 if answer is not None:
                     return Response(answer.result, answer.error, time.monotonic() - started)
 
-    def _handle(self, message: Any, request_id: int) -> Response | None:
+    def _handle(self, message: object, request_id: int) -> Response | None:
         if not isinstance(message, dict):
             self.problems.add("malformed-message", f"not a JSON-RPC object: {str(message)[:200]}")
             return None
@@ -190,7 +190,7 @@ class RpcEndpoint:
             self.problems.add("reply-failed", f"could not answer the server's {method} request")
 
 
-def same_id(got: Any, wanted: int) -> bool:
+def same_id(got: object, wanted: int) -> bool:
     """Whether ``got`` is the id ``wanted`` as a JSON client compares them: the same number
     (``1`` or ``1.0``), never ``true`` (which Python's ``True == 1`` would accept)."""
     return isinstance(got, (int, float)) and not isinstance(got, bool) and got == wanted

@@ -10,10 +10,9 @@ the call again with ``inputResponses``, answering each request as ``reply`` woul
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 
-def input_answer(method: str, capabilities: Mapping[str, Any]) -> Any:
+def input_answer(method: str, capabilities: Mapping[str, object]) -> object:
     """What a client with these capabilities answers to one request (None: it cannot)."""
     if method == "roots/list" and "roots" in capabilities:
         return {"roots": []}
@@ -22,10 +21,10 @@ def input_answer(method: str, capabilities: Mapping[str, Any]) -> Any:
     return None
 
 
-def reply(message: Mapping[str, Any], capabilities: Mapping[str, Any]) -> dict[str, Any]:
+def reply(message: Mapping[str, object], capabilities: Mapping[str, object]) -> dict[str, object]:
     """The JSON-RPC answer to a server's request (handshake era)."""
     method = message.get("method")
-    out: dict[str, Any] = {"jsonrpc": "2.0", "id": message.get("id")}
+    out: dict[str, object] = {"jsonrpc": "2.0", "id": message.get("id")}
     result = {} if method == "ping" else input_answer(str(method), capabilities)
     if result is not None:
         out["result"] = result
@@ -36,12 +35,12 @@ def reply(message: Mapping[str, Any], capabilities: Mapping[str, Any]) -> dict[s
     return out
 
 
-def input_required(result: Any) -> bool:
+def input_required(result: object) -> bool:
     """Whether a ``tools/call`` result asks for input before it answers (2026-07-28)."""
     return isinstance(result, dict) and result.get("resultType") == "input_required"
 
 
-def retry(params: dict, result: dict, responses: dict[str, Any]) -> dict:
+def retry(params: dict, result: dict, responses: dict[str, object]) -> dict:
     """The call's params again, with ``responses`` as its ``inputResponses`` and the server's
     ``requestState`` handed back (an earlier round's of either replaced)."""
     again = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}

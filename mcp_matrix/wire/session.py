@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from mcp_matrix.wire.answers import (
     DiscoverResult,
@@ -67,7 +66,7 @@ MAX_INPUT_ROUNDS = 4  # multi round-trip retries of one call before we stop answ
 class Session(RpcEndpoint):
     """An MCP client session: the handshake or the stateless era, and the operations of either."""
 
-    client_info: Mapping[str, Any] = field(
+    client_info: Mapping[str, object] = field(
         default_factory=lambda: {"name": "mcp-matrix", "version": "0"}
     )
     protocol_version: str = LATEST_PROTOCOL
@@ -106,7 +105,7 @@ class Session(RpcEndpoint):
         result = response.result if isinstance(response.result, dict) else {}
         return self.adopt_handshake(response, result.get("protocolVersion"))
 
-    def adopt_handshake(self, response: Response, negotiated: Any) -> InitializeResult:
+    def adopt_handshake(self, response: Response, negotiated: object) -> InitializeResult:
         """Finish the handshake ``initialize`` answered: headers, ``notifications/initialized``."""
         self.era = "handshake"
         result = response.result if isinstance(response.result, dict) else {}
@@ -127,7 +126,7 @@ class Session(RpcEndpoint):
         )
         return self.initialized
 
-    def envelope(self, version: str | None = None) -> dict[str, Any]:
+    def envelope(self, version: str | None = None) -> dict[str, object]:
         """The per-request ``_meta`` of the stateless era: protocol version, capabilities, identity."""
         return {
             META_VERSION: version or self.modern_version,
@@ -157,19 +156,19 @@ class Session(RpcEndpoint):
         self.modern_version = version or self.modern_version
         self._set_transport_era(self.modern_version, True)
 
-    def _transport_era(self) -> tuple[Any, bool]:
+    def _transport_era(self) -> tuple[object, bool]:
         return getattr(self.transport, "protocol_version", None), bool(
             getattr(self.transport, "modern", False)
         )
 
-    def _set_transport_era(self, version: Any, modern: bool) -> None:
+    def _set_transport_era(self, version: object, modern: bool) -> None:
         """What an HTTP transport puts in its headers (other transports have no such state)."""
         if hasattr(self.transport, "protocol_version"):
             self.transport.protocol_version = version  # type: ignore[attr-defined]
         if hasattr(self.transport, "modern"):
             self.transport.modern = modern  # type: ignore[attr-defined]
 
-    def listen(self, notifications: Mapping[str, Any], timeout: float | None = None) -> Listen:
+    def listen(self, notifications: Mapping[str, object], timeout: float | None = None) -> Listen:
         """Open ``subscriptions/listen`` and wait (bounded) for its acknowledgement.
 
         The stream stays open until the session closes; its eventual answer is expected, not a problem.
@@ -177,7 +176,7 @@ class Session(RpcEndpoint):
         request_id = next(self._ids)
         self._open_ids.add(request_id)
         params = {"_meta": self.envelope(), "notifications": dict(notifications)}
-        found: list[Any] = []
+        found: list[object] = []
 
         def acknowledged(message: dict) -> bool:
             if message.get("method") == "notifications/subscriptions/acknowledged":
@@ -204,7 +203,7 @@ class Session(RpcEndpoint):
         """Follow ``nextCursor`` page by page, guarding against caps and repeated cursors."""
         pages: list[Page] = []
         seen: set[str] = set()
-        cursor: Any = None
+        cursor: object = None
         while True:
             params = {} if cursor is None else {"cursor": cursor}
             response = self.request("tools/list", params, self.timeouts.list)
@@ -248,13 +247,13 @@ class Session(RpcEndpoint):
     def call_tool(
         self,
         name: str,
-        arguments: Any = None,
-        meta: Mapping[str, Any] | None = None,
+        arguments: object = None,
+        meta: Mapping[str, object] | None = None,
         omit_arguments: bool = False,
         timeout: float | None = None,
     ) -> Response:
         """``tools/call`` with ``arguments`` sent exactly as given (``omit_arguments`` leaves the key out)."""
-        params: dict[str, Any] = {"name": name}
+        params: dict[str, object] = {"name": name}
         if not omit_arguments:
             params["arguments"] = arguments
         if meta is not None:
@@ -284,7 +283,7 @@ class Session(RpcEndpoint):
         self.era = "handshake"
         self._set_transport_era(None, False)
 
-    def request(self, method: str, params: Any, timeout: float) -> Response:
+    def request(self, method: str, params: object, timeout: float) -> Response:
         """Send one request and wait (bounded) for its answer, handling all else that arrives.
 
         In the stateless era the envelope is merged into ``params._meta`` (the caller's own
@@ -303,7 +302,7 @@ class Session(RpcEndpoint):
         """The retried call's params, answering each input request as a handshake-era client
         answers the same request (``server_requests``); None when one cannot be answered."""
         requests = result.get("inputRequests")
-        responses: dict[str, Any] = {}
+        responses: dict[str, object] = {}
         for key, req in requests.items() if isinstance(requests, dict) else ():
             method = req.get("method") if isinstance(req, dict) else None
             self.input_requests.append({"method": method, "key": key})

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -226,7 +225,7 @@ class SseTransport(Transport):
                 pass
         self._client.close()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"transport": "sse", "url": self.url, "headers": sorted(self.headers)}
 
 

@@ -36,7 +36,6 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from mcp_matrix.wire.errors import ServerExited
 from mcp_matrix.wire.limits import (
@@ -79,7 +78,7 @@ def _in_pipe(fd: int | None) -> int:
     return waiting[0]
 
 
-def _keep(kept: dict, key: Any, value: Any) -> None:
+def _keep(kept: dict, key: object, value: object) -> None:
     """Remember ``value`` for ``key``, forgetting the oldest beyond ``SENT_KEPT``."""
     kept[key] = value
     if len(kept) > SENT_KEPT:
@@ -160,9 +159,9 @@ class StdioTransport(Transport):
         self._wakeup = threading.Condition()  # guards the write side below
         self._queued = 0  # bytes ever handed to send()
         self._written = 0  # bytes ever written to the server's stdin
-        self._ends: collections.deque[tuple[int, Any]] = collections.deque()  # (end, request id)
-        self._sent: dict[Any, tuple[int, int]] = {}  # request id -> (its end, Ledger mark)
-        self._spans: dict[Any, tuple[int, int]] = {}  # request id -> where it is in our stdin
+        self._ends: collections.deque[tuple[int, object]] = collections.deque()  # (end, request id)
+        self._sent: dict[object, tuple[int, int]] = {}  # request id -> (its end, Ledger mark)
+        self._spans: dict[object, tuple[int, int]] = {}  # request id -> where it is in our stdin
         self._progress_at = time.monotonic()  # when the server last took bytes of ours
         self._write_failed = ""
         self._ledger = Ledger()
@@ -255,7 +254,7 @@ class StdioTransport(Transport):
                 nl = chunk.find(b"\n", nl + 1)
             yield chunk
 
-    def arrived_before(self, request_id: Any, sent_at: float) -> bool:
+    def arrived_before(self, request_id: object, sent_at: float) -> bool:
         """Some of the message was written before the request's last byte went into the
         server's stdin (or that byte has not gone in yet), or while the server had not read it:
         either way the server wrote it without having read the request."""
@@ -269,7 +268,7 @@ class StdioTransport(Transport):
         end, mark = sent
         return start < mark or (consumed is not None and consumed < end)
 
-    def unread_note(self, request_id: Any) -> str:
+    def unread_note(self, request_id: object) -> str:
         with self._wakeup:
             span = self._spans.get(request_id)
         consumed = self._ledger.consumed()

@@ -87,7 +87,7 @@ class Transport:
         return {"transport": self.name}
 
     # -- shared -------------------------------------------------------------------
-    def receive(self, timeout: float) -> Any:
+    def receive(self, timeout: float) -> object:
         """The next message (dict/list) or WireError value; raises WireTimeout after ``timeout``."""
         if self._interrupted is not None:
             return self._interrupted
@@ -99,13 +99,13 @@ class Transport:
             ) from None
         return self._interrupted or item
 
-    def arrived_before(self, request_id: Any, sent_at: float) -> bool:
+    def arrived_before(self, request_id: object, sent_at: float) -> bool:
         """Whether the message ``receive`` last returned was on its way before request
         ``request_id`` was sent (handed to the transport at ``sent_at``): then it cannot be
         that request's answer. Here by time; stdio tells by its pipes (``stdio.Ledger``)."""
         return self.received_at < sent_at
 
-    def unread_note(self, request_id: Any) -> str:
+    def unread_note(self, request_id: object) -> str:
         """``; the server read N of the request's M bytes ...`` when the transport can tell that
         the server has not read all of request ``request_id``, else ``""``."""
         return ""
@@ -120,7 +120,7 @@ class Transport:
         except queue.Full:
             pass  # receive() returns at once anyway: the inbox is not empty
 
-    def _deliver(self, item: Any, stamp: Any = None) -> None:
+    def _deliver(self, item: object, stamp: object = None) -> None:
         """Queue one item for the session; waits while the inbox is full, gives up once closed.
         ``stamp``: where the item stood in the transport's streams, for ``arrived_before``."""
         stamped = (time.monotonic(), stamp, item)
@@ -133,7 +133,7 @@ class Transport:
                     return
 
     def _deliver_text(
-        self, text: str | Oversize, source: str = "stdout", stamp: Any = None
+        self, text: str | Oversize, source: str = "stdout", stamp: object = None
     ) -> None:
         """Decode one framed message; undecodable text becomes noise or a protocol problem."""
         if isinstance(text, Oversize):
