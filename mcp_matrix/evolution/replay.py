@@ -76,7 +76,7 @@ from mcp_matrix.run.deliver import (
     prepare,
 )
 from mcp_matrix.run.discovery import discover_all
-from mcp_matrix.simulate.calls import ReadsContext, Variant, evidence_for
+from mcp_matrix.simulate.calls import ReadsContext, Variant
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.targets.snapshot import Snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
@@ -355,10 +355,11 @@ def _play_offline(
         ]
         calls = _reading(config, source, stop, weight=len(helds))
         if source.population != "transcript":
-            segments = [_Segment(config, h, t, outcomes, server) for h, t in zip(helds, tallies)]
+            together = _Together(
+                [_Segment(config, h, t, outcomes, server) for h, t in zip(helds, tallies)]
+            )
             for call in calls:
-                for segment in segments:
-                    segment._call(call, segment.tally)
+                together.play(call)
         else:
             for group in _transcripts(calls, _Notes(tallies)):
                 for held, tally in zip(helds, tallies):
@@ -368,6 +369,39 @@ def _play_offline(
         if stop.is_set():
             return
         done.extend(tallies)
+
+
+class _Together:
+    """Offline, one file's segments (one a profile) fed each call in turn: judged once for each
+    group of profiles of one kind for the call's tool (``_Segment._kind``: they look the
+    outcome up under the same key, so they get the same one), and counted in every profile's
+    tally, in profile order (the events of a call come out in profile order, as they did)."""
+
+    def __init__(self, segments: list[_Segment]) -> None:
+        self.segments = segments
+        self._groups: dict[str, tuple[list[_Segment], list[int]]] = {}
+
+    def groups(self, tool: str) -> tuple[list[_Segment], list[int]]:
+        """One segment judging for each group of ``tool``, and each segment's group."""
+        known = self._groups.get(tool)
+        if known is None:
+            first: dict[tuple, int] = {}
+            judges: list[_Segment] = []
+            of = []
+            for segment in self.segments:
+                kind = segment._kind(tool)
+                group = first.setdefault(kind, len(judges))
+                if group == len(judges):
+                    judges.append(segment)
+                of.append(group)
+            known = self._groups[tool] = (judges, of)
+        return known
+
+    def play(self, call: RecordedCall) -> None:
+        judges, of = self.groups(call.tool)
+        effects = [segment._judge(call) for segment in judges]
+        for segment, group in zip(self.segments, of):
+            segment._count(call, effects[group], segment.tally)
 
 
 class _Notes:
@@ -459,7 +493,6 @@ class _Segment:
         self.shared = shared if self.conn is None else None
         # tool -> what this profile's outcome of a call depends on (``_kind``)
         self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
-        self._evidence: dict[tuple[str, ...], tuple] = {}  # behaviours -> this profile's evidence
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -530,13 +563,12 @@ class _Segment:
         sent = self._sent(call, prepared)
         hit = self.shared.decided.get(sent) if sent is not None and self.shared else None
         if hit is not None:
-            owner, verdict, answer = hit
-            return self._own(owner, verdict), answer, prepared
+            return hit[0], hit[1], prepared
         intended = Intended(call.tool, call.arguments, id=call.id)
         ctx, primary = _to_send(prepared)
         verdict, answer = decide(self.profile, self.held, ctx, intended, primary, self.server)
         if sent is not None and self.shared is not None:
-            self.shared.decide(sent, (self.profile, verdict, answer))
+            self.shared.decide(sent, (verdict, answer))
         return verdict, answer, prepared
 
     def _sent(self, call: RecordedCall, prepared: Prepared) -> tuple | None:
@@ -568,34 +600,28 @@ class _Segment:
             id(held.live_raw),
         )
 
-    def _own(self, owner: Profile, verdict: Verdict) -> Verdict:
-        """A shared verdict with this profile's evidence (the words are the same)."""
-        if owner is self.profile or not verdict.behaviours:
-            return verdict
-        evidence = self._evidence.get(verdict.behaviours)
-        if evidence is None:
-            evidence = self._evidence[verdict.behaviours] = evidence_for(
-                self.profile, verdict.behaviours
-            )
-        return replace(verdict, evidence=evidence)
-
     def _kind(self, tool: str) -> tuple[int, tuple | None, bool]:
         """What this profile's offline outcome of a call of ``tool`` depends on besides the arguments.
 
-        A tool the client does not show: this profile and tool alone (the arguments do not
-        matter). Otherwise the call behaviours with their parameters and the cache state (as a
+        A tool the client does not show: why it does not (the arguments do not matter; the
+        outcome is kept for good, one per tool and reason: ``_Outcomes.unseen``). Otherwise the call behaviours with their parameters and the cache state (as a
         number: kinds are compared for every call and profile), and, apart, what the behaviours
         may read (``CallContext``: the held schema and tool) when there are any. ``decide``
         reads the modelled server's tools and the cache note. Two profiles of one kind plan and
         send the call alike when the behaviours read nothing held or the same held schema and
-        tool, so its outcome differs only in evidence."""
+        tool, so its outcome differs only in the evidence behind its verdict, which replay
+        does not report: the outcome is shared as it is."""
         kind = self._kinds.get(tool)
         if kind is None:
             held = self.held
             view = held.tools.get(tool)
             assert self.shared is not None
             if view is None or view.verdict not in SHOWN:
-                kind = (self.shared.number(("hidden", id(self))), None, True)
+                unseen = prepare_and_classify(self.profile, held, {"tool": tool})
+                assert unseen.verdict is not None  # a tool not shown is unreachable
+                why = (unseen.verdict.reason, unseen.verdict.behaviours)
+                kind = (self.shared.number(("hidden", why)), None, True)
+                self.shared.unseen.setdefault((kind[0], tool), (unseen.verdict, None, unseen))
             else:
                 uses = tuple(
                     (u.name, u.id, u.frequency, freeze(u.params)) for u in self.profile.call
@@ -617,59 +643,60 @@ class _Segment:
         """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``):
         once for all of them when their behaviours read nothing held, else once per held copy."""
         base, reads, hidden = self._kind(call.tool)
-        key = (base, call.tool) if hidden else shared.key(base, call)
+        if hidden:
+            return shared.unseen[base, call.tool]
+        key = shared.key(base, call)
         if key is None:
             return self._compute(call)
-        for needs, owner, done in shared.memo.get(key, ()):
+        for needs, done in shared.memo.get(key, ()):
             if needs is None or needs == reads:
-                return self._own(owner, done[0]), done[1], done[2]
+                return done
         ctx = self.held.contexts.get(call.tool)
         if isinstance(ctx, ReadsContext):
             ctx.fresh()
         done = self._compute(call)
         read = reads is not None and (not isinstance(ctx, ReadsContext) or ctx.read_held)
-        shared.remember(key, (reads if read else None, self.profile, done))
+        shared.remember(key, (reads if read else None, done))
         return done
 
     def _call(self, call: RecordedCall, tally: Tally) -> None:
+        self._count(call, self._judge(call), tally)
+
+    def _judge(self, call: RecordedCall) -> _Effect:
+        """The outcome of ``call`` through this profile, and what it adds to a tally that does
+        not depend on which profile's tally it is (offline, every part: ``_Together``)."""
         verdict, answer, prepared = self._attempt(call)
-        tally.calls += 1
-        if len(prepared.variants) > 1:
-            self._sometimes(prepared, tally)
-        name = verdict.verdict
-        category = CATEGORY_OF[name]
-        tally.categories[category] += 1
-        tally.verdicts[name] += 1
-        emit = self.config.emit
-        event: dict[str, Any] = (
-            {}
-            if emit is None
-            else {
-                "event": "replay-call",
-                "profile": self.profile.name,
-                "file": tally.file,
-                "line": call.line,
-                "id": call.id,
-                "tool": call.tool,
-                "population": tally.population,
-                "category": category,
-                "verdict": name,
-                "reason": _reason(verdict, answer),
-            }
+        category = CATEGORY_OF[verdict.verdict]
+        retry = (
+            _retry_decided(category, prepared, self.conn is None)
+            if self.tally.population == "retry"
+            else None
         )
+        alias = self.config.alias
+        aliased = None
+        if alias is not None and alias.used_by(call):
+            unprobed = self.conn is None or not retry_safe(self.held.live_raw.get(call.tool))
+            aliased = _alias_decided(category, unprobed) or ("", "")
+        return _Effect(verdict, answer, prepared, category, _changed_by(prepared), retry, aliased)
+
+    def _count(self, call: RecordedCall, e: _Effect, tally: Tally) -> None:
+        """``e`` counted in ``tally`` (this profile's), its example kept, its event emitted."""
+        tally.calls += 1
+        for behaviours in e.sometimes:
+            tally.sometimes[behaviours] += 1
+        category = e.category
+        tally.categories[category] += 1
+        tally.verdicts[e.verdict.verdict] += 1
         if category != "delivered" and tally.wants_example(category):
-            tally.example(
-                category,
-                {
-                    "id": call.id,
-                    "line": call.line,
-                    "verdict": name,
-                    "reason": _reason(verdict, answer),
-                    "mutations": _mutations(prepared),
-                },
-            )
+            tally.example(category, e.example(call))
+        emit = self.config.emit
+        event: dict[str, Any] = {} if emit is None else self._event(call, e, tally)
         if tally.population == "retry":
-            event["retry"] = self._retry(call, verdict, answer, prepared, tally)
+            if e.retry is not None:
+                tally.retry[e.retry[0]] += 1
+                event["retry"] = e.retry[1]
+            else:
+                event["retry"] = self._retry(call, e.answer, e.prepared, tally)
         t = None
         if tally.population == "transcript" and call.transcript is not None:
             t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
@@ -678,54 +705,44 @@ class _Segment:
             call.has_result and self.conn is not None
         ):  # a modelled answer is not the server's result
             failed = category in ("loud", "unreachable", "broken")
-            why = divergence(call.result, answer, self.config.ignore_keys, failed=failed)
+            why = divergence(call.result, e.answer, self.config.ignore_keys, failed=failed)
             self._diverged(call, why, tally, t)
             event["diverged"] = why is not None
-        if self.config.alias is not None and self.config.alias.used_by(call):
-            event["alias"] = self._alias(call, category, tally, self.config.alias)
+        if e.alias is not None:
+            tally.alias["uses"] += 1
+            if e.alias[0]:
+                tally.alias[e.alias[0]] += 1
+                event["alias"] = e.alias[1]
+            else:
+                assert self.config.alias is not None  # an effect with an alias comes from one
+                event["alias"] = self._alias(call, tally, self.config.alias)
         if emit is not None:
-            event["mutations"] = _mutations(prepared)
-            event["answer"] = verdict.answer
-            if verdict.violations:
-                event["violations"] = [v.to_json() for v in verdict.violations]
+            event["mutations"] = e.mutations()
+            event["answer"] = e.verdict.answer
+            if e.verdict.violations:
+                event["violations"] = [v.to_json() for v in e.verdict.violations]
             emit(event)
 
-    def _sometimes(self, prepared: Prepared, tally: Tally) -> None:
-        """Intermittent behaviours are not sent (a write would be made twice); count the calls they change."""
-        if len(prepared.variants) < 2:
-            return
-        usual = prepared.variants[-1]
-        for v in prepared.variants[:-1]:  # plan_call tries the intermittent behaviours together
-            if v.mutations != usual.mutations or (v.plan.refused is None) != (
-                usual.plan.refused is None
-            ):
-                tally.sometimes[", ".join(v.sometimes)] += 1
+    def _event(self, call: RecordedCall, e: _Effect, tally: Tally) -> dict[str, Any]:
+        return {
+            "event": "replay-call",
+            "profile": self.profile.name,
+            "file": tally.file,
+            "line": call.line,
+            "id": call.id,
+            "tool": call.tool,
+            "population": tally.population,
+            "category": e.category,
+            "verdict": e.verdict.verdict,
+            "reason": e.reason(),
+        }
 
     def _retry(
-        self,
-        call: RecordedCall,
-        verdict: Verdict,
-        answer: Answer | None,
-        prepared: Prepared,
-        tally: Tally,
+        self, call: RecordedCall, answer: Answer | None, prepared: Prepared, tally: Tally
     ) -> str:
-        """A failed queued retry: sent again when that is safe, else judged by whether the failure is deterministic."""
+        """A failed queued retry that the failure alone does not decide (``_retry_decided``),
+        live: sent again when that is safe, else judged by whether the failure is deterministic."""
         r = tally.retry
-        category = CATEGORY_OF[verdict.verdict]
-        if category == "delivered":
-            r["first"] += 1
-            return "delivered"
-        if category == "silent":
-            r["silent"] += 1
-            return "silent"
-        if prepared.verdict is not None:
-            # unreachable, or refused by the client's own validation: the same on every attempt
-            r["deterministic"] += 1
-            return "fails on every attempt (the client refuses it before sending)"
-        if self.conn is None:
-            # the modelled server answers the same call the same way every time
-            r["deterministic"] += 1
-            return "fails on every attempt (offline: the modelled server refuses it each time)"
         if retry_safe(self.held.live_raw.get(call.tool)):
             for _ in range(self.config.retries):
                 r["attempts"] += 1
@@ -772,19 +789,10 @@ class _Segment:
             if t.first is None:
                 t.first = where
 
-    def _alias(self, call: RecordedCall, category: str, tally: Tally, alias: Alias) -> str:
-        """Was an old-name call refused because of the name? Probe a failure with the new name."""
+    def _alias(self, call: RecordedCall, tally: Tally, alias: Alias) -> str:
+        """An old-name call refused loudly, live, by a repeat-safe tool: was it refused because
+        of the name? Probed with the new name (``_alias_decided`` decides the other cases)."""
         a = tally.alias
-        a["uses"] += 1
-        if category == "delivered":
-            a["accepted"] += 1
-            return "accepted"
-        if category != "loud":
-            a["other"] += 1
-            return category
-        if self.conn is None or not retry_safe(self.held.live_raw.get(call.tool)):
-            a["unprobed"] += 1
-            return "refused; not probed with the new name (the tool is not repeat-safe)"
         verdict, _, _ = self._attempt(call, alias.renamed(call.arguments))
         if CATEGORY_OF[verdict.verdict] == "delivered":
             a["name"] += 1
@@ -802,6 +810,81 @@ class _Segment:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
+
+
+class _Effect(NamedTuple):
+    """One call's outcome through a profile, and what it adds to any tally it is counted in:
+    its replay category, the intermittent behaviours that change it (``sometimes``), and the
+    retry and alias outcomes when the outcome alone decides them (a counter key and the
+    event's words; an alias key "" is probed live, ``_Segment._alias``)."""
+
+    verdict: Verdict
+    answer: Answer | None
+    prepared: Prepared
+    category: str
+    sometimes: tuple[str, ...]
+    retry: tuple[str, str] | None
+    alias: tuple[str, str] | None
+
+    def reason(self) -> str:
+        return _reason(self.verdict, self.answer)
+
+    def mutations(self) -> list[dict]:
+        return _mutations(self.prepared)
+
+    def example(self, call: RecordedCall) -> dict:
+        return {
+            "id": call.id,
+            "line": call.line,
+            "verdict": self.verdict.verdict,
+            "reason": self.reason(),
+            "mutations": self.mutations(),
+        }
+
+
+def _changed_by(prepared: Prepared) -> tuple[str, ...]:
+    """The intermittent behaviours (joined, a tally's key) whose variant the call changes:
+    they are not sent (a write would be made twice), only counted."""
+    if len(prepared.variants) < 2:
+        return ()
+    usual = prepared.variants[-1]
+    return tuple(
+        ", ".join(v.sometimes)
+        for v in prepared.variants[:-1]  # plan_call tries the intermittent behaviours together
+        if v.mutations != usual.mutations
+        or (v.plan.refused is None) != (usual.plan.refused is None)
+    )
+
+
+def _retry_decided(category: str, prepared: Prepared, offline: bool) -> tuple[str, str] | None:
+    """A queued retry's outcome when its first attempt decides it (a retry counter and the
+    event's words); None when only sending it again tells (live, ``_Segment._retry``)."""
+    if category == "delivered":
+        return "first", "delivered"
+    if category == "silent":
+        return "silent", "silent"
+    if prepared.verdict is not None:
+        # unreachable, or refused by the client's own validation: the same on every attempt
+        return "deterministic", "fails on every attempt (the client refuses it before sending)"
+    if offline:
+        # the modelled server answers the same call the same way every time
+        return (
+            "deterministic",
+            "fails on every attempt (offline: the modelled server refuses it each time)",
+        )
+    return None
+
+
+def _alias_decided(category: str, unprobed: bool) -> tuple[str, str] | None:
+    """An old-name call's outcome when the first attempt decides it (an alias counter and the
+    event's words); None when a loud refusal is probed with the new name."""
+    if category == "delivered":
+        return "accepted", "accepted"
+    if category != "loud":
+        return "other", category
+    if unprobed:
+        return "unprobed", "refused; not probed with the new name (the tool is not repeat-safe)"
+    return None
 
 
 def _validation_failure(answer: Answer | None, prepared: Prepared, live_tool: Any) -> bool:
@@ -835,9 +918,11 @@ class _Outcomes:
 
     def __init__(self) -> None:
         self.memo: dict[
-            tuple, list[tuple[tuple | None, Profile, tuple[Verdict, Answer | None, Prepared]]]
+            tuple, list[tuple[tuple | None, tuple[Verdict, Answer | None, Prepared]]]
         ] = {}
-        self.decided: dict[tuple, tuple[Profile, Verdict, Answer | None]] = {}  # by what is sent
+        self.decided: dict[tuple, tuple[Verdict, Answer | None]] = {}  # by what is sent
+        # (kind, tool) -> the outcome of every call of a tool the client does not show
+        self.unseen: dict[tuple[int, str], tuple[Verdict, Answer | None, Prepared]] = {}
         self.kinds: dict[tuple, int] = {}
         self._last: tuple[RecordedCall | None, tuple[str, str] | None] = (None, None)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.core.evidence import Evidence
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding, Mutation
 from mcp_matrix.core.tools import escape
 from mcp_matrix.profiles.model import BehaviourUse, Profile
@@ -24,7 +25,17 @@ class Variant:
     sometimes: tuple[str, ...] = ()
 
 
-HELD_FIELDS = frozenset({"held_schema", "held_tool"})
+def _noting_reads(name: str) -> Any:
+    """A field of ``ReadsContext`` that sets ``read_held`` when it is read."""
+
+    def read(self: CallContext) -> JSON:
+        object.__setattr__(self, "read_held", True)
+        return self.__dict__[name]  # type: ignore[no-any-return]
+
+    def write(self: CallContext, value: JSON) -> None:
+        self.__dict__[name] = value
+
+    return property(read, write)
 
 
 class ReadsContext(CallContext):
@@ -36,10 +47,10 @@ class ReadsContext(CallContext):
 
     read_held = False
 
-    def __getattribute__(self, name: str) -> Any:
-        if name in HELD_FIELDS:
-            object.__setattr__(self, "read_held", True)
-        return object.__getattribute__(self, name)
+    # The two held fields as properties that note a read (an attribute hook on every read of
+    # the context was 3% of a large offline replay); the dataclass's __init__ sets them here.
+    held_schema = _noting_reads("held_schema")
+    held_tool = _noting_reads("held_tool")
 
     def fresh(self) -> ReadsContext:
         object.__setattr__(self, "read_held", False)
@@ -71,25 +82,45 @@ def plan_call(
     profile: Profile, ctx: CallContext, arguments: Any, omit: bool = False
 ) -> list[Variant]:
     """Every distinct way the profile may send the call: with and without its intermittent behaviours."""
-    sometimes = [u for u in profile.call if u.frequency == "sometimes"]
-    choices = [tuple(u.id or u.name for u in sometimes)]
-    if sometimes:
-        choices.append(())
+    steps, choices = _steps(profile)
+    functions = registry.REGISTRY
     variants = []
     for active in choices:
         plan = CallPlan(
             tool=ctx.tool, arguments=arguments, omit_arguments=omit
         )  # behaviours never mutate: no copy
-        for use in profile.call:
-            if use.frequency == "sometimes" and (use.id or use.name) not in active:
+        for name, params, key, sometimes in steps:
+            if sometimes and key not in active:
                 continue
-            plan = registry.get(use.name).fn(plan, ctx, **dict(use.params))
+            plan = functions[name].fn(plan, ctx, **params)
             if plan.refused is not None:
                 break
         variants.append(
             Variant(plan, mutations(arguments, plan.arguments, omit, plan.omit_arguments), active)
         )
     return variants
+
+
+_Step = tuple[str, dict[str, Any], str, bool]  # behaviour, its params, its id, intermittent
+_STEPS: dict[int, tuple[Profile, tuple[_Step, ...], tuple[tuple[str, ...], ...]]] = {}
+
+
+def _steps(profile: Profile) -> tuple[tuple[_Step, ...], tuple[tuple[str, ...], ...]]:
+    """A profile's call behaviours as steps, and the intermittent ones each variant applies
+    (all of them, then none), worked out once a profile (planning runs for every call)."""
+    hit = _STEPS.get(id(profile))
+    if hit is not None and hit[0] is profile:  # held: the id stays this profile's
+        return hit[1], hit[2]
+    registry.load_all()
+    steps = tuple(
+        (u.name, dict(u.params), u.id or u.name, u.frequency == "sometimes") for u in profile.call
+    )
+    sometimes = tuple(key for _, _, key, intermittent in steps if intermittent)
+    choices = (sometimes, ()) if sometimes else (sometimes,)
+    if len(_STEPS) > 1024:
+        _STEPS.clear()
+    _STEPS[id(profile)] = (profile, steps, choices)
+    return steps, choices
 
 
 def evidence_for(profile: Profile, names) -> tuple[Evidence, ...]:
