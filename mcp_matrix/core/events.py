@@ -38,6 +38,9 @@ READABLE = (1, 2)
 
 _OMIT = {"omit_if_none": True}  # written only when set (the run adds these keys when they apply)
 OMIT = _OMIT  # a field's metadata: its key is written only while the field is not None
+# A field's metadata: the value holds it but its JSON has no such key (never written; read as
+# its default): what a reader of the typed value needs and the JSON shape does not carry.
+HELD = {"held": True}
 
 
 class EventError(ValueError):
@@ -208,6 +211,8 @@ def _codec(cls: type[JsonRecord]) -> _Codec:
     write = ["def write(self):", f" out = {{'event': {kind!r}}}" if kind else " out = {}"]
     by_name = {f.name: f for f in fields}
     for name in (*cls.HEAD, *(n for n in by_name if n not in cls.HEAD)):
+        if by_name[name].metadata.get("held"):
+            continue
         omitted = bool(by_name[name].metadata.get("omit_if_none"))
         plain = _writer(hints[name]) is None
         value = "v" if plain else "_lists(v)"
@@ -601,6 +606,7 @@ def _known(kind: object) -> str:
 __all__ = [
     "EVENTS",
     "FORMAT",
+    "HELD",
     "OMIT",
     "READABLE",
     "VERSION",

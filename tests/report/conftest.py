@@ -52,9 +52,9 @@ def assert_snapshot(name: str, text: str) -> None:
 @pytest.fixture
 def stable_version(monkeypatch):
     """The report names the mcp-matrix that wrote it; pin it so snapshots survive a release."""
-    from mcp_matrix.report import json_report
+    from mcp_matrix.report import model
 
-    monkeypatch.setattr(json_report, "__version__", "0.0.0-test")
+    monkeypatch.setattr(model, "__version__", "0.0.0-test")
 
 
 @pytest.fixture

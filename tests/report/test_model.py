@@ -3,13 +3,14 @@ every key a typed field, so the Markdown, JUnit, SARIF and HTML writers read att
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
 
 from mcp_matrix.core.events import CellMutation, typed_events
-from mcp_matrix.report.json_report import build_report
-from mcp_matrix.report.model import Report, ReportCell, ReportFinding, read_model
+from mcp_matrix.report.json_report import build_report, write_json, write_model
+from mcp_matrix.report.model import Report, ReportCell, ReportFinding, read_model, stream_model
 from tests.report import events as ev
 
 
@@ -31,3 +32,45 @@ def test_every_cell_and_its_findings_and_mutations_are_typed_values():
     assert mutations and all(isinstance(m, CellMutation) for m in mutations)
     hidden = next(c for c in model.cells if c.verdict == "hidden")
     assert hidden.findings[-1].snapshot_pointer.startswith("/tools/")
+
+
+@pytest.mark.parametrize("stream", [ev.full_run, ev.interrupted_run, ev.merged_runs])
+def test_the_json_report_is_written_from_the_typed_model(stream):
+    """The JSON writer reads the model as the other writers do: a model built whole and written
+    gives the same bytes as the writer given the events (which streams the cells)."""
+    events = typed_events(stream())
+    whole, streamed = io.StringIO(), io.StringIO()
+    write_model(read_model(events), whole)
+    write_json(events, streamed)
+    assert whole.getvalue() == streamed.getvalue()
+
+
+def test_the_streamed_cells_are_the_built_ones_and_the_head_counts_them_all():
+    events = typed_events(ev.merged_runs())
+    head, cells = stream_model(events)
+    model = read_model(events)
+    assert head.cells == () and head.counts == model.counts and head.grid == model.grid
+    assert tuple(cells) == model.cells and head.counts.cells == len(model.cells)
+
+
+def test_what_the_tables_need_is_held_by_the_model_but_is_no_key_of_the_version_1_shape():
+    """The position of a cell's run and tool, a call's evidence as written (with its date
+    checked) and a culprit's pointer: held for the JSON report's tables, not written."""
+    events = typed_events(ev.full_run())
+    model = read_model(events)
+    by_cell = {
+        (e.profile, e.tool, getattr(e, "case", None)): e
+        for e in events
+        if e.KIND in ("discovery", "call")
+    }
+    for c in model.cells:
+        assert {"run_index", "index", "sources"}.isdisjoint(c.to_json())
+        assert all("culprit_pointer" not in f.to_json() for f in c.findings)
+        e = by_cell[(c.profile, c.tool, c.case)]
+        if c.kind == "call":
+            assert c.sources == e.evidence
+        elif e.index is not None:
+            assert c.index == e.index
+    assert {c.run_index for c in model.cells} == {0}
+    merged = read_model(typed_events(ev.merged_runs()))
+    assert {c.run for c in merged.cells if c.run_index == 1} == {"run000000002"}
