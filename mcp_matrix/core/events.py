@@ -559,6 +559,104 @@ Cell = DiscoveryCell | CallCell
 EVENTS: dict[str, type[Event]] = {cls.KIND: cls for cls in typing.get_args(Event)}
 
 
+# -- replay --results (format mcp-matrix.replay, replay-events.schema.json) -------------------
+
+REPLAY_FORMAT = "mcp-matrix.replay"
+REPLAY_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class _ReplayEvent(_Event):
+    """An event of ``replay --results``: its own stream and schema (``replay-events``), read and
+    written by the same generic code as the results stream's events."""
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON]) -> Self:
+        """The typed event; EventError when ``data`` does not follow this kind's schema."""
+        if data.get("event") != cls.KIND:
+            raise EventError(
+                cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}"
+            )
+        check_replay_event(data)
+        return cls.build(data)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayStarted(_ReplayEvent):
+    """The first line of a replay's events."""
+
+    KIND: ClassVar[str] = "replay-started"
+    format: str = REPLAY_FORMAT
+    version: int = REPLAY_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayCall(_ReplayEvent):
+    """One recorded call replayed through one profile (mcp_matrix.evolution.replay). A key an
+    older file lacks (``mutations``, ``answer``) stays absent, and ``verdict`` may be null
+    (an offline call that was only sent, ``category`` "sent", in early files)."""
+
+    KIND: ClassVar[str] = "replay-call"
+    profile: str
+    file: str
+    line: int
+    id: str | None
+    tool: str
+    population: str
+    category: str
+    verdict: str | None
+    reason: str
+    retry: str | None = field(default=None, metadata=_OMIT)  # queued retries: what became of it
+    diverged: bool | None = field(default=None, metadata=_OMIT)  # against the recorded result
+    alias: str | None = field(default=None, metadata=_OMIT)  # a call using a deprecated alias
+    mutations: tuple[CellMutation, ...] | None = field(default=None, metadata=_OMIT)
+    answer: JSON = field(default=None, metadata=_OMIT)  # run.classify.Answer.summary
+    violations: tuple[CellViolation, ...] | None = field(default=None, metadata=_OMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayFinished(_ReplayEvent):
+    """The last line: the report (replay.schema.json); none when the replay stopped on an error."""
+
+    KIND: ClassVar[str] = "replay-finished"
+    report: JSONObject
+
+
+ReplayEvent = ReplayStarted | ReplayCall | ReplayFinished
+REPLAY_EVENTS: dict[str, type[ReplayEvent]] = {
+    cls.KIND: cls for cls in typing.get_args(ReplayEvent)
+}
+
+
+def replay_event_from_json(data: Mapping[str, JSON]) -> ReplayEvent:
+    """The typed event of one ``replay --results`` line; EventError naming the key when it does
+    not follow the replay-events schema (a finished event's report: replay.schema.json)."""
+    kind = data.get("event") if isinstance(data, Mapping) else None
+    if not isinstance(kind, str) or kind not in REPLAY_EVENTS:
+        raise EventError(
+            str(kind),
+            "event",
+            f"unknown event kind {kind!r}; expected one of {', '.join(REPLAY_EVENTS)}",
+        )
+    return REPLAY_EVENTS[kind].from_json(data)
+
+
+def check_replay_event(data: Mapping[str, JSON]) -> None:
+    """Raise EventError, naming the key, if ``data`` does not follow its replay event's schema."""
+    kind = str(data.get("event"))
+    if kind == ReplayFinished.KIND:  # the event's own keys, then the report against its schema
+        if not isinstance(data.get("report"), Mapping):
+            raise EventError(kind, "report", "missing key 'report' (an object)")
+        problem = checker("replay")(data["report"])
+        if problem is not None:
+            key = f"report.{problem.key}" if problem.key else "report"
+            raise EventError(kind, key, problem.message)
+        return
+    problem = checker("replay-events", part=kind)(data)
+    if problem is not None:
+        raise EventError(kind, problem.key, problem.message)
+
+
 def event_from_json(data: Mapping[str, JSON]) -> Event:
     """The typed event of one line; EventError naming the key when it does not follow the schema."""
     kind = data.get("event") if isinstance(data, Mapping) else None
@@ -609,6 +707,9 @@ __all__ = [
     "HELD",
     "OMIT",
     "READABLE",
+    "REPLAY_EVENTS",
+    "REPLAY_FORMAT",
+    "REPLAY_VERSION",
     "VERSION",
     "CallCell",
     "Cell",
@@ -624,6 +725,10 @@ __all__ = [
     "ListedProfile",
     "Memo",
     "ProfileError",
+    "ReplayCall",
+    "ReplayEvent",
+    "ReplayFinished",
+    "ReplayStarted",
     "RunFinished",
     "RunStarted",
     "SchemaStored",
@@ -633,7 +738,9 @@ __all__ = [
     "as_json",
     "build_event",
     "check_event",
+    "check_replay_event",
     "event_from_json",
+    "replay_event_from_json",
     "typed_event",
     "typed_events",
 ]
