@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_matrix.core.events import ReplayCall
 from mcp_matrix.core.verdicts import rank
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.effects import call_outcomes
@@ -151,7 +152,7 @@ def by_run(cli, tmp_path: Path) -> Said:
 
 
 def by_replay(profiles, snapshot: Snapshot, calls_path: Path, live: bool) -> Said:
-    events: list[dict] = []
+    events: list[ReplayCall] = []
     config = ReplayConfig(
         files=[calls_file(calls_path)],
         profiles=profiles,
@@ -162,11 +163,7 @@ def by_replay(profiles, snapshot: Snapshot, calls_path: Path, live: bool) -> Sai
         emit=events.append,
     )
     replay(config)
-    return {
-        (e["profile"], *e["id"].split(":")): (e["verdict"], e["reason"])
-        for e in events
-        if e.get("event") == "replay-call"
-    }
+    return {(e.profile, *str(e.id).split(":")): (e.verdict, e.reason) for e in events}
 
 
 def by_diff(profiles, snapshot: Snapshot) -> Said:

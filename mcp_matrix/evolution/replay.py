@@ -25,7 +25,7 @@ the first ``examples`` calls of each outcome, and one small record per transcrip
 calls or results themselves (the counts and the report: mcp_matrix.evolution.replay_report). ``prepare_and_classify`` is the offline part of one call
 (prepare, client-side validation, mutations) with no server, for throughput measurements.
 
-The engine prints nothing; ``emit`` receives one event per call (``--results``).
+The engine prints nothing; ``emit`` receives one typed event per call (``ReplayCall``, ``--results``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.registry import freeze
 from mcp_matrix.behaviours.rewrite import fingerprint
+from mcp_matrix.core.events import CellMutation, CellViolation, ReplayCall
 from mcp_matrix.core.model import CallContext, ClientView
 from mcp_matrix.core.tools import read_only, retry_safe, tools_by_name
 from mcp_matrix.core.verdicts import SHOWN
@@ -200,7 +201,7 @@ class ReplayConfig:
     ``baseline`` is what caching profiles hold (the list from before the deploy).
     ``read_after`` names read-only tools called with no arguments at the end of each session.
     ``only`` keeps some calls (the checklist's old-name calls); ``alias`` probes their failures.
-    ``on_progress`` receives the bytes read; ``emit`` one event per replayed call.
+    ``on_progress`` receives the bytes read; ``emit`` one typed event per replayed call.
     """
 
     files: list[CallsFile]
@@ -217,7 +218,7 @@ class ReplayConfig:
     only: Callable[[RecordedCall], bool] | None = None
     alias: Alias | None = None
     on_progress: Callable[[int], None] | None = None
-    emit: Callable[[dict], None] | None = None
+    emit: Callable[[ReplayCall], None] | None = None
 
 
 def replay(config: ReplayConfig) -> ReplayReport:
@@ -689,14 +690,13 @@ class _Segment:
         tally.verdicts[e.verdict.verdict] += 1
         if category != "delivered" and tally.wants_example(category):
             tally.example(category, e.example(call))
-        emit = self.config.emit
-        event: dict[str, Any] = {} if emit is None else self._event(call, e, tally)
+        retry = diverged = alias = None
         if tally.population == "retry":
             if e.retry is not None:
                 tally.retry[e.retry[0]] += 1
-                event["retry"] = e.retry[1]
+                retry = e.retry[1]
             else:
-                event["retry"] = self._retry(call, e.answer, e.prepared, tally)
+                retry = self._retry(call, e.answer, e.prepared, tally)
         t = None
         if tally.population == "transcript" and call.transcript is not None:
             t = tally.transcripts.setdefault(call.transcript, TranscriptTally())
@@ -707,35 +707,36 @@ class _Segment:
             failed = category in ("loud", "unreachable", "broken")
             why = divergence(call.result, e.answer, self.config.ignore_keys, failed=failed)
             self._diverged(call, why, tally, t)
-            event["diverged"] = why is not None
+            diverged = why is not None
         if e.alias is not None:
             tally.alias["uses"] += 1
             if e.alias[0]:
                 tally.alias[e.alias[0]] += 1
-                event["alias"] = e.alias[1]
+                alias = e.alias[1]
             else:
                 assert self.config.alias is not None  # an effect with an alias comes from one
-                event["alias"] = self._alias(call, tally, self.config.alias)
-        if emit is not None:
-            event["mutations"] = e.mutations()
-            event["answer"] = e.verdict.answer
-            if e.verdict.violations:
-                event["violations"] = [v.to_json() for v in e.verdict.violations]
-            emit(event)
-
-    def _event(self, call: RecordedCall, e: _Effect, tally: Tally) -> dict[str, Any]:
-        return {
-            "event": "replay-call",
-            "profile": self.profile.name,
-            "file": tally.file,
-            "line": call.line,
-            "id": call.id,
-            "tool": call.tool,
-            "population": tally.population,
-            "category": e.category,
-            "verdict": e.verdict.verdict,
-            "reason": e.reason(),
-        }
+                alias = self._alias(call, tally, self.config.alias)
+        if self.config.emit is not None:
+            self.config.emit(
+                ReplayCall(
+                    profile=self.profile.name,
+                    file=tally.file,
+                    line=call.line,
+                    id=call.id,
+                    tool=call.tool,
+                    population=tally.population,
+                    category=category,
+                    verdict=e.verdict.verdict,
+                    reason=e.reason(),
+                    retry=retry,
+                    diverged=diverged,
+                    alias=alias,
+                    mutations=e.cell_mutations(),
+                    answer=e.verdict.answer,
+                    violations=tuple(CellViolation.build(v.to_json()) for v in e.verdict.violations)
+                    or None,
+                )
+            )
 
     def _retry(
         self, call: RecordedCall, answer: Answer | None, prepared: Prepared, tally: Tally
@@ -831,6 +832,14 @@ class _Effect(NamedTuple):
 
     def mutations(self) -> list[dict]:
         return _mutations(self.prepared)
+
+    def cell_mutations(self) -> tuple[CellMutation, ...]:
+        """The mutations as the event's typed values (the same keys as ``mutations``)."""
+        usual = self.prepared.primary
+        return tuple(
+            CellMutation(m.kind, m.pointer, m.before, m.after)
+            for m in (usual.mutations if usual else ())
+        )
 
     def example(self, call: RecordedCall) -> dict:
         return {

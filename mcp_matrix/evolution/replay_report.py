@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix import __version__
+from mcp_matrix.core.events import REPLAY_FORMAT, REPLAY_VERSION
 from mcp_matrix.core.verdicts import REPLAY_CATEGORY
 from mcp_matrix.run.classify import Answer, same_result
 
-FORMAT = "mcp-matrix.replay"
-VERSION = 1
+FORMAT = REPLAY_FORMAT  # the report's and its events' (--results) format
+VERSION = REPLAY_VERSION
 
 CATEGORIES = ("delivered", "loud", "silent", "unreachable", "broken")
 CATEGORY_OF = REPLAY_CATEGORY
