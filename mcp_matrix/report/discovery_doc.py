@@ -93,8 +93,8 @@ class SchemaNodes:
     """Schemas and every sub-schema in them stored once, by number (version 4): a variant that
     changed one property shares its other properties, its ``$defs`` and their parts."""
 
-    def __init__(self) -> None:
-        self.table = ContentTable()
+    def __init__(self, table: ContentTable | None = None) -> None:
+        self.table = table if table is not None else ContentTable()
         self._refs: dict[int, int] = {}  # by identity: the rewrites are copy-on-write
         self._held: list[Any] = []  # keeps those objects alive, so their ids stay unique
 
@@ -247,13 +247,7 @@ def _cell(tool: str, index: int, verdict: Any, name: Any, schema: Any, findings:
 def _read_v4(doc: Mapping, where: str) -> list[dict]:
     tools, names, evidence = doc["tools"], doc["names"], doc["evidence"]
     schemas = _SchemaReader(doc["schemas"], f"{where}: schemas")
-    kinds = []
-    for row in doc["kinds"]:
-        if not isinstance(row, list) or len(row) != len(KIND_COLUMNS):
-            raise ValueError(f"{where}: a kind is not a row of {list(KIND_COLUMNS)}")
-        kind = dict(zip(KIND_COLUMNS, row))
-        kind["evidence"] = [resolve(evidence, e, f"{where}: evidence") for e in kind["evidence"]]
-        kinds.append(kind)
+    kinds = read_kinds(doc["kinds"], KIND_COLUMNS, evidence, where)
     findings = []
     for row in doc["findings"]:
         if not isinstance(row, list) or len(row) != len(FINDING_COLUMNS):
@@ -297,6 +291,19 @@ def _read_v4(doc: Mapping, where: str) -> list[dict]:
     return profiles
 
 
+def read_kinds(rows: Any, columns: tuple[str, ...], evidence: list, where: str) -> list[dict]:
+    """A ``kinds`` table (what findings share, rows of ``columns``) with its evidence in full
+    (this document's version 4, the JSON report's version 3)."""
+    kinds = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise ValueError(f"{where}: a kind is not a row of {list(columns)}")
+        kind = dict(zip(columns, row))
+        kind["evidence"] = [resolve(evidence, e, f"{where}: evidence") for e in kind["evidence"]]
+        kinds.append(kind)
+    return kinds
+
+
 class _SchemaReader:
     """Version-4 schemas put back whole, each entry once (equal entries are one object)."""
 
@@ -324,6 +331,9 @@ class _SchemaReader:
                     value[k] = self.whole(v)
         self.done[ref] = value
         return value
+
+
+SchemaReader = _SchemaReader  # the JSON report (version 3) stores its schemas so too
 
 
 def _read_v2(doc: Mapping, version: int, where: str) -> list[dict]:
@@ -379,8 +389,10 @@ __all__ = [
     "READABLE",
     "VERSION",
     "SchemaNodes",
+    "SchemaReader",
     "SchemaTable",
     "read_discovery",
+    "read_kinds",
     "whole_schema",
     "write_discovery",
 ]

@@ -1,13 +1,15 @@
-"""The JSON report (``format: mcp-matrix.report``, ``version: 2``; docs/reports.md).
+"""The JSON report (``format: mcp-matrix.report``, ``version: 3``; docs/reports.md).
 
 ``report_document`` turns a results stream (finished, interrupted, or several runs merged) into
 one document: the runs, the profiles, the tools x clients grid, every cell with its reason,
-evidence, snapshot pointer and fix advice, the skipped calls and the counts. Version 2 stores
-each distinct value once: a cell is a row of numbers (``columns``) naming its entry in the
-tables ``details`` (what happened: verdict, reason, findings, advice...), ``findings``,
-``evidence``, ``schemas`` (their property schemas by number in ``properties``, as
-``discover --json``) and ``texts`` (pointers, names, reasons, advice). A 5,000-tool server
-through 36 clients wrote 548 MB in version 1, each cell in full with its findings and schema.
+evidence, snapshot pointer and fix advice, the skipped calls and the counts. It stores each
+distinct value once: a cell is a row of numbers (``columns``) naming its entry in the tables
+``details`` (what happened: verdict, findings, advice...; a discovery detail a row of
+``DETAIL_COLUMNS``), ``findings`` (rows of ``FINDING_COLUMNS`` naming what findings share in
+``kinds``), ``evidence``, ``schemas`` (every sub-schema once, as ``discover --json`` version 4)
+and ``texts`` (names, reasons, advice); a cell's pointer follows from its detail and index. A
+5,000-tool server through 36 clients wrote 548 MB in version 1 (each cell in full), 28.6 MB in
+version 2, 18.4 MB in version 3.
 
 The document is written from the typed report (``mcp_matrix.report.model``), as every other
 writer renders it, so every format says the same thing about every cell: ``write_model`` stores
@@ -29,13 +31,14 @@ from mcp_matrix.core.events import CellEvidence, Event
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.verdicts import MEANING, SYMBOL, is_finding, rank
-from mcp_matrix.report.discovery_doc import SchemaTable, whole_schema
+from mcp_matrix.report.discovery_doc import SchemaNodes, SchemaReader, read_kinds, whole_schema
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.model import (
     FORMAT,
     Report,
     ReportCell,
     ReportFinding,
+    call_pointer,
     discovery_reason,
     primary_finding,
     read_model,
@@ -43,10 +46,11 @@ from mcp_matrix.report.model import (
     under_tool,
 )
 
-VERSION = 2
-READABLE = (1, 2)
-# A version-2 cell, in order: positions in runs, profiles, tools; the tool's position in its
-# run's snapshot; positions in details, texts (pointer, model_name) and schemas.
+VERSION = 3
+READABLE = (1, 2, 3)
+# A version-3 cell, in order: positions in runs, profiles, tools; the tool's position in its
+# run's snapshot; positions in details; 1 if it fails the release, else 0; positions in texts
+# (model_name) and schemas. Its pointer follows from its detail and index (``read_report``).
 COLUMNS = (
     "run",
     "profile",
@@ -54,10 +58,16 @@ COLUMNS = (
     "index",
     "detail",
     "release_failing",
-    "pointer",
     "model_name",
     "schema",
 )
+V2_COLUMNS = (*COLUMNS[:6], "pointer", *COLUMNS[6:])  # version 2: the pointer, in texts
+# A discovery cell's detail (a call's is an object with its ``kind``): positions in texts
+# (advice) and findings.
+DETAIL_COLUMNS = ("verdict", "blast_radius", "weakest_evidence", "advice", "findings")
+# A finding: a position in kinds, then what differs from one finding of a kind to the next.
+FINDING_COLUMNS = ("kind", "message", "pointer", "snapshot_pointer")
+KIND_COLUMNS = ("code", "lost", "blast_radius", "behaviour", "evidence")
 CALL_KEYS = (
     "origin",
     "expect",
@@ -120,7 +130,10 @@ def write_model(report: Report, stream: IO[str], cells: Iterable[ReportCell] | N
     w(f'"grid": {{"profiles": {_dump(list(grid.profiles))}, "rows": [')
     w(",".join("\n" + _dump([None if v is None else place[v] for v in r.cells]) for r in grid.rows))
     w("\n]},\n" if grid.rows else "]},\n")
-    w(f'"columns": {_dump(list(COLUMNS))},\n"cells": [')
+    w(f'"columns": {_dump(list(COLUMNS))},\n')
+    w(f'"detail_columns": {_dump(list(DETAIL_COLUMNS))},\n')
+    w(f'"finding_columns": {_dump(list(FINDING_COLUMNS))},\n')
+    w(f'"kind_columns": {_dump(list(KIND_COLUMNS))},\n"cells": [')
     tables = _Tables()
     profiles = {name: i for i, name in enumerate(grid.profiles)}
     tools = {name: i for i, name in enumerate(report.tools)}
@@ -166,12 +179,13 @@ class _DocTable(ContentTable):
 
 class _Tables:
     """The report's values stored once: each distinct value an entry, numbered as the cells
-    first name it. Values the model shares (a findings tuple, a finding, an evidence) are looked
-    up by identity first: they stay alive in the report while it is written."""
+    first name it. A finding's evidence is looked up by identity first (it stays alive in the
+    events while the report is written)."""
 
     def __init__(self) -> None:
-        self.details, self.findings, self.evidence = _DocTable(), _DocTable(), _DocTable()
-        self.shapes, self.texts = SchemaTable(), _DocTable()
+        self.details, self.findings, self.kinds = _DocTable(), _DocTable(), _DocTable()
+        self.evidence, self.texts = _DocTable(), _DocTable()
+        self.shapes = SchemaNodes(_DocTable())  # a node by its text: not held once written
         self._discovery: dict[tuple[str | int | None, ...], int] = {}
         self._finding_refs: dict[tuple[str | bool | int | None, ...], int] = {}
         self._evidence_refs: dict[int, int] = {}
@@ -180,9 +194,9 @@ class _Tables:
         return (
             ("details", self.details),
             ("findings", self.findings),
+            ("kinds", self.kinds),
             ("evidence", self.evidence),
-            ("schemas", self.shapes.schemas),
-            ("properties", self.shapes.properties),
+            ("schemas", self.shapes.table),
             ("texts", self.texts),
         )
 
@@ -195,46 +209,33 @@ class _Tables:
             schema = None if c.model_schema is None else self.shapes.ref(c.model_schema)
         else:
             detail = self.details.ref(self.call(c))
-        at = None if c.pointer is None else self.texts.ref(c.pointer)
-        return _dump(
-            [c.run_index, profile, tool, c.index, detail, c.release_failing, at, name, schema]
-        )
+        fails = 1 if c.release_failing else 0
+        return _dump([c.run_index, profile, tool, c.index, detail, fails, name, schema])
 
     def discovery(self, c: ReportCell) -> int:
-        """A discovery cell's detail: its reason, behaviours and evidence are its findings'."""
+        """A discovery cell's detail (``DETAIL_COLUMNS``): its reason, behaviours and evidence
+        are its findings'."""
         findings = [self.finding(f) for f in c.findings]
         key = (c.verdict, c.weakest_evidence, c.advice, c.blast_radius, *findings)
         known = self._discovery.get(key)
         if known is None:
-            detail = {
-                "kind": "discovery",
-                "verdict": c.verdict,
-                "blast_radius": c.blast_radius,
-                "weakest_evidence": c.weakest_evidence,
-                "advice": self.text(c.advice),
-                "findings": findings,
-            }
+            advice = self.text(c.advice)
+            detail = [c.verdict, c.blast_radius, c.weakest_evidence, advice, findings]
             known = self._discovery[key] = self.details.ref(detail)
         return known
 
     def finding(self, f: ReportFinding) -> int:
-        """A finding's entry: what it says, without its place under the cell's tool (profiles
-        and tools share one entry)."""
+        """A finding's entry (``FINDING_COLUMNS``): what it says, without its place under the
+        cell's tool (profiles and tools share one entry)."""
         # what the entry says; the evidence by identity (it stays alive in the events)
         key: tuple[str | bool | int | None, ...] = (f.code, f.message, f.pointer)
         key += (f.culprit_pointer, f.lost, f.blast_radius, f.behaviour, id(f.evidence))
         known = self._finding_refs.get(key)
         if known is None:
-            entry = {
-                "code": f.code,
-                "message": f.message,
-                "pointer": f.pointer,
-                "snapshot_pointer": f.culprit_pointer,  # else under the cell's tool (read_report)
-                "lost": f.lost,
-                "blast_radius": f.blast_radius,
-                "behaviour": f.behaviour,
-                "evidence": [self.evidence_ref(ev) for ev in f.evidence],
-            }
+            evidence = [self.evidence_ref(ev) for ev in f.evidence]
+            kind = self.kinds.ref([f.code, f.lost, f.blast_radius, f.behaviour, evidence])
+            # snapshot_pointer: the culprit's, else None (under the cell's tool: read_report)
+            entry: list[JSON] = [kind, f.message, f.pointer, f.culprit_pointer]
             known = self._finding_refs[key] = self.findings.ref(entry)
         return known
 
@@ -288,19 +289,26 @@ def read_report(doc: object, where: str = "report") -> dict:
         return _expand(doc, where)
     except (KeyError, TypeError, IndexError) as exc:
         raise InputError(
-            f"malformed version-2 report (missing or wrong {exc})", where=where
+            f"malformed version-{version} report (missing or wrong {exc})", where=where
         ) from None
     except ValueError as exc:
         raise InputError(str(exc), where=where) from None
 
 
 def _expand(doc: Mapping[str, Any], where: str) -> dict:
-    names = ("details", "findings", "evidence", "schemas", "properties", "texts")
-    tables = {k: _entries(doc[k]) for k in names}
-    texts, evidence = tables["texts"], tables["evidence"]
-    schemas = [
-        whole_schema(s, tables["properties"], f"{where}: properties") for s in tables["schemas"]
-    ]
+    texts, evidence = _entries(doc["texts"]), _entries(doc["evidence"])
+    if doc["version"] == 2:
+        properties = _entries(doc["properties"])
+        schemas = [whole_schema(s, properties, f"{where}: properties") for s in doc["schemas"]]
+        findings = [
+            {**f, "evidence": [resolve(evidence, x, f"{where}: evidence") for x in f["evidence"]]}
+            for f in _entries(doc["findings"])
+        ]
+        columns: tuple[str, ...] = V2_COLUMNS
+    else:
+        nodes = SchemaReader(_entries(doc["schemas"]), f"{where}: schemas")
+        findings = _v3_findings(doc, evidence, where)
+        columns = COLUMNS
     legend = {x["verdict"]: x for x in doc["legend"]}
     verdicts = [x["verdict"] for x in doc["legend"]]
     runs, profiles, tools = doc["runs"], doc["grid"]["profiles"], doc["tools"]
@@ -314,12 +322,12 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
             "note": _s(e.get("note")),
         }
 
-    findings = [
-        {**f, "evidence": [dict(resolve(evidence, x, f"{where}: evidence")) for x in f["evidence"]]}
-        for f in tables["findings"]
-    ]
     details = []
-    for d in tables["details"]:
+    for d in _entries(doc["details"]):
+        if isinstance(d, list):  # version 3: a discovery detail is a row
+            if len(d) != len(DETAIL_COLUMNS):
+                raise ValueError(f"{where}: a detail is not a row of {list(DETAIL_COLUMNS)}")
+            d = {"kind": "discovery", **dict(zip(DETAIL_COLUMNS, d))}
         verdict = d["verdict"]
         shown = legend.get(verdict, {})
         call = d["kind"] == "call"
@@ -328,12 +336,17 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
             reason = resolve(texts, d["reason"], f"{where}: texts")
             behaviours = d["behaviours"]
             cited = _dedupe_evidence(ev_pair(p) for p in d["evidence"])
+            mutations = d.get("mutations") or ()
+            place = mutations[0]["pointer"] if mutations else None  # the pointer follows
         else:  # a discovery cell's reason, behaviours and evidence are its findings'
-            reason = discovery_reason(verdict, [_Said(f["message"], f.get("lost")) for f in found])
+            said = [_Said(f["message"], f.get("lost")) for f in found]
+            reason = discovery_reason(verdict, said)
             behaviours = list(dict.fromkeys(f["behaviour"] for f in found if f["behaviour"]))
             cited = _dedupe_evidence(
                 {**e, "behaviour": f["behaviour"]} for f in found for e in f["evidence"]
             )
+            primary = primary_finding(said, verdict)
+            place = None if primary is None else found[[id(x) for x in said].index(id(primary))]
         details.append(
             {
                 "kind": d["kind"],
@@ -359,24 +372,30 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
                 "call": {
                     k: d.get(k, _CALL_DEFAULTS[k]) if call else _CALL_DEFAULTS[k] for k in CALL_KEYS
                 },
+                "place": place,  # version 3: the cell's pointer, from its index
             }
         )
     cells = []
     for row in _entries(doc["cells"]):
-        if not isinstance(row, list) or len(row) != len(COLUMNS):
-            raise ValueError(f"{where}: a cell is not a row of {list(COLUMNS)}")
-        run, profile, tool, index, detail, fails, pointer, name, schema = row
-        d = resolve(details, detail, f"{where}: details")
+        if not isinstance(row, list) or len(row) != len(columns):
+            raise ValueError(f"{where}: a cell is not a row of {list(columns)}")
+        c = dict(zip(columns, row))
+        index = c["index"]
+        d = resolve(details, c["detail"], f"{where}: details")
         cell = {
             "kind": d["kind"],
-            "run": resolve(runs, run, f"{where}: runs")["run_id"],
-            "profile": resolve(profiles, profile, f"{where}: profiles"),
-            "tool": resolve(tools, tool, f"{where}: tools"),
+            "run": resolve(runs, c["run"], f"{where}: runs")["run_id"],
+            "profile": resolve(profiles, c["profile"], f"{where}: profiles"),
+            "tool": resolve(tools, c["tool"], f"{where}: tools"),
         }
         cell.update(d["head"])
-        cell["release_failing"] = bool(fails)
+        cell["release_failing"] = bool(c["release_failing"])
         cell.update(d["tail"])
-        cell["pointer"] = None if pointer is None else resolve(texts, pointer, f"{where}: texts")
+        if "pointer" in c:  # version 2
+            at = c["pointer"]
+            cell["pointer"] = None if at is None else resolve(texts, at, f"{where}: texts")
+        else:
+            cell["pointer"] = _pointer(d, index)
         cell["advice"] = d["advice"]
         cell["findings"] = [
             f
@@ -384,10 +403,14 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
             else {**f, "snapshot_pointer": under_tool(index, _s(f["pointer"]))}
             for f in d["findings"]
         ]
+        name, schema = c["model_name"], c["schema"]
         cell["model_name"] = None if name is None else resolve(texts, name, f"{where}: texts")
-        cell["model_schema"] = (
-            None if schema is None else resolve(schemas, schema, f"{where}: schemas")
-        )
+        if schema is None:
+            cell["model_schema"] = None
+        elif doc["version"] == 2:
+            cell["model_schema"] = resolve(schemas, schema, f"{where}: schemas")
+        else:
+            cell["model_schema"] = nodes.whole(schema)
         cell.update(d["call"])
         cells.append(cell)
     out = {k: doc[k] for k in _KEPT if k in doc}
@@ -406,6 +429,42 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
     }
     out["cells"] = cells
     return out
+
+
+def _pointer(detail: Mapping[str, Any], index: int | None) -> str | None:
+    """A version-3 cell's pointer into the snapshot, as the writer's model made it: a call's at
+    the property its first mutation touched; a discovery cell's at its deciding finding (the
+    culprit tool's place, or under its own tool), else at its tool."""
+    place = detail["place"]
+    if detail["kind"] == "call":
+        return call_pointer(index, place)
+    if place is None:
+        return under_tool(index, "")
+    return place["snapshot_pointer"] or under_tool(index, _s(place["pointer"]))
+
+
+def _v3_findings(doc: Mapping[str, Any], evidence: list, where: str) -> list[dict]:
+    """Version-3 findings (rows naming their kind) as version-2 entries, evidence in full."""
+    kinds = read_kinds(_entries(doc["kinds"]), KIND_COLUMNS, evidence, where)
+    findings = []
+    for row in _entries(doc["findings"]):
+        if not isinstance(row, list) or len(row) != len(FINDING_COLUMNS):
+            raise ValueError(f"{where}: a finding is not a row of {list(FINDING_COLUMNS)}")
+        kind_ref, message, pointer, snapshot_pointer = row
+        kind = resolve(kinds, kind_ref, f"{where}: kinds")
+        findings.append(
+            {
+                "code": kind["code"],
+                "message": message,
+                "pointer": pointer,
+                "snapshot_pointer": snapshot_pointer,
+                "lost": kind["lost"],
+                "blast_radius": kind["blast_radius"],
+                "behaviour": kind["behaviour"],
+                "evidence": kind["evidence"],
+            }
+        )
+    return findings
 
 
 _CALL_DEFAULTS: dict[str, JSON] = {

@@ -411,7 +411,7 @@ class _Cells:
             tuple(e.behaviours),
             tuple(CitedEvidence("", _s(level), s, n) for level, s, n in cited),
             e.weakest_evidence,
-            _call_pointer(index, e.mutations),
+            call_pointer(index, e.mutations[0].pointer if e.mutations else None),
             advice_for(e, raw),
             (),
             None,
@@ -665,16 +665,16 @@ def under_tool(index: int | None, rel: str) -> str | None:
     return base + (rel if rel.startswith("/") else "")
 
 
-def _call_pointer(index: int | None, mutations: Sequence[CellMutation]) -> str | None:
-    """The input schema of the called tool, at the property the first mutation touched."""
+def call_pointer(index: int | None, mutated: str | None) -> str | None:
+    """The input schema of the called tool, at the property the first mutation touched (its
+    pointer into the arguments: ``mutated``)."""
     base = _tool_pointer(index)
     if base is None:
         return None
-    if not mutations:
+    if mutated is None:
         return base + "/inputSchema"
-    parts = mutations[0].pointer.split("/")[1:]
     path = "/inputSchema"
-    for p in parts:
+    for p in mutated.split("/")[1:]:
         path += "/items" if p.isdigit() else f"/properties/{p}"
     return base + path
 
@@ -697,6 +697,7 @@ __all__ = [
     "ReportRun",
     "SkippedCall",
     "VerdictGrid",
+    "call_pointer",
     "discovery_reason",
     "primary_finding",
     "read_model",

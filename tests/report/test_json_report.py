@@ -6,6 +6,7 @@ import copy
 import io
 import json
 import json.encoder
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -25,6 +26,8 @@ from mcp_matrix.report.json_report import (
 from mcp_matrix.run.results import read_typed
 from tests.report import events as ev
 
+DATA = Path(__file__).parent / "data"
+
 
 def cells_of(events):
     return [e for e in events if e["event"] in ("discovery", "call")]
@@ -34,7 +37,7 @@ def test_the_document_is_valid_against_its_published_schema(full_events):
     doc = json.loads(_dump(full_events))
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
-    assert (doc["format"], doc["version"]) == (FORMAT, VERSION) == ("mcp-matrix.report", 2)
+    assert (doc["format"], doc["version"]) == (FORMAT, VERSION) == ("mcp-matrix.report", 3)
     assert doc == report_document(full_events)  # what is written is the document, as JSON
     # the full shape the other writers render validates too (version 1)
     jsonschema.Draft202012Validator(SCHEMA).validate(_json(build_report(full_events)))
@@ -42,7 +45,7 @@ def test_the_document_is_valid_against_its_published_schema(full_events):
 
 @pytest.mark.parametrize("build", [ev.full_run, ev.interrupted_run, ev.merged_runs])
 def test_the_written_document_reads_back_to_every_cell_in_full(build):
-    """Version 2 loses nothing: read back, it is the report every other writer renders."""
+    """Version 3 loses nothing: read back, it is the report every other writer renders."""
     events = build()
     full = read_report(json.loads(_dump(events)))
     assert full == _json(build_report(events))
@@ -106,12 +109,60 @@ def test_a_version_1_document_reads_as_it_is_and_a_bad_one_is_an_input_error(ful
     for broken, says in (
         ({**doc, "version": 9}, "report version 9 is not supported"),
         ({**doc, "format": "other"}, "not an mcp-matrix.report document"),
-        ({**doc, "cells": [[0, 0, 0, 0, 10**6, True, None, None, None]]}, "not an entry"),
+        ({**doc, "cells": [[0, 0, 0, 0, 10**6, 1, None, None]]}, "not an entry"),
         ({**doc, "cells": [[0, 0]]}, "is not a row of"),
-        ({k: v for k, v in doc.items() if k != "details"}, "malformed version-2 report"),
+        ({**doc, "findings": [[0, "m"]]}, "a finding is not a row of"),
+        ({**doc, "kinds": [10**6]}, "a kind is not a row of"),
+        ({**doc, "details": [["hidden"]]}, "a detail is not a row of"),
+        ({k: v for k, v in doc.items() if k != "details"}, "malformed version-3 report"),
     ):
         with pytest.raises(InputError, match=says):
             read_report(broken, where="r.json")
+
+
+def test_a_version_2_document_still_reads_to_every_cell_in_full():
+    """The version-2 document 213d9e9 wrote for the full run (tests/report/data/report-v2.json)
+    reads back as the version-1 shape of the same events, cell for cell."""
+    old = json.loads((DATA / "report-v2.json").read_text(encoding="utf-8"))
+    assert old["version"] == 2
+    jsonschema.Draft202012Validator(SCHEMA).validate(old)
+    full = read_report(old)
+    want = _json(build_report(ev.full_run()))
+    assert full["cells"] == want["cells"] and full["grid"] == want["grid"]
+    assert {k: v for k, v in full.items() if k != "generated_by"} == {
+        k: v for k, v in want.items() if k != "generated_by"
+    }
+
+
+def test_a_cells_pointer_follows_from_its_detail_and_index_as_version_2_wrote_it():
+    """Version 3 writes no pointer: read back, each cell's equals the one version 2 stored
+    (a call's at its first mutation, a discovery cell's at its deciding finding or tool)."""
+    old = read_report(json.loads((DATA / "report-v2.json").read_text(encoding="utf-8")))
+    new = read_report(json.loads(_dump(ev.full_run())))
+    assert [c["pointer"] for c in new["cells"]] == [c["pointer"] for c in old["cells"]]
+    assert any(c["pointer"] and "/properties/" in c["pointer"] for c in new["cells"])
+
+
+def test_a_finding_is_a_row_naming_its_kind_and_a_schema_part_is_stored_once():
+    """Findings that differ only in message and pointer share their kind (code, loss, blast
+    radius, behaviour, evidence); a property schema two tools share is one entry."""
+    events = ev.full_run()
+    start = next(i for i, e in enumerate(events) if e["event"] == "discovery")
+    degraded = next(e for e in events if e["event"] == "discovery" and e["verdict"] == "degraded")
+    more = []
+    for n in range(3):  # the same kind of finding, another message and tool each
+        cell = {**copy.deepcopy(degraded), "tool": f"tool_{n}"}
+        cell["findings"][0]["message"] += f" ({n})"
+        more.append(cell)
+    small, doc = (
+        json.loads(_dump(events)),
+        json.loads(_dump(events[:start] + more + events[start:])),
+    )
+    assert len(doc["findings"]) == len(small["findings"]) + 3
+    assert sorted(k[0] for k in doc["kinds"]) == sorted(k[0] for k in small["kinds"])
+    assert all(isinstance(f, list) and len(f) == 4 for f in doc["findings"])
+    texts = [json.dumps(s, separators=(",", ":")) for s in doc["schemas"]]
+    assert len(texts) == len(set(texts))
 
 
 def test_interrupted_and_merged_streams_are_valid_documents_too():

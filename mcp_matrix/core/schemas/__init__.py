@@ -41,7 +41,7 @@ SCHEMAS: tuple[Published, ...] = (
     Published("snapshot", "mcp-matrix.snapshot", (1, 2), "snapshot -o, snapshot (stdout)"),
     Published("discovery", "mcp-matrix.discovery", (1, 2, 3, 4), "discover --json"),
     Published(
-        "report", "mcp-matrix.report", (1, 2), "report --format json, run --report json:FILE"
+        "report", "mcp-matrix.report", (1, 2, 3), "report --format json, run --report json:FILE"
     ),
     Published("diff", "mcp-matrix.diff", (1,), "diff --json"),
     Published("replay", "mcp-matrix.replay", (1,), "replay --json"),
