@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_matrix.core.errors import InputError, did_you_mean
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.tools import every_tool_by_name, hints, may_write, retry_safe
@@ -31,7 +32,7 @@ CASES_SCHEMA: dict = load_schema("cases")  # published: mcp_matrix/core/schemas/
 class Case:
     tool: str
     name: str
-    arguments: Any = field(default_factory=dict)
+    arguments: JSON = field(default_factory=dict)
     expect: Expectation = field(default_factory=Expectation)
     omit_arguments: bool = False
     repeat_safe: bool | None = None  # None: decide from annotations
@@ -51,7 +52,7 @@ class Skip:
     reason: str
 
 
-def repeat_safe(tool: Any, case: Case) -> bool:
+def repeat_safe(tool: JSON, case: Case) -> bool:
     """Calling twice is safe: the case says so, or the tool is read-only or idempotent and not destructive."""
     if case.repeat_safe is not None:
         return case.repeat_safe
@@ -92,7 +93,7 @@ def load_cases(path: str | Path) -> list[Case]:
     return out
 
 
-def check_tool_key(tool: Any, where: str) -> None:
+def check_tool_key(tool: JSON, where: str) -> None:
     """A key of ``cases`` must be a tool name (a string): YAML reads ``42:`` as an integer and
     ``null:`` or ``~:`` as None, which named no tool and crashed the check after tools/list."""
     if isinstance(tool, str):
@@ -109,7 +110,7 @@ def check_tool_key(tool: Any, where: str) -> None:
 UNKNOWN_TOOL = "the server does not list this tool"
 
 
-def unknown_tools(tools: Iterable[Any], cases: Iterable[Case]) -> list[InputError]:
+def unknown_tools(tools: Iterable[object], cases: Iterable[Case]) -> list[InputError]:
     """One error per tool the cases name and the server does not list: a typo, or a tool the
     server renamed or dropped. Either way the user must act (docs/cases.md), so the run checks
     this right after tools/list and makes no call (exit 2)."""
@@ -185,7 +186,7 @@ def plan_cases(
     return run, skipped
 
 
-def example_arguments(schema: Any) -> Any:
+def example_arguments(schema: JSON) -> JSON:
     """A small valid instance: ``examples[0]``, ``default``, else the minimal required object."""
     if not isinstance(schema, dict):
         return {} if schema in (None, True) else None
@@ -199,7 +200,7 @@ def example_arguments(schema: Any) -> Any:
 _MAX_EXAMPLE_SIZE = 1000
 
 
-def _size(value: Any) -> int:
+def _size(value: JSON) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
@@ -218,7 +219,7 @@ def _object_instance(schema: dict, depth: int) -> dict | None:
     return out
 
 
-def _instance(schema: Any, depth: int) -> Any:
+def _instance(schema: JSON, depth: int) -> JSON:
     if depth > 12 or not isinstance(schema, dict):
         return None
     for key in ("const",):

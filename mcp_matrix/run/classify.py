@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.core.evidence import Evidence, weakest
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, Mutation
 from mcp_matrix.core.verdicts import V
 from mcp_matrix.core.verdicts import VerdictRow as Row
@@ -29,7 +30,7 @@ class Answer:
     """What came back for one call: a result, a JSON-RPC error, or a wire failure."""
 
     result: Any = None
-    error: Mapping[str, Any] | None = None  # RpcError.to_json()
+    error: Mapping[str, JSON] | None = None  # RpcError.to_json()
     wire_error: Mapping[str, Any] | None = None  # WireError.to_json()
     elapsed: float = 0.0
     violations: tuple[Violation, ...] = ()  # a modelled server's validation errors, as fields
@@ -60,7 +61,7 @@ class Answer:
 class Expectation:
     outcome: str = "success"  # success | error | any (automatic cases: only delivery is judged)
     contains: str | None = None
-    structured: Mapping[str, Any] | None = None
+    structured: Mapping[str, JSON] | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Verdict:
         return weakest(self.evidence)
 
 
-def result_text(result: Mapping[str, Any]) -> str:
+def result_text(result: Mapping[str, JSON]) -> str:
     content = result.get("content") if isinstance(result, Mapping) else None
     if not isinstance(content, list):
         return ""
@@ -101,7 +102,7 @@ def check_result(answer: Answer, expect: Expectation) -> str | None:
     return None
 
 
-def _subset_mismatch(want: Any, got: Any, ptr: str = "") -> str | None:
+def _subset_mismatch(want: JSON, got: JSON, ptr: str = "") -> str | None:
     if isinstance(want, Mapping):
         if not isinstance(got, Mapping):
             return ptr or "/"

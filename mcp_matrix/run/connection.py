@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline, timeout_note
 from mcp_matrix.run.classify import Answer
@@ -152,7 +153,7 @@ class Connection:
     def call(
         self,
         tool: str,
-        arguments: Any,
+        arguments: JSON,
         meta: Any,
         omit: bool,
         new_session: bool,

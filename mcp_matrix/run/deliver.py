@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.validation import Violation, validate
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding, ToolView
 from mcp_matrix.core.verdicts import SHOWN, rank
 from mcp_matrix.profiles.model import Profile
@@ -40,7 +41,7 @@ class Intended:
     """One intended call: what the caller (a model, a queued job, a transcript) meant to send."""
 
     tool: str
-    arguments: Any
+    arguments: JSON
     omit_arguments: bool = False
     expect: Expectation = SUCCESS
     id: str = (
@@ -85,8 +86,8 @@ def hold(
     profile: Profile,
     live: ClientView,
     baseline: ClientView | None,
-    live_tools: Mapping[str, Any],
-    baseline_tools: Mapping[str, Any] | None = None,
+    live_tools: Mapping[str, object],
+    baseline_tools: Mapping[str, object] | None = None,
     old: Snapshot | None = None,
     new: Snapshot | None = None,
 ) -> Held:
@@ -98,7 +99,7 @@ def hold(
 
 
 def hold_tool(
-    profile: Profile, tool: str, view: ToolView | None, raw: Any, live: Any | None = None
+    profile: Profile, tool: str, view: ToolView | None, raw: JSON, live: JSON | None = None
 ) -> Held:
     """One tool's held list (the diff's frozen call): ``view`` as the client shows it (None: it
     does not), ``raw`` the tool as the client holds it; ``live``, when given, the tool as the
@@ -133,7 +134,7 @@ class Server(Protocol):
         calling twice is safe, else None (sameness unknown)."""
         ...
 
-    def violations(self, tool: str, arguments: Any) -> tuple[Violation, ...]:
+    def violations(self, tool: str, arguments: JSON) -> tuple[Violation, ...]:
         """What the server's listed ``inputSchema`` says of ``arguments`` (empty: valid, or no schema)."""
         ...
 
@@ -142,13 +143,13 @@ class Server(Protocol):
         ...
 
 
-def unlisted(tool: Any, arguments: Any) -> tuple[Any, tuple[str, ...]]:
+def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
     """``arguments`` without the keys the server's listed ``inputSchema`` does not name, and their pointers."""
     kept, pointers = _read(_input_schema(tool), arguments, "")
     return kept, tuple(pointers)
 
 
-def listed_violations(tool: Any, arguments: Any) -> tuple[Violation, ...]:
+def listed_violations(tool: JSON, arguments: JSON) -> tuple[Violation, ...]:
     """``arguments`` against the ``inputSchema`` a server lists for ``tool``."""
     schema = tool.get("inputSchema") if isinstance(tool, Mapping) else None
     if not isinstance(schema, (dict, bool)):
@@ -158,7 +159,7 @@ def listed_violations(tool: Any, arguments: Any) -> tuple[Violation, ...]:
 
 class Caller(Protocol):
     def call(
-        self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool
+        self, tool: str, arguments: JSON, meta: JSON, omit: bool, new_session: bool
     ) -> Answer: ...
 
 
@@ -178,7 +179,7 @@ class LiveServer:
     def __init__(
         self,
         conn: Caller,
-        tools: Mapping[str, Any],
+        tools: Mapping[str, JSON],
         reference: Callable[[Intended], Answer | None] | None = None,
         on_answer: Callable[[str, Answer], None] | None = None,
         repeat_safe: Callable[[Intended], bool] | None = None,
@@ -207,7 +208,7 @@ class LiveServer:
             return self._reference(call)
         return self.again(call, intact_plan(call, plan))
 
-    def violations(self, tool: str, arguments: Any) -> tuple[Violation, ...]:
+    def violations(self, tool: str, arguments: JSON) -> tuple[Violation, ...]:
         return listed_violations(self.tools.get(tool), arguments)
 
     def again(self, call: Intended, plan: CallPlan) -> Answer | None:
@@ -220,7 +221,7 @@ def intact_plan(call: Intended, plan: CallPlan) -> CallPlan:
 
 
 Rule = Callable[
-    [Any, Any], Violation | None
+    [JSON, JSON], Violation | None
 ]  # (inputSchema, arguments) -> a handler's refusal, or None
 
 
@@ -239,12 +240,12 @@ class SchemaServer:
 
     MEMO = 4096  # distinct calls whose answer is remembered (a replay repeats its calls)
 
-    def __init__(self, tools: Mapping[str, Any], rules: tuple[Rule, ...] = ()) -> None:
+    def __init__(self, tools: Mapping[str, JSON], rules: tuple[Rule, ...] = ()) -> None:
         self.tools = tools
         self.rules = rules
         self._answers: dict[tuple[str, str], Answer] = {}
 
-    def violations(self, tool: str, arguments: Any) -> tuple[Violation, ...]:
+    def violations(self, tool: str, arguments: JSON) -> tuple[Violation, ...]:
         """The listed schema's errors, else the handler rules'."""
         found = listed_violations(self.tools.get(tool), arguments)
         if found:
@@ -261,7 +262,7 @@ class SchemaServer:
     def intact(self, call: Intended, plan: CallPlan) -> Answer | None:
         return self.send(intact_plan(call, plan))
 
-    def answer(self, tool: str, arguments: Any) -> Answer:
+    def answer(self, tool: str, arguments: JSON) -> Answer:
         """How the modelled server answers ``tools/call`` of ``tool`` with ``arguments`` (the same
         arguments: the same answer, so the last ``MEMO`` distinct calls are remembered)."""
         try:
@@ -277,7 +278,7 @@ class SchemaServer:
                 self._answers[key] = known
         return known
 
-    def _answer(self, tool: str, arguments: Any) -> Answer:
+    def _answer(self, tool: str, arguments: JSON) -> Answer:
         if tool not in self.tools:
             return Answer(error={"code": INVALID_PARAMS, "message": f"Unknown tool: {tool}"})
         found = self.violations(tool, {} if arguments is None else arguments)
@@ -297,11 +298,11 @@ class SchemaServer:
         return self.send(plan)
 
 
-def _input_schema(tool: Any) -> Any:
+def _input_schema(tool: JSON) -> JSON:
     return tool.get("inputSchema") if isinstance(tool, Mapping) else None
 
 
-def _read(schema: Any, value: Any, pointer: str) -> tuple[Any, list[str]]:
+def _read(schema: JSON, value: JSON, pointer: str) -> tuple[JSON, list[str]]:
     """What a handler that reads only the listed properties sees of ``value``, and the pointers it ignores.
 
     Only where the schema names its properties and leaves other keys open (closed ones were
@@ -312,7 +313,7 @@ def _read(schema: Any, value: Any, pointer: str) -> tuple[Any, list[str]]:
         return value, []
     props = schema.get("properties")
     props = props if isinstance(props, Mapping) else {}
-    kept: dict[str, Any] = {}
+    kept: dict[str, JSON] = {}
     ignored: list[str] = []
     for key, sub in value.items():
         where = f"{pointer}/{key}"
@@ -529,8 +530,8 @@ def compare(
 def unread(
     server: Server,
     call: Intended,
-    tool: Any,
-    arguments: Any,
+    tool: JSON,
+    arguments: JSON,
     answer: Answer,
     sent: CallPlan | None = None,
 ) -> tuple[str, ...]:
@@ -545,7 +546,7 @@ def unread(
     return pointers if without is not None and without.ok and same_result(answer, without) else ()
 
 
-def result_failure(profile: Profile, result: Any, ctx: CallContext) -> Finding | None:
+def result_failure(profile: Profile, result: JSON, ctx: CallContext) -> Finding | None:
     """The first of the profile's result behaviours that turns a successful result into a failure."""
     for use in profile.result:
         finding = registry.get(use.name).fn(result, ctx, **dict(use.params))

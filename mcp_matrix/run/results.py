@@ -37,6 +37,7 @@ from mcp_matrix.core.events import (
     check_event,
     typed_event,
 )
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.targets.kinds import scrub_json
 
 
@@ -113,9 +114,9 @@ def iter_events(path: str | Path) -> Iterator[dict]:
         handle = p.open(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
-    schemas: dict[int, Any] = {}
-    shared: dict[int, Any] = {}
-    checked: dict[int, Any] = {}  # findings lists a line was checked with, by id (held)
+    schemas: dict[int, JSON] = {}
+    shared: dict[int, JSON] = {}
+    checked: dict[int, JSON] = {}  # findings lists a line was checked with, by id (held)
     number = 0
     with handle:
         lines = enumerate(handle, 1)
@@ -141,7 +142,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
         )
 
 
-_END: Any = object()
+_END: object = object()
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -149,9 +150,9 @@ def _event(
     p: Path,
     number: int,
     line: str,
-    schemas: dict[int, Any],
-    shared: dict[int, Any],
-    checked: dict[int, Any],
+    schemas: dict[int, JSON],
+    shared: dict[int, JSON],
+    checked: dict[int, JSON],
 ) -> Any:
     """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line);
     a findings list equal to one already checked is not checked again."""
@@ -220,7 +221,7 @@ def _event(
 _NAMES = ("event", "profile", "verdict", "weakest_evidence")
 
 
-def _shared(value: Any, seen: dict[int, Any]) -> Any:
+def _shared(value: JSON, seen: dict[int, JSON]) -> JSON:
     """``value``, or the equal value read before it: one object for values repeated on many
     lines. Keyed by the hash of its JSON text, checked for equality (a collision keeps both)."""
     key = hash((type(value).__name__, _ENCODER.encode(value)))
@@ -238,7 +239,7 @@ def read_typed(path: str | Path) -> list[Event]:
     return [build_event(e, memo) for e in iter_events(path)]
 
 
-def cells(events: Iterable[Event | dict[str, Any]]) -> list[Cell]:
+def cells(events: Iterable[Event | dict[str, JSON]]) -> list[Cell]:
     """Discovery and call events as typed cells: the cells of the grid."""
     return [e for e in map(typed_event, events) if isinstance(e, (DiscoveryCell, CallCell))]
 

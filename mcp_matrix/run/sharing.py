@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix.core.events import Sharing
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import read_only
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline
@@ -90,7 +91,7 @@ def wire_identity(profile: Profile, eras: ServerEras | None = None) -> str:
     identity, h = profile.identity, wire_handshake(profile)
     if eras is not None and stateless(profile, eras):
         return json.dumps({"era": "modern", "version": eras.modern_asked})
-    sent: dict[str, Any] = {
+    sent: dict[str, JSON] = {
         "clientInfo": identity.client_info,
         "capabilities": identity.capabilities,
     }
@@ -172,7 +173,7 @@ class SharingPlan:
 def plan_sharing(
     mode: str,
     profiles: list[Profile],
-    called_tools: Iterable[Any],
+    called_tools: Iterable[JSON],
     eras: ServerEras | None = None,
 ) -> SharingPlan:
     """Group ``profiles`` by wire identity (on the server whose ``eras`` are given) when ``mode``
@@ -296,7 +297,7 @@ class FreshAnswers:
         self.sending: dict[str, threading.Lock] = {}  # one send at a time per key
         self.sent = 0
 
-    def key(self, profile: str, call: list[Any]) -> str | None:
+    def key(self, profile: str, call: list[JSON]) -> str | None:
         who = self.identity.get(profile)
         if who is None:
             return None
@@ -343,7 +344,7 @@ class ProfileConnection:
     def timeouts(self) -> Timeouts:
         return self._shared.conn.timeouts
 
-    def call(self, tool: str, arguments: Any, meta: Any, omit: bool, new_session: bool) -> Answer:
+    def call(self, tool: str, arguments: JSON, meta: JSON, omit: bool, new_session: bool) -> Answer:
         if new_session and self._fresh is not None:
             fresh = self._fresh.key(self.profile, [tool, arguments, meta, omit])
             if fresh is not None:
@@ -377,7 +378,7 @@ class ProfileConnection:
                 shared.answers.setdefault(kept, []).append((self.profile, answer))
         return answer
 
-    def _call_fresh(self, key: str, tool: str, arguments: Any, meta: Any, omit: bool) -> Answer:
+    def _call_fresh(self, key: str, tool: str, arguments: JSON, meta: JSON, omit: bool) -> Answer:
         """A call on a session of its own to a server whose state starts afresh: the answer
         to the same identity and call bytes asked the same time, sent if none was yet."""
         fresh = self._fresh
