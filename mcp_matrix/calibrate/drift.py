@@ -28,6 +28,7 @@ from typing import Any
 from mcp_matrix.behaviours import registry
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import plan_call
@@ -41,8 +42,8 @@ class Cell:
     probe_set: str
     tool: str
     aspect: str
-    predicted: Any
-    observed: Any
+    predicted: JSON
+    observed: JSON
     agree: bool
     why: str = ""  # the behaviours or outcome behind the prediction
 
@@ -58,7 +59,7 @@ class Cell:
         }
 
 
-def same(a: Any, b: Any) -> bool:
+def same(a: JSON, b: object) -> bool:
     """JSON equality (key order ignored; ``1.0 == 1`` as JSON numbers; booleans are not numbers)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
@@ -71,7 +72,7 @@ def same(a: Any, b: Any) -> bool:
     )
 
 
-def same_name(predicted: Any, observed: Any) -> bool:
+def same_name(predicted: JSON, observed: JSON) -> bool:
     """Names agree when equal (Codex's collision hash is reproduced, not matched as a pattern)."""
     return same(predicted, observed)
 

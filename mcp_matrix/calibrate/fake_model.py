@@ -48,6 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from mcp_matrix.calibrate.provider_limits import refusal
+from mcp_matrix.core.jsontypes import JSON
 
 FINAL_TEXT = "Calibration finished."
 SECRET_HEADERS = (
@@ -66,7 +67,7 @@ class ScriptedCall:
     """One tool call the fake model makes: the server's tool name and the arguments to send."""
 
     tool: str
-    arguments: Any
+    arguments: object
     id: str = ""
     turn: int = 0  # the model turn that makes it: 0 first, n after n turns of tool calls
 
@@ -77,10 +78,10 @@ class ModelTool:
 
     name: str  # the name the model must use to call it (namespace joined for Responses)
     description: str | None
-    parameters: Any
+    parameters: JSON
     namespace: str | None = None  # Responses-API namespace holding the tool, if any
     call_name: str = ""  # the name to put in a function call (inside a namespace: the plain name)
-    raw: Any = None
+    raw: JSON = None
 
     def to_json(self) -> dict:
         return {
@@ -100,7 +101,7 @@ class RecordedRequest:
     api: str
     stream: bool
     headers: dict[str, str]
-    body: Any
+    body: JSON
     answer: str = ""  # "tool-calls" | "text" | "listing" | "provider-refused"
     calls: list[dict] = field(default_factory=list)
     refusal: dict | None = None  # the provider limit the request broke (provider_limits on)
@@ -147,7 +148,7 @@ def api_of(path: str) -> str | None:
     return None
 
 
-def model_tools(api: str, body: Any) -> list[ModelTool]:
+def model_tools(api: str, body: JSON) -> list[ModelTool]:
     """The tools a request offers its model, flattened (Responses namespaces opened up)."""
     if not isinstance(body, dict):
         return []
@@ -218,7 +219,7 @@ def _results(body: dict) -> list[dict]:
     return out
 
 
-def _text(content: Any) -> str:
+def _text(content: JSON) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -252,7 +253,7 @@ def _searched_tools(body: dict) -> list[ModelTool]:
     return out
 
 
-def deferred_names(body: Any) -> list[str]:
+def deferred_names(body: JSON) -> list[str]:
     """MCP tool names a request lists as deferred (named in the system text, schemas not loaded)."""
     system = body.get("system") if isinstance(body, dict) else None
     text = system if isinstance(system, str) else _text(system)
@@ -283,7 +284,7 @@ def _responses_tools(t: dict, namespace: str | None = None) -> list[ModelTool]:
     return []
 
 
-def has_tool_result(api: str, body: Any) -> bool:
+def has_tool_result(api: str, body: JSON) -> bool:
     """Whether the conversation already holds the answer to a tool call (a follow-up turn)."""
     if not isinstance(body, dict):
         return False
@@ -312,7 +313,7 @@ def has_tool_result(api: str, body: Any) -> bool:
     return False
 
 
-def tool_turn(api: str, body: Any) -> int:
+def tool_turn(api: str, body: JSON) -> int:
     """How many turns of tool calls the conversation holds (the fake model's own tool
     searches not counted): the turn the next answer is."""
     if not isinstance(body, dict):
@@ -335,7 +336,7 @@ def tool_turn(api: str, body: Any) -> int:
     return sum(1 for m in entries if _calls_tools(api, m)) if isinstance(entries, list) else 0
 
 
-def _calls_tools(api: str, message: Any) -> bool:
+def _calls_tools(api: str, message: JSON) -> bool:
     """Whether one message of the history is the model calling tools."""
     if not isinstance(message, dict):
         return False
@@ -356,7 +357,7 @@ def _calls_tools(api: str, message: Any) -> bool:
     )
 
 
-def tools_off(api: str, body: Any) -> bool:
+def tools_off(api: str, body: JSON) -> bool:
     """Whether the request forbids tool calls (``tool_choice`` none; Gemini: mode NONE)."""
     if not isinstance(body, dict):
         return False
@@ -450,7 +451,7 @@ def correlate(
 def _same_content(tool: ModelTool, raw: dict) -> bool:
     """The model tool carries the server tool's content: its root property names, its description."""
 
-    def keys(schema: Any) -> set | None:
+    def keys(schema: JSON) -> set | None:
         props = schema.get("properties") if isinstance(schema, dict) else None
         return set(props) if isinstance(props, dict) else None
 
@@ -592,7 +593,7 @@ class FakeModel:
                     best = (r.api, tools)
         return best
 
-    def plan(self, api: str, body: Any) -> list[tuple[ScriptedCall, ModelTool]]:
+    def plan(self, api: str, body: JSON) -> list[tuple[ScriptedCall, ModelTool]]:
         """The calls to make now: those of this turn (a one-turn script: none on a follow-up
         turn) that the request offers; none when the request turns tools off."""
         if tools_off(api, body):
@@ -649,14 +650,14 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "mcp-matrix-fake-model"
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
+    def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
 
     @property
     def fake(self) -> FakeModel:
         return self.server.fake  # type: ignore[attr-defined]
 
-    def _json(self, status: int, doc: Any) -> None:
+    def _json(self, status: int, doc: object) -> None:
         data = json.dumps(doc).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -829,7 +830,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
 
-    def event(self, data: Any, name: str | None = None) -> None:
+    def event(self, data: object, name: str | None = None) -> None:
         text = (
             f"event: {name}\n" if name else ""
         ) + f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
@@ -859,7 +860,7 @@ def gunzip_capped(raw: bytes, cap: int) -> bytes | None:
     return bytes(out)
 
 
-def _wants_stream(api: str | None, path: str, body: Any) -> bool:
+def _wants_stream(api: str | None, path: str, body: JSON) -> bool:
     if api == "gemini":
         return ":streamGenerateContent" in path
     return bool(isinstance(body, dict) and body.get("stream"))
@@ -998,7 +999,7 @@ def _chat(h: _Handler, stream: bool, model: str, calls: list, final: str) -> Non
         return
     h.start_sse()
 
-    def chunk(delta: dict, finish_reason: str | None = None, **extra: Any) -> dict:
+    def chunk(delta: dict, finish_reason: str | None = None, **extra: JSON) -> dict:
         return {
             "id": cid0,
             "object": "chat.completion.chunk",

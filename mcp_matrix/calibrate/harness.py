@@ -23,12 +23,12 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mcp_matrix.calibrate import interpreters
 from mcp_matrix.calibrate import tap as taps
 from mcp_matrix.calibrate.fake_model import FakeModel, ScriptedCall
 from mcp_matrix.core.errors import InputError, MeasureError
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.yamlfile import load_yaml_checked
 
 PROVIDERS = ("anthropic", "openai-chat", "openai-responses", "gemini")
@@ -599,7 +599,7 @@ def start_http_server(argv: Sequence[str], timeout: float = 30.0) -> tuple[subpr
     )
 
 
-def parse_driver_line(stdout: str) -> dict[str, Any] | None:
+def parse_driver_line(stdout: str) -> dict[str, JSON] | None:
     """The last JSON-object line a library driver printed (CALIBRATION-CONTRACT.md), or None."""
     for line in reversed(stdout.strip().splitlines()):
         line = line.strip()

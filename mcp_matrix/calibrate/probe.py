@@ -28,9 +28,9 @@ client do when its model API answers 400?
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from mcp_matrix.calibrate.fake_model import ScriptedCall
+from mcp_matrix.core.jsontypes import JSON
 
 READ_ONLY = {"readOnlyHint": True}
 LONG_DESCRIPTION = (
@@ -40,7 +40,7 @@ LONG_NAME = "probe_" + "very_long_tool_name_" * 3 + "end"  # 69 characters
 VERY_LONG_NAME = "probe_" + "very_long_tool_name_" * 6 + "end"  # 129: over the 128 limits too
 
 
-def _tool(name: str, schema: Any, description: str = "Probe tool.", **extra: Any) -> dict:
+def _tool(name: str, schema: object, description: str = "Probe tool.", **extra: JSON) -> dict:
     return {
         "name": name,
         "description": description,

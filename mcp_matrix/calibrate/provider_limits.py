@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+
+from mcp_matrix.core.jsontypes import JSON
 
 ENFORCED = "provider limit enforced by the fake endpoint (doc evidence)"
 
@@ -157,7 +158,7 @@ class Refusal:
         }
 
 
-def refusal(api: str, body: Any) -> Refusal | None:
+def refusal(api: str, body: JSON) -> Refusal | None:
     """The provider's refusal of ``body`` (a request to ``api``), or None when it accepts it."""
     if not isinstance(body, dict):
         return None
@@ -238,7 +239,7 @@ def _openai_error(limit_id: str, message: str, param: str, code: str) -> Refusal
 
 
 def _openai_names(
-    names: list[tuple[str, Any]],
+    names: list[tuple[str, JSON]],
     count: int,
     longest: int = OPENAI_MAX_NAME,
     limit_id: str = "openai-function-name",
@@ -321,7 +322,7 @@ def _gemini(body: dict) -> Refusal | None:
     return Refusal(400, body, "gemini-schema-field", message)
 
 
-def _gemini_unknown_fields(schema: Any, where: str) -> list[str]:
+def _gemini_unknown_fields(schema: JSON, where: str) -> list[str]:
     """Gemini's 'Unknown name' line for every field of ``schema`` its Schema does not have,
     walking properties, items and anyOf as the API names them (at most 50 lines)."""
     out: list[str] = []

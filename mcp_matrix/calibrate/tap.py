@@ -27,7 +27,9 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
+
+from mcp_matrix.core.jsontypes import JSON
 
 if TYPE_CHECKING:
     import httpx
@@ -60,7 +62,7 @@ class TapLog:
                 self._file.write(line + "\n")
                 self._file.flush()
 
-    def message(self, direction: str, text: str, **extra: Any) -> None:
+    def message(self, direction: str, text: str, **extra: JSON) -> None:
         text = text.strip()
         if not text:
             return
@@ -194,7 +196,7 @@ class HttpTap:
 class _TapHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     @property

@@ -9,10 +9,10 @@ API's id keeps), else by the model-facing name.
 
 from __future__ import annotations
 
-from typing import Any
+from mcp_matrix.core.jsontypes import JSON
 
 
-def _text(content: Any) -> str:
+def _text(content: JSON) -> str:
     """A result's text, however the API nests it (string, content blocks, a response object)."""
     if isinstance(content, str):
         return content
@@ -26,7 +26,7 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _results(api: str, body: Any) -> list[tuple[str, str, str, bool]]:
+def _results(api: str, body: JSON) -> list[tuple[str, str, str, bool]]:
     """(id, name, text, is_error) of each tool result a request body holds."""
     if not isinstance(body, dict):
         return []
