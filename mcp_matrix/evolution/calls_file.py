@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, InputErrors, check_input_file
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.model import POPULATIONS
 
 MAX_ERRORS = 20  # problems reported at once; a file that is wrong everywhere stops there
@@ -234,7 +235,7 @@ def check_files(sources: list[CallsFile]) -> dict[str, int]:
     return counts
 
 
-def _kind(value: Any) -> str:
+def _kind(value: JSON) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import tools_by_name
 from mcp_matrix.evolution.model import Change
 from mcp_matrix.evolution.outputs import compare_output
@@ -29,7 +30,7 @@ HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 # -- the tool list ------------------------------------------------------------------------------
 
 
-def compare_lists(old_tools: list[Any], new_tools: list[Any]) -> list[Change]:
+def compare_lists(old_tools: list[object], new_tools: list[Any]) -> list[Change]:
     """Every change between two tool lists (as the servers sent them), old list order first."""
     old = tools_by_name(old_tools)
     new = tools_by_name(new_tools)
@@ -150,7 +151,7 @@ def _annotations(t: ToolChanges, a: Mapping, b: Mapping) -> None:
         )
 
 
-def _hint_change(hint: str, old: Any, new: Any) -> tuple[str, str]:
+def _hint_change(hint: str, old: JSON, new: JSON) -> tuple[str, str]:
     """How much a flipped behaviour hint matters to callers that gate on it."""
     shown = f"{hint} {json.dumps(old) if old is not None else 'absent'} -> {json.dumps(new) if new is not None else 'absent'}"
     if hint == "readOnlyHint" and old is True:

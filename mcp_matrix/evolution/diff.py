@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_matrix import __version__
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import read_only, tools_by_name
 from mcp_matrix.core.verdicts import BY_NAME, LOST, SILENT_CHANGE, V, rank
 from mcp_matrix.evolution.changes import compare_lists
@@ -54,8 +55,8 @@ class Side:
     """One side of the diff as reports name it."""
 
     source: str
-    server: Any
-    target: Any
+    server: JSON
+    target: object
     tools: int
 
     @classmethod
@@ -267,7 +268,7 @@ def _copy(snap: Snapshot) -> Snapshot:
     return Snapshot(copy.deepcopy(dict(snap.doc)), source=snap.source)
 
 
-def _tool_order(old_tools: list[Any], new_tools: list[Any]) -> dict[str, int]:
+def _tool_order(old_tools: list[object], new_tools: list[object]) -> dict[str, int]:
     order: dict[str, int] = {}
     for t in list(new_tools) + list(old_tools):
         if isinstance(t, Mapping) and isinstance(t.get("name"), str):

@@ -18,6 +18,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.core.evidence import weakest
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import ClientView, Finding, ToolView
 from mcp_matrix.core.verdicts import SHOWN, rank
 from mcp_matrix.evolution.model import Change, ClientEffect, Probe
@@ -78,7 +79,7 @@ class Sides:
 # -- calls ----------------------------------------------------------------------------------------
 
 
-def alias_pairs(schema: Any) -> list[tuple[str, str]]:
+def alias_pairs(schema: JSON) -> list[tuple[str, str]]:
     """(alias, target) pairs at the root where neither is required: the handler needs one of them."""
     props, req = properties(schema), required(schema)
     out = []
@@ -89,7 +90,7 @@ def alias_pairs(schema: Any) -> list[tuple[str, str]]:
     return out
 
 
-def alias_rule(schema: Any, arguments: Any) -> Violation | None:
+def alias_rule(schema: JSON, arguments: JSON) -> Violation | None:
     """The handler's at-least-one rule of an alias and its target, as a refusal (for ``SchemaServer``)."""
     if not isinstance(arguments, Mapping):
         return None
@@ -107,12 +108,12 @@ def alias_rule(schema: Any, arguments: Any) -> Violation | None:
     return None
 
 
-def schema_server(tools: Mapping[str, Any]) -> SchemaServer:
+def schema_server(tools: Mapping[str, JSON]) -> SchemaServer:
     """The server the diff assumes: it validates against the schema it lists, and keeps the alias rule."""
     return SchemaServer(tools, rules=(alias_rule,))
 
 
-def server_outcome(schema: Any, arguments: Any) -> CallOutcome:
+def server_outcome(schema: JSON, arguments: JSON) -> CallOutcome:
     """How a server that validates against ``schema`` answers ``arguments`` (a frozen call, no client)."""
     tool = {"inputSchema": schema}
     server = schema_server({"tool": tool})
@@ -135,10 +136,10 @@ def call_outcomes(
     profile: Profile,
     tool: str,
     view: ToolView | None,
-    raw: Any,
+    raw: JSON,
     stale: bool,
-    arguments: Any,
-    schema: Any,
+    arguments: JSON,
+    schema: JSON,
 ) -> dict[tuple[str, ...], CallOutcome]:
     """How ``profile`` delivers ``arguments`` to a server validating against ``schema``.
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation
 from mcp_matrix.behaviours.validation import validation_errors as _errors
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.schema import is_object, properties
 from mcp_matrix.run.cases import example_arguments
 
@@ -20,7 +21,7 @@ ARRAY = "[]"  # a path segment meaning "the items of this array"
 DIALECT = "2020-12"  # what an MCP server validates against unless its schema says otherwise
 
 
-def example(schema: Any) -> Any:
+def example(schema: JSON) -> JSON:
     """A small instance of ``schema``, valid when that can be managed cheaply."""
     value = example_arguments(schema)
     if value is None and not isinstance(schema, Mapping):
@@ -28,7 +29,7 @@ def example(schema: Any) -> Any:
     return _fill(schema, value, depth=0)
 
 
-def sample(schema: Any) -> Any:
+def sample(schema: JSON) -> JSON:
     """A value for one parameter a call sends on purpose: like ``example``, but never an empty array."""
     value = example(schema)
     if value == [] and isinstance(schema, Mapping) and schema.get("maxItems") != 0:
@@ -38,7 +39,7 @@ def sample(schema: Any) -> Any:
     return value
 
 
-def _fill(schema: Any, value: Any, depth: int) -> Any:
+def _fill(schema: JSON, value: JSON, depth: int) -> JSON:
     if depth > 8 or not isinstance(schema, Mapping):
         return value
     if is_object(schema) and isinstance(value, dict):
@@ -58,12 +59,12 @@ def _fill(schema: Any, value: Any, depth: int) -> Any:
     return value
 
 
-def validation_errors(schema: Any, value: Any) -> list[Violation]:
+def validation_errors(schema: JSON, value: JSON) -> list[Violation]:
     """What a server validating against ``schema`` says of ``value`` ([] when valid)."""
     return _errors(schema, value, DIALECT)
 
 
-def sub_schema(schema: Any, path: tuple[str, ...]) -> Any:
+def sub_schema(schema: JSON, path: tuple[str, ...]) -> JSON:
     """The schema of the parameter at ``path`` (property names, ``[]`` for array items)."""
     node = schema
     for seg in path:
@@ -73,7 +74,7 @@ def sub_schema(schema: Any, path: tuple[str, ...]) -> Any:
     return node
 
 
-def with_value(schema: Any, path: tuple[str, ...], value: Any) -> dict | None:
+def with_value(schema: JSON, path: tuple[str, ...], value: JSON) -> dict | None:
     """A valid-as-possible call of ``schema`` carrying ``value`` at ``path``; None through arrays."""
     if ARRAY in path or not path:
         return None
@@ -90,7 +91,7 @@ def with_value(schema: Any, path: tuple[str, ...], value: Any) -> dict | None:
     return args
 
 
-def without(schema: Any, path: tuple[str, ...]) -> dict | None:
+def without(schema: JSON, path: tuple[str, ...]) -> dict | None:
     """A valid-as-possible call of ``schema`` that leaves out the parameter at ``path``."""
     if ARRAY in path or not path:
         return None
@@ -105,7 +106,7 @@ def without(schema: Any, path: tuple[str, ...]) -> dict | None:
     return args
 
 
-def value_of_type(schema: Any, type_name: str) -> Any:
+def value_of_type(schema: JSON, type_name: str) -> object:
     """An example value of one JSON type, honouring the schema's other keywords where it can."""
     narrowed = (
         {k: v for k, v in schema.items() if k != "type"} if isinstance(schema, Mapping) else {}

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.model import Change
 
 FLATTEN = (
@@ -276,7 +276,7 @@ def _output(c: Change, ctx: Context) -> list[str]:
     ]
 
 
-def _dotted(c: Change, name: Any) -> str:
+def _dotted(c: Change, name: JSON) -> str:
     """``name`` at the same depth as the change's parameter (``fields.plan`` -> ``fields.<name>``)."""
     if not name:
         return ""
@@ -284,7 +284,7 @@ def _dotted(c: Change, name: Any) -> str:
     return (param.rsplit(".", 1)[0] + "." + str(name)) if "." in param else str(name)
 
 
-def _values(values: Any) -> str:
+def _values(values: JSON) -> str:
     return (
         ", ".join(json.dumps(v) for v in values) if isinstance(values, list) else json.dumps(values)
     )

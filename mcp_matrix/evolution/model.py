@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
+
 # Worst first. ``breaking``: a call that worked before the change now fails or loses data,
 # or a tool disappears from a client. ``risky``: no recorded call breaks, but some client
 # loses data or visibility, or new calls may be mishandled. ``safe``: nothing a caller sends
@@ -153,7 +155,7 @@ class Probe:
     """
 
     shape: str
-    arguments: Any
+    arguments: JSON
     about: str
 
     def to_json(self) -> dict:
@@ -219,8 +221,8 @@ class Change:
     severity: str = ""
     pointer: str = ""
     param: str | None = None
-    old: Any = None
-    new: Any = None
+    old: JSON = None
+    new: JSON = None
     detail: Mapping[str, Any] = field(default_factory=dict)
     probes: tuple[Probe, ...] = ()
     clients: tuple[ClientEffect, ...] = ()

@@ -7,8 +7,8 @@ always present or retyped breaks callers that read the structured result, one ad
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import pointer
 from mcp_matrix.evolution.schema import (
     compare_types,
@@ -53,7 +53,7 @@ def compare_output(t: ToolChanges, a: Mapping, b: Mapping) -> None:
         )
 
 
-def _output_object(t: ToolChanges, path: tuple[str, ...], ptr: str, a: Any, b: Any) -> None:
+def _output_object(t: ToolChanges, path: tuple[str, ...], ptr: str, a: JSON, b: JSON) -> None:
     pa, pb = properties(a), properties(b)
     ra, rb = required(a), required(b)
     for k in pa:

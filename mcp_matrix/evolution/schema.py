@@ -14,8 +14,8 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import ROOT_COMBINATORS
 
 # Root keywords that some clients refuse or rewrite (docs/design.md#flatten-the-root).
@@ -32,26 +32,26 @@ _DONT_USE = re.compile(r"\b(do\s+not|don't|never)\s+(use|send|pass|set)\b", re.I
 _IMPERATIVE = r"\b(use|pass|send|set|call)\s+[`'\"]?{name}[`'\"]?(?![A-Za-z0-9_])"
 
 
-def input_schema(tool: Any) -> Any:
+def input_schema(tool: JSON) -> JSON:
     return tool.get("inputSchema") if isinstance(tool, Mapping) else None
 
 
-def properties(schema: Any) -> dict[str, Any]:
+def properties(schema: JSON) -> dict[str, JSON]:
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     return {str(k): v for k, v in props.items()} if isinstance(props, Mapping) else {}
 
 
-def required(schema: Any) -> set[str]:
+def required(schema: JSON) -> set[str]:
     req = schema.get("required") if isinstance(schema, Mapping) else None
     return {r for r in req if isinstance(r, str)} if isinstance(req, list) else set()
 
 
-def description(schema: Any) -> str:
+def description(schema: JSON) -> str:
     text = schema.get("description") if isinstance(schema, Mapping) else None
     return text if isinstance(text, str) else ""
 
 
-def types(schema: Any) -> frozenset[str] | None:
+def types(schema: JSON) -> frozenset[str] | None:
     """The JSON types a schema allows by its ``type`` keyword; None when it does not say."""
     t = schema.get("type") if isinstance(schema, Mapping) else None
     if isinstance(t, str):
@@ -61,7 +61,7 @@ def types(schema: Any) -> frozenset[str] | None:
     return None
 
 
-def type_label(schema: Any) -> str:
+def type_label(schema: JSON) -> str:
     t = types(schema)
     if t is None:
         return "any"
@@ -73,7 +73,7 @@ def _expand(ts: frozenset[str]) -> set[str]:
     return set(ts) | ({"integer"} if "number" in ts else set())
 
 
-def compare_types(old: Any, new: Any) -> str:
+def compare_types(old: JSON, new: JSON) -> str:
     """``same``, ``widened`` (every old value still fits), ``narrowed`` or ``changed``."""
     a, b = types(old), types(new)
     if a == b:
@@ -92,23 +92,23 @@ def compare_types(old: Any, new: Any) -> str:
     return "changed"
 
 
-def is_object(schema: Any) -> bool:
+def is_object(schema: JSON) -> bool:
     t = types(schema)
     return isinstance(schema, Mapping) and (
         t == frozenset({"object"}) or (t is None and "properties" in schema)
     )
 
 
-def additional_closed(schema: Any) -> bool:
+def additional_closed(schema: JSON) -> bool:
     """True when the object refuses keys outside ``properties`` (``additionalProperties: false``)."""
     return isinstance(schema, Mapping) and schema.get("additionalProperties") is False
 
 
-def root_combinators(schema: Any) -> list[str]:
+def root_combinators(schema: JSON) -> list[str]:
     return [k for k in ROOT_COMBINATORS if isinstance(schema, Mapping) and k in schema]
 
 
-def is_raw_twin(tool: Any) -> bool:
+def is_raw_twin(tool: JSON) -> bool:
     """One string parameter carrying a serialised record, and nothing else (docs/design.md#a-raw-twin-for-write-tools).
 
     A one-string tool is a raw twin only when it says so: the parameter is named like a payload
@@ -139,7 +139,7 @@ class Deprecation:
     steers: bool
 
 
-def deprecation(name: str, schema: Any, siblings: Mapping[str, Any]) -> Deprecation | None:
+def deprecation(name: str, schema: JSON, siblings: Mapping[str, JSON]) -> Deprecation | None:
     """Read a deprecation from a parameter's description, naming the sibling it defers to."""
     text = description(schema)
     if not text or not _DEPRECATED.search(text):
@@ -166,7 +166,7 @@ def steers(text: str, target: str | None) -> bool:
     return bool(_DONT_USE.search(text)) and (target is None or target in text)
 
 
-def similarity(a: Any, b: Any) -> float:
+def similarity(a: JSON, b: JSON) -> float:
     """How alike two input schemas are: shared (name, type) pairs, then the descriptions."""
     pa = {(k, type_label(v)) for k, v in properties(a).items()}
     pb = {(k, type_label(v)) for k, v in properties(b).items()}

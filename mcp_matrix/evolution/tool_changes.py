@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution import examples as ex
 from mcp_matrix.evolution.model import Change, Probe
 
@@ -23,7 +24,7 @@ def label(path: tuple[str, ...]) -> str:
     return out
 
 
-def same(a: Any, b: Any) -> bool:
+def same(a: JSON, b: JSON) -> bool:
     """Whether two JSON values are equal (key order aside)."""
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
@@ -33,8 +34,8 @@ class ToolChanges:
     """The comparison of one tool: both schemas and the changes found so far."""
 
     name: str
-    old_schema: Any
-    new_schema: Any
+    old_schema: JSON
+    new_schema: JSON
     out: list[Change] = field(default_factory=list)
 
     def add(
@@ -44,10 +45,10 @@ class ToolChanges:
         message: str,
         ptr: str,
         path: tuple[str, ...] = (),
-        old: Any = None,
-        new: Any = None,
+        old: JSON = None,
+        new: JSON = None,
         probes: tuple[Probe, ...] = (),
-        **detail: Any,
+        **detail: JSON,
     ) -> None:
         self.out.append(
             Change(
@@ -72,7 +73,7 @@ class ToolChanges:
         args = ex.without(self.old_schema, path)
         return (Probe("old", args, about),) if args is not None else ()
 
-    def new_call(self, path: tuple[str, ...], value: Any, about: str) -> tuple[Probe, ...]:
+    def new_call(self, path: tuple[str, ...], value: JSON, about: str) -> tuple[Probe, ...]:
         args = ex.with_value(self.new_schema, path, value)
         return (Probe("new", args, about),) if args is not None else ()
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.model import Change
 from mcp_matrix.evolution.schema import (
     compare_types,
@@ -35,9 +36,9 @@ def tool_change(
     name: str,
     severity: str,
     message: str,
-    old: Any = None,
-    new: Any = None,
-    **detail: Any,
+    old: JSON = None,
+    new: JSON = None,
+    **detail: JSON,
 ) -> Change:
     """A change of a whole tool: removed, renamed, added (no pointer into its schema)."""
     return Change(
@@ -71,7 +72,7 @@ def pair_tools(removed: list[str], added: list[str], old: Mapping, new: Mapping)
     return out
 
 
-def added_tool(name: str, tool: Any, old: Mapping, new: Mapping) -> Change:
+def added_tool(name: str, tool: JSON, old: Mapping, new: Mapping) -> Change:
     """A tool new in this list: a raw twin, a parallel tool beside a kept one, or just added."""
     kept = [o for o in old if o in new]
     if is_raw_twin(tool):
@@ -133,7 +134,7 @@ def added_tool(name: str, tool: Any, old: Mapping, new: Mapping) -> Change:
     )
 
 
-def _names_relate(existing: str, added: str, tool: Any) -> bool:
+def _names_relate(existing: str, added: str, tool: JSON) -> bool:
     """``added`` extends ``existing``'s name, or its description names ``existing`` as a word.
     Called for every (kept, added) pair: the substring test rules most pairs out before a
     pattern is needed, and each name's pattern is compiled once."""

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution import examples as ex
 from mcp_matrix.evolution.schema import (
     LOWER_BOUNDS,
@@ -180,7 +180,7 @@ def _bounds(t: ToolChanges, path: tuple[str, ...], ptr: str, a: Mapping, b: Mapp
             )
 
 
-def _values(values: list[Any]) -> str:
+def _values(values: list[JSON]) -> str:
     return ", ".join(json.dumps(v) for v in values[:6]) + (" ..." if len(values) > 6 else "")
 
 
