@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.diff import diff_snapshots
 from mcp_matrix.evolution.model import POPULATION_LABEL
 from mcp_matrix.profiles.model import Profile
@@ -38,7 +39,7 @@ class Cost:
         }
 
 
-def corrected(doc: Mapping[str, Any], tools: Sequence[Any], eras: Any) -> dict:
+def corrected(doc: Mapping[str, Any], tools: Sequence[JSON], eras: JSON) -> dict:
     """The snapshot document with ``tools`` in place of its own (the same pages), and ``eras``
     (the 2026-07-28 list's cache hints set; its own copy of the tools replaced too)."""
     out = copy.deepcopy(dict(doc))
@@ -57,7 +58,7 @@ def corrected(doc: Mapping[str, Any], tools: Sequence[Any], eras: Any) -> dict:
 
 
 def costs(
-    before: Snapshot, after: Mapping[str, Any], profiles: Sequence[Profile], server: str | None
+    before: Snapshot, after: Mapping[str, JSON], profiles: Sequence[Profile], server: str | None
 ) -> tuple[Cost, ...]:
     """Every change from ``before`` to the corrected document that ``diff`` calls breaking or risky."""
     found = diff_snapshots(before, Snapshot(after, source="fixed"), profiles, server=server)

@@ -11,8 +11,8 @@ descriptions cut) and ``names`` (tool names).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.fix.model import Edit
 from mcp_matrix.fix.names import renames
 from mcp_matrix.fix.nodes import last_token, node_path
@@ -53,7 +53,7 @@ REF_CODES = frozenset({"dangling-ref", "ref-unresolved", "type-defaulted"})
 
 
 def candidates(
-    tool: Mapping[str, Any], code: str, pointer: str, message: str, tools: list[Any]
+    tool: Mapping[str, JSON], code: str, pointer: str, message: str, tools: list[JSON]
 ) -> list[Edit]:
     """The edits that could remove the finding ``code`` at ``pointer`` of ``tool``, smallest first."""
     keyword = last_token(pointer)

@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp_matrix.behaviours.validation import Violation
 from mcp_matrix.core import verdicts
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.materiality import MATERIAL
 from mcp_matrix.core.verdicts import BY_NAME, DISCOVERY_VERDICTS, FINE, V, is_finding, rank
 from mcp_matrix.evolution.effects import alias_rule
@@ -95,7 +96,7 @@ def _what(loss: Loss) -> tuple[str, str]:
     return loss.code, ""
 
 
-def intent(schema: Any) -> Any:
+def intent(schema: Any) -> JSON:
     """A call a model means to make: valid for ``schema``, each optional property given once when
     the result stays valid (so a client that drops one shows it)."""
     value = example(schema)
@@ -115,11 +116,11 @@ def intent(schema: Any) -> Any:
 
 def measure(
     doc: Mapping[str, Any],
-    tools: Sequence[Any],
+    tools: Sequence[object],
     profiles: Sequence[Profile],
     server: str | None,
-    checks: Mapping[str, Sequence[Any]] | None = None,
-    intents: Mapping[str, Any] | None = None,
+    checks: Mapping[str, Sequence[JSON]] | None = None,
+    intents: Mapping[str, JSON] | None = None,
 ) -> Measured:
     """Discovery and calls for ``tools`` (in the snapshot ``doc``'s place) in every profile.
 
@@ -129,7 +130,7 @@ def measure(
     entries = [{"page": pages[i] if i < len(pages) else 0, "tool": t} for i, t in enumerate(tools)]
     snap = Snapshot({**doc, "tools": entries})
     views = discover_all(snap, profiles, server=server)
-    raw: dict[str, Any] = {
+    raw: dict[str, JSON] = {
         t["name"]: t for t in tools if isinstance(t, Mapping) and isinstance(t.get("name"), str)
     }
     by_name = {p.name: p for p in profiles}
@@ -156,13 +157,13 @@ def _call(
     profile: Profile,
     held: Held,
     tool: str,
-    arguments: Any,
-    raw: Mapping[str, Any],
-    checks: Mapping[str, Sequence[Any]],
+    arguments: JSON,
+    raw: Mapping[str, JSON],
+    checks: Mapping[str, Sequence[JSON]],
 ) -> tuple[str, str]:
     own = tuple(checks.get(tool, ()))
 
-    def handler(schema: Any, args: Any) -> Violation | None:
+    def handler(schema: JSON, args: JSON) -> Violation | None:
         for check in own:
             found = listed_violations({"inputSchema": check}, args)
             if found:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
+
 
 @dataclass(frozen=True)
 class Op:
@@ -14,11 +16,11 @@ class Op:
 
     op: str  # add | remove | replace
     path: str
-    value: Any = None
+    value: JSON = None
     reason: str = ""
 
     def to_json(self) -> dict:
-        out: dict[str, Any] = {"op": self.op, "path": self.path}
+        out: dict[str, JSON] = {"op": self.op, "path": self.path}
         if self.op != "remove":
             out["value"] = self.value
         out["reason"] = self.reason
@@ -32,7 +34,7 @@ class ServerItem:
     tool: str
     rule: str  # the exact rule, e.g. "refuse a call unless agent_id or agent is given"
     replaces: str  # what the schema said before, e.g. "root anyOf"
-    check: Any = (
+    check: JSON = (
         None  # a JSON Schema the handler's check is equivalent to (the offline server uses it)
     )
 
@@ -105,16 +107,16 @@ class FixOutcome:
 
     server: str
     required: tuple[str, ...]
-    tools_before: tuple[Any, ...]
-    tools_after: tuple[Any, ...]
+    tools_before: tuple[object, ...]
+    tools_after: tuple[JSON, ...]
     applied: tuple[Applied, ...]
     unfixed: tuple[Unfixed, ...]
     clients: tuple[ClientCounts, ...]
     list_items: tuple[ServerItem, ...] = ()  # list-level work (cache hints of 2026-07-28 lists)
-    eras: Any = None  # the corrected snapshot's eras (cache hints set)
+    eras: JSON = None  # the corrected snapshot's eras (cache hints set)
     notes: tuple[str, ...] = field(default=())
     costs: tuple[Any, ...] = ()  # mcp_matrix.fix.cost.Cost: what diff says the corrected list costs
-    document: Any = None  # the corrected snapshot document
+    document: JSON = None  # the corrected snapshot document
 
     @property
     def items(self) -> tuple[ServerItem, ...]:

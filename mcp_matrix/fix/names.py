@@ -10,8 +10,8 @@ import copy
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.guidance import Context, advice
 from mcp_matrix.evolution.model import Change
 from mcp_matrix.fix.model import Edit, Rename, ServerItem
@@ -42,7 +42,7 @@ def stable_name(name: str, limit: int, also: str = "") -> str:
     return clean
 
 
-def renames(tool: Mapping[str, Any], tools: list[Any], message: str) -> list[Edit]:
+def renames(tool: Mapping[str, JSON], tools: list[JSON], message: str) -> list[Edit]:
     """The tool renamed by ``stable_name``, longest name first; never onto a name in use."""
     name = str(tool.get("name", ""))
     taken = {t.get("name") for t in tools if isinstance(t, Mapping)} - {name}

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import unescape
 
 
@@ -29,7 +30,7 @@ def node_path(pointer: str) -> list[str]:
     return tokens(pointer)[:-1]
 
 
-def node_at(doc: Any, path: list[str]) -> Any:
+def node_at(doc: Any, path: list[str]) -> JSON:
     """The value at ``path`` in ``doc`` (None when the path does not lead anywhere)."""
     for token in path:
         if isinstance(doc, list):
@@ -41,7 +42,7 @@ def node_at(doc: Any, path: list[str]) -> Any:
     return doc
 
 
-def edit_at(tool: Mapping[str, Any], pointer: str, keyword: str) -> tuple[list[str], dict, Any]:
+def edit_at(tool: Mapping[str, object], pointer: str, keyword: str) -> tuple[list[str], dict, Any]:
     """The node ``pointer`` names (less a last ``keyword`` token), in a copy of the tool: the
     path to it, the copy, and the node to change (None when it is not an object)."""
     found = tokens(pointer)
@@ -69,12 +70,12 @@ def nest(path: list[str], schema: dict) -> dict:
     return schema
 
 
-def compact(value: Any) -> str:
+def compact(value: object) -> str:
     """A keyword's value as a description says it: a string as it is, else compact JSON."""
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
-def append_sentence(description: Any, text: str) -> str:
+def append_sentence(description: JSON, text: str) -> str:
     """``text`` appended to a description as a sentence of its own."""
     have = description.rstrip() if isinstance(description, str) else ""
     if not have:

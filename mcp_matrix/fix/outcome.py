@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.fix.measure import Measured
 from mcp_matrix.fix.model import ClientCounts, ServerItem
 from mcp_matrix.profiles.model import Profile
@@ -54,7 +54,7 @@ def client_counts(
     return tuple(out)
 
 
-def cache_hints(doc: Mapping[str, Any]) -> tuple[tuple[ServerItem, ...], Any]:
+def cache_hints(doc: Mapping[str, JSON]) -> tuple[tuple[ServerItem, ...], JSON]:
     """A 2026-07-28 list without ``ttlMs``/``cacheScope``: the hints the server must send, set in
     the corrected snapshot as the bundled memory server sends them (``ttlMs: 0``, ``private``)."""
     eras = copy.deepcopy(doc.get("eras"))

@@ -9,11 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import escape, unescape
 from mcp_matrix.fix.model import Op
 
 
-def diff(old: Any, new: Any, reason: str, path: str = "") -> list[Op]:
+def diff(old: JSON, new: JSON, reason: str, path: str = "") -> list[Op]:
     """The operations that turn ``old`` into ``new``, each carrying ``reason``."""
     if isinstance(old, dict) and isinstance(new, dict):
         ops: list[Op] = []
@@ -32,7 +33,7 @@ def diff(old: Any, new: Any, reason: str, path: str = "") -> list[Op]:
     return [Op("replace", path, copy.deepcopy(new), reason)]
 
 
-def apply(doc: Any, ops: list[Op] | tuple[Op, ...]) -> Any:
+def apply(doc: Any, ops: list[Op] | tuple[Op, ...]) -> JSON:
     """``doc`` with ``ops`` applied in order (a copy; ``doc`` is unchanged)."""
     doc = copy.deepcopy(doc)
     for op in ops:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import escape
 from mcp_matrix.fix.model import Edit, ServerItem
 from mcp_matrix.fix.nodes import append_sentence, compact, nest, node_at, node_name, node_path
@@ -34,7 +35,7 @@ PROSE = {
 }
 
 
-def describe_keyword(tool: Mapping[str, Any], pointer: str, keyword: str) -> Edit | None:
+def describe_keyword(tool: Mapping[str, JSON], pointer: str, keyword: str) -> Edit | None:
     """A keyword a client strips dropped from the schema and stated in the node's description
     instead; the handler checks it (it is the same rule, read as prose by every client)."""
     path = node_path(pointer)
@@ -92,7 +93,7 @@ def describe_keyword(tool: Mapping[str, Any], pointer: str, keyword: str) -> Edi
     )
 
 
-def _check(node: Mapping[str, Any], keyword: str, value: Any) -> dict:
+def _check(node: Mapping[str, Any], keyword: str, value: JSON) -> dict:
     """The handler's check of ``keyword`` as a schema: ``additionalProperties: false`` needs the
     node's own property names beside it (else every key would count as additional)."""
     check = {keyword: copy.deepcopy(value)}
@@ -103,7 +104,7 @@ def _check(node: Mapping[str, Any], keyword: str, value: Any) -> dict:
     return check
 
 
-def describe_node(tool: Mapping[str, Any], pointer: str, default: bool = True) -> Edit | None:
+def describe_node(tool: Mapping[str, JSON], pointer: str, default: bool = True) -> Edit | None:
     """Every keyword of the node at ``pointer``'s parent that a client may strip, stated in the
     description and dropped, in one edit (a client that moves some of them into the description
     itself, as the copilot-schema behaviour does, then has nothing to move); ``default`` False
@@ -114,7 +115,7 @@ def describe_node(tool: Mapping[str, Any], pointer: str, default: bool = True) -
         return None
     keywords = [k for k in PROSE if k in node and (default or k != "default")]
     edit: Edit | None = None
-    current: Mapping[str, Any] = tool
+    current: Mapping[str, JSON] = tool
     for keyword in keywords:
         where = "/" + "/".join(escape(t) for t in path + [keyword])
         step = describe_keyword(current, where, keyword)
@@ -138,7 +139,7 @@ def describe_node(tool: Mapping[str, Any], pointer: str, default: bool = True) -
     return edit
 
 
-def shorter_descriptions(tool: Mapping[str, Any], message: str) -> list[Edit]:
+def shorter_descriptions(tool: Mapping[str, JSON], message: str) -> list[Edit]:
     """The description cut at the last sentence that fits the cap the finding names."""
     match = re.search(r"cut to (\d+)", message)
     description = tool.get("description")

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix import __version__
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.fix.model import FixOutcome
 
 FORMAT = "mcp-matrix.fix"
 VERSION = 1
 
 
-def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = False) -> list[str]:
+def lines(outcome: FixOutcome, show: Callable[[JSON], str] = str, md: bool = False) -> list[str]:
     """The report, one line per entry; ``show`` makes server text safe for the medium."""
     st = _Style(show, md)
     out = [
@@ -37,7 +38,7 @@ def lines(outcome: FixOutcome, show: Callable[[Any], str] = str, md: bool = Fals
 class _Style:
     """How the medium writes a heading and the two list levels; ``show`` makes text safe."""
 
-    show: Callable[[Any], str]
+    show: Callable[[JSON], str]
     md: bool
 
     def h(self, text: str) -> str:
@@ -52,7 +53,7 @@ class _Style:
         return "  - " if self.md else "      "
 
     def section(
-        self, title: str, entries: Sequence[Any], entry: Callable[[Any], list[str]], *lead: str
+        self, title: str, entries: Sequence[Any], entry: Callable[[JSON], list[str]], *lead: str
     ) -> list[str]:
         """A heading, its ``lead`` lines and each entry's lines; nothing when there are no entries."""
         if not entries:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import unescape
 from mcp_matrix.fix.model import Edit, ServerItem
 from mcp_matrix.fix.nodes import append_sentence, compact
@@ -20,7 +21,7 @@ from mcp_matrix.fix.shapes import drop_null, null_unions
 COMBINATORS = ("anyOf", "oneOf", "allOf")
 
 
-def _variant_text(variant: Any) -> str:
+def _variant_text(variant: object) -> str:
     if isinstance(variant, Mapping) and set(variant) <= {"required", "properties", "type"}:
         names = variant.get("required") or list((variant.get("properties") or {}).keys())
         if names and all(isinstance(n, str) for n in names):
@@ -42,7 +43,7 @@ def flatten_root(tool: Mapping[str, Any]) -> Edit | None:
     flat.setdefault("type", "object")
     props = flat.setdefault("properties", {})
     rules = []
-    check: dict[str, Any] = {}
+    check: dict[str, JSON] = {}
     for keyword in found:
         variants = flat.pop(keyword)
         check[keyword] = copy.deepcopy(variants)
@@ -86,7 +87,7 @@ def flatten_root(tool: Mapping[str, Any]) -> Edit | None:
     )
 
 
-def _plain_required(variant: Any) -> bool:
+def _plain_required(variant: JSON) -> bool:
     return isinstance(variant, Mapping) and set(variant) <= {"required"}
 
 
@@ -113,13 +114,13 @@ def object_root(tool: Mapping[str, Any]) -> Edit | None:
     )
 
 
-def refers(tool: Mapping[str, Any]) -> bool:
+def refers(tool: Mapping[str, JSON]) -> bool:
     """Whether the tool's input schema holds a local ``$ref``."""
     schema = tool.get("inputSchema")
     return isinstance(schema, Mapping) and '"$ref": "#/' in json.dumps(schema)
 
 
-def inline_refs(tool: Mapping[str, Any], nullable: bool = False) -> Edit | None:
+def inline_refs(tool: Mapping[str, object], nullable: bool = False) -> Edit | None:
     """Every local ``$ref`` (``#/$defs/X``, ``#/definitions/X``) replaced by what it points to,
     and the definitions dropped: clients that drop ``$defs`` or do not resolve references see
     the whole schema. A recursive reference cannot be inlined: no edit then."""
@@ -128,7 +129,7 @@ def inline_refs(tool: Mapping[str, Any], nullable: bool = False) -> Edit | None:
         return None
     defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
 
-    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+    def resolve(node: JSON, seen: tuple[str, ...]) -> JSON:
         if isinstance(node, list):
             return [resolve(v, seen) for v in node]
         if not isinstance(node, Mapping):

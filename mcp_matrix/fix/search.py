@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.fix import kinds
 from mcp_matrix.fix.causes import (
     cause_events,
@@ -38,10 +39,10 @@ from mcp_matrix.targets.snapshot import Snapshot
 MAX_ROUNDS = 60  # causes tried at most (each is one or a few re-runs)
 RETRIES = 3  # times a cause fixed in part is taken again for what is left of it
 # A list with edits made: the tools, and each edit with the tool as it was just before it.
-Trial = tuple[list[Any], list[tuple[Any, Edit]]]
+Trial = tuple[list[JSON], list[tuple[JSON, Edit]]]
 
 
-def _name(tool: Any) -> str:
+def _name(tool: JSON) -> str:
     name = tool.get("name") if isinstance(tool, Mapping) else None
     return name if isinstance(name, str) else ""
 
@@ -51,11 +52,11 @@ class _Run:
     """What every re-run of one fix shares: the snapshot, the profiles, the required clients and
     each tool's call (by its original name)."""
 
-    doc: Mapping[str, Any]
+    doc: Mapping[str, JSON]
     profiles: Sequence[Profile]
     server: str | None
     required: tuple[str, ...]
-    intents: Mapping[str, Any]
+    intents: Mapping[str, JSON]
 
 
 class _State:
@@ -64,7 +65,7 @@ class _State:
     def __init__(self, tools: list[Any]) -> None:
         self.tools = tools
         self.original: dict[str, str] = {_name(t): _name(t) for t in tools}
-        self.checks: dict[str, list[Any]] = {}
+        self.checks: dict[str, list[JSON]] = {}
         self.applied: list[Applied] = []
 
     def index(self, name: str) -> int | None:

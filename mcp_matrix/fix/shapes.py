@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import escape
 from mcp_matrix.fix.model import Edit, ServerItem
 from mcp_matrix.fix.nodes import edit_at, node_at, node_name
 
 
-def open_object(tool: Mapping[str, Any], pointer: str) -> Edit | None:
+def open_object(tool: Mapping[str, JSON], pointer: str) -> Edit | None:
     """An object property without ``properties`` retyped by a client: say it takes any keys
     (``additionalProperties: true``), the one thing that keeps it an object in such a converter."""
     return _given(
@@ -28,7 +28,7 @@ def open_object(tool: Mapping[str, Any], pointer: str) -> Edit | None:
     )
 
 
-def add_items(tool: Mapping[str, Any], pointer: str) -> Edit | None:
+def add_items(tool: Mapping[str, JSON], pointer: str) -> Edit | None:
     """``items: {}`` given to an array without one (any item: the server's meaning is unchanged)."""
     return _given(
         tool,
@@ -42,10 +42,10 @@ def add_items(tool: Mapping[str, Any], pointer: str) -> Edit | None:
 
 
 def _given(
-    tool: Mapping[str, Any],
+    tool: Mapping[str, JSON],
     pointer: str,
     keyword: str,
-    entry: tuple[str, Any],
+    entry: tuple[str, JSON],
     fits: Callable[[dict], bool],
     kind: str,
     reason: str,
@@ -60,7 +60,7 @@ def _given(
     return Edit(kind, str(tool.get("name", "")), after, reason.format(node_name(path)))
 
 
-def drop_null(tool: Mapping[str, Any], pointer: str) -> Edit | None:
+def drop_null(tool: Mapping[str, object], pointer: str) -> Edit | None:
     """A ``[T, "null"]`` type made ``T``, the property optional: null and absent mean the same."""
     path, after, node = edit_at(tool, pointer, "type")
     if node is None:
@@ -100,7 +100,7 @@ def drop_null(tool: Mapping[str, Any], pointer: str) -> Edit | None:
     )
 
 
-def null_unions(node: Any, where: str) -> list[str]:
+def null_unions(node: object, where: str) -> list[str]:
     """Pointers to every property below ``node`` typed ``[X, null]`` (as a list or an anyOf)."""
     out: list[str] = []
     if not isinstance(node, Mapping):
@@ -116,7 +116,7 @@ def null_unions(node: Any, where: str) -> list[str]:
     return out
 
 
-def null_union(variants: Any) -> bool:
+def null_union(variants: JSON) -> bool:
     """``anyOf: [{type: X, ...}, {type: null}]`` with one typed non-null branch."""
     if not isinstance(variants, list) or len(variants) != 2 or {"type": "null"} not in variants:
         return False
