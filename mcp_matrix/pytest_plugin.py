@@ -104,7 +104,7 @@ class MatrixRunner:
         timeouts: Any = None,
         timeout_run: float | None = None,
         **other_kinds: str | None,
-    ) -> Any:
+    ) -> object:
         """A ``mcp_matrix.api.RunOutcome``: ``.verdict(tool, client, case)``, ``.cell(...)``, ``.cells``.
 
         The target: ``stdio``, ``http``, ``sse``, ``server`` or another kind of

@@ -16,14 +16,13 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
 
 STOPPING_GRACE = (
     30.0  # seconds; closing servers is bounded at about 4 s each, probes at 15 s in all
 )
 # What signal.signal takes and returns: a function, SIG_DFL or SIG_IGN, or None (a handler set
 # outside Python).
-Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 _received: list[int] = []
 _first_at: list[float] = []
 

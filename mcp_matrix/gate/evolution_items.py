@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.gate.aliases import AliasRule, alias_absent, alias_rules
 from mcp_matrix.gate.checklist import Item
 from mcp_matrix.gate.policy import Policy
@@ -21,9 +22,9 @@ def evolution_items(
     policy: Policy,
     *,
     new: Any,
-    baseline: Any,
+    baseline: object,
     profiles: list,
-    now: Any,
+    now: object,
     alias_replay: Callable[[AliasRule], dict] | None = None,
 ) -> list[Item]:
     """The evolution items of the release checklist, each passed or failed with its evidence.
@@ -105,7 +106,7 @@ def _breaking_items(
 
 
 def _accepted_item(
-    rule: AliasRule, new: Any, alias_replay: Callable[[AliasRule], dict] | None
+    rule: AliasRule, new: JSON, alias_replay: Callable[[AliasRule], dict] | None
 ) -> Item:
     """(b) The deprecated alias is still accepted: its recorded old-name calls, replayed, are not refused for the name."""
     name = f"deprecated alias {rule.label} is still accepted"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.plugin.shared import SharedWork
 
 
@@ -24,7 +25,7 @@ class MatrixCollectError(Exception):
 class JudgedRun:
     """One process's reading of the run: its cells by key and what the policy says of them."""
 
-    cells: dict[tuple, Any]
+    cells: dict[tuple, JSON]
     failing: dict[tuple, str]  # cell key -> the policy's failure and the fix
     skipped: dict[tuple, str]  # (profile or None, tool, case) -> why the call was not made
     unmeasured: dict[str, str]  # profile -> why it could not be measured

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
+
 
 class SharedWork:
     """Work done once a test session, whichever process asks first: in this process without
@@ -16,9 +18,9 @@ class SharedWork:
 
     def __init__(self, directory: Path | None) -> None:
         self.directory = directory
-        self._memory: dict[str, Any] = {}
+        self._memory: dict[str, JSON] = {}
 
-    def once(self, name: str, build: Callable[[], Any]) -> Any:
+    def once(self, name: str, build: Callable[[], JSON]) -> Any:
         """``build()``'s value for ``name``, built now if no process has yet (JSON across workers)."""
         if self.directory is None:
             if name not in self._memory:

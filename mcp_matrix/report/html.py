@@ -227,7 +227,7 @@ def shown(value: _T) -> _T:
 _T = TypeVar("_T")
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> Any:
     if isinstance(value, str):
         if value.isprintable():
             return value
