@@ -16,7 +16,7 @@ from mcp_matrix.core.errors import EXIT_UNMEASURABLE
 from mcp_matrix.core.text import terminal_console
 from mcp_matrix.report.discovery_doc import write_discovery
 from mcp_matrix.report.terminal import write_terminal
-from mcp_matrix.run.discovery import discover_all, discovery_events
+from mcp_matrix.run.discovery import discover_all, discovery_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             names = _tool_names(views)
             write_discovery(sys.stdout, views, names, snap.doc.get("serverInfo"), snap.error)
-        else:
-            events = discovery_events(snap, views, profiles, args.name)
-            gc.freeze()
-            write_terminal(events, terminal_console(soft_wrap=True), verbose=args.verbose)
+        else:  # the cells are read from the views: typed one by one only if all are printed
+            started, finished = discovery_run(snap, profiles, args.name)
+            console = terminal_console(soft_wrap=True)
+            write_terminal([started, finished], console, verbose=args.verbose, views=views)
     finally:
         gc.unfreeze()  # a caller in the same process (a test) collects as before
     # a target that could not be reached or listed is not "every profile ok, 0 tools"

@@ -11,12 +11,13 @@ from __future__ import annotations
 import string
 import sys
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.console import Console
 from rich.text import Text
 
 from mcp_matrix.core.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
+from mcp_matrix.core.model import ClientView
 from mcp_matrix.core.text import safe, terminal_console
 from mcp_matrix.core.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
 from mcp_matrix.report import triage
@@ -24,6 +25,7 @@ from mcp_matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from mcp_matrix.report.grid import (
     ASSUMED_KEY,
     ASSUMED_MARK,
+    Grid,
     Run,
     build_grid,
     calls_not_made,
@@ -323,6 +325,16 @@ def _could_not_measure(run: Run, err: Console) -> None:
         _wrap(err, clean(error["hint"]), 0, first="  hint: ")
 
 
+def _extent(grid: Grid, views: Sequence[ClientView]) -> tuple[int, int]:
+    """How many tools and clients there are: the events' (``grid``) and the views'."""
+    tools = set(grid.tools)
+    clients = dict.fromkeys(grid.profiles)
+    for v in views:
+        clients[v.profile] = None
+        tools.update(t.tool for t in v.tools)
+    return len(tools), len(clients)
+
+
 def write_terminal(
     events: Iterable[Event],
     console: Console,
@@ -330,13 +342,24 @@ def write_terminal(
     verbose: bool = False,
     triage: bool = True,
     err: Console | None = None,
+    views: Sequence[ClientView] = (),
 ) -> None:
     """``details``: the triage list with fixes and evidence; ``verbose``: also every cell.
     ``err``: where what could not be measured is said (default: stderr when ``console`` writes
-    to stdout, else ``console``). Every run of a merged stream is read."""
+    to stdout, else ``console``). Every run of a merged stream is read.
+
+    ``views``: the discovery cells as the views they come from, instead of as events
+    (``discover``): the counts and the triage read them as they are, and they are typed one by
+    one only where every cell is printed (the grid of a small server, ``verbose``). At 5,000
+    tools x 52 profiles typing the 260,000 cells cost more than the whole ``--json`` document."""
     events = typed_events(events)
+    if views and (verbose or not is_large(len({t.tool for v in views for t in v.tools}))):
+        from mcp_matrix.run.discovery import discovery_cells  # the caller has it imported
+
+        events, views = [*events, *discovery_cells(views)], ()
     err = err or _err_console(console)
     grid = build_grid(events)
+    tools, clients = _extent(grid, views)
     all_runs = runs(events)
     status = ""
     if any(r.finish and r.finish.interrupted for r in all_runs):
@@ -345,7 +368,7 @@ def write_terminal(
         status = " · unfinished run"
     console.print(
         Text(
-            f"{header_line(events)} · {len(grid.tools)} tools · {len(grid.profiles)} clients{status}",
+            f"{header_line(events)} · {tools} tools · {clients} clients{status}",
             style="bold",
         ),
         soft_wrap=True,
@@ -370,26 +393,29 @@ def write_terminal(
     if missing:
         _wrap(err, clean(not_made_text(missing)), 0, first="could not measure: ", style="red")
     console.print()
-    if failed_runs and len(failed_runs) == len(all_runs) and not grid.tools:
+    if failed_runs and len(failed_runs) == len(all_runs) and not tools:
         return  # nothing was measured: no grid of empty cells
     unmeasured = bool(failed_runs or errors or missing or status)
     if triage and details:
-        large = is_large(len(grid.tools)) and not verbose
+        large = is_large(tools) and not verbose
         write_triage(
-            build_triage(events),
+            build_triage(events, views),
             console,
             verbose=verbose,
             limit=TRIAGE_LIMIT if large else None,
             unmeasured=unmeasured,
         )
         console.print()
-    if is_large(len(grid.tools)):  # counts per client: the triage list above says what to fix
-        cells = [c for cs in grid.cells.values() for c in cs]
+    if is_large(tools):  # counts per client: the triage list above says what to fix
+        cells = [
+            (c.profile, c.verdict, c.weakest_evidence) for cs in grid.cells.values() for c in cs
+        ]
+        cells += [(v.profile, t.verdict, t.weakest_evidence) for v in views for t in v.tools]
         write_counts(
-            ((c.profile, c.verdict) for c in cells),
+            ((profile, verdict) for profile, verdict, _ in cells),
             console,
-            len(grid.tools),
-            assumed={(c.profile, c.verdict) for c in cells if c.weakest_evidence == "assumed"},
+            tools,
+            assumed={(p, v) for p, v, weakest in cells if weakest == "assumed"},
         )
     else:
         write_grid(events, console)

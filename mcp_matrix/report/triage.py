@@ -18,9 +18,10 @@ cause (``note``), not a loss. Every writer opens with this list (terminal, Markd
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 
 from mcp_matrix.core.events import (
     CallCell,
@@ -32,15 +33,23 @@ from mcp_matrix.core.events import (
     SnapshotTaken,
     typed_events,
 )
+from mcp_matrix.core.evidence import Evidence
 from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.materiality import MATERIAL, keyword_at, materiality_of
-from mcp_matrix.core.model import culprit_message
+from mcp_matrix.core.model import ClientView, Finding, culprit_message
 from mcp_matrix.core.tools import tools_by_name
 from mcp_matrix.core.verdicts import FINE, LOST, SHOWN, V, rank
 from mcp_matrix.report.advice import KEEP_LOUD, advice_for
-from mcp_matrix.report.grid import gate_scope, session_blockers
+from mcp_matrix.report.grid import gate_scope
 
 LIST_LIMIT = 6  # names listed before "and N more"
+
+# A discovery cell as the triage reads it: (profile, tool, verdict, findings, weakest evidence),
+# from its typed event or straight from the view it was made of (``discover`` never types its
+# cells one by one: 260,000 at 5,000 tools x 52 profiles). The findings are the event's
+# (``CellFinding``) or the view's (``Finding``): the triage reads the fields both have.
+AnyFinding = CellFinding | Finding
+Row = tuple[str, str, str, Sequence[CellFinding] | Sequence[Finding], str | None]
 
 
 @dataclass
@@ -127,7 +136,7 @@ def citable(note: str) -> str:
     return re.sub(r"\s{2,}", " ", _SECTION_NUMBERS.sub("", note or "")).strip()
 
 
-def _sources(evidence: Iterable[CellEvidence] | None) -> list[tuple[str, str]]:
+def _sources(evidence: Iterable[CellEvidence] | Iterable[Evidence] | None) -> list[tuple[str, str]]:
     return [(e.level or "assumed", e.source) for e in evidence or () if e.source]
 
 
@@ -138,7 +147,7 @@ def _tools_by_name(events: list[Event]) -> dict[str, JSONObject]:
     return tools_by_name(t.get("tool") for t in entries if isinstance(t, dict))
 
 
-def _decisive(findings: Sequence[CellFinding]) -> CellFinding:
+def _decisive(findings: Sequence[AnyFinding]) -> AnyFinding:
     """The finding that decided a hidden/dropped/broken cell: it comes last."""
     return findings[-1] if findings else _NO_FINDING
 
@@ -146,7 +155,7 @@ def _decisive(findings: Sequence[CellFinding]) -> CellFinding:
 _NO_FINDING = CellFinding(code="None", message="")  # a lost cell without findings: the key it had
 
 
-def _material(findings: Sequence[CellFinding]) -> list[CellFinding]:
+def _material(findings: Sequence[AnyFinding]) -> list[AnyFinding]:
     out = []
     for f in findings:
         level = f.materiality or materiality_of(f.code, f.pointer or "", bool(f.lost))
@@ -155,7 +164,7 @@ def _material(findings: Sequence[CellFinding]) -> list[CellFinding]:
     return out
 
 
-def _stricter(findings: Sequence[CellFinding]) -> list[CellFinding]:
+def _stricter(findings: Sequence[AnyFinding]) -> list[AnyFinding]:
     return [f for f in findings if f.materiality == "stricter" and f.code != "changed-by-client"]
 
 
@@ -187,146 +196,183 @@ def _add(
 ) -> Cause:
     """Count ``cell`` under the cause at ``key`` (``make`` when it is new); ``tools_of`` mirrors
     each cause's tools as a set."""
-    profile, tool = cell.profile, cell.tool
     cause = causes.get(key)
     if cause is None:
         cause = causes[key] = make
-    cell_id = (cell.KIND, profile, tool, cell.case if isinstance(cell, CallCell) else None)
+        tools_of[key] = set(cause.tools)
+    case = cell.case if isinstance(cell, CallCell) else None
+    cell_id = (cell.KIND, cell.profile, cell.tool, case)
+    _count(cause, tools_of[key], cell_id, cell.verdict, cell.weakest_evidence)
+    return cause
+
+
+def _count(
+    cause: Cause, listed: set[str], cell_id: tuple, verdict: str, weakest: str | None
+) -> None:
+    """One cell (``cell_id``: kind, profile, tool, case) counted in ``cause``, once however many
+    of its findings lead there; ``listed`` is the cause's tools as a set."""
+    _, profile, tool, _ = cell_id
     if cell_id not in cause.seen:
         cause.seen.add(cell_id)
         cause.cells += 1
     if profile not in cause.clients:
         cause.clients.append(profile)
-    listed = tools_of.get(key)
-    if listed is None:
-        listed = tools_of[key] = set(cause.tools)
     if tool and tool not in listed:
         listed.add(tool)
         cause.tools.append(tool)
-    in_verdict = cause.by_verdict.setdefault(cell.verdict, [])
+    in_verdict = cause.by_verdict.get(verdict)
+    if in_verdict is None:
+        in_verdict = cause.by_verdict[verdict] = []
     if profile not in in_verdict:
         in_verdict.append(profile)
-    if not cause.stricter and rank(cell.verdict) < rank(cause.verdict):
-        cause.verdict = cell.verdict
-    ev = cell.weakest_evidence
-    if ev and (cause.weakest is None or _weaker(ev, cause.weakest)):
-        cause.weakest = ev
-    return cause
+    if verdict != cause.verdict and not cause.stricter and rank(verdict) < rank(cause.verdict):
+        cause.verdict = verdict
+    if (
+        weakest
+        and weakest != cause.weakest
+        and (cause.weakest is None or _weaker(weakest, cause.weakest))
+    ):
+        cause.weakest = weakest
 
 
-def _fixes() -> Callable[[DiscoveryCell, CellFinding], str | None]:
-    """The fix for one finding of a discovery cell, worked out once per (verdict, finding).
+def event_rows(events: Iterable[Event]) -> Iterator[Row]:
+    """The discovery cells of a stream as rows."""
+    for e in events:
+        if isinstance(e, DiscoveryCell):
+            yield e.profile, e.tool, e.verdict, e.findings, e.weakest_evidence
 
-    A discovery cell's advice reads only its verdict and that finding, and the profiles that
-    agree share one finding object: 5,000 tools x 52 profiles hold ~170,000 findings worse than
-    visible but ~24,000 distinct ones. Keyed by identity: the events outlive the triage.
-    """
-    known: dict[tuple[str, int], str | None] = {}
 
-    def fix_for(cell: DiscoveryCell, finding: CellFinding) -> str | None:
-        key = (cell.verdict, id(finding))
+def view_rows(views: Iterable[ClientView]) -> Iterator[Row]:
+    """Every cell of the views as a row, in the order ``discovery_events`` types them."""
+    for v in views:
+        profile = v.profile
+        for t in v.tools:
+            yield profile, t.tool, t.verdict, t.findings, t.weakest_evidence
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What every cell with one verdict and findings adds to one cause: its key (a hidden tool's
+    cause is the tool's own: ``per_tool``), the cause it starts when it is the first, and the
+    kind's own part: a hard cause's culprit (a finding not blamed on another tool), a loss's
+    place (``where``, "" for the whole tool)."""
+
+    kind: str  # hard, lost or note
+    key: tuple
+    verdict: str  # the verdict a new cause starts with
+    code: str
+    summary: str
+    fix: str | None
+    evidence: tuple[tuple[str, str], ...]
+    blast_radius: str = "tool"
+    per_tool: bool = False
+    culprit: bool = False
+    where: str = ""
+    keyword: str = ""
+
+    def start(self) -> Cause:
+        return Cause(
+            self.verdict,
+            "",
+            self.code,
+            self.summary,
+            self.fix,
+            blast_radius=self.blast_radius,
+            evidence=list(self.evidence),
+            stricter=self.kind == "note",
+            keywords=[self.keyword] if self.keyword else [],
+        )
+
+
+def _fixes() -> Callable[[str, AnyFinding | None], str | None]:
+    """The fix for one finding of a discovery cell (None: a cell without findings), worked out
+    once per (verdict, finding): a discovery cell's advice reads only those two."""
+    known: dict[tuple[str, AnyFinding | None], str | None] = {}
+    probes: dict[str, DiscoveryCell] = {}  # a cell of each verdict, for advice_for
+
+    def fix_for(verdict: str, finding: AnyFinding | None) -> str | None:
+        key = (verdict, finding)
         if key not in known:
-            known[key] = advice_for(cell, finding=finding if cell.findings else None)
+            cell = probes.get(verdict)
+            if cell is None:
+                cell = probes[verdict] = DiscoveryCell(profile="", tool="", verdict=verdict)
+            typed = CellFinding.of(finding) if isinstance(finding, Finding) else finding
+            known[key] = advice_for(cell, finding=typed)
         return known[key]
 
     return fix_for
 
 
-def build_triage(events: Iterable[Event]) -> list[Cause]:
-    """The root causes of a run's cells, worst first."""
+def _plan(
+    verdict: str,
+    findings: Sequence[AnyFinding],
+    fix_for: Callable[[str, AnyFinding | None], str | None],
+) -> tuple[_Step, ...]:
+    """The steps of every cell with this verdict and these findings (profiles share them)."""
+    steps = []
+    if verdict in LOST:
+        f = _decisive(findings)
+        blamed, summary = _blamed_summary(f.message, f.culprit or "")
+        steps.append(
+            _Step(
+                "hard",
+                ("hard", verdict, f.code, summary, ""),
+                verdict,
+                f.code,
+                summary,
+                fix_for(verdict, findings[-1] if findings else None),
+                tuple(_sources(f.evidence)),
+                blast_radius=f.blast_radius or "tool",
+                per_tool=verdict == V.HIDDEN.name,
+                culprit=not blamed,
+            )
+        )
+    elif verdict not in FINE:
+        for f in _material(findings) or findings[:1]:
+            code, pointer = f.code, f.pointer or ""
+            keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
+            fix = fix_for(verdict, f)
+            steps.append(
+                _Step(
+                    "lost",
+                    ("lost", code, keyword, fix),
+                    verdict,
+                    code,
+                    f.message or code,
+                    fix,
+                    tuple(_sources(f.evidence)),
+                    where=_where(pointer) if pointer else "",
+                    keyword=keyword,
+                )
+            )
+    if verdict in SHOWN:  # a forced stricter schema (additionalProperties: false added): a note
+        for f in _stricter(findings):
+            code = f.code
+            text = NOTES.get(code, f.message or code)
+            steps.append(
+                _Step(
+                    "note", ("note", code), "visible", code, text, None, tuple(_sources(f.evidence))
+                )
+            )
+    return tuple(steps)
+
+
+def build_triage(events: Iterable[Event], views: Iterable[ClientView] = ()) -> list[Cause]:
+    """The root causes of a run's cells, worst first. ``views``: discovery cells given as the
+    views they come from, counted after the events' own (``discover``: the run's start and
+    finish as events, the cells never typed)."""
     events = typed_events(events)
-    tools = _tools_by_name(events)
-    discovery = [e for e in events if isinstance(e, DiscoveryCell)]
     calls = [e for e in events if isinstance(e, CallCell)]
     causes: dict[tuple, Cause] = {}
-    hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
-    blockers = session_blockers(discovery)
-
-    # Membership beside each cause's ordered list of tools: a cause that takes down 5,000 tools
-    # is added to once per cell (100,000), and scanning its list made the triage quadratic.
+    # Membership beside each cause's ordered lists: a cause that takes down 5,000 tools is
+    # added to once per cell (100,000), and scanning its lists made the triage quadratic.
     tools_of: dict[tuple, set[str]] = {}
-    culprits_of: dict[
-        tuple, set[str]
-    ] = {}  # the same beside culprits (5,000 when the era is the cause)
-    lost_of: dict[tuple, set[str]] = {}  # and beside what is lost (one entry per tool and keyword)
-
+    hard_of: dict[tuple[str, str], tuple] = {}  # (profile, tool) -> the key of its hiding cause
+    _discovery_causes(
+        chain(event_rows(events), view_rows(views)), causes, tools_of, hard_of if calls else None
+    )
     add = partial(_add, causes, tools_of)
-    fix_for = _fixes()
-
-    for e in discovery:
-        verdict, tool = e.verdict, e.tool
-        if verdict in FINE:
-            continue
-        if verdict in LOST:
-            f = _decisive(e.findings)
-            blamed, summary = _blamed_summary(f.message, f.culprit or "")
-            fix = fix_for(e, f)
-            code = f.code
-            key: tuple = ("hard", verdict, code, summary, tool if verdict == V.HIDDEN.name else "")
-            cause = add(
-                key,
-                Cause(
-                    verdict,
-                    "",
-                    code,
-                    summary,
-                    fix,
-                    blast_radius=f.blast_radius or "tool",
-                    evidence=_sources(f.evidence),
-                ),
-                e,
-            )
-            if not blamed:  # the culprit's own cell names the tool to change
-                named = culprits_of.setdefault(key, set())
-                if tool not in named:
-                    named.add(tool)
-                    cause.culprits.append(tool)
-                if verdict == V.SESSION_BROKEN.name and e.profile in blockers:
-                    cause.session_tools = max(cause.session_tools, blockers[e.profile][0])
-                cause.fix = fix
-                # Every tool's own cell carries a session or server finding (the handshake, the
-                # era): the server as a whole is the cause, not one of its tools.
-                cause.tool = tool if len(cause.culprits) == 1 else ""
-            hard_of[(e.profile, tool)] = key
-            continue
-        for f in _material(e.findings) or e.findings[:1]:
-            code = f.code
-            pointer = f.pointer or ""
-            keyword = keyword_at(pointer)[0] if code.endswith("-by-client") else ""
-            fix = fix_for(e, f)
-            key = ("lost", code, keyword, fix)
-            summary = f.message or code
-            cause = add(
-                key,
-                Cause(verdict, "", code, summary, fix, evidence=_sources(f.evidence)),
-                e,
-            )
-            if keyword and keyword not in cause.keywords:
-                cause.keywords.append(keyword)
-            where = f"{tool}: {_where(pointer)}" if pointer else tool
-            listed = lost_of.setdefault(key, set())
-            if where not in listed:
-                listed.add(where)
-                cause.lost.append(where)
-    # Forced stricter schemas (additionalProperties: false added): one note per code.
-    for e in discovery:
-        if e.verdict not in SHOWN:
-            continue
-        for f in _stricter(e.findings):
-            code = f.code
-            add(
-                ("note", code),
-                Cause(
-                    "visible",
-                    "",
-                    code,
-                    NOTES.get(code, f.message or code),
-                    None,
-                    evidence=_sources(f.evidence),
-                    stricter=True,
-                ),
-                e,
-            )
+    tools = _tools_by_name(events) if calls else {}
     for c in calls:
         verdict, tool = c.verdict, c.tool
         if verdict in FINE:
@@ -367,6 +413,82 @@ def build_triage(events: Iterable[Event]) -> list[Cause]:
         )
         cause.safe = set(cause.by_verdict) == {"loud"} and cause.fix == KEEP_LOUD
     return sorted(merged, key=lambda c: c.severity)
+
+
+def _discovery_causes(
+    rows: Iterable[Row],
+    causes: dict[tuple, Cause],
+    tools_of: dict[tuple, set[str]],
+    hard_of: dict[tuple[str, str], tuple] | None,
+) -> None:
+    """Count every discovery cell under its causes, in order; ``hard_of`` (when there are calls
+    to blame on a hidden tool): each lost cell's hard cause."""
+    # The steps by verdict and findings: 5,000 tools x 52 profiles are 140,000 cells with findings
+    # or worse than visible, but 23,000 distinct (verdict, findings); equal findings are equal
+    # values (frozen), in an event or a view.
+    plans: dict[tuple[str, Sequence[AnyFinding]], tuple[_Step, ...]] = {}
+    fix_for = _fixes()
+    listed: dict[str, set[str]] = {}  # profile -> the tools it lists
+    broken: dict[str, set[str]] = {}  # profile -> the tools that break its session
+    culprits_of: dict[tuple, set[str]] = {}  # beside each cause's culprits
+    lost_of: dict[tuple, set[str]] = {}  # and beside what each loses
+    sessions: set[tuple[tuple, str]] = set()  # (cause, profile) of a culprit's broken session
+    notes: list[tuple[_Step, tuple, str, str | None]] = []  # after every other cause
+    for profile, tool, verdict, findings, weakest in rows:
+        named = listed.get(profile)
+        if named is None:
+            named = listed[profile] = set()
+        named.add(tool)
+        if verdict == V.SESSION_BROKEN.name:
+            broken.setdefault(profile, set()).add(tool)
+        if not findings and verdict in FINE:
+            continue  # most cells: nothing to count
+        plan = plans.get((verdict, findings))
+        if plan is None:
+            plan = plans[(verdict, findings)] = _plan(verdict, findings, fix_for)
+        cell_id = ("discovery", profile, tool, None)
+        for step in plan:
+            if step.kind == "note":
+                notes.append((step, cell_id, verdict, weakest))
+                continue
+            key = (*step.key[:-1], tool) if step.per_tool else step.key
+            cause = causes.get(key)
+            if cause is None:
+                cause = causes[key] = step.start()
+                tools_of[key] = set()
+            _count(cause, tools_of[key], cell_id, verdict, weakest)
+            if step.kind == "lost":
+                where = f"{tool}: {step.where}" if step.where else tool
+                gone = lost_of.setdefault(key, set())
+                if where not in gone:
+                    gone.add(where)
+                    cause.lost.append(where)
+                continue
+            if step.culprit:  # the culprit's own cell names the tool to change
+                named_tools = culprits_of.setdefault(key, set())
+                if tool not in named_tools:
+                    named_tools.add(tool)
+                    cause.culprits.append(tool)
+                if verdict == V.SESSION_BROKEN.name:
+                    sessions.add((key, profile))
+                cause.fix = step.fix
+            if hard_of is not None:
+                hard_of[(profile, tool)] = key
+    for key in culprits_of:
+        # Every tool's own cell carries a session or server finding (the handshake, the era):
+        # the server as a whole is the cause, not one of its tools.
+        cause = causes[key]
+        cause.tool = cause.culprits[0] if len(cause.culprits) == 1 else ""
+    for key, profile in sessions:
+        # a tool that breaks the session while the profile's other tools keep their own cells
+        if 0 < len(broken.get(profile, ())) < len(listed[profile]):
+            causes[key].session_tools = max(causes[key].session_tools, len(listed[profile]))
+    for step, cell_id, verdict, weakest in notes:
+        cause = causes.get(step.key)
+        if cause is None:
+            cause = causes[step.key] = step.start()
+            tools_of[step.key] = set()
+        _count(cause, tools_of[step.key], cell_id, verdict, weakest)
 
 
 def _merged(causes: dict[tuple, Cause]) -> list[Cause]:

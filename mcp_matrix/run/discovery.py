@@ -29,27 +29,38 @@ def discovery_events(
     snap: Snapshot, views: Sequence[ClientView], profiles: Iterable[Profile], name: str = ""
 ) -> list[Event]:
     """The views as the typed result events every writer reads (no calls: discovery only)."""
+    started, finished = discovery_run(snap, profiles, name)
+    return [started, *discovery_cells(views), finished]
+
+
+def discovery_cells(views: Iterable[ClientView]) -> list[DiscoveryCell]:
+    """Every cell of the views, typed (a profile's tools in the snapshot's order)."""
+    return [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
+
+
+def discovery_run(
+    snap: Snapshot, profiles: Iterable[Profile], name: str = ""
+) -> tuple[RunStarted, RunFinished]:
+    """The start and the end of a discovery run: the server, its key and the profiles; whether
+    the snapshot measured anything. ``discover``'s terminal reads its cells from the views."""
     key = server_key(
         {**(snap.doc.get("target") or {}), **({"name": name} if name else {})},
         snap.doc.get("serverInfo"),
     )
-    events: list[Event] = [
-        RunStarted(
-            server=snap.doc.get("serverInfo"),
-            server_key=key.to_json(),
-            profiles=tuple(
-                ListedProfile(
-                    name=p.name,
-                    client=p.client,
-                    versions=p.versions,
-                    required_by_default=p.required_by_default,
-                )
-                for p in profiles
-                if not p.abstract
-            ),
-        )
-    ]
-    events += [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
+    started = RunStarted(
+        server=snap.doc.get("serverInfo"),
+        server_key=key.to_json(),
+        profiles=tuple(
+            ListedProfile(
+                name=p.name,
+                client=p.client,
+                versions=p.versions,
+                required_by_default=p.required_by_default,
+            )
+            for p in profiles
+            if not p.abstract
+        ),
+    )
     error = None
     if snap.error:
         error = {
@@ -57,5 +68,4 @@ def discovery_events(
             "message": snap.error.get("message", ""),
             "stderr_tail": list(snap.error.get("stderr_tail") or []),
         }
-    events.append(RunFinished(measured=not snap.error, error=error))
-    return events
+    return started, RunFinished(measured=not snap.error, error=error)

@@ -7,12 +7,11 @@ import sys
 from pathlib import Path
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.commands.discover import discovery_events
 from mcp_matrix.core.text import terminal_console
 from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.report.counts import GRID_LIMIT, TRIAGE_LIMIT
 from mcp_matrix.report.terminal import write_terminal
-from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.run.discovery import discover_all, discovery_events
 from mcp_matrix.targets.snapshot import Snapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
