@@ -376,14 +376,18 @@ class _Together:
     """Offline, one file's segments (one a profile) fed each call in turn: judged once for each
     group of profiles of one kind for the call's tool (``_Segment._kind``: they look the
     outcome up under the same key, so they get the same one), and counted in every profile's
-    tally, in profile order (the events of a call come out in profile order, as they did)."""
+    tally, in profile order (the events of a call come out in profile order, as they did).
+    A group that does not show the tool gets one outcome for every call of it, kept (unless
+    an alias is probed: whether a call uses it depends on its arguments)."""
 
     def __init__(self, segments: list[_Segment]) -> None:
         self.segments = segments
-        self._groups: dict[str, tuple[list[_Segment], list[int]]] = {}
+        self._groups: dict[str, tuple[list[_Segment], list[int], list[_Effect | None]]] = {}
+        self._keeps = bool(segments) and segments[0].config.alias is None
 
-    def groups(self, tool: str) -> tuple[list[_Segment], list[int]]:
-        """One segment judging for each group of ``tool``, and each segment's group."""
+    def groups(self, tool: str) -> tuple[list[_Segment], list[int], list[_Effect | None]]:
+        """One segment judging for each group of ``tool``, each segment's group, and the
+        outcomes kept for the groups whose outcome is the same for every call."""
         known = self._groups.get(tool)
         if known is None:
             first: dict[tuple, int] = {}
@@ -395,12 +399,19 @@ class _Together:
                 if group == len(judges):
                     judges.append(segment)
                 of.append(group)
-            known = self._groups[tool] = (judges, of)
+            known = self._groups[tool] = (judges, of, [None] * len(judges))
         return known
 
     def play(self, call: RecordedCall) -> None:
-        judges, of = self.groups(call.tool)
-        effects = [segment._judge(call) for segment in judges]
+        judges, of, kept = self.groups(call.tool)
+        effects = []
+        for group, segment in enumerate(judges):
+            effect = kept[group]
+            if effect is None:
+                effect = segment._judge(call)
+                if self._keeps and segment._kind(call.tool)[2]:  # the tool is not shown
+                    kept[group] = effect
+            effects.append(effect)
         for segment, group in zip(self.segments, of):
             segment._count(call, effects[group], segment.tally)
 

@@ -92,7 +92,9 @@ def plan_call(
         for name, params, key, sometimes in steps:
             if sometimes and key not in active:
                 continue
-            plan = functions[name].fn(plan, ctx, **params)
+            plan = (
+                functions[name].fn(plan, ctx, **params) if params else functions[name].fn(plan, ctx)
+            )
             if plan.refused is not None:
                 break
         variants.append(
