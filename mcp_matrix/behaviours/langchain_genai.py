@@ -27,8 +27,6 @@ it with JSON Schema spellings, so a type written in upper case is not a loss.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours.outcomes import diff_findings, note, refuse
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
 from mcp_matrix.core.jsontypes import JSON
@@ -104,19 +102,19 @@ def _nullable(schema: dict) -> bool:
     return False
 
 
-def _node(value: Any) -> dict:
+def _node(value: JSON) -> dict:
     if not isinstance(value, dict):
         raise _Raises(f"a subschema is {type(value).__name__}, not an object")
     return value
 
 
-def _list(value: Any) -> list:
+def _list(value: JSON) -> list:
     if not isinstance(value, list):
         raise _Raises(f"anyOf/allOf is {type(value).__name__}, not a list")
     return value
 
 
-def _format(schema: Any) -> dict:
+def _format(schema: JSON) -> dict:
     """``_format_json_schema_to_gapic``: the allowed keys; properties converted; allOf -> its first."""
     out: dict = {}
     for key, value in _node(schema).items():
@@ -202,7 +200,7 @@ def _properties(props: dict) -> dict:
     return out
 
 
-def _has(value: Any, key: str) -> bool:
+def _has(value: JSON, key: str) -> bool:
     """Python's ``key in value`` as the library writes it (a dict's keys, a string's text)."""
     if isinstance(value, (dict, str)):
         return key in value

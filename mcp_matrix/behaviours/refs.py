@@ -76,8 +76,8 @@ def inline(
     schema: JSON,
     form: str = "any-pointer",
     walk: W.Walk = W.ALL,
-    on_cycle: Callable[[dict, JSON, str], Any] | None = None,
-    merge: Callable[[Any, dict], JSON] = siblings_win,
+    on_cycle: Callable[[dict, JSON, str], JSON] | None = None,
+    merge: Callable[[JSON, dict], JSON] = siblings_win,
     only_with_siblings: bool = False,
 ) -> Inlined:
     """Replace resolvable ``$ref`` nodes by their targets (merged with their siblings).

@@ -51,7 +51,8 @@ class BehaviourSpec:
 
 
 REGISTRY: dict[str, BehaviourSpec] = {}
-_Behaviour = TypeVar("_Behaviour", bound=Callable[..., Any])  # a decorated function keeps its type
+# a decorated function keeps its own type
+_Behaviour = TypeVar("_Behaviour", bound=Callable[..., object])
 
 
 def behaviour(

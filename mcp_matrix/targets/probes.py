@@ -19,9 +19,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
-from mcp_matrix.core.jsontypes import JSON
+from mcp_matrix.core.jsontypes import JSON, JSONObject
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.wire.answers import Response
 from mcp_matrix.wire.eras import Handshake, start_session
@@ -62,7 +61,9 @@ class Prober:
         15.0  # seconds close_all waits for the probe threads (each close takes about 4 s at most)
     )
 
-    def __init__(self, target: Target, client: Mapping[str, Any], timeouts: Timeouts) -> None:
+    def __init__(
+        self, target: Target, client: Mapping[str, JSONObject], timeouts: Timeouts
+    ) -> None:
         self.target = target
         self.client = client
         self.timeouts = timeouts
