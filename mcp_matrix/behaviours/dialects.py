@@ -8,8 +8,6 @@ mcp_matrix.behaviours.google.
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcp_matrix.behaviours import walk as W
 from mcp_matrix.behaviours.outcomes import diff_findings, note, param, refuse, typenames
 from mcp_matrix.behaviours.refs import inline
@@ -254,7 +252,7 @@ def openai_strict(schema: JSON, fallback: str = "non-strict") -> Outcome:
 
 
 @schema_rewrite("cline-native-flatten", report_losses=True)
-def cline_native_flatten(schema: Any) -> Outcome:
+def cline_native_flatten(schema: JSON) -> Outcome:
     """Cline's native-tool parameter list (docs/clients/cline.md#native-tools, ClineToolSet.ts @ 791d238996^).
 
     Only ``inputSchema.properties`` survive, each as a parameter (type defaulting to
@@ -264,7 +262,7 @@ def cline_native_flatten(schema: Any) -> Outcome:
     """
     findings = []
     props_in = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(props_in, dict):
+    if not isinstance(schema, dict) or not isinstance(props_in, dict):  # a non-object has none
         out: dict = {"type": "object", "properties": {}}
         findings.append(
             note(
@@ -275,7 +273,8 @@ def cline_native_flatten(schema: Any) -> Outcome:
             )
         )
         return Outcome(schema=out, findings=tuple(findings))
-    req = schema.get("required") if isinstance(schema.get("required"), list) else []
+    req_in = schema.get("required")
+    req = req_in if isinstance(req_in, list) else []
     props: dict = {}
     for name, p in props_in.items():
         p = p if isinstance(p, dict) else {}

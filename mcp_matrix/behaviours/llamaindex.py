@@ -24,7 +24,7 @@ Observed with llama-index-tools-mcp 0.6.0 (clients/calibrations/llamaindex/0.6.0
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
 
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import Outcome, schema_rewrite
@@ -118,7 +118,7 @@ class _PydanticModelSchema:
             self.stack.pop()
         return {"$ref": f"#/$defs/{name}"}
 
-    def union(self, options: Any) -> dict:
+    def union(self, options: Iterable[JSON]) -> dict:
         kinds = []
         for option in options:
             if not isinstance(option, dict):

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import keyword
 import re
-from typing import Any
 
 from mcp_matrix.behaviours.openai_agents_js import rename_tools
 from mcp_matrix.behaviours.outcomes import diff_findings, label, note, refuse_call
@@ -132,7 +131,7 @@ def _failure(who: str, why: str) -> Finding:
     )
 
 
-def _fail(state: ListState, tool: Any, why: str) -> ListState:
+def _fail(state: ListState, tool: ToolState, why: str) -> ListState:
     return state.fail("server-dropped", _failure(f"tool {label(tool)!r}", why), culprit=tool.index)
 
 
@@ -193,12 +192,12 @@ def _model_property(value: dict) -> dict:
 
 
 @schema_rewrite("smolagents-schema", report_losses=False)
-def smolagents_schema(schema: Any) -> Outcome:
+def smolagents_schema(schema: JSON) -> Outcome:
     """``{type: object, properties, required}`` as smolagents sends it (see the module doc).
 
     Observed: clients/calibrations/smolagents/1.26.0.json."""
     held = inputs(schema)
-    if held is None:
+    if held is None or not isinstance(schema, dict):  # inputs are built only from an object
         return Outcome(schema=schema)
     properties = {k: _model_property(v) for k, v in held.items()}
     required = [k for k, v in held.items() if not v.get("nullable")]
