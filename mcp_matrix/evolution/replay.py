@@ -584,10 +584,13 @@ class _Segment:
         return verdict, answer, prepared
 
     def _sent(self, call: RecordedCall, prepared: Prepared) -> tuple | None:
-        """What ``decide`` reads of a call the client sends, offline: the intended and the wire
-        arguments (the mutations follow from the two), the behaviours that changed them, the
-        intermittent ones, and the cache state. Profiles of other kinds often send a call alike
-        (a behaviour that changes nothing here): they share the modelled server's verdict."""
+        """What replay reports of ``decide``'s verdict on a call the client sends, offline (its
+        name, words, answer and violations), depends on: the intended and the wire arguments
+        (the mutations follow from the two) and the cache state. The modelled server reads
+        neither ``_meta`` nor the session, and the behaviours that made the call and the
+        intermittent ones only name the verdict's evidence, which replay does not report.
+        Profiles of other kinds often send a call alike (a behaviour that changes nothing here,
+        or only ``_meta``): they share the modelled server's verdict."""
         if self.shared is None or prepared.primary is None:
             return None
         words = self.shared.key(-1, call)
@@ -605,8 +608,6 @@ class _Segment:
         return (
             words,
             wire,
-            plan.applied,
-            prepared.primary.sometimes,
             held.stale,
             held.note is not None,
             id(held.live_raw),

@@ -241,3 +241,28 @@ def test_behaviours_read_a_call_or_a_schema_once_for_every_profile(monkeypatch):
     tools = len(tool_definitions("3"))
     assert calls > 2 * tools
     assert 0 < len(built) <= 2 * tools  # discovery's gate once a tool, then the calls' checks
+
+
+def test_a_call_sent_alike_is_decided_once_whatever_behaviours_made_it(monkeypatch):
+    """A client that only adds ``_meta`` sends the arguments as Continue does (its rounding
+    changes nothing here): the modelled server reads neither ``_meta`` nor the behaviours'
+    names, so the call is decided once for both, and each still gets what it gets alone."""
+    from dataclasses import replace as copy
+
+    from mcp_matrix.profiles.model import BehaviourUse
+
+    cont = load_profiles()["continue"]
+    meta = copy(cont, name="meta-only", call=(BehaviourUse("add-meta", {}, ()),))
+    decided = []
+    real = replay_module.decide
+
+    def counting(profile, *rest, **kw):
+        decided.append(profile.name)
+        return real(profile, *rest, **kw)
+
+    monkeypatch.setattr(replay_module, "decide", counting)
+    doc = offline([cont, meta], "retry.jsonl")
+    calls = doc["results"][0]["calls"]
+    assert calls > 0 and 0 < len(decided) <= calls
+    monkeypatch.setattr(replay_module, "decide", real)
+    assert [offline([p], "retry.jsonl")["results"][0] for p in (cont, meta)] == doc["results"]
