@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.tools import pointer
 from mcp_matrix.evolution import examples as ex
 from mcp_matrix.evolution.schema import (
@@ -102,7 +102,12 @@ def compare_object(t: ToolChanges, path: tuple[str, ...], ptr: str, a: Mapping, 
 
 
 def compare_kept(
-    t: ToolChanges, path: tuple[str, ...], ptr: str, a: Any, b: Any, quiet_description: bool = False
+    t: ToolChanges,
+    path: tuple[str, ...],
+    ptr: str,
+    a: JSON,
+    b: JSON,
+    quiet_description: bool = False,
 ) -> None:
     """One parameter kept on both sides (or the items of an array), and what is below it."""
     if not isinstance(a, Mapping) or not isinstance(b, Mapping) or same(a, b):
@@ -230,7 +235,7 @@ def _renamed_in_place(level: _Level) -> None:
         level.done_added.add(x)
 
 
-def _added(t: ToolChanges, path: tuple[str, ...], where: str, schema: Any, required: bool) -> None:
+def _added(t: ToolChanges, path: tuple[str, ...], where: str, schema: JSON, required: bool) -> None:
     """One parameter new in this version: breaking when required, risky when optional."""
     k = path[-1]
     if required:
