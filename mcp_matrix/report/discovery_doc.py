@@ -93,8 +93,8 @@ class SchemaNodes:
     """Schemas and every sub-schema in them stored once, by number (version 4): a variant that
     changed one property shares its other properties, its ``$defs`` and their parts."""
 
-    def __init__(self, table: ContentTable | None = None) -> None:
-        self.table = table if table is not None else ContentTable()
+    def __init__(self) -> None:
+        self.table = ContentTable()
         self._refs: dict[int, int] = {}  # by identity: the rewrites are copy-on-write
         self._held: list[Any] = []  # keeps those objects alive, so their ids stay unique
 
@@ -333,9 +333,6 @@ class _SchemaReader:
         return value
 
 
-SchemaReader = _SchemaReader  # the JSON report (version 3) stores its schemas so too
-
-
 def _read_v2(doc: Mapping, version: int, where: str) -> list[dict]:
     names, schemas, evidence = doc["tools"], doc["schemas"], doc["evidence"]
     if version == 3:
@@ -389,7 +386,6 @@ __all__ = [
     "READABLE",
     "VERSION",
     "SchemaNodes",
-    "SchemaReader",
     "SchemaTable",
     "read_discovery",
     "read_kinds",

@@ -6,10 +6,10 @@ evidence, snapshot pointer and fix advice, the skipped calls and the counts. It 
 distinct value once: a cell is a row of numbers (``columns``) naming its entry in the tables
 ``details`` (what happened: verdict, findings, advice...; a discovery detail a row of
 ``DETAIL_COLUMNS``), ``findings`` (rows of ``FINDING_COLUMNS`` naming what findings share in
-``kinds``), ``evidence``, ``schemas`` (every sub-schema once, as ``discover --json`` version 4)
-and ``texts`` (names, reasons, advice); a cell's pointer follows from its detail and index. A
-5,000-tool server through 36 clients wrote 548 MB in version 1 (each cell in full), 28.6 MB in
-version 2, 18.4 MB in version 3.
+``kinds``), ``evidence``, ``schemas`` (their property schemas by number in ``properties``, as
+``discover --json`` version 3) and ``texts`` (names, reasons, advice); a cell's pointer follows
+from its detail and index. A 5,000-tool server through 36 clients wrote 548 MB in version 1
+(each cell in full), 28.6 MB in version 2, 21.5 MB in version 3.
 
 The document is written from the typed report (``mcp_matrix.report.model``), as every other
 writer renders it, so every format says the same thing about every cell: ``write_model`` stores
@@ -20,9 +20,11 @@ full) of either version: the model's ``to_json()`` (``build_report``).
 
 from __future__ import annotations
 
+import gc
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import IO, Any, NamedTuple
 
 from mcp_matrix.core.content_table import ContentTable, resolve
@@ -31,7 +33,7 @@ from mcp_matrix.core.events import CellEvidence, Event
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.verdicts import MEANING, SYMBOL, is_finding, rank
-from mcp_matrix.report.discovery_doc import SchemaNodes, SchemaReader, read_kinds, whole_schema
+from mcp_matrix.report.discovery_doc import SchemaTable, read_kinds, whole_schema
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.model import (
     FORMAT,
@@ -98,16 +100,40 @@ def build_report(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILI
 def write_json(
     events: Iterable[Event], stream: IO[str], failing: Iterable[str] = RELEASE_FAILING
 ) -> None:
-    """The version-2 document of the report, one cell row or table entry a line: its cells
-    read one at a time (``stream_model``)."""
-    report, cells = stream_model(events, failing)
-    write_model(report, stream, cells)
+    """The version-3 document of the report, one cell row or table entry a line: its cells
+    read one at a time (``stream_model``), each kept only as its row's JSON text."""
+    with _collector_paused():
+        cells = stream_model(events, failing)
+        tables = _Tables()
+        rows = [tables.row(c, *cells.positions(c)) for c in cells]
+        _write(cells.report(), stream, rows, tables)
 
 
-def write_model(report: Report, stream: IO[str], cells: Iterable[ReportCell] | None = None) -> None:
-    """The version-2 document of a typed report (its ``cells``, or ``cells`` as they come):
-    its values stored once again, each distinct value an entry of a table in the order the
-    cells first name it; the C encoder throughout."""
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while the report is made: its values hold no cycles
+    (refcounting frees them), and each collection the 180,000 cells set off walked every event
+    read before them (5,000 tools x 36 profiles: about 0.8 s of cpu in collections)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def write_model(report: Report, stream: IO[str]) -> None:
+    """The version-3 document of a typed report: its values stored once again, each distinct
+    value an entry of a table in the order the cells first name it; the C encoder throughout."""
+    tables = _Tables()
+    profiles = {name: i for i, name in enumerate(report.grid.profiles)}
+    tools = {name: i for i, name in enumerate(report.tools)}
+    rows = [tables.row(c, profiles[c.profile], tools[c.tool]) for c in report.cells]
+    _write(report, stream, rows, tables)
+
+
+def _write(report: Report, stream: IO[str], rows: list[str], tables: _Tables) -> None:
     w = stream.write
     w("{\n")
     head: tuple[tuple[str, Any], ...] = (
@@ -133,16 +159,8 @@ def write_model(report: Report, stream: IO[str], cells: Iterable[ReportCell] | N
     w(f'"columns": {_dump(list(COLUMNS))},\n')
     w(f'"detail_columns": {_dump(list(DETAIL_COLUMNS))},\n')
     w(f'"finding_columns": {_dump(list(FINDING_COLUMNS))},\n')
-    w(f'"kind_columns": {_dump(list(KIND_COLUMNS))},\n"cells": [')
-    tables = _Tables()
-    profiles = {name: i for i, name in enumerate(grid.profiles)}
-    tools = {name: i for i, name in enumerate(report.tools)}
-    row = tables.row
-    first = True
-    for c in report.cells if cells is None else cells:
-        w(("\n" if first else ",\n") + row(c, profiles[c.profile], tools[c.tool]))
-        first = False
-    w("],\n" if first else "\n],\n")
+    w(f'"kind_columns": {_dump(list(KIND_COLUMNS))},\n')
+    w('"cells": [' + ",".join("\n" + row for row in rows) + ("\n],\n" if rows else "],\n"))
     _rows(w, "skipped", [s.to_json() for s in report.skipped])
     _rows(w, "profile_errors", [e.to_json() for e in report.profile_errors])
     w(f'"counts": {_dump(report.counts.to_json())},\n')
@@ -184,8 +202,7 @@ class _Tables:
 
     def __init__(self) -> None:
         self.details, self.findings, self.kinds = _DocTable(), _DocTable(), _DocTable()
-        self.evidence, self.texts = _DocTable(), _DocTable()
-        self.shapes = SchemaNodes(_DocTable())  # a node by its text: not held once written
+        self.evidence, self.texts, self.shapes = _DocTable(), _DocTable(), SchemaTable()
         self._discovery: dict[tuple[str | int | None, ...], int] = {}
         self._finding_refs: dict[tuple[str | bool | int | None, ...], int] = {}
         self._evidence_refs: dict[int, int] = {}
@@ -196,7 +213,8 @@ class _Tables:
             ("findings", self.findings),
             ("kinds", self.kinds),
             ("evidence", self.evidence),
-            ("schemas", self.shapes.table),
+            ("schemas", self.shapes.schemas),
+            ("properties", self.shapes.properties),
             ("texts", self.texts),
         )
 
@@ -297,16 +315,15 @@ def read_report(doc: object, where: str = "report") -> dict:
 
 def _expand(doc: Mapping[str, Any], where: str) -> dict:
     texts, evidence = _entries(doc["texts"]), _entries(doc["evidence"])
+    properties = _entries(doc["properties"])
+    schemas = [whole_schema(s, properties, f"{where}: properties") for s in doc["schemas"]]
     if doc["version"] == 2:
-        properties = _entries(doc["properties"])
-        schemas = [whole_schema(s, properties, f"{where}: properties") for s in doc["schemas"]]
         findings = [
             {**f, "evidence": [resolve(evidence, x, f"{where}: evidence") for x in f["evidence"]]}
             for f in _entries(doc["findings"])
         ]
         columns: tuple[str, ...] = V2_COLUMNS
     else:
-        nodes = SchemaReader(_entries(doc["schemas"]), f"{where}: schemas")
         findings = _v3_findings(doc, evidence, where)
         columns = COLUMNS
     legend = {x["verdict"]: x for x in doc["legend"]}
@@ -405,12 +422,9 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
         ]
         name, schema = c["model_name"], c["schema"]
         cell["model_name"] = None if name is None else resolve(texts, name, f"{where}: texts")
-        if schema is None:
-            cell["model_schema"] = None
-        elif doc["version"] == 2:
-            cell["model_schema"] = resolve(schemas, schema, f"{where}: schemas")
-        else:
-            cell["model_schema"] = nodes.whole(schema)
+        cell["model_schema"] = (
+            None if schema is None else resolve(schemas, schema, f"{where}: schemas")
+        )
         cell.update(d["call"])
         cells.append(cell)
     out = {k: doc[k] for k in _KEPT if k in doc}

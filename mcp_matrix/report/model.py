@@ -232,29 +232,45 @@ class Report(JsonRecord):
 
 def read_model(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> Report:
     """The report of a results stream as typed values, built once (a merged file as its runs)."""
-    head, cells = stream_model(events, failing)
-    return replace(head, cells=tuple(cells))
+    stream = stream_model(events, failing)
+    cells = tuple(stream)
+    return replace(stream.report(), cells=cells)
 
 
-def stream_model(
-    events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING
-) -> tuple[Report, Iterator[ReportCell]]:
-    """The report without its cells (``cells`` empty; the counts, grid and legend of them all),
-    and its cells made one at a time as they are read: a writer that reads each cell once (the
-    JSON report) holds one, not 180,000 (5,000 tools x 36 profiles)."""
-    events = typed_events(events)
-    failing = tuple(failing)
-    listed: dict[str, ListedProfile] = {}  # each profile as the first run lists it
-    for e in events:
-        if isinstance(e, RunStarted):
-            for p in e.profiles:
-                listed.setdefault(p.name, p)
-    scope = gate_scope(events, failing)
-    head = _Head(scope, list(run_profiles(events)))
-    for e in events:
-        head.add(e)
-    runs = [r["run_id"] for r in head.runs]
-    return head.report(listed, failing), _Cells(scope, runs).cells(events)
+def stream_model(events: Iterable[Event], failing: Iterable[str] = RELEASE_FAILING) -> ModelStream:
+    """The report's cells made one at a time as they are read, then the rest of the report: a
+    writer that reads each cell once (the JSON report) holds one, not 180,000 (5,000 tools x
+    36 profiles)."""
+    return ModelStream(typed_events(events), tuple(failing))
+
+
+class ModelStream:
+    """One pass over the events: iterate it for the cells in full, in stream order; then
+    ``report()`` is the report without its cells (``cells`` empty; the counts, grid and legend
+    of them all)."""
+
+    def __init__(self, events: list[Event], failing: tuple[str, ...]) -> None:
+        self.events, self.failing = events, failing
+        self.listed: dict[str, ListedProfile] = {}  # each profile as the first run lists it
+        for e in events:
+            if isinstance(e, RunStarted):
+                for p in e.profiles:
+                    self.listed.setdefault(p.name, p)
+        self.head = _Head(gate_scope(events, failing), list(run_profiles(events)))
+        self.done = False
+
+    def __iter__(self) -> Iterator[ReportCell]:
+        yield from _Cells(self.head).cells(self.events)
+        self.done = True
+
+    def positions(self, cell: ReportCell) -> tuple[int, int]:
+        """A cell's positions in the report's profiles and tools (known once it is made)."""
+        return self.head.profiles[cell.profile], self.head.tools[cell.tool]
+
+    def report(self) -> Report:
+        if not self.done:
+            raise RuntimeError("the report is known once every cell has been read")
+        return self.head.report(self.listed, self.failing)
 
 
 class _Head:
@@ -271,6 +287,7 @@ class _Head:
         self.counts: dict[str, int] = {}
         self.kinds = {"discovery": 0, "call": 0}
         self.release_failing = self.findings = 0
+        self._judged: dict[tuple[str, str], tuple[bool, int, bool]] = {}
 
     def run_index(self) -> int:
         if not self.runs:  # events before any run-started (a hand-merged file): an anonymous run
@@ -295,7 +312,8 @@ class _Head:
             run = self.runs[self.run_index()]["run_id"]
             self.profile_errors.append(FailedProfile(run, e.profile, e.error))
 
-    def cell(self, e: Cell) -> None:
+    def cell(self, e: Cell) -> bool:
+        """Count a cell; whether it fails the release."""
         self.run_index()
         profile = self.profiles.setdefault(e.profile, len(self.profiles))
         tool = self.tools.get(e.tool)
@@ -304,13 +322,23 @@ class _Head:
             self.worst.append({})
         verdict = e.verdict
         self.kinds[e.KIND] += 1
-        self.release_failing += self.scope.fails(e)
+        judged = self._judged.get((verdict, e.profile))  # a few verdicts x profiles
+        if judged is None:
+            fails = self.scope.fails(e)
+            judged = self._judged[(verdict, e.profile)] = (
+                fails,
+                rank(verdict),
+                is_finding(verdict),
+            )
+        fails, severity, finding = judged
+        self.release_failing += fails
         self.counts[verdict] = self.counts.get(verdict, 0) + 1
-        self.findings += is_finding(verdict)
+        self.findings += finding
         worst = self.worst[tool]
         held = worst.get(profile)
-        if held is None or rank(verdict) < rank(held):
+        if held is None or severity < rank(held):
             worst[profile] = verdict
+        return fails
 
     def report(self, known: Mapping[str, ListedProfile], failing: tuple[str, ...]) -> Report:
         names = tuple(self.profiles)
@@ -356,41 +384,39 @@ class _Head:
 
 
 class _Cells:
-    """The second pass: each cell in full, as it is read. What a discovery cell's findings
+    """Each cell in full, as it is read (the head counting it). What a discovery cell's findings
     decide (its reason, behaviours, evidence, advice) is worked out once per (run, verdict,
     weakest evidence, findings); a run's snapshot places each cell's tool."""
 
-    def __init__(self, scope: Scope, runs: list[str | None]) -> None:
-        self.scope = scope
-        self.run_ids = runs
-        self.snapshots: list[_Tools] = []
+    def __init__(self, head: _Head) -> None:
+        self.head = head
+        self.snapshots: list[_Tools] = []  # per run of the head's
         self._discovery: dict[tuple[int, str, str | None, int], tuple[_Found, _Decided]] = {}
         self._pointers: dict[tuple[int | None, str], str | None] = {}
         self._shown: dict[str, _Shown] = {}
 
     def cells(self, events: list[Event]) -> Iterator[ReportCell]:
+        head, snapshots = self.head, self.snapshots
         for e in events:
             if isinstance(e, (DiscoveryCell, CallCell)):
-                yield self.cell(e)
-            elif isinstance(e, RunStarted):
-                self.snapshots.append(_Tools({}))
-            elif isinstance(e, SnapshotTaken):
-                self.run_index()
-                self.snapshots[-1] = _Tools(e.snapshot)
+                fails = head.cell(e)
+                if len(snapshots) < len(head.runs):
+                    snapshots.append(_Tools({}))  # the anonymous run of a hand-merged file
+                yield self.cell(e, fails)
+                continue
+            head.add(e)
+            while len(snapshots) < len(head.runs):
+                snapshots.append(_Tools({}))
+            if isinstance(e, SnapshotTaken):
+                snapshots[-1] = _Tools(e.snapshot)
 
-    def run_index(self) -> int:
-        if not self.snapshots:  # as _Head: the anonymous run of events before a run-started
-            self.snapshots.append(_Tools({}))
-        return len(self.snapshots) - 1
-
-    def cell(self, e: Cell) -> ReportCell:
-        run = self.run_index()
+    def cell(self, e: Cell, fails: bool) -> ReportCell:
+        run = len(self.snapshots) - 1
         verdict = e.verdict
         shown = self._shown.get(verdict)
         if shown is None:
             shown = self._shown[verdict] = _shown(verdict)
-        fails = self.scope.fails(e)
-        run_id = self.run_ids[run]
+        run_id = self.head.runs[run]["run_id"]
         if isinstance(e, DiscoveryCell):
             return self.discovery(e, run, run_id, fails, shown)
         tools = self.snapshots[run]
@@ -689,6 +715,7 @@ __all__ = [
     "FailedProfile",
     "GridRow",
     "LegendEntry",
+    "ModelStream",
     "Report",
     "ReportCell",
     "ReportCounts",

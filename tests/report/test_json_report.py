@@ -143,7 +143,7 @@ def test_a_cells_pointer_follows_from_its_detail_and_index_as_version_2_wrote_it
     assert any(c["pointer"] and "/properties/" in c["pointer"] for c in new["cells"])
 
 
-def test_a_finding_is_a_row_naming_its_kind_and_a_schema_part_is_stored_once():
+def test_a_finding_is_a_row_naming_its_kind_and_a_property_schema_is_stored_once():
     """Findings that differ only in message and pointer share their kind (code, loss, blast
     radius, behaviour, evidence); a property schema two tools share is one entry."""
     events = ev.full_run()
@@ -161,8 +161,9 @@ def test_a_finding_is_a_row_naming_its_kind_and_a_schema_part_is_stored_once():
     assert len(doc["findings"]) == len(small["findings"]) + 3
     assert sorted(k[0] for k in doc["kinds"]) == sorted(k[0] for k in small["kinds"])
     assert all(isinstance(f, list) and len(f) == 4 for f in doc["findings"])
-    texts = [json.dumps(s, separators=(",", ":")) for s in doc["schemas"]]
-    assert len(texts) == len(set(texts))
+    for table in ("schemas", "properties"):
+        texts = [json.dumps(s, separators=(",", ":")) for s in doc[table]]
+        assert len(texts) == len(set(texts))
 
 
 def test_interrupted_and_merged_streams_are_valid_documents_too():

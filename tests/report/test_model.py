@@ -45,12 +45,15 @@ def test_the_json_report_is_written_from_the_typed_model(stream):
     assert whole.getvalue() == streamed.getvalue()
 
 
-def test_the_streamed_cells_are_the_built_ones_and_the_head_counts_them_all():
+def test_the_streamed_cells_are_the_built_ones_and_the_report_after_them_counts_them_all():
     events = typed_events(ev.merged_runs())
-    head, cells = stream_model(events)
-    model = read_model(events)
+    stream = stream_model(events)
+    with pytest.raises(RuntimeError, match="once every cell has been read"):
+        stream.report()
+    cells = tuple(stream)
+    head, model = stream.report(), read_model(events)
     assert head.cells == () and head.counts == model.counts and head.grid == model.grid
-    assert tuple(cells) == model.cells and head.counts.cells == len(model.cells)
+    assert cells == model.cells and head.counts.cells == len(model.cells)
 
 
 def test_what_the_tables_need_is_held_by_the_model_but_is_no_key_of_the_version_1_shape():
