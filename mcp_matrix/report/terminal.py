@@ -353,13 +353,14 @@ def write_terminal(
     one only where every cell is printed (the grid of a small server, ``verbose``). At 5,000
     tools x 52 profiles typing the 260,000 cells cost more than the whole ``--json`` document."""
     events = typed_events(events)
-    if views and (verbose or not is_large(len({t.tool for v in views for t in v.tools}))):
+    grid = build_grid(events)
+    tools, clients = _extent(grid, views)
+    if views and (verbose or not is_large(tools)):
         from mcp_matrix.run.discovery import discovery_cells  # the caller has it imported
 
         events, views = [*events, *discovery_cells(views)], ()
+        grid = build_grid(events)
     err = err or _err_console(console)
-    grid = build_grid(events)
-    tools, clients = _extent(grid, views)
     all_runs = runs(events)
     status = ""
     if any(r.finish and r.finish.interrupted for r in all_runs):
@@ -407,16 +408,17 @@ def write_terminal(
         )
         console.print()
     if is_large(tools):  # counts per client: the triage list above says what to fix
-        cells = [
-            (c.profile, c.verdict, c.weakest_evidence) for cs in grid.cells.values() for c in cs
-        ]
-        cells += [(v.profile, t.verdict, t.weakest_evidence) for v in views for t in v.tools]
-        write_counts(
-            ((profile, verdict) for profile, verdict, _ in cells),
-            console,
-            tools,
-            assumed={(p, v) for p, v, weakest in cells if weakest == "assumed"},
-        )
+        cells = [c for cs in grid.cells.values() for c in cs]
+        pairs = [(c.profile, c.verdict) for c in cells]
+        pairs += [(v.profile, t.verdict) for v in views for t in v.tools]
+        assumed = {(c.profile, c.verdict) for c in cells if c.weakest_evidence == "assumed"}
+        assumed |= {
+            (v.profile, t.verdict)
+            for v in views
+            for t in v.tools
+            if t.weakest_evidence == "assumed"
+        }
+        write_counts(pairs, console, tools, assumed=assumed)
     else:
         write_grid(events, console)
     if verbose:

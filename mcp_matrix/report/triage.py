@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
+from typing import NamedTuple
 
 from mcp_matrix.core.events import (
     CallCell,
@@ -250,8 +251,7 @@ def view_rows(views: Iterable[ClientView]) -> Iterator[Row]:
             yield profile, t.tool, t.verdict, t.findings, t.weakest_evidence
 
 
-@dataclass(frozen=True, slots=True)
-class _Step:
+class _Step(NamedTuple):  # a tuple: tens of thousands are made, and frozen fields cost 12 calls
     """What every cell with one verdict and findings adds to one cause: its key (a hidden tool's
     cause is the tool's own: ``per_tool``), the cause it starts when it is the first, and the
     kind's own part: a hard cause's culprit (a finding not blamed on another tool), a loss's
@@ -286,18 +286,19 @@ class _Step:
 
 def _fixes() -> Callable[[str, AnyFinding | None], str | None]:
     """The fix for one finding of a discovery cell (None: a cell without findings), worked out
-    once per (verdict, finding): a discovery cell's advice reads only those two."""
-    known: dict[tuple[str, AnyFinding | None], str | None] = {}
-    probes: dict[str, DiscoveryCell] = {}  # a cell of each verdict, for advice_for
+    once per (verdict, code, behaviour): all a discovery cell's advice reads of one finding
+    (``advice.advice_parts``; tests/report/test_triage_views.py holds them to it). 5,000 tools
+    x 52 profiles have ~19,000 distinct findings, but a few hundred such keys."""
+    known: dict[tuple[str, str, str] | str, str | None] = {}
 
     def fix_for(verdict: str, finding: AnyFinding | None) -> str | None:
-        key = (verdict, finding)
+        key = verdict if finding is None else (verdict, finding.code, finding.behaviour or "")
         if key not in known:
-            cell = probes.get(verdict)
-            if cell is None:
-                cell = probes[verdict] = DiscoveryCell(profile="", tool="", verdict=verdict)
-            typed = CellFinding.of(finding) if isinstance(finding, Finding) else finding
-            known[key] = advice_for(cell, finding=typed)
+            cell = DiscoveryCell(profile="", tool="", verdict=verdict)
+            one = None
+            if finding is not None:
+                one = CellFinding(finding.code, "", behaviour=finding.behaviour or None)
+            known[key] = advice_for(cell, finding=one)
         return known[key]
 
     return fix_for
@@ -434,10 +435,11 @@ def _discovery_causes(
     lost_of: dict[tuple, set[str]] = {}  # and beside what each loses
     sessions: set[tuple[tuple, str]] = set()  # (cause, profile) of a culprit's broken session
     notes: list[tuple[_Step, tuple, str, str | None]] = []  # after every other cause
+    named: set[str] = set()
+    last = None  # the rows come a profile at a time
     for profile, tool, verdict, findings, weakest in rows:
-        named = listed.get(profile)
-        if named is None:
-            named = listed[profile] = set()
+        if profile is not last:
+            named, last = listed.setdefault(profile, set()), profile
         named.add(tool)
         if verdict == V.SESSION_BROKEN.name:
             broken.setdefault(profile, set()).add(tool)
@@ -536,11 +538,11 @@ def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
     return out
 
 
-_LEVELS = ("observed", "code", "issue", "doc", "assumed")
+_LEVELS = {level: i for i, level in enumerate(("observed", "code", "issue", "doc", "assumed"))}
 
 
 def _weaker(a: str, b: str) -> bool:
-    return (_LEVELS.index(a) if a in _LEVELS else 9) > (_LEVELS.index(b) if b in _LEVELS else 9)
+    return _LEVELS.get(a, 9) > _LEVELS.get(b, 9)
 
 
 def name_list(items: list[str], limit: int = LIST_LIMIT, show: Callable[[str], str] = str) -> str:
