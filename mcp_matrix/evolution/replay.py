@@ -528,6 +528,7 @@ class _Segment:
         self.shared = shared if self.conn is None else None
         # tool -> what this profile's outcome of a call depends on (``_kind``)
         self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
+        self._base: int | None = None  # the kind's number of a tool this profile shows
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -659,17 +660,21 @@ class _Segment:
                 kind = (self.shared.number(("hidden", why)), None, True)
                 self.shared.unseen.setdefault((kind[0], tool), (unseen.verdict, None, unseen))
             else:
-                uses = tuple(
-                    (u.name, u.id, u.frequency, freeze(u.params)) for u in self.profile.call
-                )
-                base = (uses, held.stale, held.note is not None, id(held.live_raw))
+                if self._base is None:  # the same for every tool this profile shows
+                    uses = tuple(
+                        (u.name, u.id, u.frequency, freeze(u.params)) for u in self.profile.call
+                    )
+                    base = (uses, held.stale, held.note is not None, id(held.live_raw))
+                    self._base = self.shared.number(base)
                 reads = None
-                if uses:  # planned with a context that says whether it read what is held
+                if (
+                    self.profile.call
+                ):  # planned with a context that says whether it read what is held
                     reads = (fingerprint(view.model_schema), id(held.raw.get(tool)))
                     held.contexts.setdefault(
                         tool, ReadsContext(tool, view.model_schema, held.raw.get(tool), held.stale)
                     )
-                kind = (self.shared.number(base), reads, False)
+                kind = (self._base, reads, False)
             self._kinds[tool] = kind
         return kind
 
