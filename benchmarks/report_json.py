@@ -131,9 +131,24 @@ def report_pair(results: Path, where: Path) -> tuple[Measured, Measured]:
     out, raw = where / "out.json", where / "raw.json"
     a = measure(cli("report", str(results), "-f", "json", "-o", str(out)))
     b = measure([sys.executable, "-c", RAW, str(results), str(raw)])
+    sizes(out)
     return (
         Measured(a.cpu, a.peak, out.stat().st_size, a.wall),
         Measured(b.cpu, b.peak, raw.stat().st_size, b.wall),
+    )
+
+
+def sizes(path: Path) -> None:
+    """Where the report's bytes go: each top-level key's share (its value as written, with the
+    line breaks between a table's entries), largest first."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    size = {
+        k: len(dump(v).encode()) + (len(v) if isinstance(v, list) else 0) for k, v in doc.items()
+    }
+    big = sorted(((n, k) for k, n in size.items()), reverse=True)[:8]
+    print(
+        f"  version {doc.get('version')}, by key: " + ", ".join(f"{k} {n / MB:.2f}" for n, k in big)
     )
 
 

@@ -105,7 +105,8 @@ def write_json(
     with _collector_paused():
         cells = stream_model(events, failing)
         tables = _Tables()
-        rows = [tables.row(c, *cells.positions(c)) for c in cells]
+        row, profiles, tools = tables.row, cells.profiles, cells.tools
+        rows = [row(c, profiles[c.profile], tools[c.tool]) for c in cells]
         _write(cells.report(), stream, rows, tables)
 
 

@@ -257,15 +257,13 @@ class ModelStream:
                 for p in e.profiles:
                     self.listed.setdefault(p.name, p)
         self.head = _Head(gate_scope(events, failing), list(run_profiles(events)))
+        # a cell's positions in the report's profiles and tools, there once the cell is made
+        self.profiles, self.tools = self.head.profiles, self.head.tools
         self.done = False
 
     def __iter__(self) -> Iterator[ReportCell]:
         yield from _Cells(self.head).cells(self.events)
         self.done = True
-
-    def positions(self, cell: ReportCell) -> tuple[int, int]:
-        """A cell's positions in the report's profiles and tools (known once it is made)."""
-        return self.head.profiles[cell.profile], self.head.tools[cell.tool]
 
     def report(self) -> Report:
         if not self.done:
@@ -470,7 +468,7 @@ class _Cells:
             found: tuple[ReportFinding, ...] = ()
             pointer = self.under(index, "")
         else:
-            found = self.found(findings, index, decided.culprits)
+            found = self.found(decided, index)
             primary = found[decided.primary]  # type: ignore[index]  # findings: a primary
             pointer = primary.culprit_pointer or self.under(index, primary.pointer)
         return _make_cell(
@@ -521,37 +519,39 @@ class _Cells:
             evidence=tuple(cited.values()),
             advice=advice_for(e, None),
             primary=None if primary is None else findings.index(primary),
-            culprits=culprits,
+            parts=tuple(
+                (f.code, f.message, _s(f.pointer), at, bool(f.lost), f.blast_radius)
+                + (_s(f.behaviour), f.evidence or ())
+                for f, at in zip(findings, culprits)
+            ),
         )
 
-    def found(
-        self, findings: tuple[CellFinding, ...], index: int | None, culprits: tuple[str | None, ...]
-    ) -> tuple[ReportFinding, ...]:
+    def found(self, decided: _Decided, index: int | None) -> tuple[ReportFinding, ...]:
         """A cell's findings as the report shows them: under its tool, or the culprit's."""
         under = self.under
         return tuple(
             [
                 _make_finding(
-                    f.code,
-                    f.message,
-                    _s(f.pointer),
-                    under(index, _s(f.pointer)) if at is None else at,
-                    bool(f.lost),
-                    f.blast_radius,
-                    _s(f.behaviour),
-                    f.evidence or (),
+                    code,
+                    message,
                     at,
+                    under(index, at) if culprit is None else culprit,
+                    *rest,
+                    culprit,
                 )
-                for f, at in zip(findings, culprits)
+                for code, message, at, culprit, *rest in decided.parts
             ]
         )
 
     def under(self, index: int | None, rel: str) -> str | None:
         """``under_tool``, one string per place (the 36 profiles of a tool share it)."""
+        if index is None:
+            return None
         key = (index, rel)
-        if key not in self._pointers:
-            self._pointers[key] = under_tool(index, rel)
-        return self._pointers[key]
+        known = self._pointers.get(key)
+        if known is None:
+            known = self._pointers[key] = under_tool(index, rel)
+        return known
 
 
 _Shown = tuple[str, str, int, bool]  # a verdict's symbol, meaning, severity, and if a finding
@@ -592,7 +592,9 @@ class _Decided:
     evidence: tuple[CitedEvidence, ...]
     advice: str | None
     primary: int | None  # the position of the deciding finding
-    culprits: tuple[str | None, ...]  # per finding: the culprit tool's pointer, or None
+    # per finding, what a ReportFinding holds but its place: code, message, pointer, the culprit
+    # tool's pointer (or None), lost, blast radius, behaviour, evidence
+    parts: tuple[tuple[Any, ...], ...]
 
 
 def _culprit(f: CellFinding, tools: _Tools) -> str | None:
