@@ -147,9 +147,8 @@ def sizes(path: Path) -> None:
         k: len(dump(v).encode()) + (len(v) if isinstance(v, list) else 0) for k, v in doc.items()
     }
     big = sorted(((n, k) for k, n in size.items()), reverse=True)[:8]
-    print(
-        f"  version {doc.get('version')}, by key: " + ", ".join(f"{k} {n / MB:.2f}" for n, k in big)
-    )
+    shares = ", ".join(f"{k} {n / MB:.2f}" for n, k in big)
+    print(f"  version {doc.get('version')}, MB by key: {shares}")
 
 
 def discover_pair(snapshot: Path, clients: list[str], where: Path) -> tuple[Measured, Measured]:
