@@ -405,12 +405,13 @@ class _Together:
 
     def __init__(self, segments: list[_Segment]) -> None:
         self.segments = segments
-        self._groups: dict[str, tuple[list[_Segment], list[int], list[_Effect | None]]] = {}
+        self._groups: dict[str, tuple[list[_Segment], list[int], list[bool]]] = {}
+        self._kept: dict[tuple[str, int], _Effect] = {}  # (tool, group) -> its one outcome
         self._keeps = bool(segments) and segments[0].config.alias is None
 
-    def groups(self, tool: str) -> tuple[list[_Segment], list[int], list[_Effect | None]]:
-        """One segment judging for each group of ``tool``, each segment's group, and the
-        outcomes kept for the groups whose outcome is the same for every call."""
+    def groups(self, tool: str) -> tuple[list[_Segment], list[int], list[bool]]:
+        """One segment judging for each group of ``tool``, each segment's group, and whether
+        a group's outcome is the same for every call (kept once judged)."""
         known = self._groups.get(tool)
         if known is None:
             first: dict[tuple, int] = {}
@@ -422,18 +423,22 @@ class _Together:
                 if group == len(judges):
                     judges.append(segment)
                 of.append(group)
-            known = self._groups[tool] = (judges, of, [None] * len(judges))
+            # a group that does not show the tool: the same outcome whatever the arguments
+            keeps = [self._keeps and judge._kind(tool)[2] for judge in judges]
+            known = self._groups[tool] = (judges, of, keeps)
         return known
 
     def play(self, call: RecordedCall) -> None:
-        judges, of, kept = self.groups(call.tool)
+        tool = call.tool
+        judges, of, keeps = self.groups(tool)
         effects = []
         for group, segment in enumerate(judges):
-            effect = kept[group]
-            if effect is None:
+            if keeps[group]:
+                effect = self._kept.get((tool, group))
+                if effect is None:
+                    effect = self._kept[tool, group] = segment._judge(call)
+            else:
                 effect = segment._judge(call)
-                if self._keeps and segment._kind(call.tool)[2]:  # the tool is not shown
-                    kept[group] = effect
             effects.append(effect)
         for segment, group in zip(self.segments, of):
             segment._count(call, effects[group], segment.tally)
