@@ -357,7 +357,7 @@ def _expand(doc: Mapping[str, Any], where: str) -> dict:
             mutations = d.get("mutations") or ()
             place = mutations[0]["pointer"] if mutations else None  # the pointer follows
         else:  # a discovery cell's reason, behaviours and evidence are its findings'
-            said = [_Said(f["message"], f.get("lost")) for f in found]
+            said = [_FindingEntrySaid(f["message"], f.get("lost")) for f in found]
             reason = discovery_reason(verdict, said)
             behaviours = list(dict.fromkeys(f["behaviour"] for f in found if f["behaviour"]))
             cited = _dedupe_evidence(
@@ -518,7 +518,7 @@ def _entries(table: object) -> list:
     return table
 
 
-class _Said(NamedTuple):
+class _FindingEntrySaid(NamedTuple):
     """A finding entry's message and loss, as ``discovery_reason`` reads a finding."""
 
     message: str

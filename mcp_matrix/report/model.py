@@ -646,7 +646,7 @@ def primary_finding(findings: Sequence[_F], verdict: str) -> _F | None:
     return next((f for f in findings if f.lost), findings[0])
 
 
-class _Said(Protocol):
+class _SaysFinding(Protocol):
     @property
     def lost(self) -> bool | None: ...
 
@@ -654,7 +654,7 @@ class _Said(Protocol):
     def message(self) -> str: ...
 
 
-def discovery_reason(verdict: str, findings: Sequence[_Said]) -> str:
+def discovery_reason(verdict: str, findings: Sequence[_SaysFinding]) -> str:
     """A discovery cell's reason: the deciding finding's message for a lost tool, else the
     messages of the findings that lost something (the first three)."""
     if verdict == "visible" or not findings:
