@@ -26,6 +26,8 @@ from mcp_matrix.targets.snapshot import Snapshot
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
 BEFORE = Path(__file__).parent / "data" / "replay-events.jsonl"
+# The stored file names the corpus by this placeholder, not by the machine path it was written at.
+CORPUS_PLACEHOLDER = "<corpora>/retry.jsonl"
 PROFILES = ["continue", "gemini-cli", "stale-serialiser", "claude-code-legacy", "jetbrains-copilot"]
 
 
@@ -58,7 +60,9 @@ def without_version(line: str) -> dict:
 def test_replay_emits_typed_events_written_as_the_same_bytes_as_its_dict_events(tmp_path):
     emitted: list = []
     lines = written(tmp_path / "events.jsonl", emitted)
-    before = BEFORE.read_text(encoding="utf-8").splitlines(keepends=True)
+    corpus = json.dumps(str(CORPORA / "retry.jsonl"))[1:-1]  # as the writer escapes it
+    stored = BEFORE.read_text(encoding="utf-8").replace(CORPUS_PLACEHOLDER, corpus)
+    before = stored.splitlines(keepends=True)
     assert emitted and all(type(e) is ReplayCall for e in emitted)
     typed = [e for e in emitted if e.mutations and e.violations]
     assert typed and all(type(m) is CellMutation for e in typed for m in e.mutations)
