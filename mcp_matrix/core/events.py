@@ -247,8 +247,13 @@ class _Event(JsonRecord):
             raise EventError(
                 cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}"
             )
-        check_event(data)
+        cls._check(data)
         return cls.build(data)
+
+    @classmethod
+    def _check(cls, data: Mapping[str, JSON]) -> None:
+        """Check ``data`` against this stream's schema (replay's events have their own)."""
+        check_event(data)
 
 
 def _setter(cls: type, name: str) -> Callable[[object, object], None]:
@@ -571,14 +576,8 @@ class _ReplayEvent(_Event):
     written by the same generic code as the results stream's events."""
 
     @classmethod
-    def from_json(cls, data: Mapping[str, JSON]) -> Self:
-        """The typed event; EventError when ``data`` does not follow this kind's schema."""
-        if data.get("event") != cls.KIND:
-            raise EventError(
-                cls.KIND, "event", f"expected 'event': {cls.KIND!r}, got {data.get('event')!r}"
-            )
+    def _check(cls, data: Mapping[str, JSON]) -> None:
         check_replay_event(data)
-        return cls.build(data)
 
 
 @dataclass(frozen=True, slots=True)
