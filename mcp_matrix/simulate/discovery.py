@@ -7,14 +7,13 @@ be traced to a rule and its source.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.schema_limits import enum_findings
 from mcp_matrix.behaviours.schema_refs import external_ref_findings
+from mcp_matrix.core.collector import collector_paused
 from mcp_matrix.core.evidence import weakest
 from mcp_matrix.core.materiality import MATERIAL, derive
 from mcp_matrix.core.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
@@ -166,29 +165,9 @@ def _blocking(before: ListState, after: ListState) -> int | None:
     return next((i for i, t in enumerate(before.tools) if t.index == after.culprit), None)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while a profile runs.
-
-    Discovery allocates hundreds of thousands of short-lived, acyclic containers (walk
-    nodes, schema copies, findings) over a large live heap (the snapshot, the rewrite
-    memo); each full collection re-scans that heap and together they cost about a third
-    of the run. Reference counting still frees everything; cycles wait for the next
-    collection after the profile.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def client_view(profile: Profile, state: ListState) -> ClientView:
     """Turn the final list state into a discovery verdict per tool (docs/design.md#verdicts)."""
-    with _gc_paused():
+    with collector_paused():
         return _client_view(profile, state)
 
 
@@ -196,7 +175,7 @@ def client_views(profiles: Iterable[Profile], state: ListState) -> list[ClientVi
     """``client_view`` for each profile, with one collector pause around them all: the
     collection a pause ends with scans what the profiles kept (views, the memo) once,
     rather than once per profile."""
-    with _gc_paused():
+    with collector_paused():
         return [_client_view(p, state) for p in profiles]
 
 
