@@ -120,7 +120,7 @@ def test_every_cited_docs_page_and_section_exists():
 
 
 def test_a_report_shows_in_repo_evidence_whole_and_drops_bare_section_numbers():
-    from mcp_matrix.report.triage import citable
+    from mcp_matrix.report.cause_words import citable
 
     for source in (
         "docs/clients/anthropic.md#claude-code",

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from mcp_matrix.core.events import CallCell, DiscoveryCell, RunStarted
+from mcp_matrix.report.cause_words import cause_where
 from mcp_matrix.report.grid import session_blockers
-from mcp_matrix.report.triage import build_triage, cause_where
+from mcp_matrix.report.triage import build_triage
 from mcp_matrix.run.results import read_typed
 from tests.conftest import run_cli
 from tests.hostile.conftest import tiny_server

@@ -16,7 +16,9 @@ from mcp_matrix.fix.kinds import NAME_CODES
 from mcp_matrix.fix.measure import Measured
 from mcp_matrix.fix.model import Unfixed
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.report.triage import Cause, build_triage, cause_title, problems
+from mcp_matrix.report.cause import Cause
+from mcp_matrix.report.cause_words import cause_title, problems
+from mcp_matrix.report.triage import build_triage
 from mcp_matrix.run.discovery import discovery_events
 from mcp_matrix.targets.snapshot import Snapshot
 

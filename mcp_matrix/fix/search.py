@@ -32,8 +32,9 @@ from mcp_matrix.fix.model import Applied, Edit, FixOutcome, Rename, Unfixed
 from mcp_matrix.fix.outcome import cache_hints, client_counts
 from mcp_matrix.fix.patch import diff
 from mcp_matrix.profiles.model import Profile
+from mcp_matrix.report.cause import Cause
+from mcp_matrix.report.cause_words import cause_title
 from mcp_matrix.report.grid import default_required
-from mcp_matrix.report.triage import Cause, cause_title
 from mcp_matrix.targets.snapshot import Snapshot
 
 MAX_ROUNDS = 60  # causes tried at most (each is one or a few re-runs)

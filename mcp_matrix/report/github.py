@@ -17,9 +17,10 @@ from typing import IO
 from mcp_matrix.core.events import Event, typed_events
 from mcp_matrix.gate.checklist import evaluate
 from mcp_matrix.gate.policy import Policy
+from mcp_matrix.report.cause_words import cause_title, cause_where, problems
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.sarif import Source
-from mcp_matrix.report.triage import build_triage, cause_title, cause_where, problems
+from mcp_matrix.report.triage import build_triage
 
 SHOWN = 9  # GitHub displays 10 annotations of a kind per step: 9 and the "N more" line
 MAX_MESSAGE = 2000  # characters of one message before escaping

@@ -37,10 +37,12 @@ from markupsafe import Markup
 from mcp_matrix.core.events import Event, JsonRecord
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
+from mcp_matrix.report.cause_words import cause_title, cause_where, citable, problems
+from mcp_matrix.report.document import GridRow, Report, ReportCell, ReportRun
 from mcp_matrix.report.grid import ASSUMED_KEY, ASSUMED_MARK, RELEASE_FAILING, assumed_cells
 from mcp_matrix.report.json_report import describe_target
-from mcp_matrix.report.model import GridRow, Report, ReportCell, ReportRun, read_model
-from mcp_matrix.report.triage import build_triage, cause_title, cause_where, citable, problems
+from mcp_matrix.report.model import read_model
+from mcp_matrix.report.triage import build_triage
 
 TEMPLATES = Path(__file__).parent / "templates"
 PAGE_ROWS = 100  # rows of the grid drawn at a time (the page's first choice of page size)

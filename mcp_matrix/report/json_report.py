@@ -33,19 +33,11 @@ from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.verdicts import MEANING, SYMBOL, is_finding, rank
 from mcp_matrix.report.discovery_doc import SchemaTable, read_kinds, whole_schema
+from mcp_matrix.report.document import FORMAT, Report, ReportCell, ReportFinding
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.model import (
-    FORMAT,
-    Report,
-    ReportCell,
-    ReportFinding,
-    call_pointer,
-    discovery_reason,
-    primary_finding,
-    read_model,
-    stream_model,
-    under_tool,
-)
+from mcp_matrix.report.model import read_model, stream_model
+from mcp_matrix.report.places import call_pointer, under_tool
+from mcp_matrix.report.reasons import discovery_reason, primary_finding
 
 VERSION = 3
 READABLE = (1, 2, 3)

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
 from mcp_matrix.core.events import Event
+from mcp_matrix.report.document import NO_RUN, Report, ReportCell, ReportRun
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import describe_target
-from mcp_matrix.report.model import NO_RUN, Report, ReportCell, ReportRun, read_model
+from mcp_matrix.report.model import read_model
 from mcp_matrix.targets.server_key import server_key
 
 # Not allowed anywhere in an XML 1.0 document, even as a character reference.

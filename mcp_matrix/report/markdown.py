@@ -15,17 +15,13 @@ from urllib.parse import quote
 
 from mcp_matrix.core.events import Event, typed_events
 from mcp_matrix.core.verdicts import MEANING, SYMBOL
+from mcp_matrix.report.cause import Cause
+from mcp_matrix.report.cause_words import cause_title, cause_where, citable, problems
+from mcp_matrix.report.document import Report, ReportCell
 from mcp_matrix.report.grid import ASSUMED_KEY, ASSUMED_MARK, RELEASE_FAILING, assumed_cells
 from mcp_matrix.report.json_report import describe_target
-from mcp_matrix.report.model import Report, ReportCell, read_model
-from mcp_matrix.report.triage import (
-    Cause,
-    build_triage,
-    cause_title,
-    cause_where,
-    citable,
-    problems,
-)
+from mcp_matrix.report.model import read_model
+from mcp_matrix.report.triage import build_triage
 
 # Characters with an inline meaning in CommonMark/GFM wherever they stand (our text never
 # starts a line, so block markers like # + - 1. need nothing); each gets a backslash. An

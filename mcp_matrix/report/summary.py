@@ -19,9 +19,10 @@ from mcp_matrix.core.events import CallCell, DiscoveryCell, Event, RunStarted, t
 from mcp_matrix.core.verdicts import SYMBOL, rank
 from mcp_matrix.gate.checklist import Item, evaluate
 from mcp_matrix.gate.policy import Policy
+from mcp_matrix.report.cause_words import cause_title, cause_where, problems
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.markdown import md
-from mcp_matrix.report.triage import build_triage, cause_title, cause_where, problems
+from mcp_matrix.report.triage import build_triage
 
 MAX_BYTES = 64 * 1024  # GitHub's limit is 1 MiB per step; several steps may add to one summary
 MAX_ITEMS = 25  # failed gate items listed

@@ -20,7 +20,9 @@ from mcp_matrix.core.events import CallCell, Event, ProfileError, RunStarted, Sk
 from mcp_matrix.core.model import ClientView
 from mcp_matrix.core.text import safe, terminal_console
 from mcp_matrix.core.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
-from mcp_matrix.report import triage
+from mcp_matrix.report import cause_words
+from mcp_matrix.report.cause import Cause
+from mcp_matrix.report.cause_words import LIST_LIMIT, citable, problems, safe_outcomes
 from mcp_matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from mcp_matrix.report.grid import (
     ASSUMED_KEY,
@@ -33,14 +35,7 @@ from mcp_matrix.report.grid import (
     runs,
     session_blockers,
 )
-from mcp_matrix.report.triage import (
-    LIST_LIMIT,
-    Cause,
-    build_triage,
-    citable,
-    problems,
-    safe_outcomes,
-)
+from mcp_matrix.report.triage import build_triage
 
 MAX_WIDTH = 120
 CODES = string.ascii_uppercase + string.ascii_lowercase + string.digits
@@ -56,7 +51,7 @@ def clean(text: object) -> str:
 
 
 def names(items: list[str], limit: int = LIST_LIMIT) -> str:
-    return triage.name_list(items, limit, printable)
+    return cause_words.name_list(items, limit, printable)
 
 
 def _width(console: Console) -> int:
@@ -111,11 +106,11 @@ def server_key_sentence(events: list[Event]) -> str | None:
 
 
 def cause_title(c: Cause) -> str:
-    return triage.cause_title(c, printable, clean)
+    return cause_words.cause_title(c, printable, clean)
 
 
 def cause_where(c: Cause) -> str:
-    return triage.cause_where(c, printable)
+    return cause_words.cause_where(c, printable)
 
 
 def evidence_line(c: Cause, limit: int = 1) -> str:

@@ -13,20 +13,19 @@ A root cause is what one change of the server fixes:
 Only cells worse than ``visible``/``intact`` (and ``tolerated``) become causes. Findings that
 lose nothing (materiality ``none``) never do; a forced stricter schema is its own, lowest
 cause (``note``), not a loss. Every writer opens with this list (terminal, Markdown, HTML).
+A cause, how a cell is counted in it and how causes merge is ``report.cause``; how every
+writer words one, ``report.cause_words``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
 from typing import NamedTuple
 
 from mcp_matrix.core.events import (
     CallCell,
-    Cell,
     CellEvidence,
     CellFinding,
     DiscoveryCell,
@@ -39,11 +38,10 @@ from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.materiality import MATERIAL, keyword_at, materiality_of
 from mcp_matrix.core.model import ClientView, Finding, culprit_message
 from mcp_matrix.core.tools import tools_by_name
-from mcp_matrix.core.verdicts import FINE, LOST, SHOWN, V, rank
+from mcp_matrix.core.verdicts import FINE, LOST, SHOWN, V
 from mcp_matrix.report.advice import KEEP_LOUD, advice_for
+from mcp_matrix.report.cause import Cause, add_cell, count_cell, merge_causes
 from mcp_matrix.report.grid import gate_scope
-
-LIST_LIMIT = 6  # names listed before "and N more"
 
 # A discovery cell as the triage reads it: (profile, tool, verdict, findings, weakest evidence),
 # from its typed event or straight from the view it was made of (``discover`` never types its
@@ -52,89 +50,11 @@ LIST_LIMIT = 6  # names listed before "and N more"
 AnyFinding = CellFinding | Finding
 Row = tuple[str, str, str, Sequence[CellFinding] | Sequence[Finding], str | None]
 
-
-@dataclass
-class Cause:
-    """One root cause and everything it takes down."""
-
-    verdict: str  # the worst verdict among its cells
-    tool: str  # the tool that causes it ("" when many tools share a schema habit)
-    code: str
-    summary: str  # what happens, in one sentence (from a representative cell)
-    fix: str | None
-    tools: list[str] = field(default_factory=list)
-    clients: list[str] = field(default_factory=list)
-    cells: int = 0
-    calls_lost: int = 0  # calls that could not reach the tool because of it
-    blast_radius: str = "tool"
-    lost: list[str] = field(
-        default_factory=list
-    )  # what the model loses: "default at /properties/x"
-    evidence: list[tuple[str, str]] = field(default_factory=list)  # (level, source) a user can open
-    weakest: str | None = None
-    stricter: bool = False  # a forced stricter schema: a note, not a loss
-    culprits: list[str] = field(default_factory=list)  # tools whose own cell carries the finding
-    # a tool that breaks the session while the other tools keep their own cells: how many tools
-    # the server lists in the client(s), every one of them failing if the request is refused
-    session_tools: int = 0
-    optional: bool = False  # the default release gate fails on none of its cells
-    by_verdict: dict[str, list[str]] = field(default_factory=dict)  # verdict -> clients
-    # every cell loud and the only advice "keep validating strictly": the safe outcome, listed
-    # after the problems, never one to fix
-    safe: bool = False
-    keywords: list[str] = field(default_factory=list)
-    seen: set = field(default_factory=set, repr=False)  # (event, profile, tool, case) counted
-
-    @property
-    def severity(self) -> tuple[int, int, int, int]:
-        """Notes last, after the safe outcomes; before them, what hits a client the gate requires
-        comes before what hits only opt-in configurations and probes (a pinned protocol era, a
-        rollout flag)."""
-        return (
-            2 if self.stricter else 1 if self.safe else 0,
-            1 if self.optional else 0,
-            rank(self.verdict),
-            -self.cells,
-        )
-
-    def to_json(self) -> dict:
-        return {
-            "verdict": self.verdict,
-            "tool": self.tool,
-            "code": self.code,
-            "summary": self.summary,
-            "fix": self.fix,
-            "tools": self.tools,
-            "clients": self.clients,
-            "cells": self.cells,
-            "calls_lost": self.calls_lost,
-            "blast_radius": self.blast_radius,
-            "lost": self.lost,
-            "evidence": [{"level": lv, "source": src} for lv, src in self.evidence],
-            "weakest_evidence": self.weakest,
-            "note": self.stricter,
-            "by_verdict": self.by_verdict,
-            "optional": self.optional,
-            "safe": self.safe,
-        }
-
-
 _BLAMED = "because of tool "
 NOTES = {
     "additional-properties-forced": "additionalProperties: false added: the model is told no other keys are allowed",
     "made-required": "optional properties made required (strict mode): the model must always send a value",
 }
-# A bare section number ("§4", "notes.md §4, §7 [CODE]:"): it names no page a reader can open.
-# The bundled profiles cite URLs, calibration records and docs/clients/<page>.md#<section>.
-_SECTION_NUMBERS = re.compile(
-    r"\s*\(?(?:[\w./-]+\.md\s*)?§\s*[\d.]+(?:\s*,\s*§?\s*[\d.]+)*\)?(?:\s*\[[A-Z]+\])?:?"
-)
-
-
-def citable(note: str) -> str:
-    """An evidence source as a reader can follow it: URLs, calibration records and docs/clients/
-    anchors whole, bare section numbers of some other document dropped."""
-    return re.sub(r"\s{2,}", " ", _SECTION_NUMBERS.sub("", note or "")).strip()
 
 
 def _sources(evidence: Iterable[CellEvidence] | Iterable[Evidence] | None) -> list[tuple[str, str]]:
@@ -190,50 +110,6 @@ def _blamed_summary(message: str, culprit: str) -> tuple[bool, str]:
     if blamed and ": " in message:
         return blamed, message.split(": ", 1)[1]
     return blamed, message
-
-
-def _add(
-    causes: dict[tuple, Cause], tools_of: dict[tuple, set[str]], key: tuple, make: Cause, cell: Cell
-) -> Cause:
-    """Count ``cell`` under the cause at ``key`` (``make`` when it is new); ``tools_of`` mirrors
-    each cause's tools as a set."""
-    cause = causes.get(key)
-    if cause is None:
-        cause = causes[key] = make
-        tools_of[key] = set(cause.tools)
-    case = cell.case if isinstance(cell, CallCell) else None
-    cell_id = (cell.KIND, cell.profile, cell.tool, case)
-    _count(cause, tools_of[key], cell_id, cell.verdict, cell.weakest_evidence)
-    return cause
-
-
-def _count(
-    cause: Cause, listed: set[str], cell_id: tuple, verdict: str, weakest: str | None
-) -> None:
-    """One cell (``cell_id``: kind, profile, tool, case) counted in ``cause``, once however many
-    of its findings lead there; ``listed`` is the cause's tools as a set."""
-    _, profile, tool, _ = cell_id
-    if cell_id not in cause.seen:
-        cause.seen.add(cell_id)
-        cause.cells += 1
-    if profile not in cause.clients:
-        cause.clients.append(profile)
-    if tool and tool not in listed:
-        listed.add(tool)
-        cause.tools.append(tool)
-    in_verdict = cause.by_verdict.get(verdict)
-    if in_verdict is None:
-        in_verdict = cause.by_verdict[verdict] = []
-    if profile not in in_verdict:
-        in_verdict.append(profile)
-    if verdict != cause.verdict and not cause.stricter and rank(verdict) < rank(cause.verdict):
-        cause.verdict = verdict
-    if (
-        weakest
-        and weakest != cause.weakest
-        and (cause.weakest is None or _weaker(weakest, cause.weakest))
-    ):
-        cause.weakest = weakest
 
 
 def event_rows(events: Iterable[Event]) -> Iterator[Row]:
@@ -372,7 +248,7 @@ def build_triage(events: Iterable[Event], views: Iterable[ClientView] = ()) -> l
     _discovery_causes(
         chain(event_rows(events), view_rows(views)), causes, tools_of, hard_of if calls else None
     )
-    add = partial(_add, causes, tools_of)
+    add = partial(add_cell, causes, tools_of)
     tools = _tools_by_name(events) if calls else {}
     for c in calls:
         verdict, tool = c.verdict, c.tool
@@ -401,7 +277,7 @@ def build_triage(events: Iterable[Event], views: Iterable[ClientView] = ()) -> l
     # Labelled "not required by default" exactly when the default gate ignores every cell of
     # the cause (read over every run of a merged file, as the gate reads it).
     gate = gate_scope(events)
-    merged = _merged(causes)
+    merged = merge_causes(causes)
     for cause in merged:
         cause.optional = (
             bool(cause.clients)
@@ -458,7 +334,7 @@ def _discovery_causes(
             if cause is None:
                 cause = causes[key] = step.start()
                 tools_of[key] = set()
-            _count(cause, tools_of[key], cell_id, verdict, weakest)
+            count_cell(cause, tools_of[key], cell_id, verdict, weakest)
             if step.kind == "lost":
                 where = f"{tool}: {step.where}" if step.where else tool
                 gone = lost_of.setdefault(key, set())
@@ -490,138 +366,7 @@ def _discovery_causes(
         if cause is None:
             cause = causes[step.key] = step.start()
             tools_of[step.key] = set()
-        _count(cause, tools_of[step.key], cell_id, verdict, weakest)
+        count_cell(cause, tools_of[step.key], cell_id, verdict, weakest)
 
 
-def _merged(causes: dict[tuple, Cause]) -> list[Cause]:
-    """Hard causes that differ only in wording across clients (same tool, code and fix) as one."""
-    out: list[Cause] = []
-    seen: dict[tuple, Cause] = {}
-    for key, cause in causes.items():
-        if key[0] == "hard":
-            same: tuple = ("hard", cause.tool, cause.code, cause.fix)
-        elif key[0] == "note":
-            out.append(cause)
-            continue
-        else:  # one schema habit or one call behaviour across tools, in the same clients: one fix
-            same = (
-                key[0],
-                cause.code,
-                cause.fix,
-                tuple(sorted((v, tuple(n)) for v, n in cause.by_verdict.items())),
-            )
-        first = seen.get(same)
-        if first is None:
-            seen[same] = cause
-            out.append(cause)
-            continue
-        first.cells += len(cause.seen - first.seen)
-        first.seen |= cause.seen
-        first.calls_lost += cause.calls_lost
-        first.session_tools = max(first.session_tools, cause.session_tools)
-        first.clients += [c for c in cause.clients if c not in first.clients]
-        listed = set(first.tools)
-        first.tools += [t for t in cause.tools if t not in listed]
-        named = set(first.culprits)
-        first.culprits += [t for t in cause.culprits if t not in named]
-        first.evidence += [e for e in cause.evidence if e not in first.evidence]
-        first.keywords += [k for k in cause.keywords if k not in first.keywords]
-        gone = set(first.lost)
-        first.lost += [w for w in cause.lost if w not in gone]
-        for v, names in cause.by_verdict.items():
-            have = first.by_verdict.setdefault(v, [])
-            have += [n for n in names if n not in have]
-        if rank(cause.verdict) < rank(first.verdict):
-            first.verdict = cause.verdict
-        if cause.weakest and (first.weakest is None or _weaker(cause.weakest, first.weakest)):
-            first.weakest = cause.weakest
-    return out
-
-
-_LEVELS = {level: i for i, level in enumerate(("observed", "code", "issue", "doc", "assumed"))}
-
-
-def _weaker(a: str, b: str) -> bool:
-    return _LEVELS.get(a, 9) > _LEVELS.get(b, 9)
-
-
-def name_list(items: list[str], limit: int = LIST_LIMIT, show: Callable[[str], str] = str) -> str:
-    shown = ", ".join(show(i) for i in items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def whole_server(c: Cause) -> bool:
-    """A cause no single tool carries: every tool's own cell has it (the handshake, the era)."""
-    return not c.tool and len(c.culprits) > 1
-
-
-def cause_title(
-    c: Cause, show: Callable[[str], str] = str, prose: Callable[[str], str] = str
-) -> str:
-    """What to fix, in one sentence. Every writer words a cause with this (and ``cause_where``),
-    so the terminal, Markdown and HTML lists read the same; ``show`` and ``prose`` make names and
-    messages from the server safe for the medium (the terminal's sanitiser; identity where the
-    writer escapes)."""
-    if c.keywords:
-        verb = "change" if c.code.startswith("changed") else "drop"
-        return (
-            f"clients {verb} {', '.join(repr(k) for k in c.keywords)} in {len(c.tools)} tool(s): "
-            f"{name_list(c.tools, 4, show)}"
-        )
-    if whole_server(c):
-        who = f"the server (all {len(c.tools)} tools)"
-    else:
-        who = show(c.tool) if c.tool else name_list(c.tools, 4, show)
-    summary = c.summary.split(" Fix: ", 1)[0] if c.fix else c.summary  # the fix has its own line
-    return f"{who}: {prose(summary)}"
-
-
-def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
-    """The clients a cause hits (by verdict) and its blast radius, in one line."""
-    parts = []
-    for verdict in sorted(c.by_verdict, key=rank):
-        clients = c.by_verdict[verdict]
-        parts.append(
-            f"{verdict} in {name_list(clients, show=show)}"
-            if len(c.by_verdict) > 1 or not c.keywords
-            else f"in {name_list(clients, show=show)}"
-        )
-    blast = []
-    radius = f"blast radius: {c.blast_radius}"
-    if c.session_tools:  # the other tools' cells are their own: say what the refusal takes
-        where = "this client" if len(c.clients) == 1 else "each of these clients"
-        radius = (
-            f"blast radius: every tool of this server in {where} ({c.session_tools} tools), "
-            "if the request is refused; the other cells show each tool as if it were accepted"
-        )
-    elif c.blast_radius in ("server", "session") and len(c.tools) > 1:
-        blast.append(f"takes down {len(c.tools)} tools")
-    if c.calls_lost:
-        blast.append(f"{c.calls_lost} calls could not be made")
-    if c.optional:
-        blast.append("not required by default (an opt-in configuration or a probe)")
-    return " · ".join(parts + ([radius] if c.blast_radius != "tool" else []) + blast)
-
-
-def problems(causes: list[Cause]) -> list[Cause]:
-    """The causes that are problems to fix: not the stricter-schema notes, nor the safe outcomes
-    (a loud refusal whose advice is to keep validating strictly: nothing to change)."""
-    return [c for c in causes if not c.stricter and not c.safe]
-
-
-def safe_outcomes(causes: list[Cause]) -> list[Cause]:
-    """Loud refusals the model reads and retries on: the server does right, nothing to fix."""
-    return [c for c in causes if c.safe and not c.stricter]
-
-
-__all__ = [
-    "Cause",
-    "build_triage",
-    "cause_title",
-    "cause_where",
-    "citable",
-    "name_list",
-    "problems",
-    "safe_outcomes",
-    "whole_server",
-]
+__all__ = ["build_triage"]

@@ -9,8 +9,9 @@ import json
 import pytest
 
 from mcp_matrix.core.events import CellMutation, typed_events
+from mcp_matrix.report.document import Report, ReportCell, ReportFinding
 from mcp_matrix.report.json_report import build_report, write_json, write_model
-from mcp_matrix.report.model import Report, ReportCell, ReportFinding, read_model, stream_model
+from mcp_matrix.report.model import read_model, stream_model
 from tests.report import events as ev
 
 
