@@ -5,6 +5,9 @@ cell stays its own prediction (issue 23 section 4). The gate still fails on it.
 Real runs: a stdio server of our own (tests/hostile/tiny_server.py) through the real CLI, with a
 dotted name and a 70-character name among ordinary tools, in Claude Code, Google ADK (Gemini) and
 the OpenAI Agents SDK (Codex takes names up to 128 since the Responses API does: openai/codex#46188).
+The API judges what the client sends: its rules (``provider`` entries) run after the client's own,
+so the culprit's cell shows the client's rewrites, and a tool the client never sends blames nothing
+(the bundled probe server, paged, for Google ADK's first page).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -286,3 +290,166 @@ def test_a_name_collision_the_client_refuses_blames_the_second_tool_only():
         "visible",
     ]
     assert out.tools[2].findings[-1].code == "name-collision"
+
+
+# -- the API judges what the client sends (provider rules run after the client's own) -----------
+
+CITY = {  # a schema each client rewrites its own way (LangChain inlines the $ref, drops titles)
+    "type": "object",
+    "title": "Args",
+    "$defs": {"city": {"type": "string", "title": "City"}},
+    "properties": {"city": {"$ref": "#/$defs/city"}},
+    "required": ["city"],
+}
+PAGE_TWO = f"{LONG}_page_two"
+SENT_CLIENTS = ("langchain", "google-adk", "claude-code-278")  # all pages, first page, all pages
+
+
+@pytest.fixture(scope="module")
+def sent(tmp_path_factory) -> list:
+    """A real run on the bundled probe server, three tools a page: a short-named twin of the
+    70-character tool (same schema and description) on page one, another long name on page two."""
+    folder = tmp_path_factory.mktemp("sent")
+    listed = [
+        {"name": "lookup_city", "description": "Look a city up.", "inputSchema": CITY},
+        {"name": LONG, "description": "Look a city up.", "inputSchema": CITY},
+        TOOLS["add"],
+        {"name": PAGE_TWO, "description": "Look a city up.", "inputSchema": CITY},
+    ]
+    (folder / "tools.json").write_text(json.dumps({"tools": listed}), encoding="utf-8")
+    server = (
+        f"{sys.executable} -m matrix_servers.probe --tools {folder / 'tools.json'} --page-size 3"
+    )
+    args = ["run", "--stdio", server, "--name", "tiny", "--results", str(folder / "r.jsonl")]
+    done = run_cli(*args, *(a for c in SENT_CLIENTS for a in ("--client", c)), timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr
+    return read_typed(folder / "r.jsonl")
+
+
+def test_the_blocking_tools_cell_shows_the_name_and_schema_the_client_sends(sent):
+    """The API refuses what the client sends, so the culprit carries every rewrite of the client
+    (before, the name rule ran first in these profiles and the cell showed nothing of them)."""
+    cells = _cells(sent, DiscoveryCell)
+    for client in SENT_CLIENTS:
+        culprit, twin = cells[(client, LONG)], cells[(client, "lookup_city")]
+        assert culprit.verdict == "session-broken", client
+        assert culprit.model_schema == twin.model_schema, client  # the client's schema rewrites
+        assert culprit.findings[:-1] == twin.findings, client  # and their findings
+        assert culprit.findings[-1].code == "name-too-long", client
+        assert culprit.findings[-1].blast_radius == "session", client
+    assert cells[("langchain", LONG)].model_schema == {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    }
+    assert cells[("claude-code-278", LONG)].model_name == f"mcp__tiny__{LONG}"  # its template
+    assert cells[("langchain", LONG)].model_name == LONG
+
+
+def test_a_name_the_client_never_sends_breaks_no_session_and_the_blocker_stays_its_own_cause(
+    sent,
+):
+    """Google ADK reads the first page only: the long name on page two never reaches the API
+    (before, the API's name rule judged it ahead of the pagination and blamed it)."""
+    cells = _cells(sent, DiscoveryCell)
+    assert cells[("google-adk", PAGE_TWO)].verdict == "hidden"
+    assert cells[("google-adk", PAGE_TWO)].findings[-1].code == "page-not-read"
+    assert cells[("langchain", PAGE_TWO)].verdict == "session-broken"  # it reads every page
+    assert session_blockers(sent) == {
+        "claude-code-278": (4, (LONG, PAGE_TWO)),
+        "google-adk": (4, (LONG,)),
+        "langchain": (4, (LONG, PAGE_TWO)),
+    }
+    broken = [c for c in build_triage(sent) if c.verdict == "session-broken"]
+    assert {tuple(c.culprits) for c in broken} == {(LONG,), (PAGE_TWO,)}
+    page_two = next(c for c in broken if c.culprits == [PAGE_TWO])
+    assert sorted(page_two.clients) == ["claude-code-278", "langchain"]
+    for client in SENT_CLIENTS:  # the other tools keep their own cells
+        assert cells[(client, "lookup_city")].verdict in ("visible", "degraded"), client
+        assert cells[(client, "add")].verdict == "visible", client
+
+
+PROVIDER_PROBES = {  # each list has one tool a model API refuses, with a schema clients rewrite
+    "long": LONG,
+    "longer": "x" * 140,
+    "dotted": DOTTED,
+    "spaced": "get weather now",
+    "digit": "1password_lookup",
+}
+RICH = {
+    "type": "object",
+    "$defs": {"unused": {"type": "string"}},
+    "properties": {
+        "q": {"type": ["string", "null"], "minLength": 1, "format": "date", "title": "Q"},
+        "o": {"type": "object"},
+    },
+}
+
+
+def _provider_probes() -> dict[str, list[dict]]:
+    tools = {
+        k: {"name": n, "description": "d" * 5000, "inputSchema": RICH}
+        for k, n in PROVIDER_PROBES.items()
+    }
+    tools["bad-key"] = dict(tools["long"], name="lookup")
+    tools["bad-key"]["inputSchema"] = dict(RICH, properties={"bad key!": {"type": "string"}})
+    tools["root-anyof"] = dict(tools["long"], name="pick")
+    tools["root-anyof"]["inputSchema"] = dict(
+        RICH, anyOf=[{"required": ["q"]}, {"required": ["o"]}]
+    )
+    tools["ref-cycle"] = dict(tools["long"], name="tree")
+    node = {
+        "type": "object",
+        "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}},
+    }
+    tools["ref-cycle"]["inputSchema"] = dict(
+        RICH, properties={"n": {"$ref": "#/$defs/n"}}, **{"$defs": {"n": node}}
+    )
+    cycle = tools.pop("ref-cycle")  # a run the cycle fails whole (LlamaIndex) keeps the others
+    bare = [
+        dict(t, inputSchema={"type": "object"}) for k, t in tools.items() if k in PROVIDER_PROBES
+    ]
+    ends = [_tool("get_weather", city={"type": "string"}), TOOLS["add"]]
+    lists = {"rich": list(tools.values()), "cycle": [cycle], "bare": bare}
+    return {k: [ends[0], *v, ends[1]] for k, v in lists.items()}
+
+
+def test_in_every_profile_a_tool_the_api_refuses_holds_every_rewrite_of_the_client():
+    """On these lists, before: 17 profiles (77 of 176 culprit cells) set the culprit aside
+    ahead of their own renames, schema or description rewrites."""
+    from dataclasses import replace
+
+    from mcp_matrix.simulate.discovery import initial_state, run_discovery
+    from tests.behaviours.conftest import load, profile_names
+
+    culprits = 0
+    for name in profile_names():
+        profile = load(name)
+        own = replace(profile, discovery=tuple(u for u in profile.discovery if not u.provider))
+        for probe, tools in _provider_probes().items():
+            state = initial_state([(0, t) for t in tools], "srv")
+            final, alone = run_discovery(profile, state), run_discovery(own, state)
+            for index in final.blocked:
+                culprits += 1
+                tool, client = final.tools[index], alone.tools[index]
+                assert (tool.name, tool.schema, tool.description) == (
+                    client.name,
+                    client.schema,
+                    client.description,
+                ), (name, probe)
+                assert tool.findings[:-1] == client.findings, (name, probe)
+    assert culprits > 150  # the lists do trip the API's rules
+
+
+def test_a_child_replacing_an_api_rule_keeps_its_role_unless_it_says_otherwise():
+    from tests.behaviours.conftest import load
+
+    def role(profile: str, entry: str) -> bool:
+        return next(u.provider for u in load(profile).discovery if u.id == entry)
+
+    assert role("claude-code-278", "api-name-rules")  # replaced in place: still the API's
+    assert role("zed", "root-combinators")
+    assert not role(
+        "claude-code-278", "root-combinators"
+    )  # Claude Code's own drop (provider: false)
+    assert not role("claude-code-278", "tool-name")

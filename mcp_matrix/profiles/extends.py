@@ -68,7 +68,7 @@ def _resolve(
     parents = [_resolve(p, sources, registry, done, errors) for p in src.get("extends", [])]
     phases = _inherited_uses(src, parents, errors)
     for phase in PHASES:
-        _merge(phases[phase], (_own_use(src, e, registry[e["use"]]) for e in src.get(phase, [])))
+        _merge(phases[phase], list(_own_uses(src, phase, registry, phases[phase])))
     identity = _own_identity(src) or next(
         (p.identity for p in reversed(parents) if p.identity != NO_IDENTITY), None
     )
@@ -170,6 +170,22 @@ def _evidence(entries: Iterable[Mapping[str, Any]]) -> tuple[Evidence, ...]:
     )
 
 
+def _own_uses(
+    src: YamlSource,
+    phase: str,
+    registry: Mapping[str, BehaviourSpec],
+    inherited: list[BehaviourUse],
+) -> Iterable[BehaviourUse]:
+    """This file's entries of ``phase``; one replacing an inherited entry by id keeps that
+    entry's ``provider`` unless it states its own (as it keeps the entry's place)."""
+    providers = {u.id for u in inherited if u.provider}
+    for entry in src.get(phase, []):
+        use = _own_use(src, entry, registry[entry["use"]])
+        if "provider" not in entry and use.id in providers:
+            use = replace(use, provider=True)
+        yield use
+
+
 def _own_use(src: YamlSource, entry: Mapping[str, Any], spec: BehaviourSpec) -> BehaviourUse:
     params = copy.deepcopy(spec.defaults())
     params.update(copy.deepcopy(entry.get("with") or {}))
@@ -180,6 +196,7 @@ def _own_use(src: YamlSource, entry: Mapping[str, Any], spec: BehaviourSpec) -> 
         id=entry.get("id", entry["use"]),
         frequency=entry.get("frequency", "always"),
         declared_in=str(src.path),
+        provider=bool(entry.get("provider", False)),
     )
 
 

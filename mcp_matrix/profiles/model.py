@@ -17,7 +17,9 @@ class BehaviourUse:
     ``id`` identifies the entry for ``extends`` (a child entry with the same id replaces the
     parent's in place); it defaults to the behaviour name. ``frequency`` is ``always`` or
     ``sometimes`` (the evidence calls it intermittent: the matrix tries both ways).
-    ``declared_in`` is the profile file that wrote this entry.
+    ``declared_in`` is the profile file that wrote this entry. ``provider``: a rule of the model
+    API the client sends the tools to (it judges the request the client built, so discovery runs
+    it after every rule of the client's own: ``mcp_matrix.simulate.discovery.sending_order``).
     """
 
     name: str
@@ -26,6 +28,7 @@ class BehaviourUse:
     id: str = ""
     frequency: str = "always"
     declared_in: str = ""
+    provider: bool = False
 
     @property
     def weakest_evidence(self) -> str | None:

@@ -38,6 +38,7 @@ def profile_summary(profile: Profile) -> dict:
                 "id": use.id,
                 "with": copy.deepcopy(dict(use.params)),
                 "frequency": use.frequency,
+                "provider": use.provider,
                 "weakest_evidence": weakest(use.evidence),
                 "evidence": [e.to_json() for e in use.evidence],
                 "declared_in": use.declared_in,

@@ -92,8 +92,19 @@ def _stamp_new(before: ListState, after: ListState, use: BehaviourUse) -> ListSt
     return after if tools is after.tools else evolve(after, tools=tools)
 
 
+def sending_order(profile: Profile) -> tuple[BehaviourUse, ...]:
+    """The profile's discovery entries as they apply: the client's own in order, then the
+    model API's (``provider``) in order. The API judges the request the client sends, so its
+    checks see the names and schemas after every rewrite of the client (a client that shortens
+    names to 64 never sends a 70-character one), wherever ``extends`` placed the entry."""
+    uses = profile.discovery
+    if not any(u.provider for u in uses):
+        return uses
+    return tuple(u for u in uses if not u.provider) + tuple(u for u in uses if u.provider)
+
+
 def run_discovery(profile: Profile, state: ListState) -> ListState:
-    """Run every discovery behaviour of ``profile`` over ``state`` in order.
+    """Run every discovery behaviour of ``profile`` over ``state``, in ``sending_order``.
 
     A behaviour that breaks the session because of one tool (``session-broken`` with a
     culprit: a model API that refuses the request that tool's name or schema makes) does not
@@ -101,10 +112,11 @@ def run_discovery(profile: Profile, state: ListState) -> ListState:
     over the other tools, and so do the behaviours after it. The final state has the culprits
     back in place, ``outcome`` ``session-broken`` and their indices in ``blocked``; every other
     tool holds what the client does with it if the API accepted the request (no per-tool
-    prediction is hidden by a session-level claim no offline run can show).
+    prediction is hidden by a session-level claim no offline run can show). A culprit of the
+    API's rules (``provider``, run last) holds every rewrite of the client: what it sends.
     """
     aside: list[ToolState] = []
-    for use in profile.discovery:
+    for use in sending_order(profile):
         spec = registry.get(use.name)
         after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
         reruns = 0
@@ -184,17 +196,20 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
     if final.outcome != "ok" and not (final.blocked and final.outcome == "session-broken"):
         return _whole_view(profile, final)
     blocked = set(final.blocked)
+    refusals = {(u.name, u.evidence) for u in profile.discovery if u.provider}
     views = []
     for tool in final.tools:
         label = tool.server_name or f"#{tool.index}"
         if tool.index in blocked:  # its last finding is the rule that breaks the session
-            views.append(_view(tool, label, "session-broken", tool.findings, visible=False))
+            rule = tool.findings[-1]  # the API's: it refuses what the client sends, shown here
+            sent = (rule.behaviour, rule.evidence) in refusals
+            views.append(_view(tool, label, "session-broken", tool.findings, sent))
         elif tool.hidden:
-            views.append(_view(tool, label, "hidden", tool.findings, visible=False))
+            views.append(_view(tool, label, "hidden", tool.findings, sent=False))
         else:
             findings = derive(tool.findings)  # degraded only when a constraint or guidance was lost
             verdict = "degraded" if any(f.materiality in MATERIAL for f in findings) else "visible"
-            views.append(_view(tool, label, verdict, findings, visible=True))
+            views.append(_view(tool, label, verdict, findings, sent=True))
     culprits = tuple(v.tool for v in views if v.verdict == "session-broken")
     return ClientView(
         profile=profile.name,
@@ -221,7 +236,7 @@ def _whole_view(profile: Profile, final: ListState) -> ClientView:
             own = blamed is None or final.culprit == tool.index
             findings = findings + (reason if own or blamed is None else blamed,)
         label = tool.server_name or f"#{tool.index}"
-        views.append(_view(tool, label, final.outcome, findings, visible=False))
+        views.append(_view(tool, label, final.outcome, findings, sent=False))
     return ClientView(
         profile=profile.name, outcome=final.outcome, tools=tuple(views), findings=final.findings
     )
@@ -231,16 +246,18 @@ _VIEW = ToolView(tool="", index=0, verdict="", model_name=None, model_schema=Non
 
 
 def _view(
-    tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ...], visible: bool
+    tool: ToolState, label: str, verdict: str, findings: tuple[Finding, ...], sent: bool
 ) -> ToolView:
+    """One cell; ``sent``: the client puts the tool in its request to the model, so the cell
+    shows the name, schema and description it sends (a tool the API refuses included)."""
     return evolve(
         _VIEW,
         tool=label,
         index=tool.index,
         verdict=verdict,
-        model_name=tool.name if visible else None,
-        model_schema=tool.schema if visible else None,
-        model_description=tool.description if visible else None,
+        model_name=tool.name if sent else None,
+        model_schema=tool.schema if sent else None,
+        model_description=tool.description if sent else None,
         findings=derive(findings),
         weakest_evidence=_weakest(findings) if findings else None,
     )
