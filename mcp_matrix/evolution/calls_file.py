@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, InputErrors, check_input_file
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, InputErrors
+from mcp_matrix.core.infiles import open_input_bytes
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.model import POPULATIONS
 
@@ -193,12 +194,7 @@ def parse_line(
 def iter_calls(source: CallsFile) -> Iterator[tuple[RecordedCall, int]]:
     """Every call of the file in order, with the bytes read so far (for a progress bar)."""
     needed = source.population == "transcript"
-    check_input_file(source.path, "recorded-calls file")
-    try:
-        handle = source.path.open("rb")
-    except OSError as exc:
-        raise InputError(f"cannot read calls: {exc.strerror}", where=str(source.path)) from None
-    with handle:
+    with open_input_bytes(source.path, "recorded-calls file", "cannot read calls") as handle:
         done = 0
         for number, raw in enumerate(handle, 1):
             done += len(raw)
@@ -214,11 +210,7 @@ def check_files(sources: list[CallsFile]) -> dict[str, int]:
     for source in sources:
         needed = source.population == "transcript"
         count = 0
-        try:
-            handle = source.path.open("rb")
-        except OSError as exc:
-            raise InputError(f"cannot read calls: {exc.strerror}", where=str(source.path)) from None
-        with handle:
+        with open_input_bytes(source.path, "recorded-calls file", "cannot read calls") as handle:
             for number, raw in enumerate(handle, 1):
                 if raw.isspace():
                     continue

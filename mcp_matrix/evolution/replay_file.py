@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_matrix.core.errors import InputError, check_input_file
+from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import (
     EventError,
     ReplayEvent,
@@ -23,6 +23,7 @@ from mcp_matrix.core.events import (
     ReplayStarted,
     replay_event_from_json,
 )
+from mcp_matrix.core.infiles import input_lines, open_input
 from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.targets.kinds import Target, scrub_json
@@ -63,13 +64,8 @@ def read_replay_events(path: str | Path) -> Iterator[ReplayEvent]:
     the schema (an input error names the file, the line and the key); a cut last line (an
     interrupted replay) ends the events. Files of every version written are read alike."""
     p = Path(path)
-    check_input_file(p, "replay results file")
-    try:
-        handle = p.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read replay results: {exc.strerror}", where=str(p)) from None
-    with handle:
-        for number, line in enumerate(handle, 1):
+    with open_input(p, "replay results file", "cannot read replay results") as handle:
+        for number, line in input_lines(handle, p, "JSON lines"):
             if not line.strip():
                 continue
             try:

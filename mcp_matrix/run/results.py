@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mcp_matrix.core.content_table import ContentTable
-from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, check_input_file
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError
 from mcp_matrix.core.events import (
     FORMAT,
     READABLE,
@@ -37,6 +37,7 @@ from mcp_matrix.core.events import (
     check_event,
     typed_event,
 )
+from mcp_matrix.core.infiles import input_lines, open_input
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.targets.kinds import scrub_json
 
@@ -109,27 +110,13 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     of MB: the file is never held whole). Equal findings (and lists of them) come back as one
     shared object: a finding repeated on every tool of a profile is held once, not 5,000 times."""
     p = Path(path)
-    check_input_file(p, "results file")
-    try:
-        handle = p.open(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read results: {exc.strerror}", where=str(p)) from None
+    handle = open_input(p, "results file", "cannot read results")
     schemas: dict[int, JSON] = {}
     shared: dict[int, JSON] = {}
     checked: dict[int, JSON] = {}  # findings lists a line was checked with, by id (held)
     number = 0
     with handle:
-        lines = enumerate(handle, 1)
-        while True:
-            try:
-                number, line = next(lines)
-            except StopIteration:
-                break
-            except UnicodeDecodeError as exc:
-                raise InputError(
-                    f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected JSON lines",
-                    where=str(p),
-                ) from None
+        for number, line in input_lines(handle, p, "JSON lines"):
             event = _event(p, number, line, schemas, shared, checked)
             if event is _END:
                 return  # the run was interrupted mid-write: keep everything before

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, long_number_line
+from mcp_matrix.core.infiles import read_input
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import checker
 from mcp_matrix.targets.server_key import ServerKey, server_key
@@ -67,16 +68,7 @@ def write_snapshot(doc: Mapping[str, JSON], path: str | Path) -> None:
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and check a snapshot file; problems are InputErrors naming the file and key."""
     p = Path(path)
-    check_input_file(p, "snapshot")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read snapshot: {exc.strerror}", where=str(p)) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected a snapshot JSON file",
-            where=str(p),
-        ) from None
+    text = read_input(p, "snapshot", "cannot read snapshot", "a snapshot JSON file")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -124,3 +124,15 @@ def test_a_line_breaking_the_schema_is_an_input_error_naming_the_file_the_line_a
     with pytest.raises(InputError) as caught:
         list(read_replay_events(bad))
     assert caught.value.where == f"{bad}:3" and "'tool'" in str(caught.value)
+
+
+def test_a_file_that_is_not_utf8_is_an_input_error_naming_the_file_not_a_traceback(tmp_path):
+    """Before the shared input-file opening (core/infiles.py) it raised UnicodeDecodeError."""
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(BEFORE.read_bytes().splitlines(keepends=True)[0] + b'{"tool": "caf\xe9"}\n')
+    with pytest.raises(InputError) as caught:
+        list(read_replay_events(bad))
+    assert caught.value.where == str(bad)
+    said = str(caught.value)
+    assert "not UTF-8 text (invalid continuation byte at byte" in said, said
+    assert said.endswith("; expected JSON lines"), said
