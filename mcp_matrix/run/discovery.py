@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from mcp_matrix.core.events import DiscoveryCell, Event, ListedProfile, RunFinished, RunStarted
 from mcp_matrix.core.model import ClientView
@@ -38,6 +39,20 @@ def discovery_cells(views: Iterable[ClientView]) -> list[DiscoveryCell]:
     return [DiscoveryCell.of(v.profile, t) for v in views for t in v.tools]
 
 
+def listed_profile(p: Profile, calls: bool = True) -> ListedProfile:
+    """A profile as a run-started event lists it: with ``calls`` (``run``) every key; without
+    (``discover``) not the models nor the weakest evidence, so its stream keeps the keys it had."""
+    listed = ListedProfile(
+        name=p.name,
+        client=p.client,
+        versions=p.versions,
+        models=p.models,
+        weakest_evidence=p.weakest_evidence,
+        required_by_default=p.required_by_default,
+    )
+    return listed if calls else replace(listed, models=None, weakest_evidence=None)
+
+
 def discovery_run(
     snap: Snapshot, profiles: Iterable[Profile], name: str = ""
 ) -> tuple[RunStarted, RunFinished]:
@@ -50,16 +65,7 @@ def discovery_run(
     started = RunStarted(
         server=snap.doc.get("serverInfo"),
         server_key=key.to_json(),
-        profiles=tuple(
-            ListedProfile(
-                name=p.name,
-                client=p.client,
-                versions=p.versions,
-                required_by_default=p.required_by_default,
-            )
-            for p in profiles
-            if not p.abstract
-        ),
+        profiles=tuple(listed_profile(p, calls=False) for p in profiles if not p.abstract),
     )
     error = None
     if snap.error:

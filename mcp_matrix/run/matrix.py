@@ -32,7 +32,6 @@ from mcp_matrix.core.events import (
     CallCell,
     DiscoveryCell,
     Event,
-    ListedProfile,
     ProfileError,
     RunFinished,
     RunStarted,
@@ -46,7 +45,7 @@ from mcp_matrix.run.cases import Case, plan_cases, repeat_safe, unknown_tools
 from mcp_matrix.run.classify import Answer, Verdict
 from mcp_matrix.run.connection import Interrupted, breaker_saw
 from mcp_matrix.run.deliver import Delivery, Held, Intended, LiveServer, deliver, hold
-from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.run.discovery import discover_all, listed_profile
 from mcp_matrix.run.sharing import (
     FreshAnswers,
     ProfileConnection,
@@ -207,17 +206,7 @@ def _after_snapshot(
             protocolVersion=snap.doc.get("protocolVersion"),
             cases=config.cases_source,
             baseline=config.baseline.source if config.baseline else None,
-            profiles=tuple(
-                ListedProfile(
-                    name=p.name,
-                    client=p.client,
-                    versions=p.versions,
-                    models=p.models,
-                    weakest_evidence=p.weakest_evidence,
-                    required_by_default=p.required_by_default,
-                )
-                for p in config.profiles
-            ),
+            profiles=tuple(listed_profile(p) for p in config.profiles),
         )
     )
     if doc is None:
