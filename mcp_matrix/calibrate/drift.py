@@ -13,8 +13,9 @@ call is made), so the client's side of it is compared: that it sends the tools (
 the calls the fake model then makes. A script over several turns (``ScriptedCall.turn``) ends
 for a client whose call behaviour stops after ``stop_after_error_turns`` turns in a row with a
 failed call (Agent Framework): the later calls are predicted not sent. The simulation sets the tools that break the session aside
-(``blocked``) and goes on with the rest, so names and schemas are compared for every tool but
-those culprits. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
+(``blocked``) and goes on with the rest, so names and schemas are compared for every tool; a
+culprit's too when the model API's rule blames it (the client built and sent it, after all of its
+own rewrites: ``refused_by_api``), not when the client's own rule did. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
 Python SDK's gate raising) reaches no model whatever its outcome: when the exception ends the
 whole run (``session-broken``) every tool is predicted absent, as for a dropped server.
 """
@@ -32,7 +33,7 @@ from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import plan_call
-from mcp_matrix.simulate.discovery import initial_state, run_discovery
+from mcp_matrix.simulate.discovery import initial_state, refused_by_api, run_discovery
 
 NOT_SENT = "not sent"
 
@@ -104,6 +105,8 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             "why": why,
             "outcome": final.outcome,
             "blocks": state.index in blocked,  # its name or schema breaks the session
+            # ... by a rule of the model API: the client built and sent it as predicted
+            "sent": state.index in blocked and refused_by_api(profile, state.findings[-1]),
             "state": state,
         }
     calls: list[dict] = []
@@ -193,7 +196,7 @@ def drift(
                 p["why"],
             )
         )
-        if p["present"] and o["present"] and not p.get("blocks"):
+        if p["present"] and o["present"] and (not p.get("blocks") or p.get("sent")):
             for aspect in ("name", "schema", "description"):
                 agree = (
                     same_name(p[aspect], o[aspect])

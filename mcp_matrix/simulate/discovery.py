@@ -103,6 +103,16 @@ def sending_order(profile: Profile) -> tuple[BehaviourUse, ...]:
     return tuple(u for u in uses if not u.provider) + tuple(u for u in uses if u.provider)
 
 
+def refused_by_api(profile: Profile, rule: Finding) -> bool:
+    """Whether ``rule`` (a culprit's last finding) is one of the model API's (``provider``):
+    the client built and sends the tool, and the API refuses the request. A culprit of a
+    client's own rule (a throw in its conversion, its list gate) was never sent."""
+    return any(
+        u.provider and u.name == rule.behaviour and u.evidence == rule.evidence
+        for u in profile.discovery
+    )
+
+
 def run_discovery(profile: Profile, state: ListState) -> ListState:
     """Run every discovery behaviour of ``profile`` over ``state``, in ``sending_order``.
 
@@ -196,13 +206,11 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
     if final.outcome != "ok" and not (final.blocked and final.outcome == "session-broken"):
         return _whole_view(profile, final)
     blocked = set(final.blocked)
-    refusals = {(u.name, u.evidence) for u in profile.discovery if u.provider}
     views = []
     for tool in final.tools:
         label = tool.server_name or f"#{tool.index}"
         if tool.index in blocked:  # its last finding is the rule that breaks the session
-            rule = tool.findings[-1]  # the API's: it refuses what the client sends, shown here
-            sent = (rule.behaviour, rule.evidence) in refusals
+            sent = refused_by_api(profile, tool.findings[-1])  # shown: what the API refuses
             views.append(_view(tool, label, "session-broken", tool.findings, sent))
         elif tool.hidden:
             views.append(_view(tool, label, "hidden", tool.findings, sent=False))

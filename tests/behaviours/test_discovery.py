@@ -23,7 +23,7 @@ from mcp_matrix.behaviours.schemas import (
     strip_defs,
 )
 from mcp_matrix.core.model import DISCOVERY_VERDICTS, ListState
-from mcp_matrix.simulate.discovery import initial_state
+from mcp_matrix.simulate.discovery import initial_state, refused_by_api
 from tests.behaviours.conftest import load
 
 # ------------------------------------------------------------------------------ payloads
@@ -1073,13 +1073,12 @@ def test_every_concrete_profile_gives_each_tool_of_a_varied_snapshot_a_verdict(
     out = view(concrete_profile, VARIED_SNAPSHOT, "memory")
     assert len(out.tools) == len(VARIED_SNAPSHOT)
     assert out.outcome in ("ok", "server-dropped", "session-broken")
-    refusals = {(u.name, u.evidence) for u in load(concrete_profile).discovery if u.provider}
+    profile = load(concrete_profile)
     for t in out.tools:
         assert t.verdict in DISCOVERY_VERDICTS
         # shown: what the model sees, and what the client sends to an API that refuses it
         sent = t.verdict in ("visible", "degraded") or (
-            t.tool in out.culprits
-            and (t.findings[-1].behaviour, t.findings[-1].evidence) in refusals
+            t.tool in out.culprits and refused_by_api(profile, t.findings[-1])
         )
         assert (t.model_name is not None) == sent, t
         for f in t.findings:
