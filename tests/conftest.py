@@ -221,3 +221,61 @@ def pytest_xdist_auto_num_workers(config):
         return None  # xdist's own hook reads it
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return (cores or 1) + 1
+
+
+# The tests a whole run measured longest, in seconds (clean clone, 2 cores, 3 workers, load 7-10,
+# 2026-12-02; `pytest` prints the slowest with each run: pyproject's --durations). Each worker
+# starts with its share of them (longest_first), so none is left running alone at the end.
+LONGEST = {
+    "tests/test_ci_recipes.py::test_the_workflow_run_as_a_runner_runs_it_shards_merges_reports_and_gates": 277,
+    "tests/test_ci_recipes.py::test_the_action_in_one_job_for_a_users_own_server_fails_the_job_on_a_lost_tool": 149,
+    "tests/hostile/test_fault_modes.py::test_a_faulty_server_gets_its_verdicts_and_every_report_survives[many-tools-stdio]": 104,
+    "tests/test_types.py::test_mypy_finds_no_error_outside_the_baseline": 80,
+    "tests/plugin/test_one_run_per_session.py::test_each_clients_calls_reach_the_server_once_whatever_the_worker_count": 73,
+    "tests/calibration/test_live_agent_sdks_and_kilo.py::test_the_real_client_does_exactly_what_its_calibrated_profile_predicts[kilo-cli]": 60,
+    "tests/test_pytest_plugin.py::test_every_cell_becomes_a_test_with_a_readable_id": 50,
+    "tests/calibration/test_live_clients.py::test_the_real_client_does_exactly_what_its_calibrated_profile_predicts[cline-cli]": 45,
+    "tests/calibration/test_library_profiles.py::test_the_installed_library_does_what_its_profile_predicts[llamaindex]": 45,
+    "tests/test_run_cost.py::test_a_session_per_call_client_sends_each_distinct_call_once_to_a_server_that_starts_empty": 44,
+    "tests/calibration/test_live_clients.py::test_the_real_client_does_exactly_what_its_calibrated_profile_predicts[qwen-code]": 43,
+    "tests/evolution/test_replay.py::test_a_hundred_thousand_calls_replay_offline_in_bounded_memory": 40,
+}
+
+
+def longest_first(ids: list[str], seconds: dict[str, float], workers: int) -> list[int]:
+    """The order (indices into ``ids``) that starts the long tests first on every worker.
+
+    ``--dist worksteal`` gives each worker one contiguous run of the collection (the first
+    ``n // workers`` items, then ``rest // (workers - 1)`` of the rest, ...) and a worker that
+    runs dry steals from the end of another's run, never its start. So each long test goes to the
+    start of the run whose long tests add up to least so far (longest first), and the other tests
+    keep their order around them.
+    """
+    sizes, left = [], len(ids)
+    for i in range(workers):
+        sizes.append(left // (workers - i))
+        left -= sizes[-1]
+    runs: list[list[int]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    long = sorted(
+        (i for i, name in enumerate(ids) if name in seconds), key=lambda i: -seconds[ids[i]]
+    )
+    for i in long:
+        run = load.index(min(load))
+        runs[run].append(i)
+        load[run] += seconds[ids[i]]
+    rest = iter(i for i, name in enumerate(ids) if name not in seconds)
+    order = []
+    for run, size in zip(runs, sizes):
+        order += run + [i for _, i in zip(range(size - len(run)), rest)]
+    return order + list(rest)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under xdist (each worker collects the same items and orders them alike; pyproject's
+    addopts choose worksteal), the longest tests first: see ``longest_first``."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        order = longest_first([item.nodeid for item in items], LONGEST, workers)
+        items[:] = [items[i] for i in order]
