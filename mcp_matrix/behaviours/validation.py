@@ -30,6 +30,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from mcp_matrix.behaviours import patterns
+from mcp_matrix.behaviours.plain_schemas import INVALID, VALID, is_plain, judge
 from mcp_matrix.behaviours.rewrite import contains, fingerprint, mentions
 from mcp_matrix.behaviours.schema_limits import without_long_enums
 from mcp_matrix.behaviours.schema_refs import REGISTRY, external_refs, refusing_handlers
@@ -255,7 +256,7 @@ def _fast_path_safe(schema: JSON) -> bool:
 def _compile(schema: JSON, dialect: str) -> Callable[[JSON], Validation] | None:
     """The check for ``schema``; an enum over the cap (schema_limits) is left out and said so."""
     schema, skipped = without_long_enums(schema)
-    check = _compile_bounded(schema, dialect)
+    check = _compile_bounded(schema, dialect, judged=not skipped)
     if not skipped or check is None:
         return check
 
@@ -266,7 +267,11 @@ def _compile(schema: JSON, dialect: str) -> Callable[[JSON], Validation] | None:
     return check_and_say
 
 
-def _compile_bounded(schema: JSON, dialect: str) -> Callable[[JSON], Validation] | None:
+def _compile_bounded(
+    schema: JSON, dialect: str, judged: bool = True
+) -> Callable[[JSON], Validation] | None:
+    """The check for ``schema``; a plain one (``plain_schemas``) is judged without compiling,
+    and compiled only for an instance the judge is not sure is valid (``judged``)."""
     if dialect == "auto":
         dialect = (
             "2020-12"
@@ -275,8 +280,33 @@ def _compile_bounded(schema: JSON, dialect: str) -> Callable[[JSON], Validation]
         )
     if not isinstance(schema, (dict, bool)):
         return None
+    plain = judged and is_plain(schema)
     if dialect != "draft-07":
-        return _screened_2020(schema)
+        return _plain_2020(schema) if plain else _screened_2020(schema)
+    if plain:
+        return _judged_first(schema, lambda: _draft7_check(schema))
+    return _draft7_check(schema)
+
+
+def _judged_first(
+    schema: JSON, build: Callable[[], Callable[[JSON], Validation] | None]
+) -> Callable[[JSON], Validation]:
+    """A plain schema's draft-07 check: an instance the judge finds valid is valid (every
+    validator accepts it); any other goes to the compiled check, built on first need."""
+    full: list[Callable[[JSON], Validation] | None] = []
+
+    def check(instance: JSON) -> Validation:
+        if judge(schema, instance) == VALID:
+            return _VALID
+        if not full:
+            full.append(build())
+        return full[0](instance) if full[0] else _VALID
+
+    return check
+
+
+def _draft7_check(schema: JSON) -> Callable[[JSON], Validation] | None:
+    """fastjsonschema's draft-07 check (its first error), or jsonschema's where it may not run."""
     fn = _fast_compile(schema) if _fast_path_safe(schema) else None
     if fn is None:
         return _jsonschema_validator(schema, _DRAFT7, jsonschema.Draft7Validator)
@@ -393,6 +423,40 @@ def _screened_2020(schema: JSON) -> Callable[[JSON], Validation] | None:
 _VALID = Validation()
 
 
+def _plain_2020(schema: JSON) -> Callable[[JSON], Validation]:
+    """``_screened_2020`` for a plain schema, without compiling what it need not: the judge
+    decides a valid instance; one it is unsure of goes to the compiled screen as before (where
+    fastjsonschema is lenient, as with ``True`` for an enum's ``1``, the screen's answer
+    stands); one every validator refuses goes straight to jsonschema for its words, built with
+    no metaschema check (a plain schema is valid)."""
+    screenable = _fast_path_safe(schema) and _reads_the_same_in_draft7(schema)
+    screen: list[Callable[[JSON], JSON] | None] = []
+    full: list[Callable[[JSON], Validation] | None] = []
+
+    def check(instance: JSON) -> Validation:
+        verdict = judge(schema, instance)
+        if verdict == VALID:
+            return _VALID
+        if verdict != INVALID and screenable:
+            if not screen:
+                screen.append(_fast_compile(schema))
+            if screen[0] is not None:
+                try:
+                    screen[0](instance)
+                    return _VALID
+                except Exception:  # noqa: BLE001, S110 -- refused or confused: jsonschema decides
+                    pass
+        if not full:
+            full.append(
+                _jsonschema_validator(
+                    schema, _DRAFT2020, jsonschema.Draft202012Validator, checked=True
+                )
+            )
+        return full[0](instance) if full[0] else _VALID
+
+    return check
+
+
 _META_VALID: dict[str, bool] = {}  # a subschema's text -> whether the 2020-12 metaschema accepts it
 META_VALID_KEPT = 100_000
 
@@ -451,9 +515,14 @@ def _check_schema(schema: JSON, meta) -> None:
         raise jsonschema.SchemaError.create_from(error)
 
 
-def _jsonschema_validator(schema: JSON, cls, meta) -> Callable[[JSON], Validation] | None:
+def _jsonschema_validator(
+    schema: JSON, cls, meta, checked: bool = False
+) -> Callable[[JSON], Validation] | None:
+    """jsonschema's check (up to ``ERRORS_KEPT`` errors); None when ``schema`` is not valid
+    against ``meta``'s metaschema (not asked when ``checked``: a plain schema is valid)."""
     try:
-        _check_schema(schema, meta)
+        if not checked:
+            _check_schema(schema, meta)
         validator = cls(schema, registry=REGISTRY)
     except (jsonschema.SchemaError, RecursionError, TypeError):
         return None

@@ -94,8 +94,9 @@ def test_profiles_replayed_together_get_what_each_gets_alone():
 def test_a_schema_is_compiled_once_for_every_dialect_that_checks_it(monkeypatch):
     compiled = counted_compiles(monkeypatch)
     schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 7919}}}
-    validation.validate(schema, {"n": 7920}, "2020-12")  # the server's side: the draft-07 screen
-    validation.validate(dict(schema), {"n": 7920}, "draft-07")  # a client, the same content
+    # 7920.0: an integer to every validator, but one the plain-schema judge leaves to them
+    validation.validate(schema, {"n": 7920.0}, "2020-12")  # the server's side: the draft-07 screen
+    validation.validate(dict(schema), {"n": 7920.0}, "draft-07")  # a client, the same content
     assert len(compiled) == 1
 
 
@@ -171,7 +172,7 @@ def test_a_widened_schema_is_not_compiled_for_calls_without_the_added_key(monkey
     plan = CallPlan(tool="t", arguments={"n": 4441, "wait_for_previous": True})
     assert client_validate(plan, ctx, **wide).refused is None
     assert client_validate(plan, ctx, against="server").refused is not None
-    assert len(compiled) == 2
+    assert len(compiled) == 1  # the widened schema is plain: a valid call of it compiles nothing
 
 
 def test_the_metaschema_checks_each_distinct_subschema_once(monkeypatch):
