@@ -8,11 +8,13 @@ expected instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from mcp_matrix.core.errors import InputError, check_input_file
+from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, check_input_file, long_number_line
+from mcp_matrix.core.jsontypes import JSON
 
 
 def _unreadable(exc: OSError, unreadable: str, path: Path) -> InputError:
@@ -70,4 +72,51 @@ def input_lines(handle: TextIO, path: Path, expected: str) -> Iterator[tuple[int
         yield number, line
 
 
-__all__ = ["input_lines", "not_utf8", "open_input", "open_input_bytes", "read_input"]
+def document_version(
+    doc: object, fmt: str, readable: tuple[int, ...], noun: str, where: str
+) -> tuple[Mapping[str, object], int]:
+    """One of our documents read back (``fmt``: its ``format``) and its version, one we can
+    read; else an InputError saying what it is not (``noun``: "report", "discovery")."""
+    if not isinstance(doc, Mapping) or doc.get("format") != fmt:
+        raise InputError(f"not an {fmt} document", where=where)
+    version = doc.get("version")
+    if version not in readable:
+        raise InputError(
+            f"{noun} version {version!r} is not supported; expected one of {list(readable)}",
+            where=where,
+        )
+    return doc, version
+
+
+def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> JSON:
+    """``text`` as JSON, a problem an InputError at ``path:line`` (``line`` None: ``text`` is the
+    whole file, and the error names the line it is on where JSON says)."""
+
+    def at(found: int) -> str:
+        return f"{path}:{line if line is not None else found}"
+
+    try:
+        return json.loads(text)
+    except UnicodeDecodeError as exc:  # bytes of one line (a whole file is read as text)
+        raise InputError(f"not UTF-8 text: {exc.reason}", where=at(1)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not valid JSON: {exc.msg} (column {exc.colno})", where=at(exc.lineno)
+        ) from None
+    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
+        found = long_number_line(text) if isinstance(text, str) and line is None else None
+        raise InputError(TOO_LONG_NUMBER, where=at(found or 1)) from None
+    except RecursionError:
+        where = str(path) if line is None else at(line)
+        raise InputError("JSON nested too deeply to read", where=where) from None
+
+
+__all__ = [
+    "document_version",
+    "input_lines",
+    "not_utf8",
+    "open_input",
+    "open_input_bytes",
+    "parse_json",
+    "read_input",
+]

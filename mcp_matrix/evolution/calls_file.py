@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, InputErrors
-from mcp_matrix.core.infiles import open_input_bytes
+from mcp_matrix.core.errors import InputError, InputErrors
+from mcp_matrix.core.infiles import open_input_bytes, parse_json
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.evolution.model import POPULATIONS
 
@@ -110,18 +110,7 @@ def parse_line(
     text: str | bytes, path: str | Path, line: int, transcript_needed: bool = False
 ) -> RecordedCall:
     """Line ``line`` of the calls file ``path``; a problem is an InputError at ``FILE:LINE``."""
-    try:
-        doc = json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", where=f"{path}:{line}") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{path}:{line}"
-        ) from None
-    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
-        raise InputError(TOO_LONG_NUMBER, where=f"{path}:{line}") from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to read", where=f"{path}:{line}") from None
+    doc = parse_json(text, path, line)
     if not isinstance(doc, dict):
         raise InputError(
             f"expected a JSON object (one recorded call), got {_kind(doc)}", where=f"{path}:{line}"

@@ -21,6 +21,7 @@ from typing import IO, Any
 from mcp_matrix.core.content_table import ContentTable, resolve
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.evidence import Evidence, weakest
+from mcp_matrix.core.infiles import document_version
 from mcp_matrix.core.model import ClientView, Finding
 
 FORMAT = "mcp-matrix.discovery"
@@ -203,14 +204,7 @@ def read_discovery(doc: Any, where: str = "discovery document") -> dict:
     """A discovery document of any readable version, in the version-1 shape: each profile's
     ``tools`` with ``tool``, ``index``, ``verdict``, ``model_name``, ``model_schema``,
     ``findings`` (with their evidence) and ``weakest_evidence`` in full."""
-    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
-        raise InputError(f"not an {FORMAT} document", where=where)
-    version = doc.get("version")
-    if version not in READABLE:
-        raise InputError(
-            f"discovery version {version!r} is not supported; expected one of {list(READABLE)}",
-            where=where,
-        )
+    doc, version = document_version(doc, FORMAT, READABLE, "discovery", where)
     if version == 1:
         return dict(doc)
     try:

@@ -29,6 +29,7 @@ from mcp_matrix.core.collector import collector_paused
 from mcp_matrix.core.content_table import ContentTable, resolve
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import CellEvidence, Event
+from mcp_matrix.core.infiles import document_version
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.verdicts import MEANING, SYMBOL, is_finding, rank
@@ -271,14 +272,7 @@ class _Tables:
 def read_report(doc: object, where: str = "report") -> dict:
     """A report document of any readable version in the version-1 shape: ``cells`` with every
     key in full, ``grid.rows`` as ``{"tool", "cells": [verdict or null]}``."""
-    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
-        raise InputError(f"not an {FORMAT} document", where=where)
-    version = doc.get("version")
-    if version not in READABLE:
-        raise InputError(
-            f"report version {version!r} is not supported; expected one of {list(READABLE)}",
-            where=where,
-        )
+    doc, version = document_version(doc, FORMAT, READABLE, "report", where)
     if version == 1:
         return dict(doc)
     try:

@@ -224,19 +224,28 @@ def _after_snapshot(
             counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
         emit(cell)
 
-    error = snap.error or _list_failure(snap.doc)
-    if error:
-        late = deadline.passed()  # the connection or the listing ran into --timeout-run
+    def finish(
+        measured: bool,
+        error: dict | None = None,
+        interrupted: bool = False,
+        late: bool | None = None,
+    ) -> None:
+        """The run-finished line, the last one whichever way the run ends."""
         emit(
             RunFinished(
                 finished_at=now(),
-                measured=False,
+                measured=measured,
                 counts=counts,
                 error=error,
-                interrupted=False,
+                interrupted=interrupted,
                 deadline_passed=late,
             )
         )
+
+    error = snap.error or _list_failure(snap.doc)
+    if error:
+        late = deadline.passed()  # the connection or the listing ran into --timeout-run
+        finish(False, error, late=late)
         return MatrixOutcome(False, counts=counts, deadline_passed=late)
     unknown = unknown_tools([tool for _, tool in snap.tools], config.cases)
     if unknown:  # a case for a tool the server does not list: the user's to fix, before any call
@@ -246,11 +255,7 @@ def _after_snapshot(
             "detail": "",
             "stderr_tail": [],
         }
-        emit(
-            RunFinished(
-                finished_at=now(), measured=False, counts=counts, error=error, interrupted=False
-            )
-        )
+        finish(False, error)
         raise InputErrors(unknown)
 
     work = None
@@ -260,15 +265,7 @@ def _after_snapshot(
     except KeyboardInterrupt:
         interrupted = True
     passed = deadline.passed()
-    emit(
-        RunFinished(
-            finished_at=now(),
-            measured=True,
-            counts=counts,
-            interrupted=interrupted,
-            deadline_passed=passed,
-        )
-    )
+    finish(True, interrupted=interrupted, late=passed)
     return MatrixOutcome(True, interrupted, counts, deadline_passed=passed, work=work)
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_matrix.core.errors import TOO_LONG_NUMBER, InputError, long_number_line
-from mcp_matrix.core.infiles import read_input
+from mcp_matrix.core.errors import InputError
+from mcp_matrix.core.infiles import parse_json, read_input
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import checker
 from mcp_matrix.targets.server_key import ServerKey, server_key
@@ -69,16 +69,7 @@ def load_snapshot(path: str | Path) -> Snapshot:
     """Read and check a snapshot file; problems are InputErrors naming the file and key."""
     p = Path(path)
     text = read_input(p, "snapshot", "cannot read snapshot", "a snapshot JSON file")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"not valid JSON: {exc.msg} (column {exc.colno})", where=f"{p}:{exc.lineno}"
-        ) from None
-    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
-        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{long_number_line(text) or 1}") from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply to read", where=str(p)) from None
+    doc = parse_json(text, p)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InputError(f'not an mcp-matrix snapshot: expected "format": "{FORMAT}"', where=str(p))
     if doc.get("version") not in READABLE_VERSIONS:
