@@ -453,3 +453,16 @@ def test_a_child_replacing_an_api_rule_keeps_its_role_unless_it_says_otherwise()
         "claude-code-278", "root-combinators"
     )  # Claude Code's own drop (provider: false)
     assert not role("claude-code-278", "tool-name")
+
+
+def test_profiles_show_marks_the_api_rules_and_their_order():
+    from tests.conftest import run_cli_in_process
+
+    shown = run_cli_in_process("profiles", "show", "claude-code-278")
+    marked = [line.split()[0] for line in shown.stdout.splitlines() if "(model API" in line]
+    assert marked == ["tool-name", "forbid-property-keys"], shown.stdout  # not its own drop
+    as_json = json.loads(run_cli_in_process("profiles", "show", "claude-code-278", "--json").stdout)
+    assert [u["id"] for u in as_json["discovery"] if u["provider"]] == [
+        "api-name-rules",
+        "forbid-property-keys",
+    ]

@@ -158,6 +158,8 @@ def show(summary: dict, console: Console) -> None:
         for u in uses:
             params = json.dumps(u["with"], ensure_ascii=False) if u["with"] else ""
             freq = " [yellow](sometimes)[/]" if u["frequency"] == "sometimes" else ""
+            if u.get("provider"):  # sending_order: the API judges what the client built
+                freq += " [magenta](model API: applied after the client's own)[/]"
             console.print(f"  [cyan]{markup(u['use'])}[/] {markup(params)}{freq}")
             for e in u["evidence"]:
                 console.print(
