@@ -64,7 +64,9 @@ MODES = (
     "slow-exit",
 ) + HTTP_ONLY_MODES
 
-MANY_TOOLS = 10_000
+# many-tools: 20 times the largest tool cap a profile models (128), over three pages (two full,
+# one short), so every cap cuts the list and a client reads on past a full page.
+MANY_TOOLS = 2_500
 PAGE_SIZE = 1000
 DEEP_LEVELS = 5000
 REDOS_PATTERN = "^(a+)+$"
@@ -523,12 +525,12 @@ class Connection:
     # -- tools --------------------------------------------------------------
 
     def tools(self) -> list[dict]:
-        # Built once per state: many-tools would otherwise rebuild 10,000 tools on every call.
+        # Built once per state: many-tools would otherwise rebuild its tools on every call.
         key = self.list_changed_sent
         if self._tools is None or self._tools[0] != key:
             tools = list(BASE_TOOLS) + _extra_tools(self.mode)
             if self.mode == "many-tools":
-                # Exactly MANY_TOOLS in all (10 full pages), the base tools first so echo works.
+                # Exactly MANY_TOOLS in all, the base tools first so echo works.
                 tools += [many_tool(i) for i in range(MANY_TOOLS - len(tools))]
             if self.mode == "list-changed" and self.list_changed_sent:
                 tools.append(ECHO_V2)

@@ -98,10 +98,12 @@ def check_duplicate_names(run: Run) -> None:
 def check_many_tools(run: Run) -> None:
     d = run.discovery()
     cursor = [e["verdict"] for (p, _), e in d.items() if p == "cursor"]
-    assert (
-        len(cursor) == 10_000 and cursor.count("visible") == 40 and cursor.count("hidden") == 9960
-    )
-    assert "only the first 40 tools" in d[("cursor", "tool_09995")]["findings"][-1]["message"]
+    # 2,500 tools on three pages (the faulty server's MANY_TOOLS): past every modelled cap (40
+    # here, 128 the largest) 20 times over, and past a full page, so the caps apply to the whole
+    # paged list. 10,000 added only report volume (benchmarks/report_json.py and html_report.py
+    # measure reports at 5,000 tools x 36 clients) for three times the cpu: 17.6 against 5.5 s.
+    assert len(cursor) == 2_500 and cursor.count("visible") == 40 and cursor.count("hidden") == 2460
+    assert "only the first 40 tools" in d[("cursor", "tool_02495")]["findings"][-1]["message"]
     assert {e["verdict"] for (p, _), e in d.items() if p == "windsurf"} == {"server-dropped"}
     assert run.calls()[("cursor", "echo", "hi")]["verdict"] == "intact"
     assert run.calls()[("windsurf", "echo", "hi")]["verdict"] == "unreachable"
@@ -301,9 +303,9 @@ MODES = [
         ("--no-auto-cases", "--quiet"),
         1,  # the tool caps hide tools in required clients: the default gate fails
         check_many_tools,
-        # 20,000 cells in five report formats: 80 cpu s (90% of it writing the reports), and
-        # 150-200 s of wall time under a parallel suite's load: its bounds are its own (the
-        # shared 150 s was hit in three runs).
+        # 5,000 cells in every report format: 5.5 cpu-s (2026-12-03; 10,000 tools took 17.6),
+        # and more wall time than the others under a parallel suite's load: its bounds are its
+        # own (the shared 150 s was hit in three runs at 10,000 tools).
         marks=pytest.mark.timeout(900),
     ),
     ("cursor-loop", "stdio", TWO, (), 1, check_cursor_loop),
@@ -356,7 +358,7 @@ def test_a_faulty_server_gets_its_verdicts_and_every_report_survives(
 ):
     out = tmp_path / f"{mode.split()[0]}-{transport}"
     out.mkdir()
-    if mode == "many-tools":  # 6,666 read-only tools: one call is enough to show the caps
+    if mode == "many-tools":  # 1,666 read-only tools: one call is enough to show the caps
         cases = tmp_path / "cases.yaml"
         cases.write_text("cases:\n  echo:\n    - name: hi\n      arguments: {text: hi}\n")
         extra = (*extra, "--cases", str(cases))
