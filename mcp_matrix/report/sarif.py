@@ -31,8 +31,9 @@ from mcp_matrix.core.verdicts import MEANING
 from mcp_matrix.report.advice import BY_BEHAVIOUR, BY_VERDICT
 from mcp_matrix.report.document import NO_RUN, Report, ReportCell, ReportRun
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.json_report import describe_target, primary_finding
+from mcp_matrix.report.json_report import describe_target
 from mcp_matrix.report.model import read_model
+from mcp_matrix.report.reasons import primary_finding
 
 SCHEMA_URI = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

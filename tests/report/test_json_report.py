@@ -14,12 +14,12 @@ import pytest
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import CallCell, CellFinding, EventError, typed_events
 from mcp_matrix.report.grid import RELEASE_FAILING
+from mcp_matrix.report.json_read import read_report
 from mcp_matrix.report.json_report import (
     FORMAT,
     SCHEMA,
     VERSION,
     build_report,
-    read_report,
     report_document,
     write_json,
 )

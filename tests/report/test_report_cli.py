@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from mcp_matrix.commands.report import FORMATS, write_report
-from mcp_matrix.report.json_report import read_report
+from mcp_matrix.report.json_read import read_report
 from tests.conftest import REPO, run_cli
 from tests.report import events as ev
 from tests.report.conftest import DATA, dump_dom
