@@ -24,7 +24,8 @@ from tests.conftest import REPO
 BASELINE = REPO / "tests" / "data" / "mypy-baseline.txt"
 # mypy's incremental cache, kept between runs (a clean clone too) like the other tools' caches:
 # mypy reuses an entry only for a file of the same content, mypy version and options, and checks
-# the rest (cold: 9-11 cpu-s; warm: 0.9, 1.9 from a clone elsewhere with the same output; 2026-12-03).
+# the rest (cold: 9-11 cpu-s; warm: 0.9, and 1.9 from a clone elsewhere, with the same output;
+# 2026-12-03).
 MYPY_CACHE = Path.home() / ".cache" / "mcp-matrix" / "mypy"
 _ERROR = re.compile(r"^(?P<path>[^:]+):\d+: error: (?P<message>.*)$")
 
