@@ -30,7 +30,7 @@ from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.terminal import names, write_terminal
 from mcp_matrix.report.writers import FORMATS
 from mcp_matrix.run.bounds import DEADLINE_GRACE, Watchdog
-from mcp_matrix.run.matrix import Progress
+from mcp_matrix.run.config import Progress
 from mcp_matrix.run.sharing import SHARE_MODES, Work
 
 DEFAULT_SERVER = "memory --schema anyof"

@@ -1,9 +1,9 @@
-"""The pool starts the profiles that open the most sessions first (mcp_matrix.run.matrix.longest_first)."""
+"""The pool starts the profiles that open the most sessions first (mcp_matrix.run.profile_calls.longest_first)."""
 
 from __future__ import annotations
 
 from mcp_matrix import api
-from mcp_matrix.run.matrix import longest_first, sessions_opened
+from mcp_matrix.run.profile_calls import longest_first, sessions_opened
 
 
 def test_profiles_that_open_a_session_per_call_are_started_first_then_the_rest_in_run_order():
