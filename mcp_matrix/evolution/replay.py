@@ -384,6 +384,7 @@ def _play_offline(
             )
             for call in calls:
                 together.play(call)
+            together.flush()
         else:
             for group in _transcripts(calls, _Notes(tallies)):
                 for held, tally in zip(helds, tallies):
@@ -408,6 +409,15 @@ class _Together:
         self._groups: dict[str, tuple[list[_Segment], list[int], list[bool]]] = {}
         self._kept: dict[tuple[str, int], _Effect] = {}  # (tool, group) -> its one outcome
         self._keeps = bool(segments) and segments[0].config.alias is None
+        # counted in bulk: nothing of a call but its example differs between two tallies
+        # (no event, no alias, no recorded result compared, no transcript, no live retry)
+        self._bulk = (
+            bool(segments)
+            and self._keeps
+            and segments[0].config.emit is None
+            and segments[0].tally.population in ("retry", "live")
+        )
+        self._pending: list[dict[tuple, int]] = [{} for _ in segments]
 
     def groups(self, tool: str) -> tuple[list[_Segment], list[int], list[bool]]:
         """One segment judging for each group of ``tool``, each segment's group, and whether
@@ -440,8 +450,31 @@ class _Together:
             else:
                 effect = segment._judge(call)
             effects.append(effect)
-        for segment, group in zip(self.segments, of):
-            segment._count(call, effects[group], segment.tally)
+        if not self._bulk:
+            for segment, group in zip(self.segments, of):
+                segment._count(call, effects[group], segment.tally)
+            return
+        keys = [e.counted() for e in effects]
+        for segment, group, pending in zip(self.segments, of, self._pending):
+            key = keys[group]
+            pending[key] = pending.get(key, 0) + 1
+            tally = segment.tally
+            if key[0] != "delivered" and tally.wants_example(key[0]):
+                tally.example(key[0], effects[group].example(call))
+
+    def flush(self) -> None:
+        """The calls counted in bulk added to each tally (``_Segment._count``'s counters)."""
+        for segment, pending in zip(self.segments, self._pending):
+            tally = segment.tally
+            for (category, verdict, sometimes, retry), n in pending.items():
+                tally.calls += n
+                for behaviours in sometimes:
+                    tally.sometimes[behaviours] += n
+                tally.categories[category] += n
+                tally.verdicts[verdict] += n
+                if retry is not None:
+                    tally.retry[retry] += n
+            pending.clear()
 
 
 class _Notes:
@@ -874,6 +907,11 @@ class _Effect(NamedTuple):
 
     def reason(self) -> str:
         return _reason(self.verdict, self.answer)
+
+    def counted(self) -> tuple[str, str, tuple[str, ...], str | None]:
+        """What a tally counts of this outcome (``_Together.flush``)."""
+        retry = self.retry[0] if self.retry is not None else None
+        return self.category, self.verdict.verdict, self.sometimes, retry
 
     def mutations(self) -> list[dict]:
         return _mutations(self.prepared)

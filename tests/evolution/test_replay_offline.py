@@ -287,3 +287,24 @@ def test_an_offline_replay_holds_off_full_collections_and_sets_the_collector_bac
     assert doc["results"][0]["calls"] > 0
     assert seen == [(before[0], before[1], replay_module.FULL_COLLECTIONS_HELD)]
     assert gc.get_threshold() == before
+
+
+def test_an_offline_replay_without_events_counts_its_calls_in_bulk(monkeypatch):
+    """Offline, with no event to emit, a call adds the same counters to every tally of its
+    group: they are summed once a file, not counted call by call and profile by profile (fails
+    before: one _count per call and profile); the counts are those of a replay with events."""
+    counted = []
+    real = replay_module._Segment._count
+
+    def counting(self, *args):
+        counted.append(self.profile.name)
+        return real(self, *args)
+
+    monkeypatch.setattr(replay_module._Segment, "_count", counting)
+    profiles = runnable()[:6]
+    bulk = offline(profiles, "retry.jsonl", "live.jsonl")["results"]
+    assert counted == []
+    files = [calls_file(CORPORA / n) for n in ("retry.jsonl", "live.jsonl")]
+    config = ReplayConfig(files=files, profiles=profiles, snapshot=v3(), emit=lambda _: None)
+    assert replay(config).to_json([])["results"] == bulk
+    assert counted  # with events, call by call
