@@ -27,7 +27,8 @@ from mcp_matrix.core.text import markup, terminal_console
 from mcp_matrix.core.verdicts import parse_verdicts
 from mcp_matrix.gate.policy import check_clients
 from mcp_matrix.report.grid import RELEASE_FAILING
-from mcp_matrix.report.terminal import names, write_terminal
+from mcp_matrix.report.terminal import write_terminal
+from mcp_matrix.report.terminal_text import names
 from mcp_matrix.report.writers import FORMATS
 from mcp_matrix.run.bounds import DEADLINE_GRACE, Watchdog
 from mcp_matrix.run.config import Progress

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import string
 import sys
-import textwrap
 from collections.abc import Iterable, Sequence
 
 from rich.console import Console
@@ -18,11 +17,8 @@ from rich.text import Text
 
 from mcp_matrix.core.events import CallCell, Event, ProfileError, RunStarted, Skipped, typed_events
 from mcp_matrix.core.model import ClientView
-from mcp_matrix.core.text import safe, terminal_console
+from mcp_matrix.core.text import terminal_console
 from mcp_matrix.core.verdicts import COLOUR, MEANING, SEVERITY, SYMBOL, rank
-from mcp_matrix.report import cause_words
-from mcp_matrix.report.cause import Cause
-from mcp_matrix.report.cause_words import LIST_LIMIT, citable, problems, safe_outcomes
 from mcp_matrix.report.counts import TRIAGE_LIMIT, is_large, write_counts
 from mcp_matrix.report.grid import (
     ASSUMED_KEY,
@@ -35,40 +31,11 @@ from mcp_matrix.report.grid import (
     runs,
     session_blockers,
 )
+from mcp_matrix.report.terminal_text import clean, print_wrapped, printable, text_width
+from mcp_matrix.report.terminal_triage import write_triage
 from mcp_matrix.report.triage import build_triage
 
-MAX_WIDTH = 120
 CODES = string.ascii_uppercase + string.ascii_lowercase + string.digits
-
-
-def printable(text: object) -> str:
-    return safe(text)
-
-
-def clean(text: object) -> str:
-    """Untrusted prose for a terminal: line breaks folded, control characters shown as escapes."""
-    return safe(text, fold=True)
-
-
-def names(items: list[str], limit: int = LIST_LIMIT) -> str:
-    return cause_words.name_list(items, limit, printable)
-
-
-def _width(console: Console) -> int:
-    return max(60, min(console.width, MAX_WIDTH))
-
-
-def _wrap(console: Console, text: str, indent: int, first: str = "", style: str = "") -> None:
-    width = _width(console) - indent - len(first)
-    lines = textwrap.wrap(
-        text, width=max(20, width), break_long_words=True, break_on_hyphens=False
-    ) or [""]
-    for i, line in enumerate(lines):
-        head = first if i == 0 else " " * len(first)
-        console.print(
-            Text(" " * indent if not first else "") + Text(head) + Text(line, style=style),
-            soft_wrap=True,
-        )
 
 
 def _start(events: list[Event]) -> RunStarted:
@@ -103,129 +70,6 @@ def server_key_sentence(events: list[Event]) -> str | None:
         f"server name assumed {name!r} ({how}): clients prefix tool names with the name in your "
         "config; pass --name KEY if yours differs"
     )
-
-
-def cause_title(c: Cause) -> str:
-    return cause_words.cause_title(c, printable, clean)
-
-
-def cause_where(c: Cause) -> str:
-    return cause_words.cause_where(c, printable)
-
-
-def evidence_line(c: Cause, limit: int = 1) -> str:
-    seen = []
-    for level, source in c.evidence:
-        item = f"{level} {clean(citable(source))}"
-        if item not in seen:
-            seen.append(item)
-    text = "; ".join(seen[:limit]) + (
-        f"; and {len(seen) - limit} more" if len(seen) > limit else ""
-    )
-    weakest = f" (weakest: {c.weakest})" if c.weakest else ""
-    return (text or "no source cited") + weakest
-
-
-def write_triage(
-    causes: list[Cause],
-    console: Console,
-    verbose: bool = True,
-    limit: int | None = None,
-    unmeasured: bool = False,
-) -> None:
-    """``limit``: show only the first causes (a large server), then say how many were left out.
-    ``unmeasured``: some cells could not be measured, so an empty list is no all-clear."""
-    todo = problems(causes)
-    notes = [c for c in causes if c.stricter]
-    if not todo and unmeasured:
-        console.print(
-            Text(
-                "No problem among the cells measured, but not every cell was measured "
-                "(could not measure: see above, on stderr); nothing about those passed.",
-                style="yellow",
-            ),
-            soft_wrap=True,
-        )
-    elif not todo:
-        loud = " (or loud, the safe outcome: below)" if safe_outcomes(causes) else ""
-        console.print(
-            Text(
-                f"No problems to fix: every cell is visible, intact or tolerated{loud}.",
-                style="green",
-            ),
-            soft_wrap=True,
-        )
-    else:
-        cells = sum(c.cells for c in todo)
-        console.print(
-            Text(
-                f"Problems to fix, worst first ({len(todo)} root cause(s), {cells} cell(s)):",
-                style="bold",
-            )
-        )
-    width = max((len(c.verdict) for c in todo), default=0)
-    for i, c in enumerate(todo[:limit] if limit else todo, 1):
-        number = f"{i:>2}. "
-        head = (
-            Text(number)
-            + Text(f"{c.verdict:<{width}}", style=COLOUR.get(c.verdict, ""))
-            + Text("  ")
-        )
-        title = textwrap.wrap(
-            cause_title(c), width=_width(console) - len(head), break_on_hyphens=False
-        ) or [""]
-        console.print(head + Text(title[0]), soft_wrap=True)
-        for line in title[1:]:
-            console.print(" " * len(head) + line, soft_wrap=True, markup=False)
-        indent = " " * len(number)
-        _wrap(console, cause_where(c), 0, first=indent + "   ")
-        if c.lost and verbose:
-            _wrap(
-                console, "loses: " + names([clean(x) for x in c.lost], 8), 0, first=indent + "   "
-            )
-        if c.fix:
-            _wrap(console, clean(c.fix), 0, first=indent + "   fix: ")
-        _wrap(
-            console,
-            evidence_line(c, 5 if verbose else 1),
-            0,
-            first=indent + "   evidence: ",
-            style="dim",
-        )
-    if limit and len(todo) > limit:
-        console.print(
-            Text(
-                f"... and {len(todo) - limit} more root causes (--verbose, or a report: --report md:FILE)",
-                style="dim",
-            ),
-            soft_wrap=True,
-        )
-    safe_ones = safe_outcomes(causes)
-    if safe_ones:
-        console.print(
-            Text(
-                "Loud, the safe outcome: the model reads the error and retries (nothing to fix; "
-                "keep validating strictly):",
-                style="dim",
-            ),
-            soft_wrap=True,
-        )
-    for c in safe_ones:
-        _wrap(
-            console,
-            f"{cause_title(c)} ({c.cells} cell(s), in {names(c.clients)})",
-            0,
-            first="  - ",
-            style="dim",
-        )
-    for c in notes:
-        _wrap(
-            console,
-            f"{clean(c.summary)} ({len(c.tools)} tool(s), in {names(c.clients)})",
-            0,
-            first="note (a stricter schema, not a loss): ",
-            style="dim",
-        )
 
 
 def _not_measured(events: list[Event]) -> dict[str, str]:
@@ -264,7 +108,7 @@ def write_grid(events: list[Event], console: Console) -> None:
     line = "clients:"
     for p in grid.profiles:  # a code and its client never split across lines
         item = f"{codes[p]} {printable(p)}" + (f" ({unmeasured[p]})" if p in unmeasured else "")
-        if len(line) + 2 + len(item) > _width(console):
+        if len(line) + 2 + len(item) > text_width(console):
             console.print(line, soft_wrap=True, markup=False, style="dim")
             line = "        "
         line += "  " + item
@@ -278,12 +122,12 @@ def write_grid(events: list[Event], console: Console) -> None:
             key.append(SYMBOL[v], style=COLOUR.get(v, ""))
             key.append(f" {v}")
     if key:
-        for wrapped in key.wrap(console, _width(console)):
+        for wrapped in key.wrap(console, text_width(console)):
             console.print(wrapped, soft_wrap=True)
     if marked:
-        _wrap(console, ASSUMED_KEY, 0, style="dim")
+        print_wrapped(console, ASSUMED_KEY, 0, style="dim")
     if session_blockers(events):
-        _wrap(
+        print_wrapped(
             console,
             f"{SYMBOL['session-broken']} marks the tool that breaks the session in that client: "
             "if the request is refused, every tool of the server fails there; the other cells "
@@ -303,13 +147,13 @@ def _could_not_measure(run: Run, err: Console) -> None:
     """Why a run could not measure the server, with the server's last stderr lines and hints."""
     finish = run.finish
     error = (finish.error if finish else None) or {}
-    _wrap(err, clean(error.get("message", "")), 0, first="could not measure: ", style="red")
+    print_wrapped(err, clean(error.get("message", "")), 0, first="could not measure: ", style="red")
     tail = error.get("stderr_tail")
     for line in (tail if isinstance(tail, list) else [])[-10:]:
         err.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
     target = (run.start or _NO_START).target or {}
     if target.get("kind") == "stdio" and target.get("inherit_env") is False:
-        _wrap(
+        print_wrapped(
             err,
             "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "
             "needs other variables (an API key, a config path), pass --env KEY=VALUE or --inherit-env",
@@ -317,7 +161,7 @@ def _could_not_measure(run: Run, err: Console) -> None:
             first="  hint: ",
         )
     if error.get("hint"):
-        _wrap(err, clean(error["hint"]), 0, first="  hint: ")
+        print_wrapped(err, clean(error["hint"]), 0, first="  hint: ")
 
 
 def _extent(grid: Grid, views: Sequence[ClientView]) -> tuple[int, int]:
@@ -371,13 +215,13 @@ def write_terminal(
     )
     sentence = server_key_sentence(events)
     if sentence:
-        _wrap(console, sentence, 0, style="dim")
+        print_wrapped(console, sentence, 0, style="dim")
     failed_runs = [r for r in all_runs if r.finish and not r.finish.measured]
     for run in failed_runs:
         _could_not_measure(run, err)
     errors = [e for e in events if isinstance(e, ProfileError)]
     for e in errors:
-        _wrap(
+        print_wrapped(
             err,
             f"profile {printable(e.profile)}: {clean(e.error[:300])} (its calls are missing; "
             "its column shows discovery only)",
@@ -387,7 +231,9 @@ def write_terminal(
         )
     missing = calls_not_made(events)
     if missing:
-        _wrap(err, clean(not_made_text(missing)), 0, first="could not measure: ", style="red")
+        print_wrapped(
+            err, clean(not_made_text(missing)), 0, first="could not measure: ", style="red"
+        )
     console.print()
     if failed_runs and len(failed_runs) == len(all_runs) and not tools:
         return  # nothing was measured: no grid of empty cells
