@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from mcp_matrix.core.events import CallCell, Cell, CellFinding, DiscoveryCell
 from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.tools import read_only
-from mcp_matrix.core.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE
+from mcp_matrix.core.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE, V
 
 # -- the advice texts ----------------------------------------------------------------------
 
@@ -335,7 +335,7 @@ def _unseen(cell: Cell) -> bool:
 
 
 def _verdict_advice(cell: Cell) -> str:
-    if cell.verdict == "broken" and getattr(cell, "reason", "").startswith("connection-lost"):
+    if cell.verdict == V.BROKEN.name and getattr(cell, "reason", "").startswith("connection-lost"):
         return HTTP_CONNECTION_LOST
     return BY_VERDICT[cell.verdict]
 
@@ -359,7 +359,7 @@ def _call_parts(cell: CallCell, tool: JSONObject | None) -> list[str]:
     behaviours = cell.behaviours
     kinds = {m.kind for m in cell.mutations}
     out: list[str] = []
-    if verdict == "unreachable":
+    if verdict == V.UNREACHABLE.name:
         out += [BY_BEHAVIOUR[b] for b in behaviours if b in BY_BEHAVIOUR and b not in _WRITE_LOSS]
         return out
     if cell.stale:
@@ -371,14 +371,14 @@ def _call_parts(cell: CallCell, tool: JSONObject | None) -> list[str]:
                 out.append(RAW_TWIN)
         elif REPLAY_CATEGORY.get(verdict) == "loud" or verdict in SILENT_CHANGE:
             out.append(ALIAS)
-    if verdict == "silent-loss" and not read_only(tool):
+    if verdict == V.SILENT_LOSS.name and not read_only(tool):
         out.append(RAW_TWIN)
     if "stringified" in kinds or "retyped" in kinds:
-        out.append(KEEP_LOUD if verdict == "loud" else STRICT_VALIDATION)
+        out.append(KEEP_LOUD if verdict == V.LOUD.name else STRICT_VALIDATION)
     for b in behaviours:
         if b in _WRITE_LOSS and read_only(tool):
             continue
-        if b == "stringify-arguments" and ("stringified" in kinds or verdict == "loud"):
+        if b == "stringify-arguments" and ("stringified" in kinds or verdict == V.LOUD.name):
             continue
         if b in BY_BEHAVIOUR:
             out.append(BY_BEHAVIOUR[b])

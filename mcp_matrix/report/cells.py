@@ -20,7 +20,7 @@ from mcp_matrix.core.events import (
     JsonRecord,
     SnapshotTaken,
 )
-from mcp_matrix.core.verdicts import MEANING, SYMBOL, is_finding, rank
+from mcp_matrix.core.verdicts import MEANING, SYMBOL, V, is_finding, rank
 from mcp_matrix.report.advice import advice_for
 from mcp_matrix.report.document import CitedEvidence, ReportCell, ReportFinding
 from mcp_matrix.report.head import ReportHead
@@ -80,7 +80,7 @@ class ReportCells:
             *shown,
             fails,
             e.reason,
-            "tool" if verdict == "unreachable" else "call",
+            "tool" if verdict == V.UNREACHABLE.name else "call",
             tuple(e.behaviours),
             tuple(CitedEvidence("", _s(level), s, n) for level, s, n in cited),
             e.weakest_evidence,

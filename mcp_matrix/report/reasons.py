@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from mcp_matrix.core.verdicts import LOST
+from mcp_matrix.core.verdicts import LOST, V
 
 _REASON_PARTS = 3
 
@@ -41,7 +41,7 @@ class _SaysFinding(Protocol):
 def discovery_reason(verdict: str, findings: Sequence[_SaysFinding]) -> str:
     """A discovery cell's reason: the deciding finding's message for a lost tool, else the
     messages of the findings that lost something (the first three)."""
-    if verdict == "visible" or not findings:
+    if verdict == V.VISIBLE.name or not findings:
         return ""
     if verdict in LOST:
         return findings[-1].message

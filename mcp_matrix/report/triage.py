@@ -228,7 +228,13 @@ def _plan(
             text = NOTES.get(code, f.message or code)
             steps.append(
                 _Step(
-                    "note", ("note", code), "visible", code, text, None, tuple(_sources(f.evidence))
+                    "note",
+                    ("note", code),
+                    V.VISIBLE.name,
+                    code,
+                    text,
+                    None,
+                    tuple(_sources(f.evidence)),
                 )
             )
     return tuple(steps)
@@ -288,7 +294,7 @@ def build_triage(events: Iterable[Event], views: Iterable[ClientView] = ()) -> l
                 for client in clients
             )
         )
-        cause.safe = set(cause.by_verdict) == {"loud"} and cause.fix == KEEP_LOUD
+        cause.safe = set(cause.by_verdict) == {V.LOUD.name} and cause.fix == KEEP_LOUD
     return sorted(merged, key=lambda c: c.severity)
 
 
