@@ -12,6 +12,7 @@ from matrix_servers.billing.schemas import tool_definitions
 
 import mcp_matrix.evolution.replay as replay_module
 from mcp_matrix.behaviours import validation
+from mcp_matrix.evolution import replay_prepare, replay_segment
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.replay import ReplayConfig, replay
 from mcp_matrix.profiles.loader import load_profiles
@@ -47,6 +48,20 @@ def counted_compiles(monkeypatch) -> list:
     return compiled
 
 
+def counted_decisions(monkeypatch) -> list:
+    """The profiles ``decide`` is called for from now on (by the segments and by prepare)."""
+    decided = []
+    real = replay_segment.decide
+
+    def counting(profile, *rest, **kw):
+        decided.append(profile.name)
+        return real(profile, *rest, **kw)
+
+    monkeypatch.setattr(replay_segment, "decide", counting)
+    monkeypatch.setattr(replay_prepare, "decide", counting)
+    return decided
+
+
 def test_the_calls_file_is_read_once_for_every_profile(monkeypatch):
     opened = []
     real = replay_module.iter_calls
@@ -65,14 +80,7 @@ def test_the_calls_file_is_read_once_for_every_profile(monkeypatch):
 def test_a_call_is_judged_once_for_the_profiles_without_call_behaviours(monkeypatch):
     plain = [p for p in runnable() if not p.call][:4]
     assert len(plain) == 4
-    decided = []
-    real = replay_module.decide
-
-    def counting(profile, *rest, **kw):
-        decided.append(profile.name)
-        return real(profile, *rest, **kw)
-
-    monkeypatch.setattr(replay_module, "decide", counting)
+    decided = counted_decisions(monkeypatch)
     doc = offline(plain, "retry.jsonl")
     calls = doc["results"][0]["calls"]
     assert calls > 0
@@ -254,18 +262,11 @@ def test_a_call_sent_alike_is_decided_once_whatever_behaviours_made_it(monkeypat
 
     cont = load_profiles()["continue"]
     meta = copy(cont, name="meta-only", call=(BehaviourUse("add-meta", {}, ()),))
-    decided = []
-    real = replay_module.decide
-
-    def counting(profile, *rest, **kw):
-        decided.append(profile.name)
-        return real(profile, *rest, **kw)
-
-    monkeypatch.setattr(replay_module, "decide", counting)
+    decided = counted_decisions(monkeypatch)
     doc = offline([cont, meta], "retry.jsonl")
     calls = doc["results"][0]["calls"]
     assert calls > 0 and 0 < len(decided) <= calls
-    monkeypatch.setattr(replay_module, "decide", real)
+    monkeypatch.undo()
     assert [offline([p], "retry.jsonl")["results"][0] for p in (cont, meta)] == doc["results"]
 
 
@@ -294,13 +295,13 @@ def test_an_offline_replay_without_events_counts_its_calls_in_bulk(monkeypatch):
     group: they are summed once a file, not counted call by call and profile by profile (fails
     before: one _count per call and profile); the counts are those of a replay with events."""
     counted = []
-    real = replay_module._Segment._count
+    real = replay_segment.ReplaySegment._count
 
     def counting(self, *args):
         counted.append(self.profile.name)
         return real(self, *args)
 
-    monkeypatch.setattr(replay_module._Segment, "_count", counting)
+    monkeypatch.setattr(replay_segment.ReplaySegment, "_count", counting)
     profiles = runnable()[:6]
     bulk = offline(profiles, "retry.jsonl", "live.jsonl")["results"]
     assert counted == []

@@ -1,0 +1,92 @@
+"""Offline, one file's segments (one a profile) fed each call in turn: the call judged once for
+each group of profiles that cannot tell it apart, counted in every profile's tally."""
+
+from __future__ import annotations
+
+from mcp_matrix.evolution.calls_file import RecordedCall
+from mcp_matrix.evolution.replay_effects import ReplayEffect
+from mcp_matrix.evolution.replay_segment import ReplaySegment
+
+
+class SegmentsTogether:
+    """Offline, one file's segments (one a profile) fed each call in turn: judged once for each
+    group of profiles of one kind for the call's tool (``ReplaySegment._kind``: they look the
+    outcome up under the same key, so they get the same one), and counted in every profile's
+    tally, in profile order (the events of a call come out in profile order, as they did).
+    A group that does not show the tool gets one outcome for every call of it, kept (unless
+    an alias is probed: whether a call uses it depends on its arguments)."""
+
+    def __init__(self, segments: list[ReplaySegment]) -> None:
+        self.segments = segments
+        self._groups: dict[str, tuple[list[ReplaySegment], list[int], list[bool]]] = {}
+        self._kept: dict[tuple[str, int], ReplayEffect] = {}  # (tool, group) -> its one outcome
+        self._keeps = bool(segments) and segments[0].config.alias is None
+        # counted in bulk: nothing of a call but its example differs between two tallies
+        # (no event, no alias, no recorded result compared, no transcript, no live retry)
+        self._bulk = (
+            bool(segments)
+            and self._keeps
+            and segments[0].config.emit is None
+            and segments[0].tally.population in ("retry", "live")
+        )
+        self._pending: list[dict[tuple, int]] = [{} for _ in segments]
+
+    def groups(self, tool: str) -> tuple[list[ReplaySegment], list[int], list[bool]]:
+        """One segment judging for each group of ``tool``, each segment's group, and whether
+        a group's outcome is the same for every call (kept once judged)."""
+        known = self._groups.get(tool)
+        if known is None:
+            first: dict[tuple, int] = {}
+            judges: list[ReplaySegment] = []
+            of = []
+            for segment in self.segments:
+                kind = segment._kind(tool)
+                group = first.setdefault(kind, len(judges))
+                if group == len(judges):
+                    judges.append(segment)
+                of.append(group)
+            # a group that does not show the tool: the same outcome whatever the arguments
+            keeps = [self._keeps and judge._kind(tool)[2] for judge in judges]
+            known = self._groups[tool] = (judges, of, keeps)
+        return known
+
+    def play(self, call: RecordedCall) -> None:
+        tool = call.tool
+        judges, of, keeps = self.groups(tool)
+        effects = []
+        for group, segment in enumerate(judges):
+            if keeps[group]:
+                effect = self._kept.get((tool, group))
+                if effect is None:
+                    effect = self._kept[tool, group] = segment._judge(call)
+            else:
+                effect = segment._judge(call)
+            effects.append(effect)
+        if not self._bulk:
+            for segment, group in zip(self.segments, of):
+                segment._count(call, effects[group], segment.tally)
+            return
+        keys = [e.counted() for e in effects]
+        for segment, group, pending in zip(self.segments, of, self._pending):
+            key = keys[group]
+            pending[key] = pending.get(key, 0) + 1
+            tally = segment.tally
+            if key[0] != "delivered" and tally.wants_example(key[0]):
+                tally.example(key[0], effects[group].example(call))
+
+    def flush(self) -> None:
+        """The calls counted in bulk added to each tally (``ReplaySegment._count``'s counters)."""
+        for segment, pending in zip(self.segments, self._pending):
+            tally = segment.tally
+            for (category, verdict, sometimes, retry), n in pending.items():
+                tally.calls += n
+                for behaviours in sometimes:
+                    tally.sometimes[behaviours] += n
+                tally.categories[category] += n
+                tally.verdicts[verdict] += n
+                if retry is not None:
+                    tally.retry[retry] += n
+            pending.clear()
+
+
+__all__ = ["SegmentsTogether"]
