@@ -29,8 +29,10 @@ from mcp_matrix.evolution.schema import (
     required,
 )
 from mcp_matrix.profiles.model import Profile
+from mcp_matrix.run.call_servers import SUCCESS, Intended, SchemaServer
 from mcp_matrix.run.classify import Answer, Verdict, classify
-from mcp_matrix.run.deliver import SUCCESS, Intended, SchemaServer, deliver, hold_tool, unread
+from mcp_matrix.run.deliver import deliver, unread
+from mcp_matrix.run.held import hold_tool
 from mcp_matrix.simulate.caching import StaleWindow, stale_window
 from mcp_matrix.simulate.calls import evidence_for, held_view
 from mcp_matrix.targets.snapshot import Snapshot

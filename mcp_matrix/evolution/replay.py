@@ -59,8 +59,8 @@ from mcp_matrix.evolution.replay_report import (
 from mcp_matrix.evolution.replay_segment import ReplaySegment
 from mcp_matrix.evolution.replay_shared import SharedOutcomes
 from mcp_matrix.evolution.replay_together import SegmentsTogether
-from mcp_matrix.run.deliver import Held, hold
 from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.run.held import Held, hold
 from mcp_matrix.targets.snapshot import Snapshot, take_snapshot
 
 # -- the run ----------------------------------------------------------------------------------

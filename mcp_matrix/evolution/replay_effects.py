@@ -10,8 +10,8 @@ from mcp_matrix.core.events import CellMutation
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.evolution.replay_prepare import Prepared
 from mcp_matrix.evolution.replay_report import Tally, TranscriptTally
+from mcp_matrix.run.call_servers import listed_violations
 from mcp_matrix.run.classify import Answer, Verdict
-from mcp_matrix.run.deliver import listed_violations
 
 DETERMINISTIC_RPC_CODES = (
     -32601,

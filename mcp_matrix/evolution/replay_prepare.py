@@ -13,8 +13,10 @@ from typing import Any, NamedTuple
 from mcp_matrix.core.model import CallContext, ClientView
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.profiles.model import Profile
+from mcp_matrix.run.call_servers import Intended
 from mcp_matrix.run.classify import Verdict
-from mcp_matrix.run.deliver import Held, Intended, decide, hold, prepare
+from mcp_matrix.run.deliver import decide, prepare
+from mcp_matrix.run.held import Held, hold
 from mcp_matrix.simulate.calls import Variant
 
 

@@ -33,9 +33,11 @@ from mcp_matrix.evolution.replay_report import (
     divergence,
 )
 from mcp_matrix.evolution.replay_shared import OFFLINE_MEMO, SharedOutcomes, memo_key
+from mcp_matrix.run.call_servers import Intended, LiveServer, SchemaServer
 from mcp_matrix.run.classify import Answer, Verdict
 from mcp_matrix.run.connection import Connection  # a session that reopens after a failure
-from mcp_matrix.run.deliver import Held, Intended, LiveServer, SchemaServer, decide
+from mcp_matrix.run.deliver import decide
+from mcp_matrix.run.held import Held
 from mcp_matrix.simulate.calls import ReadsContext
 
 

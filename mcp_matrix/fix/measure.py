@@ -21,8 +21,10 @@ from mcp_matrix.core.verdicts import BY_NAME, DISCOVERY_VERDICTS, FINE, V, is_fi
 from mcp_matrix.evolution.effects import alias_rule
 from mcp_matrix.evolution.examples import example, sample, validation_errors
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.run.deliver import Held, Intended, SchemaServer, deliver, hold, listed_violations
+from mcp_matrix.run.call_servers import Intended, SchemaServer, listed_violations
+from mcp_matrix.run.deliver import deliver
 from mcp_matrix.run.discovery import discover_all
+from mcp_matrix.run.held import Held, hold
 from mcp_matrix.targets.snapshot import Snapshot
 
 # A discovery cell that is a finding (the tool lost or its schema degraded), and the call

@@ -12,7 +12,7 @@ from pathlib import Path
 import mcp_matrix
 
 PACKAGE = Path(mcp_matrix.__file__).parent
-HOME = PACKAGE / "run" / "deliver.py"
+HOME = PACKAGE / "run" / "held.py"
 
 
 def _builds_held(path: Path) -> list[int]:
@@ -32,5 +32,5 @@ def test_held_is_built_only_by_the_functions_beside_it():
         for path in sorted(PACKAGE.rglob("*.py"))
         if path != HOME and (lines := _builds_held(path))
     }
-    assert elsewhere == {}, "build Held with deliver.hold or deliver.hold_tool"
-    assert _builds_held(HOME), "deliver.py builds it"
+    assert elsewhere == {}, "build Held with held.hold or held.hold_tool"
+    assert _builds_held(HOME), "held.py builds it"
