@@ -40,7 +40,8 @@ from mcp_matrix.run.config import Progress
 from mcp_matrix.run.discovery import discover_all
 from mcp_matrix.run.matrix import RunConfig, run_matrix
 from mcp_matrix.run.results import ResultsWriter
-from mcp_matrix.run.sharing import SHARE_MODES, Work
+from mcp_matrix.run.session_pool import Work
+from mcp_matrix.run.sharing import SHARE_MODES
 from mcp_matrix.targets.kinds import KINDS, Target, TargetOptions
 from mcp_matrix.targets.snapshot import Snapshot, load_snapshot, take_snapshot
 from mcp_matrix.wire.session import Timeouts
@@ -71,7 +72,7 @@ class RunOutcome:
     counts: Mapping[str, int] = field(default_factory=dict)
     json_events: tuple[dict, ...] = field(default=(), repr=False, compare=False)
     work: Work | None = (
-        None  # the calls' sessions and requests against the least (mcp_matrix.run.sharing)
+        None  # the calls' sessions and requests against the least (mcp_matrix.run.session_pool)
     )
 
     @property

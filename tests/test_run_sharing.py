@@ -12,11 +12,10 @@ from mcp_matrix.profiles.loader import load_profiles, select_profiles
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline
 from mcp_matrix.run.connection import wire_handshake
 from mcp_matrix.run.results import read_events
+from mcp_matrix.run.session_pool import SessionPool, fresh_identities
 from mcp_matrix.run.sharing import (
     ServerEras,
-    SessionPool,
     SharingPlan,
-    fresh_identities,
     plan_sharing,
     stateless,
     wire_identity,

@@ -41,7 +41,7 @@ from mcp_matrix.run.cases import Case, unknown_tools
 from mcp_matrix.run.config import Emit, Progress, ProgressCounter
 from mcp_matrix.run.discovery import listed_profile
 from mcp_matrix.run.profile_calls import call_profiles
-from mcp_matrix.run.sharing import (
+from mcp_matrix.run.session_pool import (
     Work,
 )
 from mcp_matrix.targets.kinds import Target
@@ -78,7 +78,7 @@ class MatrixOutcome:
     counts: dict[str, int] = field(default_factory=dict)
     deadline_passed: bool = False
     work: Work | None = (
-        None  # what the calls cost the server against the least (mcp_matrix.run.sharing)
+        None  # what the calls cost the server against the least (mcp_matrix.run.session_pool)
     )
 
 

@@ -29,16 +29,14 @@ from mcp_matrix.run.connection import Interrupted, breaker_saw
 from mcp_matrix.run.deliver import Delivery, deliver
 from mcp_matrix.run.discovery import discover_all
 from mcp_matrix.run.held import Held, hold
-from mcp_matrix.run.sharing import (
+from mcp_matrix.run.session_pool import (
     FreshAnswers,
     ProfileConnection,
-    ServerEras,
     SessionPool,
-    SharingPlan,
     Work,
     fresh_identities,
-    plan_sharing,
 )
+from mcp_matrix.run.sharing import ServerEras, SharingPlan, plan_sharing
 from mcp_matrix.simulate.caching import stale_window
 from mcp_matrix.targets.kinds import Target
 from mcp_matrix.targets.snapshot import Snapshot
