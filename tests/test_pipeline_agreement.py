@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_matrix.core.events import ReplayCall
+from mcp_matrix.core.replay_events import ReplayCall
 from mcp_matrix.core.verdicts import rank
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.effects import call_outcomes

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypeAlias, Union
 
 # Union (not ``|``): the alias is recursive, so it names itself as a string, which ``|`` cannot
-# join at run time (``typing.get_type_hints`` evaluates it: core/events.py reads field types).
+# join at run time (``typing.get_type_hints`` evaluates it: core/json_record.py reads field types).
 JSON: TypeAlias = Union[None, bool, int, float, str, Sequence["JSON"], Mapping[str, "JSON"]]  # noqa: UP007
 JSONObject: TypeAlias = Mapping[str, JSON]
 

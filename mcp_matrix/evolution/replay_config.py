@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_matrix.core.events import ReplayCall
+from mcp_matrix.core.replay_events import ReplayCall
 from mcp_matrix.evolution.calls_file import CallsFile, RecordedCall
 from mcp_matrix.evolution.replay_report import VOLATILE_KEYS
 from mcp_matrix.profiles.model import Profile

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from mcp_matrix.core.events import CellMutation
+from mcp_matrix.core.event_values import CellMutation
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.evolution.replay_prepare import Prepared
 from mcp_matrix.evolution.replay_report import Tally, TranscriptTally

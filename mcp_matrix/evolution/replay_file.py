@@ -16,16 +16,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.core.events import (
-    EventError,
+from mcp_matrix.core.events import EventError
+from mcp_matrix.core.infiles import input_lines, open_input
+from mcp_matrix.core.jsontypes import JSONObject
+from mcp_matrix.core.outfiles import open_results
+from mcp_matrix.core.replay_events import (
     ReplayEvent,
     ReplayFinished,
     ReplayStarted,
     replay_event_from_json,
 )
-from mcp_matrix.core.infiles import input_lines, open_input
-from mcp_matrix.core.jsontypes import JSONObject
-from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.targets.kinds import Target, scrub_json
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_matrix import __version__
-from mcp_matrix.core.events import REPLAY_FORMAT, REPLAY_VERSION
+from mcp_matrix.core.replay_events import REPLAY_FORMAT, REPLAY_VERSION
 from mcp_matrix.core.verdicts import REPLAY_CATEGORY
 from mcp_matrix.run.classify import Answer, same_result
 

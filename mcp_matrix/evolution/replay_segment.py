@@ -10,7 +10,8 @@ from dataclasses import replace
 
 from mcp_matrix.behaviours.registry import freeze
 from mcp_matrix.behaviours.rewrite import fingerprint
-from mcp_matrix.core.events import CellViolation, ReplayCall
+from mcp_matrix.core.event_values import CellViolation
+from mcp_matrix.core.replay_events import ReplayCall
 from mcp_matrix.core.tools import read_only, retry_safe
 from mcp_matrix.core.verdicts import SHOWN
 from mcp_matrix.evolution.calls_file import RecordedCall

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mcp_matrix.core.events import CallCell, Cell, CellFinding, DiscoveryCell
+from mcp_matrix.core.event_values import CellFinding
+from mcp_matrix.core.events import CallCell, Cell, DiscoveryCell
 from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.tools import read_only
 from mcp_matrix.core.verdicts import ADVICE_ALWAYS, FINE, LOST, REPLAY_CATEGORY, SILENT_CHANGE, V

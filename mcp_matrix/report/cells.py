@@ -11,15 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from mcp_matrix.core.events import (
-    CallCell,
-    Cell,
-    CellFinding,
-    DiscoveryCell,
-    Event,
-    JsonRecord,
-    SnapshotTaken,
-)
+from mcp_matrix.core.event_values import CellFinding
+from mcp_matrix.core.events import CallCell, Cell, DiscoveryCell, Event, SnapshotTaken
+from mcp_matrix.core.json_record import JsonRecord
 from mcp_matrix.core.verdicts import MEANING, SYMBOL, V, is_finding, rank
 from mcp_matrix.report.advice import advice_for
 from mcp_matrix.report.document import CitedEvidence, ReportCell, ReportFinding

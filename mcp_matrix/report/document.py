@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mcp_matrix.core.events import HELD, CellEvidence, CellMutation, CellVariant, JsonRecord
+from mcp_matrix.core.event_values import CellEvidence, CellMutation, CellVariant
+from mcp_matrix.core.json_record import HELD, JsonRecord
 from mcp_matrix.core.jsontypes import JSON, JSONObject
 
 FORMAT = "mcp-matrix.report"

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from mcp_matrix.core.event_values import ListedProfile
 from mcp_matrix.core.events import (
     CallCell,
     Cell,
     DiscoveryCell,
     Event,
-    ListedProfile,
     RunFinished,
     RunStarted,
     Skipped,

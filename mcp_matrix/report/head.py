@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_matrix.core.event_values import ListedProfile
 from mcp_matrix.core.events import (
     CallCell,
     Cell,
     DiscoveryCell,
     Event,
-    ListedProfile,
     ProfileError,
     RunFinished,
     RunStarted,

@@ -34,7 +34,8 @@ from typing import IO, Any, TypeVar
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from mcp_matrix.core.events import Event, JsonRecord
+from mcp_matrix.core.events import Event
+from mcp_matrix.core.json_record import JsonRecord
 from mcp_matrix.core.text import safe
 from mcp_matrix.core.verdicts import MEANING, SEVERITY, SYMBOL, css_rules
 from mcp_matrix.report.cause_words import cause_title, cause_where, citable, problems

@@ -27,7 +27,8 @@ from typing import IO, Any
 
 from mcp_matrix.core.collector import collector_paused
 from mcp_matrix.core.content_table import ContentTable
-from mcp_matrix.core.events import CellEvidence, Event
+from mcp_matrix.core.event_values import CellEvidence
+from mcp_matrix.core.events import Event
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.report.discovery_doc import SchemaTable

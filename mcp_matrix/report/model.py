@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from mcp_matrix import __version__
-from mcp_matrix.core.events import Event, ListedProfile, RunStarted, typed_events
+from mcp_matrix.core.event_values import ListedProfile
+from mcp_matrix.core.events import Event, RunStarted, typed_events
 from mcp_matrix.report.cells import ReportCells
 from mcp_matrix.report.document import Report, ReportCell
 from mcp_matrix.report.grid import RELEASE_FAILING, gate_scope, run_profiles

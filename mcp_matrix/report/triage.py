@@ -24,15 +24,8 @@ from functools import partial
 from itertools import chain
 from typing import NamedTuple
 
-from mcp_matrix.core.events import (
-    CallCell,
-    CellEvidence,
-    CellFinding,
-    DiscoveryCell,
-    Event,
-    SnapshotTaken,
-    typed_events,
-)
+from mcp_matrix.core.event_values import CellEvidence, CellFinding
+from mcp_matrix.core.events import CallCell, DiscoveryCell, Event, SnapshotTaken, typed_events
 from mcp_matrix.core.evidence import Evidence
 from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.materiality import MATERIAL, keyword_at, materiality_of

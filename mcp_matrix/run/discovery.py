@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from mcp_matrix.core.events import DiscoveryCell, Event, ListedProfile, RunFinished, RunStarted
+from mcp_matrix.core.event_values import ListedProfile
+from mcp_matrix.core.events import DiscoveryCell, Event, RunFinished, RunStarted
 from mcp_matrix.core.model import ClientView
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.discovery import client_views, initial_state

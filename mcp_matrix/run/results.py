@@ -31,13 +31,13 @@ from mcp_matrix.core.events import (
     DiscoveryCell,
     Event,
     EventError,
-    Memo,
     as_json,
     build_event,
     check_event,
     typed_event,
 )
 from mcp_matrix.core.infiles import input_lines, open_input
+from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.targets.kinds import scrub_json
 

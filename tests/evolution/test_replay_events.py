@@ -17,7 +17,8 @@ from matrix_servers.billing.schemas import tool_definitions
 
 from mcp_matrix import __version__
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.core.events import CellMutation, CellViolation, ReplayCall, ReplayFinished
+from mcp_matrix.core.event_values import CellMutation, CellViolation
+from mcp_matrix.core.replay_events import ReplayCall, ReplayFinished
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.replay import ReplayConfig, replay
 from mcp_matrix.evolution.replay_file import ReplayResultsFile, read_replay_events

@@ -12,7 +12,8 @@ import jsonschema
 import pytest
 
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.core.events import CallCell, CellFinding, EventError, typed_events
+from mcp_matrix.core.event_values import CellFinding
+from mcp_matrix.core.events import CallCell, EventError, typed_events
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_read import read_report
 from mcp_matrix.report.json_report import (

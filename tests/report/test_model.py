@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from mcp_matrix.core.events import CellMutation, typed_events
+from mcp_matrix.core.event_values import CellMutation
+from mcp_matrix.core.events import typed_events
 from mcp_matrix.report.document import Report, ReportCell, ReportFinding
 from mcp_matrix.report.json_report import build_report, write_json, write_model
 from mcp_matrix.report.model import read_model, stream_model

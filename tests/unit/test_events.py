@@ -9,17 +9,18 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.core.events import (
-    EVENTS,
-    CallCell,
+from mcp_matrix.core.event_values import (
     CellEvidence,
     CellFinding,
     CellMutation,
     CellViolation,
+    ListedProfile,
+)
+from mcp_matrix.core.events import (
+    EVENTS,
+    CallCell,
     DiscoveryCell,
     EventError,
-    JsonRecord,
-    ListedProfile,
     ProfileError,
     RunFinished,
     RunStarted,
@@ -29,6 +30,7 @@ from mcp_matrix.core.events import (
     SnapshotTaken,
     event_from_json,
 )
+from mcp_matrix.core.json_record import JsonRecord
 from mcp_matrix.core.schemas import load_schema
 from mcp_matrix.core.verdicts import CALL_VERDICTS, DISCOVERY_VERDICTS
 from mcp_matrix.run.results import ResultsWriter, cells, read_events, read_typed
