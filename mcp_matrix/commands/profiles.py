@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
                         "extends": list(p.extends),
                         "weakest_evidence": p.weakest_evidence,
                         **evidence_age(p),
+                        "calibration": calibration_json(calibration_column(p)),
                     }
                     for p in rows
                 ],
@@ -121,6 +122,24 @@ def calibration_column(profile) -> dict | None:
     from mcp_matrix.calibrate.status import calibration_status
 
     return calibration_status(profile)
+
+
+def calibration_json(status: dict | None) -> dict | None:
+    """The latest record's agreement as ``profiles --json`` gives it (None: not calibrated): the
+    cells the profile predicts as the client did, of those compared, by ``record_drift`` as
+    tests/calibration/test_calibrated_profiles.py judges them."""
+    if status is None:
+        return None
+    out = {
+        "record": f"clients/calibrations/{status['record']}",
+        "client_version": status["version"],
+        "date": status["date"],
+        "cells_agreeing": status["agree"],
+        "cells_compared": status["cells"],
+    }
+    if "unjudged" in status:  # probe sets with no model request and no word why
+        out["probe_sets_unjudged"] = status["unjudged"]
+    return out
 
 
 def calibration_text(profile) -> str:
