@@ -29,15 +29,15 @@ from mcp_matrix.wire.session import Timeouts
 
 @dataclass(frozen=True)
 class Calibration:
-    """A record of what the client did, its drift cells, and the probe sets it never answered."""
+    """A record of what the client did, its drift cells, and the probe sets it could not judge."""
 
     record: dict
     cells: tuple[drifts.Cell, ...]
-    failed: tuple[str, ...]  # probe sets where the client never asked its model
+    failed: tuple[str, ...]  # no model request, and the record cannot say why (unjudged)
 
     @property
     def measured(self) -> bool:
-        """False when the client asked its model on no probe set at all."""
+        """False when no probe set could be judged (no model request anywhere, no abort shown)."""
         return not self.failed or len(self.failed) < len(self.record.get("probe_sets") or {})
 
 
@@ -149,9 +149,8 @@ def calibrate(
         observed,
         command=shlex.join(command) if command else "",
     )
-    cells = drifts.record_drift(profile, rec, {ps.id: ps for ps in sets})
-    failed = tuple(s for s, o in observed.items() if o["outcome"] == "no-model-request")
-    return Calibration(rec, tuple(cells), failed)
+    judged = drifts.judge_record(profile, rec, {ps.id: ps for ps in sets})
+    return Calibration(rec, judged.cells, judged.unjudged)
 
 
 __all__ = ["Calibration", "calibrate", "check_transport", "probe_sets", "server_for"]

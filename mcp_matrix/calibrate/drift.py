@@ -18,6 +18,11 @@ culprit's too when the model API's rule blames it (the client built and sent it,
 own rewrites: ``refused_by_api``), not when the client's own rule did. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
 Python SDK's gate raising) reaches no model whatever its outcome: when the exception ends the
 whole run (``session-broken``) every tool is predicted absent, as for a dropped server.
+
+A probe set where the client made no model request is compared the same way when the record shows
+the client aborted (its driver reported the exception, no timeout: ``aborted``): every tool absent,
+every call not sent. Where the record cannot say why (a timeout, no driver line) the set is not
+compared but counted (``RecordDrift.unjudged``), so a wrong "visible" cannot hide behind it.
 """
 
 from __future__ import annotations
@@ -233,14 +238,49 @@ def agreement(cells: list[Cell]) -> tuple[int, int]:
     return sum(1 for c in cells if c.agree), len(cells)
 
 
-def record_drift(profile: Profile, record: dict, probe_sets: dict[str, ProbeSet]) -> list[Cell]:
-    """Drift over every probe set a record holds (sets this mcp-matrix no longer has are skipped)."""
+@dataclass(frozen=True)
+class RecordDrift:
+    """A record's cells, and the probe sets it holds that could not be judged: the client made
+    no model request and the record does not say why (a timeout, a harness error), so neither
+    "visible" nor "absent" is known. Counted, never dropped silently."""
+
+    cells: tuple[Cell, ...]
+    unjudged: tuple[str, ...]
+
+
+def aborted(obs: dict) -> bool:
+    """True when the record shows the client gave up before any model request: its driver
+    reported the exception that ended the run (``ok`` false, an ``error``), and the run did not
+    time out. Then nothing reached the model: every tool absent, every call not sent."""
+    driver = obs.get("driver")
+    run = obs.get("run") or {}
+    return (
+        obs.get("outcome") == "no-model-request"
+        and not run.get("timed_out")
+        and isinstance(driver, dict)
+        and driver.get("ok") is False
+        and bool(driver.get("error"))
+    )
+
+
+def judge_record(profile: Profile, record: dict, probe_sets: dict[str, ProbeSet]) -> RecordDrift:
+    """Drift over every probe set a record holds (sets this mcp-matrix no longer has, or took on
+    an older version of a set, are skipped). A set with no model request is compared as the whole
+    run aborted (every tool absent, every call not sent: what the profile's ``list-rejected``
+    rule predicts) when the record shows an abort (``aborted``), else counted as unjudged."""
     cells: list[Cell] = []
+    unjudged: list[str] = []
     for set_id, obs in record.get("probe_sets", {}).items():
         probe = probe_sets.get(set_id)
-        if probe is None or obs.get("outcome") == "no-model-request":
-            continue
-        if obs.get("probe_digest") not in (None, probe_digest(probe)):
+        if probe is None or obs.get("probe_digest") not in (None, probe_digest(probe)):
             continue  # taken on an older version of the set: its cells would compare other tools
+        if obs.get("outcome") == "no-model-request" and not aborted(obs):
+            unjudged.append(set_id)
+            continue
         cells += drift(profile, probe, obs, obs.get("server_name", "probe"))
-    return cells
+    return RecordDrift(tuple(cells), tuple(unjudged))
+
+
+def record_drift(profile: Profile, record: dict, probe_sets: dict[str, ProbeSet]) -> list[Cell]:
+    """The cells of ``judge_record`` (its unjudged sets are there)."""
+    return list(judge_record(profile, record, probe_sets).cells)

@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
             "record": rec,
             "profile": profiles[profile_name].name,
             "drift": [c.to_json() for c in done.cells],
+            "unjudged": list(done.failed),  # no model request, and the record cannot say why
         }
         sys.stdout.write(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     else:
@@ -170,9 +171,14 @@ def print_drift(rec: dict, profile: str, cells: list[drifts.Cell], failed: list[
         out(f"\n[{clean(set_id)}] {status}; handshake: {clean(hs, 120)}\n")
         if obs["outcome"] == "no-model-request":
             tail = obs.get("client_output_tail") or ""
+            judged = (
+                "not judged"
+                if set_id in failed
+                else "it aborted: compared as every tool absent, every call not sent"
+            )
             out(
                 f"  the client never asked its model (exit {obs['run']['returncode']}, timed out: "
-                f"{obs['run']['timed_out']}) {clean(tail, 300)}\n"
+                f"{obs['run']['timed_out']}; {judged}) {clean(tail, 300)}\n"
             )
         wrong = [c for c in set_cells if not c.agree]
         for c in wrong[:MAX_SHOWN]:
@@ -187,6 +193,6 @@ def print_drift(rec: dict, profile: str, cells: list[drifts.Cell], failed: list[
     pct = f"{100 * agree / total:.1f}%" if total else "n/a"
     out(
         f"\nagreement: {pct} ({agree} of {total} cells)"
-        + (f"; {len(failed)} probe set(s) not measured: {', '.join(failed)}" if failed else "")
+        + (f"; {len(failed)} probe set(s) not judged: {', '.join(failed)}" if failed else "")
         + "\n"
     )
