@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from mcp_matrix.calibrate import probe, record
 from mcp_matrix.calibrate.drift import agreement, judge_record, record_drift
+from mcp_matrix.calibrate.status import calibration_status, status_text
 from mcp_matrix.profiles.loader import load_profiles
 
 # smolagents 1.26.0 raised before asking its model: 'Circular reference detected' building the
@@ -63,3 +64,9 @@ def test_no_model_request_the_record_cannot_explain_is_counted_unjudged():
     judged = judge_record(load_profiles()["semantic-kernel"], doc, probe.PROBE_SETS)
     assert judged.unjudged == ("bool-subschema",)
     assert {c.probe_set for c in judged.cells} == {"ref-cycle"}
+
+
+def test_the_profiles_calibration_status_counts_the_unjudged_set():
+    status = calibration_status(load_profiles()["semantic-kernel"])
+    assert status is not None and status["unjudged"] == 1
+    assert status_text(status).endswith("100%, 1 set unjudged")
