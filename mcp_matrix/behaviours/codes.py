@@ -68,11 +68,11 @@ DECLARED: dict[str, frozenset[str]] = {
     "smolagents": frozenset({"client-refused", "list-rejected", "made-required", "name-sanitised"}),
     "schema_refs": frozenset({"external-ref"}),
     "schemas": frozenset(
-        {"array-without-items", "dangling-ref", "invalid-json-schema", "items-added"}
-        | {"keyword-refused", "not-checked", "ref-cycle", "ref-unresolved", "root-combinator"}
+        {"array-without-items", "items-added", "keyword-refused", "root-combinator"}
         | {"root-combinator-collapsed", "root-combinator-deleted", "root-combinator-flattened"}
-        | {"walk-limit"}
     ),
+    "metaschema": frozenset({"invalid-json-schema", "not-checked"}),
+    "ref_rewrites": frozenset({"dangling-ref", "ref-cycle", "ref-unresolved", "walk-limit"}),
 }
 
 # Every code a behaviour may emit.

@@ -2,7 +2,7 @@
 
 Each behaviour is a pure function registered under the name profiles use. List-level
 behaviours (gates, pagination, caps: ``lists``; names: ``names``) take and return a
-``ListState``; per-schema rewrites (``schemas``, ``keywords`` and the client algorithms in
+``ListState``; per-schema rewrites (``schemas``, ``metaschema``, ``ref_rewrites``, ``keywords`` and the client algorithms in
 ``codex``, ``dialects``, ``google``) use ``schema_rewrite`` and are memoised by schema
 fingerprint. Every rule is written up with its evidence in docs/clients/; the docstrings name
 the page and section (``docs/clients/openai.md#codex``) or the calibration record.
@@ -25,10 +25,12 @@ from mcp_matrix.behaviours import (
     keywords,
     langchain_genai,
     lists,
+    metaschema,
     names,
     openai_agents,
     pydantic_schema,
     python_sdk,
+    ref_rewrites,
     schemas,
 )
 
@@ -36,6 +38,8 @@ MODULES = (
     lists,
     names,
     schemas,
+    metaschema,
+    ref_rewrites,
     keywords,
     codex,
     dialects,

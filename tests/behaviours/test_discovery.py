@@ -14,14 +14,10 @@ from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.dialects import openai_strict, roo_normalize, zed_adapt
 from mcp_matrix.behaviours.google import adk_gemini_schema, litellm_vertex, vercel_google_openapi
 from mcp_matrix.behaviours.keywords import strip_keywords
+from mcp_matrix.behaviours.metaschema import metaschema_validate
+from mcp_matrix.behaviours.ref_rewrites import resolve_refs, strip_defs
 from mcp_matrix.behaviours.rewrite import MISSING, Outcome
-from mcp_matrix.behaviours.schemas import (
-    array_items_required,
-    metaschema_validate,
-    resolve_refs,
-    root_combinators,
-    strip_defs,
-)
+from mcp_matrix.behaviours.schemas import array_items_required, root_combinators
 from mcp_matrix.core.model import DISCOVERY_VERDICTS, ListState
 from mcp_matrix.simulate.discovery import initial_state, refused_by_api
 from tests.behaviours.conftest import load
