@@ -15,8 +15,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from mcp_matrix.calibrate.fake_model import ModelTool, correlate, model_tools
 from mcp_matrix.calibrate.harness import HarnessRun, parse_driver_line
+from mcp_matrix.calibrate.model_requests import ModelTool, correlate, model_tools
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.tap import C2S, S2C, messages
 from mcp_matrix.calibrate.tool_results import model_results

@@ -9,7 +9,7 @@ import json
 import sys
 
 from mcp_matrix.calibrate.calibration import calibrate
-from mcp_matrix.calibrate.fake_model import ModelTool, correlate
+from mcp_matrix.calibrate.model_requests import ModelTool, correlate
 from mcp_matrix.calibrate.probe import LONG_NAME, get_set
 from mcp_matrix.calibrate.record import called_as
 from mcp_matrix.profiles.loader import load_profiles

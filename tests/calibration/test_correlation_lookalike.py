@@ -5,7 +5,7 @@ content (collide.a vs collide_a)."""
 
 from __future__ import annotations
 
-from mcp_matrix.calibrate.fake_model import ModelTool, correlate
+from mcp_matrix.calibrate.model_requests import ModelTool, correlate
 
 AB = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}}
 

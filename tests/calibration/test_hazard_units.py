@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp_matrix.calibrate import probe
 from mcp_matrix.calibrate.drift import drift, observed_result, predict
-from mcp_matrix.calibrate.fake_model import ModelTool, correlate
+from mcp_matrix.calibrate.model_requests import ModelTool, correlate
 from mcp_matrix.calibrate.tool_results import model_results
 from mcp_matrix.profiles.loader import load_profiles
 

@@ -28,7 +28,7 @@ import pytest
 from mcp_matrix.behaviours import registry
 from mcp_matrix.calibrate import harness
 from mcp_matrix.calibrate.drift import predict, same
-from mcp_matrix.calibrate.fake_model import model_tools
+from mcp_matrix.calibrate.model_requests import model_tools
 from mcp_matrix.calibrate.probe import PROBE_SETS
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.simulate.discovery import initial_state

@@ -9,7 +9,8 @@ import urllib.request
 
 import pytest
 
-from mcp_matrix.calibrate.fake_model import FakeModel, ScriptedCall, tool_turn, tools_off
+from mcp_matrix.calibrate.fake_model import FakeModel, ScriptedCall
+from mcp_matrix.calibrate.model_requests import tool_turn, tools_off
 from mcp_matrix.calibrate.provider_limits import ENFORCED, LIMITS, refusal
 
 
