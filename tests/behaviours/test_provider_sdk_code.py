@@ -25,7 +25,8 @@ from anthropic.lib.tools.mcp import mcp_tool
 from mcp import types
 
 from mcp_matrix.calibrate.drift import predict
-from mcp_matrix.calibrate.probe import CONTROL, PROBE_SETS
+from mcp_matrix.calibrate.probe import PROBE_SETS
+from mcp_matrix.calibrate.probe_tools import CONTROL
 from tests.behaviours.conftest import load
 
 MESSAGE = {  # the smallest Messages API answer the SDK parses: the turn ends, no tool called

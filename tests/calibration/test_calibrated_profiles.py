@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_matrix.behaviours import registry
-from mcp_matrix.calibrate import probe, record
+from mcp_matrix.calibrate import probe, probe_coverage, record
 from mcp_matrix.calibrate.drift import agreement, record_drift
 from mcp_matrix.profiles.loader import load_profiles
 
@@ -58,9 +58,13 @@ def test_the_profile_cites_its_record_as_observed_evidence(path):
 
 def test_every_registry_behaviour_is_probed_or_says_why_not():
     names = set(registry.load_all())
-    covered = {n for n, sets in probe.PROBE_COVERAGE.items() if sets} | set(probe.NOT_PROBED)
+    covered = {n for n, sets in probe_coverage.PROBE_COVERAGE.items() if sets} | set(
+        probe_coverage.NOT_PROBED
+    )
     assert names - covered == set()
-    assert all(s in probe.PROBE_SETS for sets in probe.PROBE_COVERAGE.values() for s in sets)
+    assert all(
+        s in probe.PROBE_SETS for sets in probe_coverage.PROBE_COVERAGE.values() for s in sets
+    )
 
 
 def test_names_and_schemas_are_compared_for_every_tool_the_one_the_api_refuses_included():

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from mcp_matrix.calibrate import harness, probe
+from mcp_matrix.calibrate import harness, probe, probe_tools
 from mcp_matrix.calibrate.calibration import server_for
 from mcp_matrix.calibrate.drift import NOT_SENT, predict
 from mcp_matrix.calibrate.tap import messages
@@ -147,10 +147,10 @@ def test_only_continue_cli_refuses_a_call_without_a_top_level_required_key(clien
 def _slow_server_names(recipe: harness.Recipe, tmp_path) -> list[str]:
     """The MCP tools Cline CLI offers its model when the server answers only after 6 s."""
     path = tmp_path / "tools.json"
-    path.write_text(json.dumps([probe.CONTROL]))
+    path.write_text(json.dumps([probe_tools.CONTROL]))
     argv = ("sh", "-c", f"sleep 6; exec {sys.executable} -m matrix_servers.probe --tools {path}")
     run = harness.run_recipe(
-        recipe, harness.ServerSpec(argv=argv), (probe.CONTROL_CALL,), tool_names=["control"]
+        recipe, harness.ServerSpec(argv=argv), (probe_tools.CONTROL_CALL,), tool_names=["control"]
     )
     return [n for n in _model_names(run) if n.startswith("probe__")]
 

@@ -10,7 +10,8 @@ import sys
 
 from mcp_matrix.calibrate.calibration import calibrate
 from mcp_matrix.calibrate.model_requests import ModelTool, correlate
-from mcp_matrix.calibrate.probe import LONG_NAME, get_set
+from mcp_matrix.calibrate.probe import get_set
+from mcp_matrix.calibrate.probe_tools import LONG_NAME
 from mcp_matrix.calibrate.record import called_as
 from mcp_matrix.profiles.loader import load_profiles
 from tests.calibration.test_harness import TOY, toy_recipe

@@ -3,7 +3,7 @@ was told of each call, look-alike names told apart by content, and the ``result`
 
 from __future__ import annotations
 
-from mcp_matrix.calibrate import probe
+from mcp_matrix.calibrate import probe, probe_hazards, probe_tools
 from mcp_matrix.calibrate.drift import drift, observed_result, predict
 from mcp_matrix.calibrate.model_requests import ModelTool, correlate
 from mcp_matrix.calibrate.tool_results import model_results
@@ -77,7 +77,7 @@ def test_each_api_s_tool_result_is_tied_back_to_the_fake_model_s_call_by_its_id(
 def test_two_tools_that_clean_to_one_name_are_told_apart_by_content_not_by_name():
     """``collide.a`` and ``collide_a`` both read as ``probe__collide_a`` by name; a client that
     kept only ``collide_a`` must not have it counted as ``collide.a`` (which is listed first)."""
-    tools, _ = probe._name_set(probe.COLLISIONS)
+    tools, _ = probe_hazards.name_set(probe_hazards.COLLISIONS)
     raw = {t["name"]: t for t in tools}
     survivor = raw["collide_a"]
     shown = [
@@ -198,7 +198,7 @@ def test_codex_0171_keeps_a_ref_and_drops_unused_defs_without_a_phantom_loss():
         },
     }
     assert set(pruned_defs(schema)["$defs"]) == {"Parent", "Id"}
-    ps = probe.ProbeSet("t", "", (probe._tool("notion_like", schema),), ())
+    ps = probe.ProbeSet("t", "", (probe_tools.probe_tool("notion_like", schema),), ())
     pred = predict(load_profiles()["codex"], ps, "probe")["tools"]["notion_like"]
     assert pred["schema"]["$defs"] == {k: schema["$defs"][k] for k in ("Parent", "Id")}
     assert [f.message for f in pred["state"].findings if f.lost] == []
@@ -259,7 +259,7 @@ def test_look_alike_names_are_told_apart_by_content_in_copilot_and_gemini_forms(
     wait_for_previous to every tool: the offered tool goes to the server tool whose content it
     carries, not to the one whose name it spells (recorded: the fake model then sent the wrong
     tool's arguments, and the tap saw them arrive at the right tool)."""
-    tools, _ = probe._name_set(probe.CLASHES)
+    tools, _ = probe_hazards.name_set(probe_hazards.CLASHES)
     raw = {t["name"]: t for t in tools}
     dot = raw["clash.c"]
     copilot = ModelTool(

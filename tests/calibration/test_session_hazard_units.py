@@ -4,7 +4,7 @@ what each Claude Code era is predicted to do, as its record shows (clients/calib
 from __future__ import annotations
 
 from mcp_matrix.behaviours.claude import forbid_property_keys as behaviour
-from mcp_matrix.calibrate import probe
+from mcp_matrix.calibrate import probe, probe_hazards, probe_tools
 from mcp_matrix.calibrate.drift import predict
 from mcp_matrix.profiles.loader import load_profiles
 
@@ -53,7 +53,7 @@ def test_both_eras_show_and_call_a_root_if_then_else_tool():
 
 
 def test_descriptions_are_cut_at_4096_in_2_1_332_and_2048_in_2_1_278():
-    text = probe.DESCRIPTION_5K
+    text = probe_hazards.DESCRIPTION_5K
     for name, cut in (("claude-code", 4096), ("claude-code-278", 2048)):
         pred = predict(load_profiles()[name], probe.PROBE_SETS["long-description"], "probe")
         assert pred["tools"]["long_text"]["description"] == text[:cut] + "… [truncated]", name
@@ -80,7 +80,11 @@ def test_copilot_cli_sends_a_true_property_as_an_empty_schema_and_false_as_a_des
     closed = probe.ProbeSet(
         "t",
         "",
-        (probe._tool("closed", {**probe.BOOL_SUB_SCHEMA, "additionalProperties": False}),),
+        (
+            probe_tools.probe_tool(
+                "closed", {**probe_hazards.BOOL_SUB_SCHEMA, "additionalProperties": False}
+            ),
+        ),
         (),
     )
     schema = predict(load_profiles()["copilot-cli"], closed, "probe")["tools"]["closed"]["schema"]
