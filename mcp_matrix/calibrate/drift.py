@@ -36,6 +36,7 @@ from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext
+from mcp_matrix.core.verdicts import V
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.simulate.calls import plan_call
 from mcp_matrix.simulate.discovery import initial_state, refused_by_api, run_discovery
@@ -89,7 +90,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
         (0 if not probe.page_size else i // probe.page_size, t) for i, t in enumerate(probe.tools)
     ]
     final = run_discovery(profile, initial_state(pages, server_name))
-    dropped = final.outcome == "server-dropped" or any(
+    dropped = final.outcome == V.SERVER_DROPPED.name or any(
         f.code == "list-rejected" for f in final.findings
     )
     blocked = set(final.blocked)
@@ -115,7 +116,7 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
             "state": state,
         }
     calls: list[dict] = []
-    refused = probe.provider_limits and final.outcome == "session-broken"
+    refused = probe.provider_limits and final.outcome == V.SESSION_BROKEN.name
     limit = max((int(u.params.get("stop_after_error_turns", 0)) for u in profile.call), default=0)
     streak, failed, turn = 0, False, 0
     for call in probe.calls:

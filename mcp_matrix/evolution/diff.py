@@ -215,7 +215,7 @@ def _severity(change: Change, pops, measured: bool, total: int) -> tuple[str, li
             level = "risky" if new_tool and not whole else "breaking"
             found.append((level, f"{e.effect} in", e.profile))
         elif (
-            e.effect == "degraded" and not new_tool
+            e.effect == V.DEGRADED.name and not new_tool
         ):  # a new tool's own discovery is `discover`'s business
             found.append(("risky", "degraded in", e.profile))
         elif e.effect == V.LOUD.name and e.shape == "old" and e.refused_by_client:
@@ -232,7 +232,7 @@ def _severity(change: Change, pops, measured: bool, total: int) -> tuple[str, li
             who = "frozen calls" if e.shape == "old" else "new calls"
             what = "are refused in" if e.effect == V.LOUD.name else "lose data silently in"
             found.append(("breaking" if e.shape == "old" else "risky", f"{who} {what}", e.profile))
-    if measured and pops and pops[1].effect in ("permanent-loss", "silent-loss"):
+    if measured and pops and pops[1].effect in ("permanent-loss", V.SILENT_LOSS.name):
         found.append(("breaking", f"queued retries: {pops[1].effect}", ""))
     severity = change.severity
     for level, _, _ in found:

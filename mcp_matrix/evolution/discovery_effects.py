@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from mcp_matrix.core.evidence import weakest
 from mcp_matrix.core.model import ClientView, Finding, ToolView
-from mcp_matrix.core.verdicts import LOST, rank
+from mcp_matrix.core.verdicts import LOST, V, rank
 from mcp_matrix.evolution.effects import NEW_TOOL_KINDS, Sides
 from mcp_matrix.evolution.model import Change, ClientEffect
 from mcp_matrix.profiles.model import Profile
@@ -84,7 +84,7 @@ def _whole_lost(placed: _Placed, profile: Profile, nv: ClientView) -> None:
         return
     lost = (
         "every tool of the server is lost"
-        if nv.outcome == "server-dropped"
+        if nv.outcome == V.SERVER_DROPPED.name
         else "every request of the session fails"
     )
     message = f"{lost} in this client because of {culprit.tool}: {reason.message}"
@@ -109,11 +109,11 @@ def _tool_by_tool(
         name = renamed.get(tv.tool, tv.tool)
         before = old_by.get(name)
         if before is None:
-            if tv.verdict != "visible":
+            if tv.verdict != V.VISIBLE.name:
                 finding = _deciding(tv, None)
                 effect = _effect(profile, tv.verdict, _say(finding, tv.verdict), finding)
                 placed.attach(tv.tool, "", effect)
-        elif rank(tv.verdict) < rank(before.verdict) or tv.verdict == "degraded":
+        elif rank(tv.verdict) < rank(before.verdict) or tv.verdict == V.DEGRADED.name:
             _worse(placed, profile, nv, name, tv, before)
         elif rank(tv.verdict) > rank(before.verdict):
             finding = _deciding(before, None)

@@ -20,7 +20,7 @@ from mcp_matrix.behaviours.validation import Violation, plain_errors
 from mcp_matrix.core.evidence import weakest
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import ClientView, Finding, ToolView
-from mcp_matrix.core.verdicts import SHOWN, rank
+from mcp_matrix.core.verdicts import SHOWN, V, rank
 from mcp_matrix.evolution.model import Change, ClientEffect, Probe
 from mcp_matrix.evolution.schema import (
     deprecation,
@@ -124,7 +124,7 @@ def server_outcome(schema: JSON, arguments: JSON) -> CallOutcome:
     verdict = classify(
         expect=SUCCESS, mutations=(), answer=answer, invalid=answer.violations, unread=lost
     )
-    if verdict.verdict == "silent-loss":
+    if verdict.verdict == V.SILENT_LOSS.name:
         plain = f"{_dotted(lost)} is ignored (the new schema no longer names it)"
         return CallOutcome("silent-loss", verdict.reason, detail=plain)
     return _outcome(verdict, answer)
@@ -215,7 +215,7 @@ def probe_effects(sides: Sides, change: Change, probe: Probe) -> list[ClientEffe
             profile, tool, held_tool, held_raw, stale, probe.arguments, new_schema
         )
         worst = _worse_variant(before, after)
-        if worst is None or (worst.verdict == "unreachable" and not stale):
+        if worst is None or (worst.verdict == V.UNREACHABLE.name and not stale):
             if (
                 stale
                 and probe.shape == "new"
@@ -237,7 +237,7 @@ def probe_effects(sides: Sides, change: Change, probe: Probe) -> list[ClientEffe
                 )
             continue
         message = f"{probe.about}: {worst.message}"
-        if stale and probe.shape == "old" and worst.verdict == "loud":
+        if stale and probe.shape == "old" and worst.verdict == V.LOUD.name:
             message += "; its cached schema still shows the old shape, so the model repeats it until a new session"
         elif stale:
             message = "builds the call from its cached (old) schema: " + message

@@ -9,7 +9,7 @@ false negative). The server is assumed to validate arguments against the schema 
 
 from __future__ import annotations
 
-from mcp_matrix.core.verdicts import LOST, rank
+from mcp_matrix.core.verdicts import LOST, V, rank
 from mcp_matrix.evolution.effects import Sides, server_outcome
 from mcp_matrix.evolution.model import Change, PopulationEffect
 from mcp_matrix.evolution.schema import input_schema
@@ -25,7 +25,11 @@ def populations(sides: Sides, change: Change) -> tuple[tuple[PopulationEffect, .
     new_schema = input_schema(sides.new_tools.get(tool))
     old_schema = input_schema(sides.old_tools.get(tool))
     stuck = sorted(
-        {e.profile for e in change.clients if e.stale and e.effect == "loud" and e.shape == "old"}
+        {
+            e.profile
+            for e in change.clients
+            if e.stale and e.effect == V.LOUD.name and e.shape == "old"
+        }
     )
     fate, call, detail, measured = "unaffected", "", "", False
     for probe in (p for p in change.probes if p.shape == "old"):
@@ -37,7 +41,7 @@ def populations(sides: Sides, change: Change) -> tuple[tuple[PopulationEffect, .
     kind = change.kind
     if kind in ("tool-removed", "tool-renamed"):
         fate, call, detail = "loud", f"A call to {tool}", "an unknown tool"
-    if fate == "loud":
+    if fate == V.LOUD.name:
         live = (
             "recovers",
             (
@@ -84,7 +88,7 @@ def populations(sides: Sides, change: Change) -> tuple[tuple[PopulationEffect, .
                 "reports that the bug does not reproduce: a false negative.",
             ),
         ]
-    elif fate == "silent-loss":
+    elif fate == V.SILENT_LOSS.name:
         result = [
             PopulationEffect(
                 "live",

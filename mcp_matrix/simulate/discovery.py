@@ -18,6 +18,7 @@ from mcp_matrix.core.evidence import weakest
 from mcp_matrix.core.materiality import MATERIAL, derive
 from mcp_matrix.core.model import ClientView, Finding, ListState, ToolState, ToolView, evolve
 from mcp_matrix.core.model import blamed as blame
+from mcp_matrix.core.verdicts import V
 from mcp_matrix.profiles.model import BehaviourUse, Profile
 
 
@@ -182,7 +183,7 @@ def _alone(state: ListState, fn: Any, use: BehaviourUse) -> list[ToolState]:
 
 def _blocking(before: ListState, after: ListState) -> int | None:
     """The position in ``before`` of the tool that made ``after`` break the session, if one did."""
-    if before.outcome != "ok" or after.outcome != "session-broken" or after.culprit is None:
+    if before.outcome != "ok" or after.outcome != V.SESSION_BROKEN.name or after.culprit is None:
         return None
     return next((i for i, t in enumerate(before.tools) if t.index == after.culprit), None)
 
@@ -203,7 +204,7 @@ def client_views(profiles: Iterable[Profile], state: ListState) -> list[ClientVi
 
 def _client_view(profile: Profile, state: ListState) -> ClientView:
     final = run_discovery(profile, state)
-    if final.outcome != "ok" and not (final.blocked and final.outcome == "session-broken"):
+    if final.outcome != "ok" and not (final.blocked and final.outcome == V.SESSION_BROKEN.name):
         return _whole_view(profile, final)
     blocked = set(final.blocked)
     views = []
@@ -216,9 +217,13 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
             views.append(_view(tool, label, "hidden", tool.findings, sent=False))
         else:
             findings = derive(tool.findings)  # degraded only when a constraint or guidance was lost
-            verdict = "degraded" if any(f.materiality in MATERIAL for f in findings) else "visible"
+            verdict = (
+                V.DEGRADED.name
+                if any(f.materiality in MATERIAL for f in findings)
+                else V.VISIBLE.name
+            )
             views.append(_view(tool, label, verdict, findings, sent=True))
-    culprits = tuple(v.tool for v in views if v.verdict == "session-broken")
+    culprits = tuple(v.tool for v in views if v.verdict == V.SESSION_BROKEN.name)
     return ClientView(
         profile=profile.name,
         outcome=final.outcome,
