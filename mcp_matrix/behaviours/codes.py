@@ -35,6 +35,7 @@ DECLARED: dict[str, frozenset[str]] = {
         | {"schema-incompatible", "strict-failed", "strict-fallback", "type-defaulted"}
         | {"walk-limit"}
     ),
+    "fantasy": frozenset({"walk-limit"}),
     "google": frozenset({"converter-error", "no-parameters", "ref-cycle", "walk-limit"}),
     "injected": frozenset({"property-shadowed"}),
     "keywords": frozenset(

@@ -123,6 +123,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "mcp_use",
         "semantic_kernel",
         "amp",
+        "fantasy",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

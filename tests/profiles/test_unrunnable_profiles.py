@@ -14,7 +14,7 @@ from mcp_matrix.profiles.loader import load_profiles
 from tests.conftest import run_cli_in_process
 
 MARK = "Cannot be run here: "
-UNRUNNABLE = ("zed", "goose", "roo-code", "cursor", "windsurf", "claude-desktop")
+UNRUNNABLE = ("zed", "goose", "roo-code", "cursor", "windsurf", "claude-desktop", "crush")
 
 
 def test_each_unrunnable_client_says_it_cannot_be_run_here_and_why():
