@@ -17,6 +17,7 @@ from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import memo_cache
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState
+from mcp_matrix.core.verdicts import V
 
 
 @behaviour("pass-through", "discovery")
@@ -317,7 +318,7 @@ def max_tools(state: ListState, limit: int = 128, policy: str = "drop-excess") -
     visible = [i for i, t in enumerate(state.tools) if not t.hidden]
     if len(visible) <= limit:
         return state
-    if policy == "session-broken":
+    if policy == V.SESSION_BROKEN.name:
         return state.fail(
             "session-broken",
             Finding(

@@ -18,6 +18,7 @@ from mcp_matrix.behaviours.rewrite import memo_cache
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.materiality import renamed
 from mcp_matrix.core.model import Finding, ListState, evolve
+from mcp_matrix.core.verdicts import V
 
 # How a server or tool name is cleaned before it is put into the template.
 PART_TRANSFORMS = (
@@ -301,13 +302,13 @@ def tool_name(state: ListState, **params: JSON) -> ListState:
             if owner is not None:
                 message = f"model-facing name {name!r} is already taken by tool {other!r}; " + (
                     "the client rejects the tool list, so every request of the session fails"
-                    if policy == "session-broken"
+                    if policy == V.SESSION_BROKEN.name
                     else "the client keeps the first and skips this one"
                 )
                 refused = refuse_tool(
                     replace(state, tools=tuple(tools)),
                     i,
-                    "session-broken" if policy == "session-broken" else "drop-tool",
+                    "session-broken" if policy == V.SESSION_BROKEN.name else "drop-tool",
                     "name-collision",
                     message,
                 )
@@ -373,7 +374,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
         found = _regex(p["invalid_chars"]).search(name) is not None
         bad = sorted(set(re.findall(p["invalid_chars"], name))) if found else []
         action = p["invalid_action"]
-        if bad and action in ("drop-tool", "session-broken"):
+        if bad and action in ("drop-tool", V.SESSION_BROKEN.name):
             return (
                 "refuse",
                 action,
@@ -404,7 +405,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
         name = p["empty_name"]
     if p["leading"] and name and not _regex(p["leading"]).match(name):
         action = p["leading_action"]
-        if action in ("drop-tool", "session-broken"):
+        if action in ("drop-tool", V.SESSION_BROKEN.name):
             return (
                 "refuse",
                 action,
@@ -427,7 +428,7 @@ def _name_one(state: ListState, raw_tool: str, current: str, uid: str, p: dict) 
     limit = p["max_length"]
     if limit and (len(name) > limit or force_hash):
         overflow = "hash" if force_hash else p["overflow"]
-        if overflow in ("drop-tool", "session-broken"):
+        if overflow in ("drop-tool", V.SESSION_BROKEN.name):
             return (
                 "refuse",
                 overflow,

@@ -13,6 +13,7 @@ from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallPlan, Finding, ListState, ToolState, evolve
 from mcp_matrix.core.tools import COMBINATORS as SCHEMA_COMBINATORS
 from mcp_matrix.core.tools import unescape
+from mcp_matrix.core.verdicts import V
 
 if TYPE_CHECKING:
     from mcp_matrix.behaviours.walk import Result
@@ -63,7 +64,7 @@ def refuse(policy: str, code: str, message: str, ptr: str = "") -> Outcome:
     finding = Finding(code=code, message=message, pointer=pointer(ptr), lost=True)
     if policy == "drop-tool":
         return Outcome(drop=finding)
-    if policy == "server-dropped":
+    if policy == V.SERVER_DROPPED.name:
         return Outcome(fail=("server-dropped", replace(finding, blast_radius="server")))
     return Outcome(fail=("session-broken", replace(finding, blast_radius="session")))
 
@@ -106,8 +107,8 @@ def refuse_tool(
         tools = list(state.tools)
         tools[i] = tool.hide(finding)
         return replace(state, tools=tuple(tools))
-    if policy in ("session-broken", "server-dropped"):
-        radius = "session" if policy == "session-broken" else "server"
+    if policy in (V.SESSION_BROKEN.name, V.SERVER_DROPPED.name):
+        radius = "session" if policy == V.SESSION_BROKEN.name else "server"
         return state.fail(policy, replace(finding, blast_radius=radius), culprit=tool.index)
     raise ValueError(f"not a refusal policy: {policy!r}")
 

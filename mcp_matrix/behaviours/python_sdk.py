@@ -22,6 +22,7 @@ from mcp_matrix.behaviours.outcomes import label, param
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import Finding, ListState
+from mcp_matrix.core.verdicts import V
 
 ERAS = ("2025-11-25", "2026-07-28")
 # Strings pydantic's lax mode reads as booleans (case-insensitive).
@@ -146,11 +147,11 @@ def python_sdk_gate(
                     f"tool {label(tool)!r}: {why}; the MCP Python SDK validates the whole "
                     "tools/list result (pydantic ValidationError), so list_tools() raises and "
                     "the client loses every tool of this server"
-                    + ("; the error ends the agent run" if outcome == "session-broken" else "")
+                    + ("; the error ends the agent run" if outcome == V.SESSION_BROKEN.name else "")
                 ),
                 pointer=ptr,
                 lost=True,
-                blast_radius="server" if outcome == "server-dropped" else "session",
+                blast_radius="server" if outcome == V.SERVER_DROPPED.name else "session",
             ),
             culprit=tool.index,
         )

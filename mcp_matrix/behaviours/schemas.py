@@ -23,6 +23,7 @@ from mcp_matrix.behaviours.outcomes import (
 )
 from mcp_matrix.behaviours.rewrite import Outcome, contains, mentions, schema_rewrite
 from mcp_matrix.core.jsontypes import JSON
+from mcp_matrix.core.verdicts import V
 
 
 @schema_rewrite(
@@ -65,10 +66,10 @@ def root_combinators(schema: JSON, policy: str = "pass", keywords: list = COMBIN
     if not found:
         return Outcome()
     kws = ", ".join(found)
-    if policy in ("session-broken", "drop-tool"):
+    if policy in (V.SESSION_BROKEN.name, "drop-tool"):
         why = (
             "the model API rejects root combinators, so every request of the session fails"
-            if policy == "session-broken"
+            if policy == V.SESSION_BROKEN.name
             else "the client leaves the tool out"
         )
         return refuse(
