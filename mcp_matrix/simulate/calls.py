@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,39 +84,61 @@ def plan_call(
 ) -> list[Variant]:
     """Every distinct way the profile may send the call: with and without its intermittent behaviours."""
     steps, choices = _steps(profile)
-    functions = registry.REGISTRY
+    first = _first_plan(ctx.tool, arguments, omit)
     variants = []
     for active in choices:
-        plan = CallPlan(
-            tool=ctx.tool, arguments=arguments, omit_arguments=omit
-        )  # behaviours never mutate: no copy
-        for name, params, key, sometimes in steps:
+        plan = first
+        for fn, params, key, sometimes in steps:
             if sometimes and key not in active:
                 continue
-            plan = (
-                functions[name].fn(plan, ctx, **params) if params else functions[name].fn(plan, ctx)
-            )
+            plan = fn(plan, ctx, **params) if params else fn(plan, ctx)
             if plan.refused is not None:
                 break
-        variants.append(
-            Variant(plan, mutations(arguments, plan.arguments, omit, plan.omit_arguments), active)
+        changes = (
+            ()  # behaviours return the very arguments they leave alone
+            if plan.arguments is arguments and plan.omit_arguments == omit
+            else mutations(arguments, plan.arguments, omit, plan.omit_arguments)
         )
+        variants.append(Variant(plan, changes, active))
     return variants
 
 
-_Step = tuple[str, dict[str, Any], str, bool]  # behaviour, its params, its id, intermittent
+_FIRST: list[CallPlan | None] = [None]
+
+
+def _first_plan(tool: str, arguments: Any, omit: bool) -> CallPlan:
+    """The plan before any behaviour: the one object for every profile planning the same call
+    in a row (a replay plans one recorded call for each profile group in turn; plans are frozen
+    and behaviours never mutate). The slot is read and replaced whole: threads never mix two."""
+    last = _FIRST[0]
+    if (
+        last is not None
+        and last.arguments is arguments
+        and last.tool == tool
+        and last.omit_arguments == omit
+    ):
+        return last
+    plan = _FIRST[0] = CallPlan(tool=tool, arguments=arguments, omit_arguments=omit)
+    return plan
+
+
+_Step = tuple[
+    Callable[..., CallPlan], dict[str, Any], str, bool
+]  # behaviour, params, id, intermittent
 _STEPS: dict[int, tuple[Profile, tuple[_Step, ...], tuple[tuple[str, ...], ...]]] = {}
 
 
 def _steps(profile: Profile) -> tuple[tuple[_Step, ...], tuple[tuple[str, ...], ...]]:
-    """A profile's call behaviours as steps, and the intermittent ones each variant applies
-    (all of them, then none), worked out once a profile (planning runs for every call)."""
+    """A profile's call behaviours as steps (each behaviour's function looked up once), and the
+    intermittent ones each variant applies (all of them, then none), worked out once a profile
+    (planning runs for every call)."""
     hit = _STEPS.get(id(profile))
     if hit is not None and hit[0] is profile:  # held: the id stays this profile's
         return hit[1], hit[2]
-    registry.load_all()
+    functions = registry.load_all()
     steps = tuple(
-        (u.name, dict(u.params), u.id or u.name, u.frequency == "sometimes") for u in profile.call
+        (functions[u.name].fn, dict(u.params), u.id or u.name, u.frequency == "sometimes")
+        for u in profile.call
     )
     sometimes = tuple(key for _, _, key, intermittent in steps if intermittent)
     choices = (sometimes, ()) if sometimes else (sometimes,)
