@@ -18,7 +18,7 @@ from typing import Any
 from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.validation import FORMATS, format_violations, validate
 from mcp_matrix.core.jsontypes import JSON
-from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding
+from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding, evolve
 
 TYPE_NAMES = ("array", "object", "boolean", "number", "integer", "string")
 
@@ -306,7 +306,7 @@ def add_meta(plan: CallPlan, ctx: CallContext, progress_token: bool = True) -> C
 @behaviour("new-session-per-call", "call")
 def new_session_per_call(plan: CallPlan, ctx: CallContext) -> CallPlan:
     """Each call opens its own session: initialize + tools/call (LangChain MCP adapters, docs/clients/langchain.md#langchain-mcp-adapters)."""
-    return replace(plan, new_session=True, applied=plan.applied + ("new-session-per-call",))
+    return evolve(plan, new_session=True, applied=plan.applied + ("new-session-per-call",))
 
 
 @behaviour("send-as-written", "call")
@@ -315,4 +315,4 @@ def send_as_written(plan: CallPlan, ctx: CallContext) -> CallPlan:
     rule, so its cell carries the profile's evidence for it. A profile whose calls were never
     observed says so with it (Amp, whose model runs in its own service: docs/clients/amp.md#amp),
     and a call cell resting on ``assumed`` evidence is marked in every report's grid."""
-    return replace(plan, applied=plan.applied + ("send-as-written",))
+    return evolve(plan, applied=plan.applied + ("send-as-written",))

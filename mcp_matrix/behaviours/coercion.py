@@ -177,9 +177,23 @@ def _number(text: str, types: set[str], numbers: str) -> int | float | None:
     return js_number(x if wants_num else math.trunc(x))
 
 
+_ACCEPTED: dict[int, tuple[JSON, set[str] | None]] = {}  # id -> (the schema, its types)
+
+
+def _accepted_once(schema: JSON) -> set[str] | None:
+    """``accepted_types`` of a held property schema, worked out once (coercion asks it for every
+    argument of every call; the schema is kept with its answer, so its id stays its own)."""
+    hit = _ACCEPTED.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        if len(_ACCEPTED) >= 8192:
+            _ACCEPTED.clear()
+        hit = _ACCEPTED[id(schema)] = (schema, accepted_types(schema))
+    return hit[1]
+
+
 def _coerced(value: JSON, schema: JSON, opts: dict) -> JSON:
     """One value coerced toward its schema's types; the same object when it is left alone."""
-    types = accepted_types(schema)
+    types = _accepted_once(schema)
     if types is None:
         return value
     if isinstance(value, str):
