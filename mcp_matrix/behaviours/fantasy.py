@@ -9,7 +9,7 @@ behaviour writes a type list as ``anyOf``, so Crush's profile needs this one.
 from __future__ import annotations
 
 from mcp_matrix.behaviours import walk as W
-from mcp_matrix.behaviours.outcomes import incomplete
+from mcp_matrix.behaviours.outcomes import diff_findings, incomplete
 from mcp_matrix.behaviours.rewrite import Outcome, contains, schema_rewrite
 from mcp_matrix.core.jsontypes import JSON
 
@@ -34,11 +34,15 @@ def _normalise(v: JSON, node: W.Node) -> JSON:
 @schema_rewrite(
     "fantasy-normalize",
     skip=lambda schema: not contains(schema, '"type":[', '"type":"array"'),
+    report_losses=False,
 )
 def fantasy_normalize(schema: JSON) -> Outcome:
     """A type list becomes ``anyOf`` of single types; an array gets ``items: {}`` (Crush, docs/clients/crush.md#crush).
 
     An array arm of the ``anyOf`` gets ``items: {}`` too. Like Go's Normalize, every object in
-    the schema is visited, values inside ``enum``, ``default`` or ``examples`` included."""
+    the schema is visited, values inside ``enum``, ``default`` or ``examples`` included. A type
+    list said as ``anyOf`` arms keeps what it said (no finding); an ``anyOf`` it replaces, or a
+    value it rewrites, is a loss."""
     result = W.rewrite(schema, _normalise, W.EVERY)
-    return Outcome(schema=result.schema, findings=incomplete(result, "fantasy-normalize"))
+    findings = diff_findings(schema, result.schema, "fantasy-normalize")
+    return Outcome(schema=result.schema, findings=findings + incomplete(result, "fantasy-normalize"))

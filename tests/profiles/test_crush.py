@@ -75,3 +75,21 @@ def test_fantasy_normalize_writes_type_lists_as_anyof_and_gives_arrays_items():
         "c": {"type": "array", "items": {"type": "string"}},
     }
     assert fantasy_normalize.skip({"type": "object", "properties": {"x": {"type": "string"}}})
+
+
+def test_a_type_list_said_as_anyof_is_no_loss_but_an_anyof_it_replaces_is():
+    restated = fantasy_normalize.rewrite(
+        {"type": "object", "properties": {"flag": {"type": ["boolean", "string"]}}}
+    )
+    assert restated.findings == ()
+    replaced = fantasy_normalize.rewrite(
+        {
+            "type": "object",
+            "properties": {
+                "v": {"type": ["string", "null"], "anyOf": [{"minLength": 3}, {"type": "null"}]}
+            },
+        }
+    )
+    assert {(f.code, f.pointer) for f in replaced.findings} == {
+        ("removed-by-client", "/inputSchema/properties/v/anyOf/0/minLength")
+    }
