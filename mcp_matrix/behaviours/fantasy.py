@@ -45,4 +45,6 @@ def fantasy_normalize(schema: JSON) -> Outcome:
     value it rewrites, is a loss."""
     result = W.rewrite(schema, _normalise, W.EVERY)
     findings = diff_findings(schema, result.schema, "fantasy-normalize")
-    return Outcome(schema=result.schema, findings=findings + incomplete(result, "fantasy-normalize"))
+    return Outcome(
+        schema=result.schema, findings=findings + incomplete(result, "fantasy-normalize")
+    )
