@@ -21,6 +21,7 @@ from mcp_matrix.behaviours.registry import behaviour
 from mcp_matrix.behaviours.rewrite import schema_rewrite
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan
+from mcp_matrix.core.tools import escape
 
 POLICIES = ["drop-tool", "server-dropped", "session-broken"]
 
@@ -86,12 +87,11 @@ def forbid_property_keys(
         return Outcome()
     key = bad[0]
     more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-    escaped = key.replace("~", "~0").replace("/", "~1")
     return refuse(
         policy,
         "property-key-refused",
         f"property key {key!r}{more} does not match {pattern}; {consequence(policy)}",
-        f"/properties/{escaped}",
+        f"/properties/{escape(key)}",
     )
 
 
