@@ -57,16 +57,47 @@ def test_a_profile_without_the_abort_rule_now_disagrees_on_the_aborted_sets():
         assert agree < total
 
 
+def _timed_out(obs: dict) -> dict:
+    """``obs`` as a run with no model request and no word why: the harness's timeout, no driver
+    line (how semantic-kernel 1.45.0's bool-subschema set was recorded on 2026-12-02)."""
+    return {
+        **obs,
+        "outcome": "no-model-request",
+        "tools": {name: {"present": False} for name in obs["tools"]},
+        "driver": None,
+        "run": {"returncode": None, "timed_out": True, "seconds": 90.13},
+    }
+
+
 def test_no_model_request_the_record_cannot_explain_is_counted_unjudged():
-    """semantic-kernel 1.45.0 on bool-subschema: the connect hung until the harness's timeout,
-    no driver line: neither visible nor absent is known, so it is not compared, and it is counted."""
+    """Neither visible nor absent is known after a timeout, so the set is not compared, and it is
+    counted."""
     doc = _sets("semantic-kernel", ["bool-subschema", "ref-cycle"])
+    sets = doc["probe_sets"]
+    sets["bool-subschema"] = _timed_out(sets["bool-subschema"])
     judged = judge_record(load_profiles()["semantic-kernel"], doc, probe.PROBE_SETS)
     assert judged.unjudged == ("bool-subschema",)
     assert {c.probe_set for c in judged.cells} == {"ref-cycle"}
 
 
-def test_the_profiles_calibration_status_counts_the_unjudged_set():
+def test_semantic_kernel_bool_subschema_is_judged_now_its_driver_bounds_connect():
+    """Since 2026-12-03 the driver bounds connect() and reports the exception its connection task
+    died with, so the record says why the run ended and the set is compared (no set unjudged)."""
+    obs = _sets("semantic-kernel", ["bool-subschema"])["probe_sets"]["bool-subschema"]
+    assert obs["run"]["timed_out"] is False and obs["driver"]["ok"] is False
+    assert obs["driver"]["error_type"] == "builtins.AttributeError"
+    profile = load_profiles()["semantic-kernel"]
+    judged = judge_record(profile, {"probe_sets": {"bool-subschema": obs}}, probe.PROBE_SETS)
+    assert judged.unjudged == ()
+    assert judged.cells and agreement(list(judged.cells)) == (len(judged.cells),) * 2
+    assert calibration_status(profile)["unjudged"] == 0
+
+
+def test_the_profiles_calibration_status_counts_the_unjudged_set(monkeypatch):
+    path, doc = record.latest_record("semantic-kernel")
+    sets = dict(doc["probe_sets"])
+    sets["bool-subschema"] = _timed_out(sets["bool-subschema"])
+    monkeypatch.setattr(record, "latest_record", lambda name: (path, {**doc, "probe_sets": sets}))
     status = calibration_status(load_profiles()["semantic-kernel"])
     assert status is not None and status["unjudged"] == 1
     assert status_text(status).endswith("100%, 1 set unjudged")
