@@ -323,10 +323,14 @@ def correlate(
             free.remove(hit)
 
     names = [n for t in server_tools if isinstance(n := t.get("name"), str)]
+    raws = {t["name"]: t for t in server_tools if isinstance(t.get("name"), str)}
     for model_name, server in (called or {}).items():
         if server in names:
-            claim(server, next((t for t in free if model_name in (t.name, t.call_name)), None))
-    raws = {t["name"]: t for t in server_tools if isinstance(t.get("name"), str)}
+            named = [t for t in free if model_name in (t.name, t.call_name)]
+            # two offered tools under that one name (LlamaIndex shows collide.a and collide_a
+            # both as collide_a): the call names neither, the server tool's content decides
+            same = [t for t in named if _same_content(t, raws[server])]
+            claim(server, (same or named or [None])[0])
     for server in names:
         if server not in out:
             hit = match_tool(free, server)

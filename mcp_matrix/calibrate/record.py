@@ -111,7 +111,11 @@ def observe(run: HarnessRun, probe: ProbeSet) -> dict:
     for c in probe.calls:
         got = sent.get(c.tool) or []
         if got:
-            p = got.pop(0)
+            # several calls reached this tool (one the client sent it for another tool, or two of
+            # the script's in parallel): the one with the intended arguments is this call's, else
+            # the first; so the pairing does not hang on the order the calls ran in
+            p = next((q for q in got if q.get("arguments") == c.arguments), got[0])
+            got.remove(p)
             calls.append(
                 {
                     "tool": c.tool,

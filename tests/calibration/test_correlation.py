@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 
+from mcp_matrix.calibrate import harness
 from mcp_matrix.calibrate.calibration import calibrate
 from mcp_matrix.calibrate.model_requests import ModelTool, correlate
 from mcp_matrix.calibrate.probe import get_set
 from mcp_matrix.calibrate.probe_tools import LONG_NAME
-from mcp_matrix.calibrate.record import called_as
+from mcp_matrix.calibrate.record import called_as, observe
 from mcp_matrix.profiles.loader import load_profiles
 from tests.calibration.test_harness import TOY, toy_recipe
+from tests.calibration.test_list_only import _run as list_only_run
 from tests.conftest import run_cli
 
 Q = {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -120,3 +123,64 @@ def test_calibrate_honours_name_as_the_server_name_in_the_clients_config(tmp_pat
 def test_a_bad_name_is_an_input_error_naming_the_flag():
     r = run_cli("calibrate", "--client", "claude-code", "--client-command", "true", "--name", "a b")
     assert r.returncode == 2 and "--name" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_two_offered_tools_under_one_name_are_told_apart_by_content_not_by_the_call():
+    """LlamaIndex shows collide.a and collide_a both as collide_a, and the call the fake model made
+    for collide.a reached the server's collide_a: the call names neither offered tool, so the
+    content says which one is collide_a (before, the first one listed was taken, and collide.a
+    read as hidden)."""
+    dot = {"type": "object", "properties": {"dot_a": {"type": "string"}}}
+    under = {"type": "object", "properties": {"under_a": {"type": "string"}}}
+    server = [
+        {"name": "collide.a", "description": "Dot form.", "inputSchema": dot},
+        {"name": "collide_a", "description": "Underscore form.", "inputSchema": under},
+    ]
+    shown = [
+        ModelTool("collide_a", "Dot form.", dot, call_name="collide_a"),
+        ModelTool("collide_a", "Underscore form.", under, call_name="collide_a"),
+    ]
+    got = correlate(shown, server, {"collide_a": "collide_a"})
+    assert got == {"collide_a": shown[1], "collide.a": shown[0]}
+
+
+def test_a_tool_that_got_two_calls_is_paired_with_the_one_carrying_its_arguments():
+    """The server's clash_e got clash:e's call (LlamaIndex looks 'clash_e' up and finds the other
+    tool) and its own; in whichever order they ran, clash_e's call is the one with its arguments."""
+
+    ps = get_set("name-clash")
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"].replace(":", "_").replace(".", "_").replace(" ", "_"),
+                "description": t["description"],
+                "parameters": t["inputSchema"],
+            },
+        }
+        for t in ps.tools
+    ]
+    request = {"method": "POST", "api": "openai-chat", "body": {"messages": [], "tools": tools}}
+    for first, second in [("colon_e", "under_e"), ("under_e", "colon_e")]:
+        tap = [
+            {
+                "dir": "c2s",
+                "message": {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "clash_e", "arguments": {key: "x"}},
+                },
+            }
+            for i, key in enumerate((first, second))
+        ]
+        run = replace(
+            list_only_run([]),
+            recipe=harness.load_recipe("llamaindex"),
+            stdout="",
+            requests=[request],
+            tap=tap,
+        )
+        calls = {c["tool"]: c for c in observe(run, ps)["calls"]}
+        assert calls["clash_e"]["arguments"] == {"under_e": "x"}, first
+        assert calls["clash:e"]["sent"] is False
