@@ -21,9 +21,9 @@ whole session (a property key the Anthropic API refuses, a root ``if``, a 5,000-
 description); ``bool-subschema``, ``nullable-type`` and ``dotted-key`` hold schemas that end some
 libraries' whole run. ``error-streak`` spans four model turns: three calls the server's schema
 refuses, then the control (does the client stop calling tools after failures in a row?).
-``limit-long-name``, ``limit-dotted-name`` and ``limit-root-anyof`` are those sets with the
-fake endpoint enforcing the provider's documented limits (``provider_limits``): what does the
-client do when its model API answers 400?
+``limit-long-name``, ``limit-dotted-name``, ``limit-root-anyof`` and ``limit-bad-key`` are those
+sets with the fake endpoint enforcing the provider's documented limits (``provider_limits``): what
+does the client do when its model API answers 400?
 """
 
 from __future__ import annotations
@@ -360,6 +360,12 @@ PROBE_SETS["limit-root-anyof"] = replace(
     PROBE_SETS["root-anyof"],
     id="limit-root-anyof",
     summary="root-anyof with the provider's limits enforced (the Anthropic API's 400)",
+    provider_limits=True,
+)
+PROBE_SETS["limit-bad-key"] = replace(
+    PROBE_SETS["bad-key"],
+    id="limit-bad-key",
+    summary="bad-key with the provider's limits enforced (the Anthropic API's 400 for the key)",
     provider_limits=True,
 )
 
