@@ -235,7 +235,29 @@ def tool_turn(api: str, body: JSON) -> int:
         )
     key = "contents" if api == "gemini" else "messages"
     entries = body.get(key)
-    return sum(1 for m in entries if _calls_tools(api, m)) if isinstance(entries, list) else 0
+    if not isinstance(entries, list):
+        return 0
+    return sum(1 for m in entries if _calls_tools(api, m)) or (
+        sum(_text_steps(m) for m in entries) if api == "openai-chat" else 0
+    )
+
+
+# smolagents' ToolCallingAgent replays each step as text, never as tool_calls or tool messages
+# (smolagents 1.26.0 memory.py ActionStep.to_messages, models.py tool_role_conversions): a step
+# that ran its calls says 'Calling tools:' (assistant), one whose call failed, even before it was
+# sent, says 'Error: ... Now let's retry: ...' (user). Messages of one role in a row are merged
+# into one, so the steps are counted in the text.
+_TEXT_STEP = re.compile(
+    r"^(Calling tools:\n\[|Now let's retry: take care not to repeat previous errors!)", re.MULTILINE
+)
+
+
+def _text_steps(message: JSON) -> int:
+    """How many smolagents steps one Chat Completions message replays as text."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        content = "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return len(_TEXT_STEP.findall(content)) if isinstance(content, str) else 0
 
 
 def _calls_tools(api: str, message: JSON) -> bool:

@@ -114,6 +114,33 @@ def test_a_script_over_turns_and_a_request_that_turns_tools_off():
         assert model.plan("openai-chat", {**again, "tool_choice": "none"}) == []
 
 
+def test_a_script_over_turns_counts_the_steps_smolagents_replays_as_text():
+    """smolagents' ToolCallingAgent never sends tool_calls back: a step whose call ran is the
+    assistant text 'Calling tools:', one whose call it refused the user text 'Error: ... Now let's
+    retry: ...', and messages of one role in a row are merged (smolagents 1.26.0 memory.py)."""
+    retry = (
+        "Error:\nArgument q is required\nNow let's retry: take care not to repeat previous errors!"
+    )
+    said = chat("ok")
+    said["messages"] += [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": f"New task:\nGo.\n{retry}\n\n{retry}\n"}],
+        },
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Calling tools:\n[{'id': 'c'}]"}],
+        },
+        {
+            "role": "user",
+            "content": "Observation:\nI said Calling tools: and Now let's retry: here",
+        },
+    ]
+    assert tool_turn("openai-chat", said) == 3
+    with FakeModel([ScriptedCall("ok", {"n": t}, turn=t) for t in range(4)]) as model:
+        assert [c.arguments for c, _ in model.plan("openai-chat", said)] == [{"n": 3}]
+
+
 def test_the_responses_api_takes_names_up_to_128_and_leaves_a_namespaces_tools_alone():
     """openai/codex#46188: Codex raised its limit to 128 'to match the OpenAI Responses API'."""
 

@@ -5,6 +5,11 @@ turns each MCP tool into a ``smolagents.Tool``) and a ``ToolCallingAgent`` (JSON
 code) on ``OpenAIServerModel`` (Chat Completions) at the fake endpoint. ``from_mcp`` is a
 synchronous context manager (MCPAdapt runs its own event loop in a thread), so it runs off the
 driver's loop.
+
+The fake model never ends a smolagents run (it answers with the scripted calls, never
+``final_answer``), so the driver bounds it: ``max_steps`` 4, the most turns a probe set's script
+spans (``error-streak``: three failing calls, then the control). The other sets of the 1.26.0
+record ran with 3 steps; none of them spans more than one turn.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ def _run(env: DriverEnv, out: DriverOutcome) -> None:
         model = OpenAIServerModel(
             model_id=env.model, api_base=f"{env.model_url}/v1", api_key=FAKE_KEY
         )
-        agent = ToolCallingAgent(tools=tools, model=model, max_steps=3, verbosity_level=0)
+        agent = ToolCallingAgent(tools=tools, model=model, max_steps=4, verbosity_level=0)
         result = agent.run(PROMPT)
         out.notes["final_text"] = str(result)[:500]
 
