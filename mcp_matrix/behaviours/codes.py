@@ -59,6 +59,7 @@ DECLARED: dict[str, frozenset[str]] = {
     "outcomes": frozenset({"client-refused", "list-rejected", "walk-limit"}),
     "python_sdk": frozenset({"list-rejected"}),
     "qwen": frozenset({"name-sanitised", "name-shortened"}),
+    "run_scope": frozenset({"run-aborted"}),
     "results": frozenset(
         {"invalid-structured-content", "missing-structured-content", "result-too-large"}
     ),

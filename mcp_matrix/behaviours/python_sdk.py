@@ -114,21 +114,15 @@ def python_sdk_problem(tool: JSON, era: str = "2025-11-25") -> tuple[str, str] |
             "validated against the 2025-11-25 models.",
             "2025-11-25",
         ),
-        "outcome": param(
-            ["server-dropped", "session-broken"],
-            "What the client makes of the failed list_tools(): the server's tools are lost "
-            "(server-dropped), or the exception ends the whole agent run (session-broken).",
-            "server-dropped",
-        ),
     },
 )
-def python_sdk_gate(
-    state: ListState, era: str = "2025-11-25", outcome: str = "server-dropped"
-) -> ListState:
+def python_sdk_gate(state: ListState, era: str = "2025-11-25") -> ListState:
     """One tool failing the Python SDK's wire Tool model fails the whole tools/list (mcp 2.x).
 
     1.x had no such gate (docs/clients/sdks.md#python-sdk); 2.x validates the result
-    against the negotiated era's wire models (module docstring).
+    against the negotiated era's wire models (module docstring). ``list_tools()`` raises: a
+    client that catches it loses the server; a library that lets it out ends the program's run
+    (``list-failure-raises``, after this entry).
     """
     if state.outcome != "ok":
         return state
@@ -140,18 +134,17 @@ def python_sdk_gate(
             continue
         ptr, why = problem
         return state.fail(
-            outcome,
+            V.SERVER_DROPPED.name,
             Finding(
                 code="list-rejected",
                 message=(
                     f"tool {label(tool)!r}: {why}; the MCP Python SDK validates the whole "
                     "tools/list result (pydantic ValidationError), so list_tools() raises and "
                     "the client loses every tool of this server"
-                    + ("; the error ends the agent run" if outcome == V.SESSION_BROKEN.name else "")
                 ),
                 pointer=ptr,
                 lost=True,
-                blast_radius="server" if outcome == V.SERVER_DROPPED.name else "session",
+                blast_radius="server",
             ),
             culprit=tool.index,
         )

@@ -124,6 +124,7 @@ def load_all() -> dict[str, BehaviourSpec]:
         "semantic_kernel",
         "amp",
         "fantasy",
+        "run_scope",
     ):
         try:
             importlib.import_module(f"mcp_matrix.behaviours.{module}")

@@ -17,7 +17,10 @@ failed call (Agent Framework): the later calls are predicted not sent. The simul
 culprit's too when the model API's rule blames it (the client built and sent it, after all of its
 own rewrites: ``refused_by_api``), not when the client's own rule did. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
 Python SDK's gate raising) reaches no model whatever its outcome: when the exception ends the
-whole run (``session-broken``) every tool is predicted absent, as for a dropped server.
+whole run (``session-broken``) every tool is predicted absent, as for a dropped server. Where the
+profile drops the server, one more cell (``list-failure``, tool ``(list)``) compares how far the
+failure reaches: ``run`` (a library raising it: ``list-failure-raises``) or ``server`` (a client
+that goes on without the server), against what the record shows (``observed_scope``).
 
 A probe set where the client made no model request is compared the same way when the record shows
 the client aborted (its driver reported the exception, no timeout: ``aborted``): every tool absent,
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.run_scope import RUN_ABORTED
 from mcp_matrix.calibrate.probe import ProbeSet
 from mcp_matrix.calibrate.probe import digest as probe_digest
 from mcp_matrix.core.jsontypes import JSON
@@ -42,6 +46,7 @@ from mcp_matrix.simulate.calls import plan_call
 from mcp_matrix.simulate.discovery import initial_state, refused_by_api, run_discovery
 
 NOT_SENT = "not sent"
+LIST = "(list)"  # the tool column of a cell about the whole list (``list-failure``)
 
 
 @dataclass(frozen=True)
@@ -161,7 +166,10 @@ def predict(profile: Profile, probe: ProbeSet, server_name: str) -> dict:
                 "result": result,
             }
         )
-    return {"tools": tools, "calls": calls, "outcome": final.outcome}
+    scope = None
+    if dropped:  # how far the list failure reaches: this server, or the whole run (a library)
+        scope = "run" if any(f.code == RUN_ABORTED.code for f in final.findings) else "server"
+    return {"tools": tools, "calls": calls, "outcome": final.outcome, "scope": scope}
 
 
 def _result_prediction(profile: Profile, ctx: CallContext, variants: list) -> tuple[str, str]:
@@ -210,6 +218,11 @@ def drift(
                     else same(p[aspect], o[aspect])
                 )
                 cells.append(Cell(probe.id, name, aspect, p[aspect], o[aspect], agree, p["why"]))
+    seen_scope = observed_scope(observation)
+    if pred["scope"] is not None and seen_scope is not None:
+        why = ", ".join(dict.fromkeys(pred["tools"][t]["why"] for t in pred["tools"])) or ""
+        agree = pred["scope"] == seen_scope
+        cells.append(Cell(probe.id, LIST, "list-failure", pred["scope"], seen_scope, agree, why))
     if observation.get("calls_compared") is False:  # a list-only record: nothing was called
         return cells
     observed_calls = list(observation["calls"])
@@ -232,6 +245,16 @@ def drift(
             got = observed_result(oc["result"])
             cells.append(Cell(probe.id, pc["tool"], "result", want, got, want == got, why))
     return cells
+
+
+def observed_scope(observation: dict) -> str | None:
+    """How far the client's list failure reached in a record: ``run`` when the client raised it
+    (``list-failed``: the driver got the exception; or an ``aborted`` run), ``server`` when it
+    went on without the probe server's tools (``no-probe-tools``), else None (no failure)."""
+    outcome = observation.get("outcome")
+    if outcome == "list-failed" or aborted(observation):
+        return "run"
+    return "server" if outcome == "no-probe-tools" else None
 
 
 def agreement(cells: list[Cell]) -> tuple[int, int]:

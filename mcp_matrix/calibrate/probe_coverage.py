@@ -103,6 +103,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "amp-tool-name": ("name-chars", "dotted-name", "long-name", "name-collision", "name-clash"),
     "agent-framework-validate": ("validation", "coercion", "core"),
     "fantasy-normalize": ("core", "nullable-type"),  # type lists and item-less arrays
+    "list-failure-raises": ("root-not-object", "no-type", "output-schema"),
     "send-as-written": ("core",),  # arguments unchanged: what every observed call shows
 }
 # Behaviours a probe run cannot show, and why (they need a second session or a large result).

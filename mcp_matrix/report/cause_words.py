@@ -74,6 +74,10 @@ def cause_where(c: Cause, show: Callable[[str], str] = str) -> str:
             f"blast radius: every tool of this server in {where} ({c.session_tools} tools), "
             "if the request is refused; the other cells show each tool as if it were accepted"
         )
+    elif c.blast_radius == "run":  # a library raised the failure to the program
+        radius = "blast radius: the whole agent run, every other server attached to it included"
+        if len(c.tools) > 1:
+            blast.append(f"takes down {len(c.tools)} tools of this server")
     elif c.blast_radius in ("server", "session") and len(c.tools) > 1:
         blast.append(f"takes down {len(c.tools)} tools")
     if c.calls_lost:

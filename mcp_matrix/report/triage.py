@@ -155,18 +155,34 @@ class _Step(NamedTuple):  # a tuple: tens of thousands are made, and frozen fiel
 
 def _fixes() -> Callable[[str, AnyFinding | None], str | None]:
     """The fix for one finding of a discovery cell (None: a cell without findings), worked out
-    once per (verdict, code, behaviour): all a discovery cell's advice reads of one finding
+    once per (verdict, code, behaviour, blast radius): all a discovery cell's advice reads of one finding
     (``advice.advice_parts``; tests/report/test_triage_views.py holds them to it). 5,000 tools
     x 52 profiles have ~19,000 distinct findings, but a few hundred such keys."""
-    known: dict[tuple[str, str, str] | str, str | None] = {}
+    known: dict[tuple[str, str, str, str, bool] | str, str | None] = {}
 
     def fix_for(verdict: str, finding: AnyFinding | None) -> str | None:
-        key = verdict if finding is None else (verdict, finding.code, finding.behaviour or "")
+        key = (
+            verdict
+            if finding is None
+            else (
+                verdict,
+                finding.code,
+                finding.behaviour or "",
+                finding.blast_radius or "",
+                bool(finding.lost),
+            )
+        )
         if key not in known:
             cell = DiscoveryCell(profile="", tool="", verdict=verdict)
             one = None
             if finding is not None:
-                one = CellFinding(finding.code, "", behaviour=finding.behaviour or None)
+                one = CellFinding(
+                    finding.code,
+                    "",
+                    lost=finding.lost,
+                    blast_radius=finding.blast_radius,
+                    behaviour=finding.behaviour or None,
+                )
             known[key] = advice_for(cell, finding=one)
         return known[key]
 

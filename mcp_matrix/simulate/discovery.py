@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mcp_matrix.behaviours import registry
+from mcp_matrix.behaviours.run_scope import fold_run_scope
 from mcp_matrix.behaviours.schema_limits import enum_findings
 from mcp_matrix.behaviours.schema_refs import external_ref_findings
 from mcp_matrix.core.collector import collector_paused
@@ -235,8 +236,9 @@ def _client_view(profile: Profile, state: ListState) -> ClientView:
 
 def _whole_view(profile: Profile, final: ListState) -> ClientView:
     """Every tool carries the list's outcome (a dropped server: the client holds none of them);
-    the culprit's cell has the finding, every other cell a copy naming the culprit."""
-    reason = final.findings[-1] if final.findings else None
+    the culprit's cell has the finding, every other cell a copy naming the culprit. A library
+    that raises the failure (``list-failure-raises``) widens it to the run (blast radius ``run``)."""
+    reason = fold_run_scope(final.findings)
     blamed = None
     culprit = next((t for t in final.tools if t.index == final.culprit), None)
     if reason is not None and final.culprit is not None:

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.python_sdk import lax_bool, python_sdk_problem
+from mcp_matrix.behaviours.run_scope import fold_run_scope
 from mcp_matrix.simulate.discovery import initial_state
 
 DATA = Path(__file__).parent / "data"
@@ -47,12 +48,16 @@ def test_an_array_output_schema_fails_the_list_before_2026_only():
     assert gate(initial_state([(0, tool)], "p"), era="2026-07-28").outcome == "ok"
 
 
-def test_the_gate_can_end_the_whole_run_instead():
+def test_a_library_that_raises_the_gate_s_error_widens_it_to_the_run():
     gate = registry.get("python-sdk-gate").fn
+    raises = registry.get("list-failure-raises").fn
     bad = {"name": "t", "inputSchema": {"type": "string"}}
-    out = gate(initial_state([(0, bad)], "p"), outcome="session-broken")
-    assert out.outcome == "session-broken"
-    assert out.findings[-1].blast_radius == "session"
+    out = raises(gate(initial_state([(0, bad)], "p")))
+    assert out.outcome == "server-dropped"
+    assert [f.code for f in out.findings] == ["list-rejected", "run-aborted"]
+    assert fold_run_scope(out.findings).blast_radius == "run"
+    good = initial_state([(0, {"name": "t", "inputSchema": {"type": "object"}})], "p")
+    assert raises(gate(good)).findings == ()  # nothing failed: nothing to widen
 
 
 def test_lax_booleans_are_the_ones_pydantic_reads_as_booleans():

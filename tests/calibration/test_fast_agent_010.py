@@ -1,6 +1,6 @@
 """fast-agent 0.10.48 live: one tool the MCP Python SDK 2.x gate rejects ends the whole agent
-run, the tools of every other server with it, which is why the ``fast-agent-010`` profile says
-``python-sdk-gate`` with ``outcome: session-broken`` (the 0.2.36 profile, on mcp 1.x, has no gate).
+run, the tools of every other server with it, which is why the ``fast-agent-010`` profile follows
+``python-sdk-gate`` with ``list-failure-raises`` (the 0.2.36 profile, on mcp 1.x, has no gate).
 
 The client is installed at its pin (cached, ~/.cache/mcp-matrix/calibrate/); it needs Python
 >= 3.13, found on PATH or under pyenv: when none is there, or the registry cannot be reached, the
@@ -57,19 +57,22 @@ def test_a_type_less_input_schema_on_one_server_ends_the_run_for_every_server(tm
     assert "inputSchema.type" in outcome["error"]
 
 
-def test_the_profile_breaks_the_session_on_that_tool_and_keeps_the_others_predictions():
+def test_the_profile_drops_the_server_and_says_the_whole_run_fails_naming_the_culprit():
     profile = load_profiles()["fast-agent-010"]
     set_ = probe.PROBE_SETS["no-type"]
     view = client_view(profile, initial_state([(0, t) for t in set_.tools], "probe"))
-    assert (view.outcome, view.culprits) == ("session-broken", ("no_type",))
+    assert view.outcome == "server-dropped"
+    assert {v.verdict for v in view.tools} == {"server-dropped"}
+    assert {v.findings[-1].blast_radius for v in view.tools} == {"run"}
     control = next(v for v in view.tools if v.tool == "control")
-    assert (control.verdict, control.model_name) == ("visible", "probe__control")
+    assert control.findings[-1].culprit == "no_type"
+    assert "the agent run fails" in control.findings[-1].message
 
 
-def test_calibration_predicts_no_tool_reaches_the_model_when_the_client_rejects_the_list():
-    """The client raised, so nothing is sent: unlike a model API refusing (also session-broken),
-    where the client's side is compared as sent."""
+def test_calibration_predicts_no_tool_reaches_the_model_and_the_run_fails():
+    """The client raised, so nothing is sent (unlike a model API refusing, where the client's
+    side is compared as sent), and the failure is the run's: the record's list-failed."""
     profile = load_profiles()["fast-agent-010"]
     final = predict(profile, probe.PROBE_SETS["no-type"], "probe")
-    assert final["outcome"] == "session-broken"
+    assert (final["outcome"], final["scope"]) == ("server-dropped", "run")
     assert [t for t, p in final["tools"].items() if p["present"]] == []
