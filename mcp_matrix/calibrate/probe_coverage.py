@@ -85,7 +85,7 @@ PROBE_COVERAGE: dict[str, tuple[str, ...]] = {
     "smolagents-validate": ("validation", "coercion"),
     "keep-last-of-a-name": ("name-collision",),
     "require-present": ("validation",),
-    "forbid-property-keys": ("bad-key",),
+    "forbid-property-keys": ("bad-key", "limit-bad-key"),
     "llm-tools-mcp-description": ("core",),
     "llamaindex-schema": ("root-anyof", "core", "ref-cycle", "bool-subschema", "validation"),
     "llamaindex-call-name": ("dotted-name", "name-chars"),
