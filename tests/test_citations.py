@@ -131,3 +131,37 @@ def test_a_report_shows_in_repo_evidence_whole_and_drops_bare_section_numbers():
     url = "https://github.com/anthropics/claude-code/issues/4886"
     assert citable(f"notes.md §1, §2 [ISSUE]: {url}") == url
     assert citable(f"{url} (§1)") == url
+
+
+# `mcp_matrix.module.name` in a page: a Python name a reader can import (a split that moved the
+# name leaves the page wrong without it).
+PYTHON_NAME = re.compile(r"`(mcp_matrix(?:\.[A-Za-z_]\w*)+)")
+
+
+def _resolves(dotted: str) -> bool:
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_python_name_the_docs_give_can_be_imported():
+    pages = [REPO / "README.md", REPO / "ARCHITECTURE.md", *sorted((REPO / "docs").rglob("*.md"))]
+    named = [
+        (page.relative_to(REPO), m.group(1))
+        for page in pages
+        for m in PYTHON_NAME.finditer(text(page) or "")
+        if "__main__" not in m.group(1)  # importing it runs the command line
+    ]
+    assert len(named) > 50
+    assert [(str(page), name) for page, name in named if not _resolves(name)] == []
