@@ -16,8 +16,8 @@ failed call (Agent Framework): the later calls are predicted not sent. The simul
 (``blocked``) and goes on with the rest, so names and schemas are compared for every tool; a
 culprit's too when the model API's rule blames it (the client built and sent it, after all of its
 own rewrites: ``refused_by_api``), not when the client's own rule did. A list the client itself rejected (a ``list-rejected`` finding, e.g. the MCP
-Python SDK's gate raising) reaches no model whatever its outcome: when the exception ends the
-whole run (``session-broken``) every tool is predicted absent, as for a dropped server. Where the
+Python SDK's gate raising) reaches no model whatever its outcome: every tool is predicted absent,
+as for a dropped server. Where the
 profile drops the server, one more cell (``list-failure``, tool ``(list)``) compares how far the
 failure reaches: ``run`` (a library raising it: ``list-failure-raises``) or ``server`` (a client
 that goes on without the server), against what the record shows (``observed_scope``).
@@ -220,7 +220,7 @@ def drift(
                 cells.append(Cell(probe.id, name, aspect, p[aspect], o[aspect], agree, p["why"]))
     seen_scope = observed_scope(observation)
     if pred["scope"] is not None and seen_scope is not None:
-        why = ", ".join(dict.fromkeys(pred["tools"][t]["why"] for t in pred["tools"])) or ""
+        why = ", ".join(dict.fromkeys(pred["tools"][t]["why"] for t in pred["tools"]))
         agree = pred["scope"] == seen_scope
         cells.append(Cell(probe.id, LIST, "list-failure", pred["scope"], seen_scope, agree, why))
     if observation.get("calls_compared") is False:  # a list-only record: nothing was called
