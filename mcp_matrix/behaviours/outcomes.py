@@ -78,8 +78,9 @@ def consequence(policy: str) -> str:
 
 
 def run_failed(message: str) -> Finding:
-    """A library that raises on the list it got: the agent run fails, no tool of the server
-    reaches the model (``list-rejected``, blast radius the server)."""
+    """A library that raises on the list it got: no tool of the server reaches the model
+    (``list-rejected``, blast radius the server; the profile's ``list-failure-raises`` entry
+    widens it to the run)."""
     return Finding(code="list-rejected", message=message, lost=True, blast_radius="server")
 
 
