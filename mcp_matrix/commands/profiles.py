@@ -130,16 +130,14 @@ def calibration_json(status: dict | None) -> dict | None:
     tests/calibration/test_calibrated_profiles.py judges them."""
     if status is None:
         return None
-    out = {
+    return {
         "record": f"clients/calibrations/{status['record']}",
         "client_version": status["version"],
         "date": status["date"],
         "cells_agreeing": status["agree"],
         "cells_compared": status["cells"],
+        "probe_sets_unjudged": status["unjudged"],  # no model request and no word why
     }
-    if "unjudged" in status:  # probe sets with no model request and no word why
-        out["probe_sets_unjudged"] = status["unjudged"]
-    return out
 
 
 def calibration_text(profile) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from mcp_matrix.calibrate import probe, record
-from mcp_matrix.calibrate.drift import agreement, record_drift
+from mcp_matrix.calibrate.drift import agreement, judge_record
 from mcp_matrix.profiles.loader import load_profiles
 from tests.conftest import run_cli_in_process
 
@@ -31,11 +31,13 @@ def test_profiles_json_gives_each_calibrated_profiles_agreement_with_its_latest_
             assert row["calibration"] is None, name
             continue
         path, doc = found
-        agree, total = agreement(record_drift(profiles[name], doc, probe.PROBE_SETS))
+        judged = judge_record(profiles[name], doc, probe.PROBE_SETS)  # record_drift's cells
+        agree, total = agreement(list(judged.cells))
         got = row["calibration"]
         assert got["record"] == f"clients/calibrations/{name}/{path.name}"
         assert got["client_version"] == doc["client_version"] and got["date"] == doc["date"]
         assert (got["cells_agreeing"], got["cells_compared"]) == (agree, total), name
+        assert got["probe_sets_unjudged"] == len(judged.unjudged), name
         calibrated += 1
     assert calibrated >= 30  # 36 profiles have a record today
     assert rows["fast-agent-010"]["calibration"]["record"].endswith("fast-agent-010/0.10.48.json")
