@@ -352,7 +352,7 @@ def correlate(
             # two offered tools under that one name (LlamaIndex shows collide.a and collide_a
             # both as collide_a): the call names neither, the server tool's content decides
             same = [t for t in named if _same_content(t, raws[server])]
-            claim(server, (same or named or [None])[0])
+            claim(server, next(iter(same or named), None))
     for server in names:
         if server not in out:
             hit = match_tool(free, server)
