@@ -36,9 +36,9 @@ from mcp_matrix.profiles.model import Profile
 from mcp_matrix.report.grid import default_required, over_threshold
 from mcp_matrix.report.writers import FORMATS, write_report
 from mcp_matrix.run.cases import Case, load_cases
-from mcp_matrix.run.config import Progress
 from mcp_matrix.run.discovery import discover_all
 from mcp_matrix.run.matrix import RunConfig, run_matrix
+from mcp_matrix.run.progress import Progress
 from mcp_matrix.run.results import ResultsWriter
 from mcp_matrix.run.session_pool import Work
 from mcp_matrix.run.sharing import SHARE_MODES

@@ -31,7 +31,7 @@ from mcp_matrix.report.terminal import write_terminal
 from mcp_matrix.report.terminal_text import names
 from mcp_matrix.report.writers import FORMATS
 from mcp_matrix.run.bounds import DEADLINE_GRACE, Watchdog
-from mcp_matrix.run.config import Progress
+from mcp_matrix.run.progress import Progress
 from mcp_matrix.run.session_pool import Work
 from mcp_matrix.run.sharing import SHARE_MODES
 

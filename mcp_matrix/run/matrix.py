@@ -38,9 +38,9 @@ from mcp_matrix.core.events import (
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline, timeout_note
 from mcp_matrix.run.cases import Case, unknown_tools
-from mcp_matrix.run.config import Emit, Progress, ProgressCounter
 from mcp_matrix.run.discovery import listed_profile
 from mcp_matrix.run.profile_calls import call_profiles
+from mcp_matrix.run.progress import Emit, Progress, ProgressCounter
 from mcp_matrix.run.session_pool import (
     Work,
 )

@@ -24,11 +24,11 @@ from mcp_matrix.run.bounds import CircuitBreaker, Deadline
 from mcp_matrix.run.call_servers import Intended, LiveServer
 from mcp_matrix.run.cases import Case, plan_cases, repeat_safe
 from mcp_matrix.run.classify import Answer, Verdict
-from mcp_matrix.run.config import Emit, ProgressCounter
 from mcp_matrix.run.connection import Interrupted, breaker_saw
 from mcp_matrix.run.deliver import Delivery, deliver
 from mcp_matrix.run.discovery import discover_all
 from mcp_matrix.run.held import Held, hold
+from mcp_matrix.run.progress import Emit, ProgressCounter
 from mcp_matrix.run.session_pool import (
     FreshAnswers,
     ProfileConnection,
