@@ -8,7 +8,9 @@ pydantic-ai, LlamaIndex, smolagents, Semantic Kernel, ...: the driver got the ex
 model request was made), so the program that built the agent fails, and every other server
 attached to the same agent is lost with it unless the program catches the error. The list
 gates (``ts-sdk-gate``, ``python-sdk-gate``, a library's own check) say *that* the list fails;
-this entry, last in a library's discovery, says the failure is the run's (docs/design.md#verdicts).
+this entry, after the gate in a library's discovery, says the failure is the run's
+(docs/design.md#verdicts). The model API's entries (``provider``) run after it
+(``simulate.discovery.sending_order``) and never see a dropped server.
 """
 
 from __future__ import annotations
