@@ -115,7 +115,12 @@ def refused_by_api(profile: Profile, rule: Finding) -> bool:
     )
 
 
-def run_discovery(profile: Profile, state: ListState) -> ListState:
+_Step = tuple[ListState, tuple[ToolState, ...]]  # the state after some entries, the tools set aside
+
+
+def run_discovery(
+    profile: Profile, state: ListState, prefixes: dict[tuple, _Step] | None = None
+) -> ListState:
     """Run every discovery behaviour of ``profile`` over ``state``, in ``sending_order``.
 
     A behaviour that breaks the session because of one tool (``session-broken`` with a
@@ -126,45 +131,78 @@ def run_discovery(profile: Profile, state: ListState) -> ListState:
     tool holds what the client does with it if the API accepted the request (no per-tool
     prediction is hidden by a session-level claim no offline run can show). A culprit of the
     API's rules (``provider``, run last) holds every rewrite of the client: what it sends.
+
+    ``prefixes`` (``client_views``': one for the profiles run over one ``state``) keeps where
+    each run of entries led: a profile whose list starts with entries another ran (the same
+    behaviours, params and evidence, in the same order) starts where that run was.
     """
-    aside: list[ToolState] = []
-    for use in sending_order(profile):
-        spec = registry.get(use.name)
-        after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
-        reruns = 0
-        while (culprit := _blocking(state, after)) is not None:
-            if reruns == 2:
-                # Many culprits: a rule of one tool (its name, its schema) fails that tool alone
-                # too, so the rest are found in one pass, not by a run of the list per culprit.
-                alone = _alone(state, spec.fn, use)
-                if alone:
-                    aside += alone
-                    kept = {t.index for t in alone}
-                    state = evolve(
-                        state,
-                        tools=tuple(t for t in state.tools if t.index not in kept),
-                        findings=state.findings + tuple(t.findings[-1] for t in alone),
-                    )
-                    after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
-                    reruns += 1
-                    continue
-            finding = after.findings[-1]
-            aside.append(state.tools[culprit].with_finding(finding))
-            state = evolve(
-                state,
-                tools=state.tools[:culprit] + state.tools[culprit + 1 :],
-                findings=state.findings + (finding,),
-            )
-            after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
-            reruns += 1
-        state = after
-    if not aside:
+    uses = sending_order(profile)
+    keys = _prefix_keys(uses) if prefixes is not None else ()
+    step: _Step = (state, ())
+    done = 0
+    for n in range(len(keys), 0, -1):  # the longest prefix already run
+        hit = prefixes.get(keys[n - 1]) if prefixes is not None else None
+        if hit is not None:
+            step, done = hit, n
+            break
+    for i in range(done, len(uses)):
+        step = _run_use(uses[i], step)
+        if prefixes is not None:
+            prefixes[keys[i]] = step
+    state, kept = step
+    if not kept:
         return state
-    tools = tuple(sorted(state.tools + tuple(aside), key=lambda t: t.index))
-    blocked = tuple(sorted(t.index for t in aside))
+    tools = tuple(sorted(state.tools + kept, key=lambda t: t.index))
+    blocked = tuple(sorted(t.index for t in kept))
     if state.outcome != "ok":  # a later failure of the whole list (a dropped server) decides
         return evolve(state, tools=tools, blocked=blocked)
     return evolve(state, tools=tools, outcome="session-broken", culprit=blocked[0], blocked=blocked)
+
+
+def _prefix_keys(uses: Sequence[BehaviourUse]) -> list[tuple]:
+    """A key for each prefix of ``uses``: the previous prefix's key and the entry's behaviour,
+    params and evidence (what its findings are stamped with)."""
+    keys: list[tuple] = []
+    key: tuple = ()
+    for use in uses:
+        key = (key, use.name, registry.freeze(use.params), use.evidence)
+        keys.append(key)
+    return keys
+
+
+def _run_use(use: BehaviourUse, step: _Step) -> _Step:
+    """One discovery entry over the state, its culprits set aside (``run_discovery``)."""
+    state, kept = step
+    aside = list(kept)
+    spec = registry.get(use.name)
+    after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+    reruns = 0
+    while (culprit := _blocking(state, after)) is not None:
+        if reruns == 2:
+            # Many culprits: a rule of one tool (its name, its schema) fails that tool alone
+            # too, so the rest are found in one pass, not by a run of the list per culprit.
+            alone = _alone(state, spec.fn, use)
+            if alone:
+                aside += alone
+                out = {t.index for t in alone}
+                state = evolve(
+                    state,
+                    tools=tuple(t for t in state.tools if t.index not in out),
+                    findings=state.findings + tuple(t.findings[-1] for t in alone),
+                )
+                after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+                reruns += 1
+                continue
+        finding = after.findings[-1]
+        aside.append(state.tools[culprit].with_finding(finding))
+        state = evolve(
+            state,
+            tools=state.tools[:culprit] + state.tools[culprit + 1 :],
+            findings=state.findings + (finding,),
+        )
+        after = _stamp_new(state, spec.fn(state, **dict(use.params)), use)
+        reruns += 1
+    return after, tuple(aside)
 
 
 def _alone(state: ListState, fn: Any, use: BehaviourUse) -> list[ToolState]:
@@ -199,12 +237,15 @@ def client_views(profiles: Iterable[Profile], state: ListState) -> list[ClientVi
     """``client_view`` for each profile, with one collector pause around them all: the
     collection a pause ends with scans what the profiles kept (views, the memo) once,
     rather than once per profile."""
+    prefixes: dict[tuple, _Step] = {}  # profiles share the runs of entries their lists share
     with collector_paused():
-        return [_client_view(p, state) for p in profiles]
+        return [_client_view(p, state, prefixes) for p in profiles]
 
 
-def _client_view(profile: Profile, state: ListState) -> ClientView:
-    final = run_discovery(profile, state)
+def _client_view(
+    profile: Profile, state: ListState, prefixes: dict[tuple, _Step] | None = None
+) -> ClientView:
+    final = run_discovery(profile, state, prefixes)
     if final.outcome != "ok" and not (final.blocked and final.outcome == V.SESSION_BROKEN.name):
         return _whole_view(profile, final)
     blocked = set(final.blocked)
