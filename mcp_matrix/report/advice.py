@@ -103,7 +103,7 @@ FEWER_TOOLS = (
 )
 FIRST_PAGE = "Return every tool on the first tools/list page (or put the important ones first): this client reads only part of a paginated list."
 FIX_CULPRIT = "Fix the tool that broke the list (see its own finding): one tool's schema takes every tool of the server down in this client."
-RUN_ABORTED = (
+FIX_RAISED_LIST = (
     "Fix the tool that broke the list (see its own finding): this library raises the error out of "
     "loading the server's tools, so the user's whole agent run fails with it, every other server "
     "included; until then, tell users to load this server's tools in a try block of their own."
@@ -221,7 +221,7 @@ BY_CODE: dict[str, str] = {
     "over-tool-cap": FEWER_TOOLS,
     "page-not-read": FIRST_PAGE,
     "list-rejected": FIX_CULPRIT,
-    "run-aborted": RUN_ABORTED,
+    "run-aborted": FIX_RAISED_LIST,
     "client-refused": CLIENT_REFUSED,
     "missing-structured-content": STRUCTURED,
     "invalid-structured-content": STRUCTURED,
@@ -356,7 +356,7 @@ def _discovery_parts(verdict: str, findings: Sequence[CellFinding]) -> list[str]
     out = []
     for f in ordered:
         if f.blast_radius == "run" and f.lost:  # a library raised it: the whole run fails
-            out.append(RUN_ABORTED)
+            out.append(FIX_RAISED_LIST)
             continue
         text = _by_code(f.code) or BY_BEHAVIOUR.get(f.behaviour or "")
         if text:

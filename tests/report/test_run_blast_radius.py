@@ -35,5 +35,5 @@ def test_a_library_raising_the_list_is_its_own_cause_with_the_run_as_blast_radiu
 
 def test_the_library_s_advice_says_the_run_fails_and_the_application_s_does_not():
     causes = _causes()
-    assert causes["python-sdk"].fix == advice.RUN_ABORTED
+    assert causes["python-sdk"].fix == advice.FIX_RAISED_LIST
     assert causes["gemini-cli"].fix == advice.FIX_CULPRIT
