@@ -158,6 +158,7 @@ def test_a_session_per_call_client_sends_each_distinct_call_once_to_a_server_tha
     counts, events = [], []
     for log, extra in ((log_none, ("--share", "none")), (log_shared, ())):
         args = ["run", "--server", f"memory --call-log {log}", "--verbose", "--fail-on", "none"]
+        args += ["--timeout-call", "120"]  # a loaded machine must not turn a cell into a timeout
         for client in (*PER_CALL, ALONE):
             args += ["--client", client]
         results = log.with_suffix(".jsonl")
