@@ -12,6 +12,7 @@ calls file names FILE:LINE and the key); 3 the target could not be measured; 130
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable
@@ -208,6 +209,9 @@ def run(args: argparse.Namespace) -> int:
         if progress:
             progress.start()
         report = replay(config)
+        # What the replay built lives to the end of the command: set apart from the collector
+        # while the report is built and written (as discover does), and given back after.
+        gc.freeze()
         doc = report.to_json(fail_on)
         for f in doc["files"]:
             f["calls"] = counts.get(f["file"], 0)
@@ -216,10 +220,13 @@ def run(args: argparse.Namespace) -> int:
             progress.stop()
         if sink:
             sink.finish(doc)
-    if args.json:
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    else:
-        write_terminal(doc, terminal_console(soft_wrap=True), examples=not args.quiet)
+    try:
+        if args.json:
+            sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        else:
+            write_terminal(doc, terminal_console(soft_wrap=True), examples=not args.quiet)
+    finally:
+        gc.unfreeze()  # a caller in the same process (a test) collects as before
     if not report.measured:
         return EXIT_UNMEASURABLE
     if report.interrupted:

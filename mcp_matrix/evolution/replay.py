@@ -97,14 +97,6 @@ def replay(config: ReplayConfig) -> ReplayReport:
         return report
     live_tools = tools_by_name(t for _, t in snap.tools)
     base_tools = tools_by_name(t for _, t in config.baseline.tools) if config.baseline else None
-    with collector_paused():
-        helds = _held_lists(config, snap, live_tools, base_tools)
-        if offline:
-            # The views and held lists live to the end of the replay: set apart from the
-            # collector before it runs again, so no collection walks them (the first one
-            # after discovery walked all of them, and each full one after: ~1 s of 15 at
-            # 10,000 calls x 52 profiles). Nothing built here is garbage before the end.
-            gc.freeze()
     for tool in config.read_after:
         if not read_only(live_tools.get(tool)):
             from mcp_matrix.core.errors import InputError
@@ -115,6 +107,14 @@ def replay(config: ReplayConfig) -> ReplayReport:
                 "only a read may be called after a replay",
                 where="--read-after",
             )
+    with collector_paused():
+        helds = _held_lists(config, snap, live_tools, base_tools)
+        if offline:
+            # The views and held lists live to the end of the replay: set apart from the
+            # collector before it runs again, so no collection walks them (the first one
+            # after discovery walked all of them, and each full one after: ~1 s of 15 at
+            # 10,000 calls x 52 profiles). Nothing built here is garbage before the end.
+            gc.freeze()
     stop = threading.Event()
     if offline:
         done: list[Tally] = []
@@ -124,6 +124,8 @@ def replay(config: ReplayConfig) -> ReplayReport:
         except KeyboardInterrupt:
             stop.set()
             report.interrupted = True
+        finally:
+            gc.unfreeze()  # a caller in the same process (a test, the API) collects as before
         report.tallies = done
         return report
     # file order, then profile order
@@ -214,16 +216,14 @@ def _young_collections_only() -> Iterator[None]:
     at 10,000 calls x 52 profiles. The young collections still run and free the short-lived
     cycles (a validation error and its context), but one every ``YOUNG_COLLECTIONS_EVERY``
     objects, not every 700: each walked the outcomes kept for the calls just played (3,250
-    young collections, ~2.5 s), which a rarer one finds freed by ``SharedOutcomes``' bound. What is
-    left at the end is set apart (``gc.freeze``) for the report's collections; the thresholds
-    are set back."""
+    young collections, ~2.5 s), which a rarer one finds freed by ``SharedOutcomes``' bound. The
+    thresholds are set back."""
     young, middle, old = gc.get_threshold()
     gc.set_threshold(max(young, YOUNG_COLLECTIONS_EVERY), middle, FULL_COLLECTIONS_HELD)
     try:
         yield
     finally:
         gc.set_threshold(young, middle, old)
-        gc.freeze()
 
 
 def _play_offline(

@@ -292,6 +292,7 @@ def test_an_offline_replay_holds_off_full_collections_and_sets_the_collector_bac
     assert [t for t, _ in seen] == [(young, before[1], replay_module.FULL_COLLECTIONS_HELD)]
     assert seen[0][1] > frozen  # the held lists were frozen before the first call
     assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == frozen  # given back: this process collects them as before
 
 
 def test_an_offline_replay_without_events_counts_its_calls_in_bulk(monkeypatch):
