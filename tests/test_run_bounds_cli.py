@@ -84,3 +84,21 @@ def test_a_handshake_that_hangs_is_tried_twice_and_the_report_says_the_bound_is_
         and "the first waited 2 s" in message
         and "the timeout is ours" in message
     )
+
+
+def test_a_tool_list_that_times_out_names_the_option_that_bounds_it(tmp_path):
+    # The handshake is answered (1 s late, inside its bound); tools/list is not, within 0.3 s.
+    run = matrix_run(
+        tmp_path,
+        "--server",
+        "faulty --mode slow --delay 1",
+        clients=("claude-code",),
+        extra=("--timeout-initialize", "10", "--timeout-list", "0.3"),
+        timeout=120,
+    )
+    assert_no_crash(run)
+    assert run.returncode == 3, run.stderr[-2000:]
+    message = run.finished["error"]["message"]
+    assert "tools/list got no answer within 0.3s" in message
+    assert "--timeout-list" in message and "the timeout is ours" in message
+    assert "--timeout-list" in run.stdout + run.stderr  # the user reads it, not only the file

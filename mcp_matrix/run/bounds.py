@@ -190,16 +190,17 @@ class Watchdog:
 
 
 def timeout_note() -> str:
-    """What to say with every timeout we report: the bound is ours, the machine may be the cause."""
+    """What to say with every timeout we report: the bound is ours, the machine may be the cause.
+    The timeout's own message names the option that sets the bound (mcp_matrix.wire.rpc)."""
     try:
         load = os.getloadavg()[0]
     except (OSError, AttributeError):  # not every platform has a load average
-        return "the timeout is ours: a slow or loaded machine can cause it; raise the --timeout-* bounds to check"
+        return "the timeout is ours: a slow or loaded machine can cause it"
     cores = os.cpu_count() or 1
     busy = " (busy)" if load > cores else ""
     return (
         f"the timeout is ours: a slow or loaded machine can cause it (load average {load:.1f} on {cores} "
-        f"cores{busy}); raise the --timeout-* bounds to check"
+        f"cores{busy})"
     )
 
 

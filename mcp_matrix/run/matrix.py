@@ -218,11 +218,10 @@ def _snapshot_with_retry(config: RunConfig, deadline: Deadline) -> OpenSnapshot:
         config.target, deadline.cap(config.timeouts), probe_versions=versions, modern=modern
     )
     error = held.doc.get("error") or {}
-    if (
-        error.get("kind") != "timeout"
-        or held.doc.get("serverInfo") is not None
-        or deadline.passed()
-    ):
+    if error.get("kind") != "timeout" or deadline.passed():
+        return held
+    if held.doc.get("serverInfo") is not None:  # the handshake went; the tool list timed out
+        error["message"] = f"{error.get('message', '')} ({timeout_note()})"
         return held
     held.close()
     longer = replace(config.timeouts, initialize=2 * config.timeouts.initialize)

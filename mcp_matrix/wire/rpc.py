@@ -38,6 +38,21 @@ class Timeouts:
     until: float | None = None
 
 
+# What a timed-out request's message tells the user to raise: the option bounding that wait
+# (every command that talks to a server takes these). A bound of ours, not the server's fault.
+_BOUNDS = {
+    "initialize": "; a server slow to start needs a longer --timeout-initialize",
+    "server/discover": "; a server slow to start needs a longer --timeout-initialize",
+    "tools/list": "; a long tool list or a slow server needs a longer --timeout-list (each page)",
+    "tools/call": "; a slow tool needs a longer --timeout-call",
+}
+
+
+def _raise_bound(method: str) -> str:
+    """The option to raise after ``method`` timed out ('' for a request with no option)."""
+    return _BOUNDS.get(method, "")
+
+
 @dataclass
 class RpcEndpoint:
     """The client's end of one JSON-RPC connection, and what it heard there."""
@@ -94,11 +109,7 @@ class RpcEndpoint:
                 item = self.transport.receive(remaining)
             except WireTimeout:
                 cut = " (the run's deadline)" if deadline == ends else ""
-                slow = (
-                    "; a server slow to start needs a longer --timeout-initialize"
-                    if method == "initialize" and not cut
-                    else ""
-                )
+                slow = "" if cut else _raise_bound(method)
                 raise WireTimeout(
                     f"{method} got no answer within {timeout:.1f}s{cut}"
                     f"{self._stray_note(request_id)}{slow}",
