@@ -372,6 +372,8 @@ def _call_parts(cell: CallCell, tool: JSONObject | None) -> list[str]:
     if verdict == V.UNREACHABLE.name:
         out += [BY_BEHAVIOUR[b] for b in behaviours if b in BY_BEHAVIOUR and b not in _WRITE_LOSS]
         return out
+    if verdict == V.BROKEN.name and _timed_out(cell):
+        return out  # no answer in time: the verdict's own advice; how the client calls is not why
     if cell.stale:
         # Built from a cached, older tool list. A field added since is stripped (a raw twin
         # keeps writes whole); an old parameter name the server no longer takes is refused
@@ -393,6 +395,11 @@ def _call_parts(cell: CallCell, tool: JSONObject | None) -> list[str]:
         if b in BY_BEHAVIOUR:
             out.append(BY_BEHAVIOUR[b])
     return out
+
+
+def _timed_out(cell: CallCell) -> bool:
+    """The server sent no answer within the bound (``Answer.summary`` of a wire timeout)."""
+    return isinstance(cell.answer, dict) and cell.answer.get("kind") == "timeout"
 
 
 def _by_code(code: str) -> str | None:

@@ -160,3 +160,19 @@ def test_a_rounded_big_integer_is_fixed_by_taking_ids_as_strings_not_by_validati
     text = advice_for(call("silent-corruption", ["round-big-integers"], ["changed"]))
     assert "as strings" in text and "2^53" in text
     assert "Validate arguments strictly" not in text  # a rounded id is still a valid integer
+
+
+def test_a_call_that_timed_out_is_told_to_answer_in_time_not_how_the_client_opens_sessions():
+    # A session-per-call client's call that got no answer: the session advice is not the fix.
+    timed_out = CallCell(
+        profile="p",
+        tool="t",
+        case="c",
+        verdict="broken",
+        behaviours=("new-session-per-call",),
+        answer={"kind": "timeout", "message": "tools/call got no answer within 30.0s"},
+    )
+    text = advice_for(timed_out, READ_TOOL)
+    assert "within the timeout" in text and "Keep no state" not in text
+    # the same client's broken call with an answer keeps its session advice
+    assert "Keep no state" in advice_for(call("broken", ["new-session-per-call"]), READ_TOOL)
