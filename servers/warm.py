@@ -19,6 +19,7 @@ shows every shim an end of file, and each shim then ends its server.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import re
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 
 # The bundled servers built on the SDK, imported here once; the others start cold.
 WARM_MODULES = (
@@ -79,9 +81,22 @@ def startup_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if STARTUP_ENV.fullmatch(k)}
 
 
-def read_request(conn: socket.socket, own_env: dict) -> tuple[dict, list[int]]:
+def bundled_check(own_env: dict) -> Callable[[dict], None]:
+    """What a bundled template forks: one of ``WARM_MODULES``, with its own interpreter settings."""
+
+    def check(request: dict) -> None:
+        if request["argv"][0] not in WARM_MODULES:
+            raise ValueError("not a warm bundled server")
+        if startup_env(request["env"]) != own_env:
+            raise ValueError("interpreter settings differ from the template's")
+
+    return check
+
+
+def read_request(conn: socket.socket, check: Callable[[dict], None]) -> tuple[dict, list[int]]:
     """One request: a 4-byte length, then JSON; the shim's three descriptors ride on the first
-    bytes. A request refused for any reason leaves no descriptor open here."""
+    bytes; ``check`` raises ValueError for one this template does not fork. A request refused
+    for any reason leaves no descriptor open here."""
     data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
     try:
         if len(data) < 4 or len(fds) != 3:
@@ -106,10 +121,7 @@ def read_request(conn: socket.socket, own_env: dict) -> tuple[dict, list[int]]:
             and isinstance(cwd, str)
         ):
             raise ValueError("a request is argv (strings), env (strings) and cwd")
-        if argv[0] not in WARM_MODULES:
-            raise ValueError("not a warm bundled server")
-        if startup_env(env) != own_env:
-            raise ValueError("interpreter settings differ from the template's")
+        check(request)
     except BaseException:
         for fd in fds:
             os.close(fd)
@@ -117,29 +129,28 @@ def read_request(conn: socket.socket, own_env: dict) -> tuple[dict, list[int]]:
     return request, fds
 
 
-def run_child(request: dict, fds: list[int]) -> None:
-    """In the forked child: become the server ``python -m MODULE ARGS`` with the shim's pipes."""
+def become(fds: list[int]) -> None:
+    """In a forked child: a process group of its own, the shim's descriptors as 0, 1 and 2."""
     os.setpgid(0, 0)  # its own group (the parent sets it too, whichever runs first)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    tempfile.tempdir = None  # gettempdir() is cached: read TMPDIR again, from this environment
-    module, *args = request["argv"]
-    sys.argv = [module, *args]
-    # sys.path stays the template's, which holds no current directory (it was started with -P,
-    # mcp_matrix.targets.warm_start.module_argv): a bundled server never imports from the user's folder.
-    sys.modules.pop(f"{module}.__main__", None)  # run afresh as __main__; its imports stay loaded
+
+
+def exit_as_python(main: Callable[[], object], after: Callable[[], None] | None = None) -> None:
+    """Run ``main`` and end the process as an interpreter running it would: ``SystemExit``'s
+    code, 1 and a traceback for any other exception, the streams flushed; ``after`` once
+    ``main`` has ended."""
     code: object = 0
     try:
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        main()
     except SystemExit as exc:
         code = exc.code
     except BaseException:  # noqa: BLE001 - a fresh interpreter would print it and exit 1
         traceback.print_exc()
         code = 1
+    if after is not None:
+        after()
     if not isinstance(code, int):
         if code is not None:
             print(code, file=sys.stderr)
@@ -152,6 +163,21 @@ def run_child(request: dict, fds: list[int]) -> None:
     os._exit(code)
 
 
+def run_child(request: dict, fds: list[int]) -> None:
+    """In the forked child: become the server ``python -m MODULE ARGS`` with the shim's pipes."""
+    become(fds)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # gettempdir() is cached: read TMPDIR again, from this environment
+    module, *args = request["argv"]
+    sys.argv = [module, *args]
+    # sys.path stays the template's, which holds no current directory (it was started with -P,
+    # mcp_matrix.targets.warm_start.module_argv): a bundled server never imports from the user's folder.
+    sys.modules.pop(f"{module}.__main__", None)  # run afresh as __main__; its imports stay loaded
+    exit_as_python(lambda: runpy.run_module(module, run_name="__main__", alter_sys=True))
+
+
 class Template:
     """The accept-fork-reap loop; single-threaded, so a fork copies nothing half-done.
 
@@ -160,11 +186,21 @@ class Template:
     forked its shim is told its pid before anything else can fail, so a shim never starts a
     cold server onto pipes a forked one holds."""
 
-    def __init__(self, listener: socket.socket) -> None:
+    def __init__(
+        self,
+        listener: socket.socket,
+        check: Callable[[dict], None] | None = None,
+        run: Callable[[dict, list[int]], None] = run_child,
+        status: int | None = None,
+        reaped: Callable[[int], None] | None = None,
+    ) -> None:
         self.listener = listener
         self.selector = selectors.DefaultSelector()
         self.children: dict[int, tuple[socket.socket, int]] = {}  # pid -> (connection, pidfd)
-        self.own_env = startup_env(dict(os.environ))
+        self.check = check or bundled_check(startup_env(dict(os.environ)))
+        self.run = run
+        self.status = status  # a user template's line to whoever started it: "forked" per child
+        self.reaped = reaped  # called with a child's pid once it has been reaped
 
     def serve(self) -> None:
         self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
@@ -193,7 +229,7 @@ class Template:
             return
         try:
             conn.settimeout(REQUEST_TIMEOUT)
-            request, fds = read_request(conn, self.own_env)
+            request, fds = read_request(conn, self.check)
         except Exception:  # noqa: BLE001 - any bad request is refused: its shim starts cold
             conn.close()
             return
@@ -204,7 +240,7 @@ class Template:
         if pid == 0:
             try:
                 self.in_child(conn)
-                run_child(request, fds)  # ends the process itself
+                self.run(request, fds)  # ends the process itself
             except BaseException:  # noqa: BLE001 - never unwind into the template's own code
                 traceback.print_exc()
             os._exit(1)
@@ -213,6 +249,9 @@ class Template:
         if pid < 0:
             conn.close()
             return
+        if self.status is not None:
+            with contextlib.suppress(OSError):
+                os.write(self.status, b"forked\n")
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # before any signal is sent to the group: no window without it
         try:
@@ -241,6 +280,8 @@ class Template:
         for conn, pidfd in self.children.values():
             conn.close()
             os.close(pidfd)
+        if self.status is not None:
+            os.close(self.status)
         os.close(0)
 
     def reap(self, pid: int) -> None:
@@ -253,6 +294,8 @@ class Template:
         with contextlib.suppress(OSError):
             conn.sendall(f"exit {status}\n".encode())
         conn.close()
+        if self.reaped is not None:
+            self.reaped(pid)
 
     @staticmethod
     def kill(pid: int, sig: int = signal.SIGKILL) -> None:
@@ -280,7 +323,268 @@ class Template:
                     self.kill(pid, sig)
 
 
+# -- a template for a user's own Python server (``--stdio``) -------------------------------------
+
+
+def read_spec() -> dict:
+    """The first line on stdin: what to import and run (JSON); the rest of stdin is the lifeline."""
+    line = b""
+    while not line.endswith(b"\n"):  # the one line its starter writes before it only waits
+        chunk = os.read(0, 65536)
+        if not chunk:
+            raise ValueError("no spec on stdin")
+        line += chunk
+    return json.loads(line)
+
+
+def path_first(spec: dict) -> str | None:
+    """What the real command's interpreter puts first on ``sys.path``: a script's directory
+    (symbolic links resolved), for ``-m`` the current directory; nothing under ``-P`` or
+    ``PYTHONSAFEPATH`` (``sys.flags.safe_path``, read from this same environment)."""
+    if getattr(sys.flags, "safe_path", False):
+        return None
+    if spec["mode"] == "script":
+        return os.path.dirname(os.path.realpath(spec["script"]))
+    return os.getcwd()
+
+
+def shadowed(first: str) -> str | None:
+    """A module already loaded here (by the interpreter or by this file) that ``first`` holds
+    too: the real command would import that one, so a fork would not be the same program."""
+    import importlib.machinery
+
+    for name in sorted({m.partition(".")[0] for m in sys.modules} - {"__main__"}):
+        found = importlib.machinery.PathFinder.find_spec(name, [first])
+        if found is not None and found.loader is not None:  # a namespace folder shadows nothing
+            return name
+    return None
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def import_like_python(spec: dict) -> None:
+    """Import what the real command imports before its own code runs: a console script's
+    module; for ``-m a.b`` the packages above it and, when it is a package itself, the package
+    (``runpy`` does the same before it runs ``a.b.__main__``)."""
+    if spec["mode"] == "script":
+        __import__(spec["module"])
+        return
+    import importlib.util
+
+    parts = spec["module"].split(".")
+    for n in range(1, len(parts)):
+        __import__(".".join(parts[:n]))
+    found = importlib.util.find_spec(spec["module"])
+    if found is None:
+        raise ImportError(spec["module"])
+    if found.submodule_search_locations is not None:
+        __import__(spec["module"])
+        if importlib.util.find_spec(spec["module"] + ".__main__") is None:
+            raise ImportError(spec["module"] + ".__main__")
+
+
+def checked(do: Callable[[], None], what: str) -> str | None:
+    """Run ``do`` (imports) and say why a fork after it would not be the program its command
+    runs, None when it would: no thread started, no event loop left running, no descriptor
+    left open and nothing written to stdout (a fork would not write it)."""
+    catch_r, catch_w = os.pipe()
+    os.set_blocking(catch_w, False)
+    before = open_fds()
+    saved_out = os.dup(1)
+    os.dup2(catch_w, 1)
+    why = None
+    try:
+        do()
+    except BaseException as exc:  # noqa: BLE001 - the cold server shows the real error
+        why = f"{what} failed ({type(exc).__name__})"
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os.dup2(saved_out, 1)
+    os.close(saved_out)
+    after = open_fds()
+    os.close(catch_w)
+    try:
+        wrote = os.read(catch_r, 1)
+    except BlockingIOError:
+        wrote = b""
+    os.close(catch_r)
+    threading = sys.modules.get("threading")
+    asyncio = sys.modules.get("asyncio")
+    if why:
+        return why
+    if wrote:
+        return f"{what} wrote to stdout"
+    if len(os.listdir("/proc/self/task")) != 1 or (threading and threading.active_count() != 1):
+        return f"{what} started a thread"
+    if asyncio is not None and asyncio.events._get_running_loop() is not None:
+        return f"{what} left an event loop running"
+    if after != before:
+        return f"{what} left a file descriptor open"
+    return None
+
+
+def import_user(spec: dict) -> str | None:
+    """Import what the server imports before it runs, as its command would, and the runtime
+    modules ``LAZY_MODULES`` of packages it imported; None when forking it is safe, else why not."""
+
+    def do() -> None:
+        sys.argv = list(spec["argv"]) if spec["mode"] == "script" else ["-m", *spec["argv"][1:]]
+        import_like_python(spec)
+        for module in LAZY_MODULES:  # only for packages the server imported itself
+            if module.partition(".")[0] in sys.modules:
+                with contextlib.suppress(ImportError):
+                    __import__(module)
+        if "jsonschema" in sys.modules:
+            import jsonschema
+
+            list(jsonschema.Draft202012Validator({"type": "object"}).iter_errors({}))
+
+    return checked(do, f"importing {spec['module']}")
+
+
+class Learned:
+    """What the first servers imported once they ran (``argparse``, a logging library, ...):
+    each forked server that exits by itself leaves the list in the template's private folder,
+    and the template imports it before the next fork, checked as the first imports were, so
+    later servers do not import it again. A check that fails ends the forking."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.loaded: set[str] = set()
+        self.lessons = 0
+
+    def path(self, pid: int) -> str:
+        return os.path.join(self.folder, f"imports-{pid}")
+
+    def freeze(self) -> None:
+        """Before forking: what is loaded now, and the collector told to leave it alone (a
+        forked server's collections then skip the template's objects, and copy fewer pages)."""
+        self.loaded = set(sys.modules)
+        gc.freeze()
+
+    def leave(self) -> None:
+        """In a server ending by itself: what it imported beyond the template (never raises)."""
+        try:
+            new = sorted(set(sys.modules) - self.loaded)
+            if new and self.lessons < 3:
+                with open(self.path(os.getpid()), "w") as f:
+                    json.dump(new, f)
+        except Exception:  # noqa: BLE001, S110 - a lesson lost costs only its speed
+            pass
+
+    def take(self, pid: int) -> tuple[int, str | None]:
+        """After server ``pid`` ended: import what it left; how many modules that was, and why
+        forking must stop (None: it need not)."""
+        try:
+            with open(self.path(pid)) as f:
+                names = json.load(f)
+            os.unlink(self.path(pid))
+        except (OSError, ValueError):
+            return 0, None
+        self.lessons += 1
+        names = [n for n in names if isinstance(n, str) and n not in sys.modules]
+
+        def do() -> None:
+            for name in names:
+                with contextlib.suppress(ImportError):
+                    __import__(name)
+
+        why = checked(do, "importing what a server imported once it ran")
+        self.freeze()
+        return len(names), why
+
+
+def run_user_child(spec: dict, fds: list[int], learned: Learned) -> None:
+    """In the forked child: run the command's own code as its interpreter would (the console
+    script itself, or the module as ``__main__``) with the shim's pipes. Its environment and
+    directory are the template's, which were the command's (the request was checked)."""
+    become(fds)
+    sys.argv = list(spec["argv"])
+    if spec["mode"] == "script":
+        exit_as_python(lambda: runpy.run_path(spec["script"], run_name="__main__"), learned.leave)
+    module = spec["module"]
+    sys.argv[0] = module  # run_module then sets it to the module's file, as -m does
+    exit_as_python(
+        lambda: runpy.run_module(module, run_name="__main__", alter_sys=True), learned.leave
+    )
+
+
+def user_main(path: str) -> None:
+    """``INTERPRETER warm.py --user SOCKET``, started by ``mcp_matrix.targets.warm_start`` with
+    the server's environment and directory, the spec on stdin. It says on stdout ``ready`` (then
+    ``forked`` for each server) or ``cold REASON`` and ends."""
+    status = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    if not getattr(sys.flags, "safe_path", False):
+        del sys.path[0]  # this file's folder: the real command never had it
+
+    def say(text: str) -> None:
+        os.write(status, (text.replace("\n", " ") + "\n").encode("utf-8", "replace"))
+
+    spec = read_spec()
+    if not all(hasattr(m, f) for m, f in ((socket, "recv_fds"), (os, "pidfd_open"))):
+        say(f"cold Python {sys.version_info[0]}.{sys.version_info[1]} cannot pass descriptors")
+        return
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        say("cold this kernel has no pidfd_open")
+        return
+    first = path_first(spec)
+    if first is not None:
+        name = shadowed(first)
+        if name is not None:
+            say(f"cold {name} is in {first} and loaded before the server's code")
+            return
+        sys.path.insert(0, first)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(128)
+    try:
+        why = import_user(spec)
+        if why:
+            say(f"cold {why}")
+            return
+        env, cwd = spec["env"], os.getcwd()
+        learned = Learned(os.path.dirname(path))
+        learned.freeze()
+        stopped: list[str] = []
+
+        def check(request: dict) -> None:
+            if stopped:
+                raise ValueError(stopped[0])
+            if request["argv"] != spec["command"] or request["env"] != env:
+                raise ValueError("not this template's command and environment")
+            if request["cwd"] != cwd:
+                raise ValueError("not this template's directory")
+
+        def reaped(pid: int) -> None:
+            count, why = learned.take(pid)
+            if count:
+                say(f"learned {count}")
+            if why and not stopped:
+                stopped.append(why)
+                say(f"cold {why}")
+
+        say("ready")
+        run = lambda _, fds: run_user_child(spec, fds, learned)
+        Template(listener, check, run, status, reaped).serve()
+    finally:
+        listener.close()
+        os.unlink(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(path))
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--user"]:
+        user_main(argv[1])
+        return
     path = argv[0]
     try:
         os.close(os.pidfd_open(os.getpid()))  # Linux 5.3+: without it, no socket, so every shim
@@ -291,6 +595,7 @@ def main(argv: list[str]) -> None:
     listener.listen(128)
     try:
         preload()
+        gc.freeze()  # forked servers' collections skip what was imported here
         Template(listener).serve()
     finally:
         listener.close()

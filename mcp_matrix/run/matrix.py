@@ -44,7 +44,7 @@ from mcp_matrix.run.progress import Emit, Progress, ProgressCounter
 from mcp_matrix.run.session_pool import (
     Work,
 )
-from mcp_matrix.targets.kinds import Target
+from mcp_matrix.targets.kinds import Target, server_starts
 from mcp_matrix.targets.snapshot import OpenSnapshot, Snapshot, open_snapshot
 from mcp_matrix.wire.session import Timeouts
 
@@ -201,6 +201,8 @@ def _after_snapshot(
     work = None
     try:
         work = call_profiles(config, snap, count, emit, deadline, breaker, progress)
+        if config.target.kind == "stdio":  # how its servers were started (--verbose)
+            work = replace(work, starts=server_starts(config.target))
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True

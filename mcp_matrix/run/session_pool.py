@@ -64,12 +64,14 @@ class Work:
     calls: int
     least_sessions: int
     least_calls: int
+    starts: str = ""  # a stdio server's: how its processes were started (warm or why cold)
 
     def text(self) -> str:
-        return (
+        counts = (
             f"server sessions for the calls: {self.sessions} opened (least {self.least_sessions}); "
             f"tools/call: {self.calls} sent (least {self.least_calls})"
         )
+        return f"{counts}\nserver processes: {self.starts}" if self.starts else counts
 
 
 class _Least:

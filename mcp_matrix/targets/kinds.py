@@ -32,8 +32,8 @@ from mcp_matrix.core.credentials import (
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
 from mcp_matrix.targets.inputs import check_url
-from mcp_matrix.targets.warm_start import module_argv, server_command
-from mcp_matrix.wire.stdio import StdioTransport
+from mcp_matrix.targets.warm_start import module_argv, server_command, starts, user_command
+from mcp_matrix.wire.stdio import StdioTransport, server_environment
 from mcp_matrix.wire.transport import Transport
 
 # Bundled reference servers (installed as the package ``matrix_servers``).
@@ -241,9 +241,19 @@ class TargetKind:
 
 
 def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
-    return StdioTransport(
-        target.command, env=target.env, cwd=target.cwd, inherit_env=target.inherit_env
-    )
+    """The command as it stands, or through a warm template of it when it is a Python program
+    that can be forked (``warm_start.user_command``): the shim gets the same environment and
+    directory the command would."""
+    env = server_environment(target.env, target.inherit_env)
+    command = user_command(target.command, env, target.cwd) or target.command
+    return StdioTransport(command, env=env, cwd=target.cwd)
+
+
+def server_starts(target: Target) -> str:
+    """How a stdio target's server processes were started in this process, its command masked
+    (``warm_start.starts``): what ``--verbose`` says."""
+    shown = redact(shlex.join(target.command), target.secrets())
+    return starts(target.command, shown)
 
 
 def _http_transport(target: Target, connect_timeout: float) -> Transport:

@@ -7,8 +7,14 @@ each server is then ``warm_shim.py``, a bare interpreter that has the template f
 onto its own stdin, stdout and stderr, forwards signals to it and exits as it does. So a client
 still starts one process per server, talks to it over its own pipes and ends it the usual way;
 only the imports are shared. ``MCP_MATRIX_WARM_SERVERS=0`` starts every server cold (as does a
-platform without ``fork``, ``pidfd_open`` or descriptor passing); servers given with ``--stdio``
-always start as their command says.
+platform without ``fork``, ``pidfd_open`` or descriptor passing).
+
+A server given with ``--stdio`` whose command is a Python program (``targets.python_command``)
+gets a template of its own (``user_command``): ``warm.py --user`` run by path under that
+command's interpreter, with its environment and directory and its ``sys.path``, imports what the
+command imports before its code runs and says ``ready``, or ``cold REASON`` when forking it would
+not be the same program (a thread, an open descriptor, output while importing); its sessions
+are then forked, or started cold as their command says. ``starts`` is what ``--verbose`` says.
 """
 
 from __future__ import annotations
@@ -16,18 +22,29 @@ from __future__ import annotations
 import atexit
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from mcp_matrix.targets.python_command import PythonCommand, recognise
 from mcp_matrix.wire.errors import ServerExited
 from mcp_matrix.wire.process import ServerProcess
 
-__all__ = ["WARM_ENV", "module_argv", "server_command", "state_per_session", "stop_template"]
+__all__ = [
+    "WARM_ENV",
+    "module_argv",
+    "server_command",
+    "starts",
+    "state_per_session",
+    "stop_template",
+    "user_command",
+]
 
 WARM_ENV = "MCP_MATRIX_WARM_SERVERS"
 # Kept in step with matrix_servers.warm.WARM_MODULES (a test checks): the servers on the SDK.
@@ -153,3 +170,138 @@ def stop_template() -> None:
         proc.end(stdin_grace=10.0, term_grace=0.0)
     if directory:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# -- a user's own Python server (--stdio) ------------------------------------------------------
+
+READY_WAIT = 120.0  # a template imports what a cold server would; this is for a loaded machine
+
+
+class _UserTemplate:
+    """One ``warm.py --user`` process for one command, environment and directory: whether it
+    is ready (else why it is not) and how many servers it forked, read from its stdout."""
+
+    def __init__(self, command: tuple[str, ...]) -> None:
+        self.command = command
+        self.process: ServerProcess | None = None
+        self.directory = ""
+        self.socket = ""
+        self.cold = ""  # why sessions start cold ("" while it is ready)
+        self.forked = 0
+        self.learned = 0  # modules its servers imported once they ran, imported since by it
+        self.ready = threading.Event()
+
+    def start(self, found: PythonCommand, env: Mapping[str, str], cwd: str | None) -> None:
+        shim = _shim()
+        if shim is None:
+            self.cold = "the warm template is not installed"
+            return
+        try:
+            self.directory = tempfile.mkdtemp(prefix="mcp-matrix-warm-")
+        except OSError:
+            self.cold = "no writable temporary directory"
+            return
+        self.socket = os.path.join(self.directory, "s")
+        template = str(Path(shim).with_name("warm.py"))
+        self.process = ServerProcess(
+            [found.interpreter, template, "--user", self.socket],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,  # the spec, then its lifeline
+            stdout=subprocess.PIPE,  # "ready" or "cold REASON", then "forked" per server
+        )
+        atexit.register(self.stop)
+        try:
+            popen = self.process.start()
+        except ServerExited as exc:
+            self.cold = f"its interpreter did not start ({exc})"
+            return
+        spec = {
+            "mode": found.mode,
+            "module": found.module,
+            "script": found.script,
+            "argv": list(found.argv),
+            "command": list(self.command),
+            "env": dict(env),
+        }
+        assert popen.stdin and popen.stdout
+        try:
+            popen.stdin.write((json.dumps(spec) + "\n").encode())
+            popen.stdin.flush()
+        except OSError:
+            pass  # it ended: its stdout says so
+        threading.Thread(
+            target=self._listen, args=(popen.stdout,), name="mcp-warm", daemon=True
+        ).start()
+        if not self.ready.wait(READY_WAIT):
+            self.cold = f"the template was not ready within {READY_WAIT:.0f} s"
+            self.stop()
+
+    def _listen(self, stdout) -> None:
+        for raw in stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            if line == "forked":
+                self.forked += 1
+            elif line.startswith("learned "):
+                self.learned += int(line[8:])
+            elif line == "ready":
+                self.ready.set()
+            elif line.startswith("cold "):  # before "ready", or once forking had to stop
+                self.cold = line[5:]
+                self.ready.set()
+        if not self.ready.is_set():
+            assert self.process is not None
+            self.process.stderr_read(timeout=1.0)
+            last = self.process.stderr_tail(1)
+            self.cold = "the template ended" + (f": {last[0]}" if last else "")
+            self.ready.set()
+
+    def argv(self) -> list[str] | None:
+        """The shim's command while the template is ready and running, else None."""
+        shim = _shim()
+        if self.cold or shim is None or self.process is None or self.process.poll() is not None:
+            return None
+        return [sys.executable, "-S", "-I", shim, self.socket, "--exec", *self.command]
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.end(stdin_grace=10.0, term_grace=0.0)
+        if self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_user: dict[tuple, _UserTemplate] = {}
+
+
+def user_command(
+    command: Sequence[str], env: Mapping[str, str], cwd: str | None
+) -> list[str] | None:
+    """The shim's command for ``--stdio`` server ``command`` run with ``env`` (all it gets) in
+    ``cwd``, when a warm template of it is ready; None: start it as its command says. The first
+    call for a command starts its template and waits until it has imported the server."""
+    key = (tuple(command), tuple(sorted(env.items())), cwd)
+    if not supported():
+        return None
+    with _lock:
+        template = _user.get(key)
+        if template is None:
+            template = _user[key] = _UserTemplate(tuple(command))
+            found = recognise(command, env, cwd)
+            if found is None:
+                template.cold = "not a Python console script or python -m MODULE"
+            else:
+                template.start(found, env, cwd)
+    return template.argv()
+
+
+def starts(command: Sequence[str], shown: str) -> str:
+    """How the sessions of ``command`` (``shown``: as it may be printed, secrets masked) were
+    started in this process, for ``--verbose``."""
+    found = [t for k, t in _user.items() if k[0] == tuple(command)]
+    if not found:
+        return f"{shown} started cold: warm start is off ({WARM_ENV}) or not possible here"
+    forked = sum(t.forked for t in found)
+    why = "; ".join(dict.fromkeys(t.cold for t in found if t.cold))
+    if not why:
+        return f"{forked} sessions forked from a warm template of {shown}"
+    return f"{shown} started cold: {why}" + (f" ({forked} sessions forked)" if forked else "")

@@ -1,0 +1,119 @@
+"""Whether a ``--stdio`` command is a Python program a warm template can run, and how.
+
+Two shapes are recognised, strictly, and nothing else (anything else starts cold as its command
+says): a console script as pip or uv writes it (a shebang naming a Python interpreter by
+absolute path, then exactly the standard wrapper, ``from MODULE import NAME`` ...
+``sys.exit(NAME())``), and ``python -m MODULE ARGS`` (no flag before ``-m``). The command is
+found as ``subprocess`` would find it: on the ``PATH`` of the environment the server gets,
+relative to its directory. See ``mcp_matrix.targets.warm_start`` for what is done with it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["PythonCommand", "recognise"]
+
+MAX_SCRIPT_BYTES = 4096  # a wrapper is a few hundred bytes
+_PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = rf"{_NAME}(?:\.{_NAME})*"
+_SHEBANG = r"#!(?P<interpreter>/[^\s]+)\n"
+_HEAD = r"(?:# -\*- coding: utf-8 -\*-\n)?"
+# pip (distlib's ScriptMaker) and uv, the wrapper each writes for a console_scripts entry point
+_WRAPPERS = (
+    re.compile(
+        _SHEBANG
+        + _HEAD
+        + rf"import re\nimport sys\nfrom (?P<module>{_DOTTED}) import (?P<name>{_NAME})\n"
+        + r"if __name__ == (?P<q>['\"])__main__(?P=q):\n"
+        + r"    sys\.argv\[0\] = re\.sub\(r'\(-script\\\.pyw\|\\\.exe\)\?\$', '', sys\.argv\[0\]\)\n"
+        + rf"    sys\.exit\((?P=name)(?:\.{_NAME})*\(\)\)\n?"
+    ),
+    re.compile(
+        _SHEBANG
+        + _HEAD
+        + rf"import sys\nfrom (?P<module>{_DOTTED}) import (?P<name>{_NAME})\n"
+        + r"if __name__ == (?P<q>['\"])__main__(?P=q):\n"
+        + r'    if sys\.argv\[0\]\.endswith\("-script\.pyw"\):\n'
+        + r"        sys\.argv\[0\] = sys\.argv\[0\]\[:-11\]\n"
+        + r'    elif sys\.argv\[0\]\.endswith\("\.exe"\):\n'
+        + r"        sys\.argv\[0\] = sys\.argv\[0\]\[:-4\]\n"
+        + rf"    sys\.exit\((?P=name)(?:\.{_NAME})*\(\)\)\n?"
+    ),
+)
+
+
+@dataclass(frozen=True)
+class PythonCommand:
+    """A recognised command: the interpreter the template runs under (the shebang's, or the
+    command's own first word), ``script`` (a console script: its path as the interpreter gets it)
+    or ``module`` (``-m``), the module to import, and the server's ``sys.argv``."""
+
+    interpreter: str
+    mode: str  # "script" | "module"
+    module: str
+    script: str
+    argv: tuple[str, ...]
+
+
+def find(name: str, env: Mapping[str, str], cwd: str | None) -> str | None:
+    """The file ``subprocess`` would execute for ``name`` (``os.get_exec_path`` of ``env``),
+    as the path it passes on; None when there is none."""
+    if "/" in name:
+        candidates = [name]
+    else:
+        path = env.get("PATH", os.defpath)
+        candidates = [os.path.join(d, name) for d in path.split(os.pathsep)]
+    for candidate in candidates:
+        where = os.path.join(cwd, candidate) if cwd else candidate
+        if os.path.isfile(where) and os.access(where, os.X_OK):
+            return candidate
+    return None
+
+
+def _console_script(path: str, cwd: str | None) -> tuple[str, str] | None:
+    """(interpreter, module) of a standard console script at ``path``, else None."""
+    where = os.path.join(cwd, path) if cwd else path
+    try:
+        with open(where, "rb") as f:
+            data = f.read(MAX_SCRIPT_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_SCRIPT_BYTES or not data.startswith(b"#!/"):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    for wrapper in _WRAPPERS:
+        found = wrapper.fullmatch(text)
+        if found and _PYTHON.fullmatch(os.path.basename(found["interpreter"])):
+            return found["interpreter"], found["module"]
+    return None
+
+
+def recognise(
+    command: Sequence[str], env: Mapping[str, str], cwd: str | None
+) -> PythonCommand | None:
+    """The Python program ``command`` runs, when it is one of the two shapes; else None."""
+    if not command:
+        return None
+    first, args = command[0], tuple(command[1:])
+    if _PYTHON.fullmatch(os.path.basename(first)):
+        if len(args) >= 2 and args[0] == "-m" and re.fullmatch(_DOTTED, args[1]):
+            if find(first, env, cwd) is None:
+                return None
+            return PythonCommand(first, "module", args[1], "", (args[1], *args[2:]))
+        return None
+    path = find(first, env, cwd)
+    if path is None:
+        return None
+    script = _console_script(path, cwd)
+    if script is None:
+        return None
+    interpreter, module = script
+    return PythonCommand(interpreter, "script", module, path, (path, *args))

@@ -1,0 +1,200 @@
+"""A user's own Python server given with ``--stdio``, forked from a warm template of its command.
+
+``mcp_matrix.targets.python_command`` recognises a pip or uv console script and ``python -m
+MODULE`` and nothing else; the template (``servers/warm.py --user``) imports what the command
+imports and forks each session, or says why it cannot and every session starts cold. The tests
+run the real CLI against real servers: ``mcp-server-time`` from PyPI and a small standard-library
+server written here, whose one tool answers with what its process sees (``sys.path[0]``,
+``sys.argv``, ``__name__``, the directory), so warm and cold must answer alike.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from mcp_matrix.targets.python_command import recognise
+from tests.conftest import installed_tool
+
+# A server speaking just enough MCP over stdio (standard library only). ``SETUP`` runs when the
+# module is imported: the thread test starts a thread there.
+TINY = """
+import json, os, sys
+{setup}
+TOOL = {{"name": "whoami", "description": "What this process sees.",
+        "inputSchema": {{"type": "object", "properties": {{}}}},
+        "annotations": {{"readOnlyHint": True}}}}
+
+
+def main():
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        method = msg.get("method")
+        if method == "initialize":
+            result = {{"protocolVersion": msg["params"]["protocolVersion"],
+                      "capabilities": {{"tools": {{}}}},
+                      "serverInfo": {{"name": "tiny", "version": "1"}}}}
+        elif method == "tools/list":
+            result = {{"tools": [TOOL]}}
+        elif method == "tools/call":
+            seen = {{"path0": sys.path[0], "argv": sys.argv, "main": sys.modules["__main__"].__name__,
+                    "cwd": os.getcwd()}}
+            result = {{"content": [{{"type": "text", "text": json.dumps(seen)}}]}}
+        else:
+            print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"],
+                              "error": {{"code": -32601, "message": "no such method"}}}}), flush=True)
+            continue
+        print(json.dumps({{"jsonrpc": "2.0", "id": msg["id"], "result": result}}), flush=True)
+    return 0
+"""
+THREAD = (
+    "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()"
+)
+
+PIP_WRAPPER = """#!{python}
+# -*- coding: utf-8 -*-
+import re
+import sys
+from {module} import {name}
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
+    sys.exit({name}())
+"""
+UV_WRAPPER = """#!{python}
+# -*- coding: utf-8 -*-
+import sys
+from {module} import {name}
+if __name__ == "__main__":
+    if sys.argv[0].endswith("-script.pyw"):
+        sys.argv[0] = sys.argv[0][:-11]
+    elif sys.argv[0].endswith(".exe"):
+        sys.argv[0] = sys.argv[0][:-4]
+    sys.exit({name}())
+"""
+
+
+def tiny_package(folder: Path, name: str, setup: str = "") -> Path:
+    package = folder / name
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(TINY.format(setup=setup))
+    (package / "__main__.py").write_text(f"import sys\nfrom {name} import main\nsys.exit(main())\n")
+    return package
+
+
+def script(folder: Path, text: str, name: str = "tiny-server") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_recognises_pip_and_uv_console_scripts_and_python_m_and_nothing_else(tmp_path):
+    env = {"PATH": str(tmp_path / "bin")}
+    for wrapper in (PIP_WRAPPER, UV_WRAPPER):
+        script(tmp_path / "bin", wrapper.format(python=sys.executable, module="a.b", name="main"))
+        found = recognise(["tiny-server", "--x"], env, None)
+        assert found is not None and (found.mode, found.module) == ("script", "a.b")
+        assert found.interpreter == sys.executable
+        assert found.argv == (str(tmp_path / "bin" / "tiny-server"), "--x")
+    refused = {
+        "an extra line": PIP_WRAPPER.replace("import sys\n", "import sys\nimport os\n"),
+        "a shebang with a flag": PIP_WRAPPER.replace("{python}", "{python} -E"),
+        "a shebang through env": PIP_WRAPPER.replace("#!{python}", "#!/usr/bin/env python3"),
+        "not a Python interpreter": PIP_WRAPPER.replace("{python}", "/bin/sh"),
+    }
+    for why, text in refused.items():
+        script(tmp_path / "bin", text.format(python=sys.executable, module="a", name="main"))
+        assert recognise(["tiny-server"], env, None) is None, why
+    assert recognise(["sh", "-c", "exec python -m a"], {"PATH": "/bin:/usr/bin"}, None) is None
+    python = {"PATH": str(Path(sys.executable).parent)}
+    name = Path(sys.executable).name
+    assert recognise([name, "-m", "pkg.mod", "x"], python, None) is not None
+    assert recognise([name, "-u", "-m", "pkg"], python, None) is None  # a flag before -m
+    assert recognise([name, "server.py"], python, None) is None
+
+
+def _run(cli, tmp_path: Path, tag: str, *target: str, warm: str = "1", client=("claude-code",)):
+    out = tmp_path / f"{tag}-{warm}.jsonl"
+    done = cli(
+        "run", *target, *(a for c in client for a in ("--client", c)),
+        "--results", str(out), "--quiet", "--verbose",
+        env={"MCP_MATRIX_WARM_SERVERS": warm},
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    line = re.search(r"^server processes: (.*)$", done.stdout, re.MULTILINE)
+    assert line, done.stdout
+    return _cells(out), line.group(1)
+
+
+def _cells(path: Path) -> list[tuple]:
+    cells = []
+    for line in path.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") in ("discovery", "call"):
+            answer = json.dumps(event.get("answer"), sort_keys=True)
+            answer = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.+\-]+", "T", answer)  # the time server's now
+            cell = (event["event"], event.get("profile"), event.get("tool"), event["verdict"])
+            cells.append((*cell, event.get("reason"), answer))
+    return sorted(cells)
+
+
+def test_mcp_server_time_through_two_profiles_gives_the_same_cells_warm_and_cold(cli, tmp_path):
+    exe = installed_tool("mcp-server-time")
+    assert exe, "the test extra installs mcp-server-time from PyPI"
+    target = ("--stdio", f"{exe} --local-timezone UTC")
+    clients = ("claude-code", "codex-raw")
+    warm, how = _run(cli, tmp_path, "time", *target, client=clients)
+    forked = re.fullmatch(r"(\d+) sessions forked from a warm template of .*mcp-server-time.*", how)
+    assert forked, how
+    # one process per session: the snapshot's, the eras probe's and each profile's calls
+    assert int(forked.group(1)) >= len(clients)
+    cold, how = _run(cli, tmp_path, "time", *target, warm="0", client=clients)
+    assert "started cold: warm start is off" in how
+    assert warm and warm == cold
+
+
+def test_a_python_m_server_sees_what_its_command_would_warm_or_cold(cli, tmp_path):
+    """``python -m`` puts the directory first on ``sys.path`` (the module is found there only);
+    the forked server sees the same path, argv, ``__main__`` and directory as a cold one."""
+    tiny_package(tmp_path / "work", "tiny_m")
+    target = ("--stdio", f"{sys.executable} -m tiny_m --flag", "--cwd", str(tmp_path / "work"))
+    warm, how = _run(cli, tmp_path, "m", *target)
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .* -m tiny_m --flag", how)
+    cold, _ = _run(cli, tmp_path, "m", *target, warm="0")
+    assert warm == cold
+    seen = [c for c in warm if c[0] == "call" and "path0" in c[-1]]
+    assert seen and str(tmp_path / "work") in seen[0][-1]
+
+
+def test_a_console_script_sees_what_its_command_would_warm_or_cold(cli, tmp_path):
+    """A console script's ``sys.path[0]`` is its own folder, not the directory it runs in."""
+    tiny_package(tmp_path / "lib", "tiny_script")
+    text = PIP_WRAPPER.format(python=sys.executable, module="tiny_script", name="main")
+    path = script(tmp_path / "bin", text)
+    target = ("--stdio", f"{path} a b", "--env", f"PYTHONPATH={tmp_path / 'lib'}")
+    warm, how = _run(cli, tmp_path, "script", *target)
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .*tiny-server a b", how)
+    cold, _ = _run(cli, tmp_path, "script", *target, warm="0")
+    assert warm == cold
+    assert any(str(tmp_path / "bin") in c[-1] for c in warm if c[0] == "call")
+
+
+def test_a_server_that_starts_a_thread_when_imported_starts_every_session_cold(cli, tmp_path):
+    tiny_package(tmp_path / "work", "tiny_thread", setup=THREAD)
+    target = ("--stdio", f"{sys.executable} -m tiny_thread", "--cwd", str(tmp_path / "work"))
+    cells, how = _run(cli, tmp_path, "thread", *target)
+    assert how.endswith("started cold: importing tiny_thread started a thread"), how
+    assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
+
+
+def test_a_command_that_is_not_a_python_program_starts_cold(cli, tmp_path):
+    tiny_package(tmp_path / "work", "tiny_sh")
+    command = f"sh -c 'exec {sys.executable} -m tiny_sh'"
+    cells, how = _run(cli, tmp_path, "sh", "--stdio", command, "--cwd", str(tmp_path / "work"))
+    assert how.endswith("started cold: not a Python console script or python -m MODULE"), how
+    assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
