@@ -4,8 +4,9 @@ For each target, the two commands run in turn as whole processes (A all profiles
 A B A B ...); each one's CPU is what the operating system accounts to it and the processes it
 waited for (the servers included), as `/usr/bin/time` reports it (``resource.getrusage
 (RUSAGE_CHILDREN)`` before and after). The ratio A/B is taken pair by pair and the median printed,
-so a loaded machine moves both sides. A's `--verbose` line says what its calls cost the server
-against the least (docs/wire.md).
+so a loaded machine moves both sides. A's `--verbose` lines say what its calls cost the server
+against the least and, for a `--stdio` server, how its processes were started: forked from a warm
+template of the command, or cold and why (docs/wire.md).
 
     python benchmarks/run_cost.py                      # the default run and mcp-server-time, 3 pairs
     python benchmarks/run_cost.py --target time --repeat 5
@@ -37,6 +38,7 @@ TARGETS = {
 ONE = "claude-code"
 SMOKE_ALL = ("claude-code", "codex-raw")
 WORK = re.compile(r"server sessions for the calls: [^\n]*")
+STARTS = re.compile(r"server processes: [^\n]*")  # a --stdio server's: forked warm, or why cold
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,8 @@ def measure(argv: list[str]) -> Measured:
     if done.returncode not in (0, 1):  # 1: findings (the default run's gate fails by design)
         sys.exit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr[-2000:]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    found = WORK.search(done.stdout)
-    return Measured(cpu, wall, found.group(0) if found else "")
+    found = [m.group(0) for m in (WORK.search(done.stdout), STARTS.search(done.stdout)) if m]
+    return Measured(cpu, wall, "\n  all: ".join(found))
 
 
 def command(target: str, clients: tuple[str, ...]) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 from mcp_matrix.targets.python_command import recognise
@@ -59,6 +60,7 @@ PIP_WRAPPER = """#!{python}
 # -*- coding: utf-8 -*-
 import re
 import sys
+import time
 from {module} import {name}
 if __name__ == '__main__':
     sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
@@ -67,6 +69,7 @@ if __name__ == '__main__':
 UV_WRAPPER = """#!{python}
 # -*- coding: utf-8 -*-
 import sys
+import time
 from {module} import {name}
 if __name__ == "__main__":
     if sys.argv[0].endswith("-script.pyw"):
@@ -198,3 +201,42 @@ def test_a_command_that_is_not_a_python_program_starts_cold(cli, tmp_path):
     cells, how = _run(cli, tmp_path, "sh", "--stdio", command, "--cwd", str(tmp_path / "work"))
     assert how.endswith("started cold: not a Python console script or python -m MODULE"), how
     assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
+
+
+def _faulty(cli, tmp_path: Path, mode: str, warm: str, *extra: str):
+    (tmp_path / "work").mkdir(exist_ok=True)
+    target = ("--stdio", f"{sys.executable} -m matrix_servers.faulty --mode {mode}")
+    where = ("--cwd", str(tmp_path / "work"))
+    return _run(cli, tmp_path, mode, *target, *where, *extra, warm=warm, client=("continue",))
+
+
+def test_a_forked_server_that_crashes_on_a_call_is_broken_as_a_cold_one(cli, tmp_path):
+    warm, how = _faulty(cli, tmp_path, "crash-on-call", "1", "--timeout-call", "10")
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .*crash-on-call", how), how
+    cold, _ = _faulty(cli, tmp_path, "crash-on-call", "0", "--timeout-call", "10")
+    assert warm == cold
+    assert any(c[0] == "call" and c[3] == "broken" for c in warm), warm
+
+
+def _in(folder: Path) -> list[int]:
+    """Processes running in ``folder`` (a forked server runs where its command would)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cwd").resolve() == folder.resolve():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_a_forked_server_that_hangs_is_ended_by_the_call_timeout_and_its_run(cli, tmp_path):
+    cells, how = _faulty(cli, tmp_path, "hang-on-call", "1", "--timeout-call", "2")
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .*hang-on-call", how), how
+    broken = [c for c in cells if c[0] == "call" and c[3] == "broken"]
+    assert broken and all("the timeout is ours" in c[4] for c in broken), cells
+    # the run has ended: its template and every server forked from it end too (bounded wait)
+    deadline = time.monotonic() + 60
+    while _in(tmp_path / "work") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _in(tmp_path / "work") == []
