@@ -31,6 +31,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 from mcp_matrix.calibrate.harness import recipe_names
+from mcp_matrix.run.results import read_events
 from tests.conftest import REPO
 from tests.report.conftest import DATA
 from tests.report.test_sarif import github_problems
@@ -517,7 +518,7 @@ def test_the_workflow_run_as_a_runner_runs_it_shards_merges_reports_and_gates(
     ):
         assert (report / name).is_file(), name
     assert (r.workspace / "mcp-matrix" / "checklist.md").is_file()
-    merged = [json.loads(line) for line in (report / "results.jsonl").read_text().splitlines()]
+    merged = read_events(report / "results.jsonl")
     assert {e["profile"] for e in merged if e["event"] == "discovery"} == set(CLIENTS)
     xmlschema.XMLSchema(str(DATA / "junit-10.xsd")).validate(str(report / "junit.xml"))
     log = json.loads((report / "matrix.sarif").read_text(encoding="utf-8"))
@@ -569,7 +570,7 @@ def test_the_action_in_one_job_for_a_users_own_server_fails_the_job_on_a_lost_to
     assert conclusion == "failure" and gate[1] == 1, gate
     assert "FAILED claude-code-278 sees memory_reflect" in gate[2]
     results = r.workspace / "mcp-matrix" / "results.jsonl"
-    ran = {json.loads(line).get("profile") for line in results.read_text().splitlines()}
+    ran = {e.get("profile") for e in read_events(results)}
     assert {"claude-code-278", "continue"} <= ran
     summary = r.summary.read_text(encoding="utf-8")
     assert summary.startswith("## mcp-matrix: release gate FAILED\n")

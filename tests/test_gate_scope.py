@@ -12,11 +12,11 @@
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 
 from mcp_matrix.core.verdicts import RELEASE_FAILING
 from mcp_matrix.report.grid import LOST_TOOL
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli, run_cli_in_process
 
 LABEL = "not required by default"
@@ -38,7 +38,7 @@ def test_an_opt_in_profile_never_fails_the_gate_over_http_and_its_label_says_so(
         "--results",
         str(results),
     )
-    cells = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    cells = read_events(results)
     # what would fail the gate in a required client (at acad0d4: python-sdk-modern's calls broken)
     bad = [c for c in cells if c["event"] in ("call", "discovery") and c["verdict"] in FAILING]
     assert bad and {c["profile"] for c in bad} == {"python-sdk-modern"}

@@ -1,4 +1,4 @@
-"""The results stream, version 2: each distinct schema written once, every reader sees full events."""
+"""The results stream, version 3: each distinct value one entry line, every reader sees full events."""
 
 from __future__ import annotations
 
@@ -8,13 +8,24 @@ import json
 import pytest
 
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.run.results import FORMAT, ResultsWriter, read_events
+from mcp_matrix.core.events import CallCell, DiscoveryCell, SnapshotTaken, typed_events
+from mcp_matrix.run import results_tables
+from mcp_matrix.run.results import (
+    FORMAT,
+    VERSION,
+    ResultsWriter,
+    iter_events,
+    read_events,
+    read_typed,
+)
+from tests.conftest import run_cli_in_process
+from tests.report import events as report_events
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string", "description": "what to find"}}}
 
 
 def _events() -> list[dict]:
-    start = {"event": "run-started", "format": FORMAT, "version": 2, "run_id": "r1"}
+    start = {"event": "run-started", "format": FORMAT, "version": VERSION, "run_id": "r1"}
     cells = [
         {
             "event": "discovery",
@@ -25,6 +36,7 @@ def _events() -> list[dict]:
             "model_name": t,
             "model_schema": dict(SCHEMA) if t != "other" else {"type": "object"},
             "findings": [],
+            "weakest_evidence": None,
         }
         for p in ("claude-code", "cursor", "zed")
         for i, t in enumerate(("find", "find2", "other"))
@@ -38,53 +50,172 @@ def _events() -> list[dict]:
         "model_name": None,
         "model_schema": None,
         "findings": [],
+        "weakest_evidence": None,
     }
     return [start, *cells, hidden, {"event": "run-finished", "measured": True}]
 
 
-def _write(events, tmp_path, secrets=()):
-    path = tmp_path / "r.jsonl"
+def _write(events, path, secrets=(), version=VERSION):
     with path.open("w", encoding="utf-8") as handle:
-        writer = ResultsWriter(handle, secrets=secrets)
+        writer = ResultsWriter(handle, secrets=secrets, version=version)
         for e in events:
             writer(e)
     return path, writer
 
 
-def test_each_distinct_schema_is_written_once_and_cells_name_it(tmp_path):
-    path, _ = _write(_events(), tmp_path)
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    schemas = [e for e in lines if e["event"] == "schema"]
-    assert [s["schema"] for s in schemas] == [
-        SCHEMA,
+def _lines(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _label(line: dict) -> str:
+    return line.get("event") or next(iter(line))
+
+
+def test_each_distinct_value_is_one_entry_written_before_the_first_line_naming_it(tmp_path):
+    path, _ = _write(_events(), tmp_path / "r.jsonl")
+    lines = _lines(path)
+    nodes = [e["node"] for e in lines if "node" in e]
+    # 10 cells, 2 distinct schemas: the property's sub-schema, then the roots
+    assert nodes == [
+        SCHEMA["properties"]["q"],
+        {"type": "object", "properties": {"q": 0}},
         {"type": "object"},
-    ]  # 9 cells, 2 distinct schemas
-    cells = [e for e in lines if e["event"] == "discovery"]
-    assert all("model_schema" not in e for e in cells if e["verdict"] == "visible")
-    assert {e["model_schema_ref"] for e in cells if e["verdict"] == "visible"} == {0, 1}
-    first_use = next(i for i, e in enumerate(lines) if e.get("model_schema_ref") == 1)
-    assert lines[first_use - 1] == {"event": "schema", "id": 1, "schema": {"type": "object"}}
+    ]
+    assert len([e for e in lines if "cell" in e]) == 10
+    assert len([e for e in lines if "row" in e]) == 4  # find, find2, other, gone: any profile
+    defined: dict[str, int] = {}
+    refers = {"cell": ("text", "row"), "row": ("text", None, None, "text", "node")}
+    for line in lines:
+        label = _label(line)
+        for table, ref in zip(refers.get(label, ()), line.get(label, ())):
+            assert table is None or ref is None or ref < defined.get(table, 0), line
+        defined[label] = defined.get(label, 0) + 1
 
 
 def test_reading_gives_back_exactly_the_events_the_run_emitted(tmp_path):
     events = _events()
-    path, writer = _write(events, tmp_path)
+    path, writer = _write(events, tmp_path / "r.jsonl")
     assert read_events(path) == events == writer.events
 
 
-def test_a_version_1_file_is_still_read(tmp_path):
+def _same_through_versions_2_and_3(events, tmp_path) -> None:
+    v2, _ = _write(events, tmp_path / "v2.jsonl", version=2)
+    v3, _ = _write(events, tmp_path / "v3.jsonl")
+    two, three = read_events(v2), read_events(v3)
+    assert [e.pop("version", None) for e in two if e["event"] == "run-started"] == [2] * len(
+        [e for e in three if e["event"] == "run-started"]
+    )
+    assert {e.pop("version") for e in three if e["event"] == "run-started"} == {3}
+    assert three == two
+    assert v3.stat().st_size < v2.stat().st_size
+
+
+def test_versions_2_and_3_of_a_hand_built_run_read_back_the_same(tmp_path):
+    _same_through_versions_2_and_3(typed_events(report_events.merged_runs()), tmp_path)
+
+
+def test_versions_2_and_3_of_a_real_runs_events_read_back_the_same(shared_work, tmp_path):
+    """A real run (the bundled gateway through two profiles holding an older list), its file
+    written by the CLI: its events through both writers read back equal."""
+    answer, results = shared_work.stale_clients_on_gateway_v2()
+    assert answer.returncode in (0, 1), answer.stderr
+    assert json.loads(results.read_text(encoding="utf-8").splitlines()[0])["version"] == 3
+    events = read_typed(results)
+    assert any(isinstance(e, DiscoveryCell) for e in events)
+    assert any(isinstance(e, CallCell) for e in events)
+    _same_through_versions_2_and_3(events, tmp_path)
+
+
+def test_versions_1_and_2_are_still_read(tmp_path):
     events = [{**e, "version": 1} if e["event"] == "run-started" else e for e in _events()]
     path = tmp_path / "v1.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     assert read_events(path) == events
+    events[0]["version"] = 2
+    path, _ = _write(events, tmp_path / "v2.jsonl", version=2)
+    assert {"event": "schema", "id": 0, "schema": SCHEMA} in _lines(path)
+    assert read_events(path) == events
 
 
-def test_secrets_are_scrubbed_in_schema_lines_too(tmp_path):
+def test_secrets_are_scrubbed_in_entry_lines_too(tmp_path):
     events = _events()
     events[1]["model_schema"] = {"type": "object", "description": "token hunter2 inside"}
-    path, _ = _write(events, tmp_path, secrets=["hunter2"])
+    events[2]["model_name"] = "hunter2_find"
+    path, _ = _write(events, tmp_path / "r.jsonl", secrets=["hunter2"])
     assert "hunter2" not in path.read_text(encoding="utf-8")
-    assert read_events(path)[1]["model_schema"]["description"] == "token *** inside"
+    back = read_events(path)
+    assert back[1]["model_schema"]["description"] == "token *** inside"
+    assert back[2]["model_name"] == "***_find"
+
+
+def test_an_interrupted_run_keeps_every_line_before_the_cut(tmp_path):
+    path, _ = _write(_events(), tmp_path / "r.jsonl")
+    text = path.read_text(encoding="utf-8")
+    cut = text.rindex('{"cell"')  # the last cell, half written
+    path.write_text(text[: cut + 5], encoding="utf-8")
+    assert read_events(path) == _events()[:-2]  # all but the cut cell and run-finished
+
+
+def test_runs_written_one_after_another_read_as_each_was(tmp_path):
+    """Each run numbers its entries from its run-started line: files joined end to end read as
+    the runs they hold."""
+    first, _ = _write(_events(), tmp_path / "a.jsonl")
+    other = [{**e, "tool": "x" + e["tool"]} if "tool" in e else e for e in _events()]
+    second, _ = _write(other, tmp_path / "b.jsonl")
+    joined = tmp_path / "ab.jsonl"
+    joined.write_text(first.read_text() + second.read_text(), encoding="utf-8")
+    assert read_events(joined) == _events() + other
+
+
+def test_merge_numbers_each_runs_entries_anew_from_its_run_started_line(tmp_path):
+    first, _ = _write(_events(), tmp_path / "a.jsonl")
+    other = [{**e, "tool": "x" + e["tool"]} if "tool" in e else e for e in _events()]
+    second, _ = _write(other, tmp_path / "b.jsonl")
+    merged = tmp_path / "m.jsonl"
+    r = run_cli_in_process("merge", str(first), str(second), "-o", str(merged))
+    assert r.returncode == 0, r.stderr
+    assert read_typed(merged) == read_typed(first) + read_typed(second)
+    # each run numbers its own entries from its run-started line, as it did in its own file
+    assert [_label(line) for line in _lines(merged)] == [
+        _label(line) for line in _lines(first) + _lines(second)
+    ]
+
+
+def test_each_entry_is_checked_once_not_once_per_line_that_names_it(tmp_path, monkeypatch):
+    events = _events()
+    many = [{**events[1], "profile": f"p{i}"} for i in range(50)]  # 50 cells, one row
+    path, _ = _write([events[0], *many, events[-1]], tmp_path / "r.jsonl")
+    checked: list[dict] = []
+    real = results_tables.check_event
+    monkeypatch.setattr(results_tables, "check_event", lambda e: checked.append(e) or real(e))
+    assert len(read_events(path)) == 52
+    assert len(checked) == 1
+
+
+@pytest.mark.parametrize(
+    "line, says",
+    [
+        ('{"cell": [0, 7]}', "cell: row: expected the number of a row entry defined before"),
+        ('{"cell": [5, 0]}', "cell: profile: expected the number of a text entry defined before"),
+        ('{"node": {"properties": {"q": 3}}}', "node: 3 is not an entry of the table"),
+        ('{"finding": [0, "m", "/p"]}', "finding: kind: expected the number of a kind entry"),
+        ('{"row": [0, 1]}', "row: expected 'row': a row of ['tool', 'index', 'verdict'"),
+        ('{"kind": ["c", true, null, null, null, [9], null]}', "kind: evidence: expected"),
+        ('{"evidence": {"note": "x"}}', "evidence: level: missing key 'level'"),
+        ('{"text": 5}', "text: expected a string"),
+        ('{"shape": {}}', "unknown entry 'shape'; expected one of node, text"),
+        ('{"node": {}, "text": "x"}', "expected an event or one entry"),
+        ('{"row": [0, 1, "seen", null, null, [], null]}', "row: key 'verdict': 'seen' is not one"),
+    ],
+)
+def test_a_broken_entry_or_reference_is_an_input_error_naming_the_line(tmp_path, line, says):
+    path = tmp_path / "bad.jsonl"
+    start = json.dumps({"event": "run-started", "format": FORMAT, "version": VERSION})
+    path.write_text(start + '\n{"text": "t"}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_events(path)
+    assert says in info.value.message
+    assert info.value.where.endswith(":3")
 
 
 @pytest.mark.parametrize(
@@ -97,13 +228,30 @@ def test_secrets_are_scrubbed_in_schema_lines_too(tmp_path):
         ('{"event": "schema", "id": "x", "schema": {}}', "a schema event needs an integer 'id'"),
     ],
 )
-def test_a_broken_reference_is_an_input_error_naming_the_line(tmp_path, line, says):
+def test_a_broken_version_2_reference_is_an_input_error_naming_the_line(tmp_path, line, says):
     path = tmp_path / "bad.jsonl"
     start = json.dumps({"event": "run-started", "format": FORMAT, "version": 2})
     path.write_text(start + "\n" + line + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=says) as info:
         read_events(path)
     assert info.value.where.endswith(":2")
+
+
+def test_the_snapshots_tool_schemas_are_nodes_the_cells_share(tmp_path):
+    snapshot = {"format": "mcp-matrix.snapshot", "version": 1, "tools": []}
+    snapshot["tools"] = [{"page": 0, "tool": {"name": "find", "inputSchema": dict(SCHEMA)}}]
+    events = _events()
+    events.insert(1, SnapshotTaken(snapshot=snapshot).to_json())
+    path, _ = _write(events, tmp_path / "r.jsonl")
+    lines = _lines(path)
+    assert [e["node"] for e in lines if "node" in e][:2] == [
+        SCHEMA["properties"]["q"],
+        {"type": "object", "properties": {"q": 0}},
+    ]
+    written = next(e for e in lines if e.get("event") == "snapshot")
+    assert written["nodes"] is True and written["snapshot"]["tools"][0]["tool"]["inputSchema"] == 1
+    assert read_events(path) == events
+    assert list(iter_events(path))[1]["snapshot"] == snapshot
 
 
 def test_an_in_memory_writer_keeps_full_events():

@@ -11,20 +11,19 @@ every cell ..." then, and says what was not measured on stderr.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from mcp_matrix.core.events import ProfileError, RunFinished
-from mcp_matrix.run.results import ResultsWriter, read_typed
+from mcp_matrix.run.results import ResultsWriter, read_events, read_typed
 from tests.conftest import run_cli, run_cli_in_process
 
 ALL_CLEAR = "No problems to fix: every cell is visible, intact or tolerated"
 
 
 def events_of(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return read_events(path)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self is Python 3.11
 
 FORMAT = "mcp-matrix.results"
-VERSION = 2
-READABLE = (1, 2)
+VERSION = 3
+READABLE = (1, 2, 3)
 
 
 class EventError(ValueError):

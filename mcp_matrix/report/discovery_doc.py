@@ -5,7 +5,7 @@ number a tool, in the snapshot's order, into ``cells`` at the end: each distinct
 ``[verdict, model_name, schema, findings]`` (``columns``) once, though many profiles treat a tool
 alike. A row names its entries in ``names``, ``schemas`` and ``findings`` (a finding is a row of
 ``finding_columns``, its evidence numbers into ``evidence``). A schema's sub-schemas are entries of
-``schemas`` too (``SCHEMA_MAPS``, ``SCHEMA_LISTS``, ``SCHEMA_KEYS``), so the variants of one tool
+``schemas`` too (``mcp_matrix.core.schema_nodes``, shared with the results stream), so the variants of one tool
 the profiles' rewrites make share every part they did not change (version 3 shared only the
 property schemas of the top level: 28.4 MB for 5,000 tools through 48 profiles; version 4 is about
 18). It is written as it is made (a profile a line, the tables after). ``read_discovery`` gives the
@@ -23,6 +23,7 @@ from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.evidence import Evidence, weakest
 from mcp_matrix.core.infiles import document_version
 from mcp_matrix.core.model import ClientView, Finding
+from mcp_matrix.core.schema_nodes import SchemaNodes, SchemaReader
 
 FORMAT = "mcp-matrix.discovery"
 VERSION = 4
@@ -32,34 +33,6 @@ ROW = ("verdict", "model_name", "schema", "findings")  # a version-4 row of ``ce
 FINDING_COLUMNS = ("kind", "message", "pointer")  # a version-4 finding
 # What findings share (most differ only in their message and pointer): a row of ``kinds``.
 KIND_COLUMNS = ("code", "lost", "materiality", "blast_radius", "behaviour", "evidence", "culprit")
-# Where a schema holds schemas (JSON Schema 2020-12 and draft-07): in version 4 each is a number
-# into ``schemas``. Part of the published format (docs/reports.md), so its own list: a behaviour's
-# walk (mcp_matrix.behaviours.walk) may change without changing what a written document means. A map's values and a list's items when the value is an object or a list (as a
-# schema keyword wants it); any other value of these keys (a malformed schema) is one number.
-SCHEMA_MAPS = frozenset(
-    ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-)
-SCHEMA_LISTS = frozenset(("anyOf", "oneOf", "allOf", "prefixItems", "items"))
-SCHEMA_KEYS = (
-    SCHEMA_MAPS
-    | SCHEMA_LISTS
-    | frozenset(
-        (
-            "additionalProperties",
-            "additionalItems",
-            "unevaluatedProperties",
-            "unevaluatedItems",
-            "not",
-            "if",
-            "then",
-            "else",
-            "contains",
-            "propertyNames",
-        )
-    )
-)
-
-
 _dump = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), default=str
 ).encode  # one encoder, 100,000s of cells
@@ -87,38 +60,6 @@ class SchemaTable:
                 }
             known = self._refs[id(schema)] = self.schemas.ref(written)
             self._held.append(schema)
-        return known
-
-
-class SchemaNodes:
-    """Schemas and every sub-schema in them stored once, by number (version 4): a variant that
-    changed one property shares its other properties, its ``$defs`` and their parts."""
-
-    def __init__(self) -> None:
-        self.table = ContentTable()
-        self._refs: dict[int, int] = {}  # by identity: the rewrites are copy-on-write
-        self._held: list[Any] = []  # keeps those objects alive, so their ids stay unique
-
-    def ref(self, schema: Any) -> int:
-        """The number of ``schema``; one frame per level of nesting, as the JSON reader's."""
-        known = self._refs.get(id(schema))
-        if known is not None:
-            return known
-        written = schema
-        if isinstance(schema, dict):
-            ref = self.ref
-            written = {}
-            for k, v in schema.items():
-                if k not in SCHEMA_KEYS:
-                    written[k] = v
-                elif k in SCHEMA_MAPS and isinstance(v, dict):
-                    written[k] = {p: ref(s) for p, s in v.items()}
-                elif k in SCHEMA_LISTS and isinstance(v, list):
-                    written[k] = [ref(s) for s in v]
-                else:
-                    written[k] = ref(v)
-        known = self._refs[id(schema)] = self.table.ref(written)
-        self._held.append(schema)
         return known
 
 
@@ -240,7 +181,7 @@ def _cell(tool: str, index: int, verdict: Any, name: Any, schema: Any, findings:
 
 def _read_v4(doc: Mapping, where: str) -> list[dict]:
     tools, names, evidence = doc["tools"], doc["names"], doc["evidence"]
-    schemas = _SchemaReader(doc["schemas"], f"{where}: schemas")
+    schemas = SchemaReader(doc["schemas"], f"{where}: schemas")
     kinds = read_kinds(doc["kinds"], KIND_COLUMNS, evidence, where)
     findings = []
     for row in doc["findings"]:
@@ -296,35 +237,6 @@ def read_kinds(rows: Any, columns: tuple[str, ...], evidence: list, where: str) 
         kind["evidence"] = [resolve(evidence, e, f"{where}: evidence") for e in kind["evidence"]]
         kinds.append(kind)
     return kinds
-
-
-class _SchemaReader:
-    """Version-4 schemas put back whole, each entry once (equal entries are one object)."""
-
-    def __init__(self, table: list, where: str) -> None:
-        self.table, self.where = table, where
-        self.done: dict[int, Any] = {}
-
-    def whole(self, ref: Any) -> Any:
-        """One frame per level of nesting, as the writer's."""
-        known = self.done.get(ref) if isinstance(ref, int) else None
-        if known is not None:
-            return known
-        node = resolve(self.table, ref, self.where)
-        value = node
-        if isinstance(node, dict):
-            value = {}
-            for k, v in node.items():
-                if k not in SCHEMA_KEYS:
-                    value[k] = v
-                elif k in SCHEMA_MAPS and isinstance(v, dict):
-                    value[k] = {p: self.whole(s) for p, s in v.items()}
-                elif k in SCHEMA_LISTS and isinstance(v, list):
-                    value[k] = [self.whole(s) for s in v]
-                else:
-                    value[k] = self.whole(v)
-        self.done[ref] = value
-        return value
 
 
 def _read_v2(doc: Mapping, version: int, where: str) -> list[dict]:

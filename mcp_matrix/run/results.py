@@ -1,14 +1,16 @@
-"""The results stream: JSON lines, one event per line, appended as they are made.
+"""The results stream: JSON lines, one event or shared entry per line, appended as they are made.
 
 Writers read this (a finished, interrupted or merged run alike). Format
-``mcp-matrix.results`` version 2, documented in docs/results.md: each distinct model-facing
-schema is written once, as a ``schema`` event, before the first ``discovery`` event that
-names it by ``model_schema_ref`` (a 5,000-tool server through 20 profiles repeated each
-schema in 100,000 lines). Reading gives every discovery event its ``model_schema`` back, so
-readers see the same events from version 1 and 2 files. Secrets carried by the target are
-scrubbed from every line before it is written. Every event read is checked against the
-published schema (mcp_matrix.core.events, ``mcp_matrix/core/schemas/results.schema.json``): a missing or
-mistyped key is an input error naming the file, the line and the key.
+``mcp-matrix.results`` version 3, documented in docs/results.md: every distinct value a
+discovery cell holds (a schema node, a name, a finding, its kind and evidence, the cell's row
+but its profile) is written once, as an entry line before the first line that names it
+(mcp_matrix.run.results_tables), and each discovery event as a ``cell`` line naming its row:
+a 5,000-tool server through 36 profiles is 23.7 MB, not version 2's 236 MB. Reading gives every
+event back whole, so readers see the same events from version 1, 2 and 3 files. Secrets carried
+by the target are scrubbed from every line before it is written. Every event read is checked
+against the published schema (mcp_matrix.core.events,
+``mcp_matrix/core/schemas/results.schema.json``), each shared entry once, where it is defined:
+a missing or mistyped key is an input error naming the file, the line and the key.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,6 +34,8 @@ from mcp_matrix.core.events import (
     DiscoveryCell,
     Event,
     EventError,
+    RunStarted,
+    SnapshotTaken,
     as_json,
     build_event,
     check_event,
@@ -39,6 +44,7 @@ from mcp_matrix.core.events import (
 from mcp_matrix.core.infiles import input_lines, open_input
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
+from mcp_matrix.run.results_tables import EntryError, TableReader, Tables
 from mcp_matrix.targets.kinds import scrub_json
 
 
@@ -50,10 +56,16 @@ class ResultsWriter:
         stream: IO[str] | None,
         secrets: Iterable[str] = (),
         also: Callable[[dict], None] | None = None,
+        version: int = VERSION,
     ):
         """``typed`` keeps every event written as a typed event (what the writers read), ``events``
-        the same as JSON (what was written), both with the secrets masked."""
+        the same as JSON (what was written), both with the secrets masked. ``version``: the
+        format written (2 only to compare with version 3; a ``run-started`` event says it)."""
+        if version not in (2, VERSION):
+            raise ValueError(f"ResultsWriter writes version 2 or {VERSION}, not {version!r}")
         self.stream = stream
+        self.version = version
+        self._tables = Tables()
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
         self.also = also
         self.events: list[dict] = []
@@ -67,6 +79,9 @@ class ResultsWriter:
 
     def __call__(self, event: Event | dict) -> None:
         typed = typed_event(event)
+        if isinstance(typed, RunStarted) and typed.version != self.version:
+            typed = event = replace(typed, version=self.version)  # the version its lines are in
+        written = typed  # its lines are scrubbed as text: the run's own objects, shared
         event = as_json(event)
         clean = event
         if self.secrets:
@@ -76,10 +91,23 @@ class ResultsWriter:
             self.events.append(clean)
             self.typed.append(typed)
             if self.stream is not None:
-                self.stream.write("".join(self.scrub(line) + "\n" for line in self._lines(event)))
+                lines = self._lines(event) if self.version == 2 else self._lines_v3(written, event)
+                self.stream.write("".join(self.scrub(line) + "\n" for line in lines))
                 self.stream.flush()
         if self.also is not None:
             self.also(clean)
+
+    def _lines_v3(self, typed: Event, event: dict) -> list[str]:
+        """The event as version 3 writes it: a discovery cell by reference to its shared
+        entries (mcp_matrix.run.results_tables), after the lines of the entries it is the first
+        to name; any other event whole, compact."""
+        if isinstance(typed, DiscoveryCell):
+            return self._tables.cell(typed)
+        if isinstance(typed, SnapshotTaken):
+            return self._tables.snapshot(event)
+        if isinstance(typed, RunStarted):
+            self._tables = Tables()  # a run's numbering starts at its run-started line
+        return [_ENCODER.encode(event)]
 
     def _lines(self, event: dict) -> list[str]:
         """The event as written: a discovery event's schema by reference, after the schema's
@@ -114,10 +142,11 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     schemas: dict[int, JSON] = {}
     shared: dict[int, JSON] = {}
     checked: dict[int, JSON] = {}  # findings lists a line was checked with, by id (held)
+    tables = TableReader()  # version 3's entries
     number = 0
     with handle:
         for number, line in input_lines(handle, p, "JSON lines"):
-            event = _event(p, number, line, schemas, shared, checked)
+            event = _event(p, number, line, schemas, shared, checked, tables)
             if event is _END:
                 return  # the run was interrupted mid-write: keep everything before
             if event is not None:
@@ -140,9 +169,11 @@ def _event(
     schemas: dict[int, JSON],
     shared: dict[int, JSON],
     checked: dict[int, JSON],
+    tables: TableReader,
 ) -> Any:
-    """One line's event, checked (None for a blank or schema line, ``_END`` for a cut last line);
-    a findings list equal to one already checked is not checked again."""
+    """One line's event, checked (None for a blank, schema or entry line, ``_END`` for a cut
+    last line); a findings list equal to one already checked is not checked again, a version-3
+    entry is checked once, where it is defined."""
     if not line.strip():
         return None
     try:
@@ -158,6 +189,11 @@ def _event(
             "JSON nested too deeply to read; expected one event object a line",
             where=f"{p}:{number}",
         ) from None
+    if tables.version >= 3 and isinstance(event, dict) and "event" not in event and number > 1:
+        try:
+            return tables.read(event)  # an entry, checked once, here; or a cell, by its entries
+        except (EntryError, ValueError) as exc:  # ValueError: a node naming no earlier node
+            raise InputError(str(exc), where=f"{p}:{number}") from None
     if not isinstance(event, dict) or "event" not in event:
         raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
     if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
@@ -171,6 +207,15 @@ def _event(
             f"{list(READABLE)}",
             where=f"{p}:1",
         )
+    if number == 1:
+        tables.version = event["version"]
+    if event["event"] == "run-started":
+        tables.reset()  # each run's entries are numbered from its run-started line
+    elif event["event"] == "snapshot" and tables.version >= 3:
+        try:
+            event = tables.snapshot(event)
+        except ValueError as exc:  # a tool's inputSchema that names no node
+            raise InputError(str(exc), where=f"{p}:{number}") from None
     if event["event"] == "schema":
         if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
             raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")

@@ -326,7 +326,7 @@ def _missing_verdict(tmp_path) -> str:
     r = run_cli("run", "--server", "faulty", "--client", "continue", "--results", str(results))
     assert r.returncode in (0, 1), r.stderr[-2000:]
     lines = results.read_text(encoding="utf-8").splitlines()
-    i = next(n for n, line in enumerate(lines) if '"event": "discovery"' in line)
+    i = next(n for n, line in enumerate(lines) if '"event":"call"' in line)
     cell = json.loads(lines[i])
     del cell["verdict"]
     lines[i] = json.dumps(cell)

@@ -136,7 +136,7 @@ def test_two_runs_on_one_results_file_never_interleave(tmp_path):
     assert first.returncode == 143, err[-2000:]  # 128 + SIGTERM
     events = [json.loads(line) for line in results.read_text().splitlines()]
     assert events[0]["event"] == "run-started" and events[-1]["event"] == "run-finished"
-    assert len([e for e in events if e["event"] == "run-started"]) == 1
+    assert len([e for e in events if e.get("event") == "run-started"]) == 1
 
 
 def test_a_profile_error_fails_the_checklist(tmp_path):

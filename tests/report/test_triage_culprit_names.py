@@ -9,6 +9,7 @@ import sys
 from mcp_matrix.core.events import DiscoveryCell
 from mcp_matrix.core.model import Finding, blamed, culprit_message
 from mcp_matrix.report.triage import build_triage
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli
 
 EVIL = "evil: name"
@@ -51,7 +52,7 @@ def test_a_culprit_named_with_a_colon_is_one_root_cause_through_the_cli(tmp_path
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    events = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    events = read_events(results)
     dropped = [
         e for e in events if e.get("event") == "discovery" and e["verdict"] == "server-dropped"
     ]

@@ -35,8 +35,8 @@ SCHEMAS: tuple[Published, ...] = (
     Published(
         "results",
         "mcp-matrix.results",
-        (1, 2),
-        "run --results, merge (JSON lines: one event a line)",
+        (1, 2, 3),
+        "run --results, merge (JSON lines: one event or table entry a line)",
     ),
     Published("snapshot", "mcp-matrix.snapshot", (1, 2), "snapshot -o, snapshot (stdout)"),
     Published("discovery", "mcp-matrix.discovery", (1, 2, 3, 4), "discover --json"),
