@@ -60,7 +60,6 @@ PIP_WRAPPER = """#!{python}
 # -*- coding: utf-8 -*-
 import re
 import sys
-import time
 from {module} import {name}
 if __name__ == '__main__':
     sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
@@ -69,7 +68,6 @@ if __name__ == '__main__':
 UV_WRAPPER = """#!{python}
 # -*- coding: utf-8 -*-
 import sys
-import time
 from {module} import {name}
 if __name__ == "__main__":
     if sys.argv[0].endswith("-script.pyw"):
@@ -170,6 +168,8 @@ def test_a_python_m_server_sees_what_its_command_would_warm_or_cold(cli, tmp_pat
     assert re.fullmatch(r"\d+ sessions forked from a warm template of .* -m tiny_m --flag", how)
     cold, _ = _run(cli, tmp_path, "m", *target, warm="0")
     assert warm == cold
+    flag, how = _run(cli, tmp_path, "m-flag", *target, "--cold-start")
+    assert how.endswith("tiny_m --flag started cold: --cold-start") and flag == cold
     seen = [c for c in warm if c[0] == "call" and "path0" in c[-1]]
     assert seen and str(tmp_path / "work") in seen[0][-1]
 

@@ -56,6 +56,11 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
         help="pass this whole environment to a stdio server (default: a minimal set plus --env)",
     )
     o.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="start every server process as its command says, none forked from a warm template",
+    )
+    o.add_argument(
         "--server-transport",
         choices=BUNDLED_TRANSPORTS,
         default="stdio",
@@ -134,6 +139,7 @@ def target_options(args: argparse.Namespace) -> TargetOptions:
         inherit_env=args.inherit_env,
         name=args.name,
         server_transport=args.server_transport,
+        cold_start=getattr(args, "cold_start", False),
     )
 
 

@@ -61,6 +61,7 @@ class Target:
     name: str = (
         ""  # the name the user's client config gives this server (prefixes like mcp__NAME__tool)
     )
+    cold_start: bool = False  # every server process as its command says, none forked warm
 
     @classmethod
     def stdio(cls, command: str | list[str], **kw) -> Target:
@@ -118,7 +119,10 @@ class Target:
         return module_argv(self._module_and_args())
 
     def launch_argv(self) -> list[str]:
-        """``server_argv``, started from the warm template when it can be (``mcp_matrix.targets.warm_start``)."""
+        """``server_argv``, started from the warm template when it can be (``mcp_matrix.targets.warm_start``)
+        and ``--cold-start`` was not given."""
+        if self.cold_start:
+            return self.server_argv()
         return server_command(self._module_and_args())
 
     def open(self, connect_timeout: float = 30.0) -> Transport:
@@ -194,6 +198,7 @@ class TargetOptions:
     inherit_env: bool = False
     name: str = ""
     server_transport: str = "stdio"
+    cold_start: bool = False
 
 
 def _no_name(target: Target) -> str:
@@ -245,7 +250,8 @@ def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
     that can be forked (``warm_start.user_command``): the shim gets the same environment and
     directory the command would."""
     env = server_environment(target.env, target.inherit_env)
-    command = user_command(target.command, env, target.cwd) or target.command
+    warm = None if target.cold_start else user_command(target.command, env, target.cwd)
+    command = warm or target.command
     return StdioTransport(command, env=env, cwd=target.cwd)
 
 
@@ -253,7 +259,11 @@ def server_starts(target: Target) -> str:
     """How a stdio target's server processes were started in this process, its command masked
     (``warm_start.starts``): what ``--verbose`` says."""
     shown = redact(shlex.join(target.command), target.secrets())
-    return starts(target.command, shown)
+    return (
+        f"{shown} started cold: --cold-start"
+        if target.cold_start
+        else starts(target.command, shown)
+    )
 
 
 def _http_transport(target: Target, connect_timeout: float) -> Transport:
@@ -322,7 +332,12 @@ KINDS: dict[str, TargetKind] = {
             help='spawn a stdio server, e.g. --stdio "npx my-server --flag"',
             side_help="stdio:CMD",
             build=lambda v, o: Target.stdio(
-                v, env=o.env, cwd=o.cwd, inherit_env=o.inherit_env, name=o.name
+                v,
+                env=o.env,
+                cwd=o.cwd,
+                inherit_env=o.inherit_env,
+                name=o.name,
+                cold_start=o.cold_start,
             ),
             transport=_stdio_transport,
             describe=lambda t, secrets: {"command": [redact(a, secrets) for a in t.command]},
@@ -352,7 +367,7 @@ KINDS: dict[str, TargetKind] = {
             help='a bundled reference server, e.g. memory or "memory --schema anyof"',
             side_help="server:NAME [ARGS] (bundled)",
             build=lambda v, o: Target.bundled(
-                v, transport=o.server_transport, env=o.env, name=o.name
+                v, transport=o.server_transport, env=o.env, name=o.name, cold_start=o.cold_start
             ),
             transport=_bundled_transport,
             describe=lambda t, secrets: {

@@ -174,7 +174,10 @@ def stop_template() -> None:
 
 # -- a user's own Python server (--stdio) ------------------------------------------------------
 
-READY_WAIT = 120.0  # a template imports what a cold server would; this is for a loaded machine
+# A template imports what a cold server would before its first message; on a loaded machine that
+# takes seconds. One that takes longer is ended and every session starts cold (bounded by its own
+# --timeout-initialize then, as a cold server always is).
+READY_WAIT = 60.0
 
 
 class _UserTemplate:
@@ -235,7 +238,7 @@ class _UserTemplate:
         ).start()
         if not self.ready.wait(READY_WAIT):
             self.cold = f"the template was not ready within {READY_WAIT:.0f} s"
-            self.stop()
+            self.stop(grace=0.0)
 
     def _listen(self, stdout) -> None:
         for raw in stdout:
@@ -263,9 +266,10 @@ class _UserTemplate:
             return None
         return [sys.executable, "-S", "-I", shim, self.socket, "--exec", *self.command]
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 10.0) -> None:
+        """End it: its stdin closed, ``grace`` for its servers (as ``stop_template``), then its group."""
         if self.process is not None:
-            self.process.end(stdin_grace=10.0, term_grace=0.0)
+            self.process.end(stdin_grace=grace, term_grace=0.0 if grace else 1.0)
         if self.directory:
             shutil.rmtree(self.directory, ignore_errors=True)
 
