@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -74,7 +75,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         results, page, raw = where / "r.jsonl", where / "r.html", where / "raw.json"
-        write_results(results, args.tools, args.clients)
+        # in a child: a process started from a parent that held the events would report the
+        # parent's peak RSS as its own (Linux carries the high-water mark across fork and exec)
+        subprocess.run(
+            [sys.executable, __file__, "--tools", str(args.tools), "--clients", str(args.clients)]
+            + ["--write-results", str(results)],
+            check=True,
+        )
         a = [sys.executable, "-m", "mcp_matrix", "report", str(results), "-f", "html"]
         a += ["-o", str(page)]
         b = [sys.executable, "-c", READ_WRITE_BACK, str(results), str(raw)]

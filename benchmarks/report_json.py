@@ -18,16 +18,21 @@ Pairs (A against its baseline B, measured in the same run):
   writing it back (``json.loads`` of every line, ``json.dumps`` of the list: the C encoder);
 - ``mcp-matrix discover s.json`` (the terminal) against ``mcp-matrix discover s.json --json``.
 
-Targets (issue 25): the JSON report < 30 MB and < 500 MiB peak; the terminal's CPU <= --json's;
---json < 20 MB.
+And the results file itself (the stream ``run --results`` writes): its size against the same
+events written by the version-2 writer (each distinct schema once, every cell whole).
+
+Targets (issue 25): the results stream and the JSON report each < 30 MB, the report < 500 MiB
+peak; the terminal's CPU <= --json's; --json < 20 MB.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,18 +47,74 @@ RAW = READ_WRITE_BACK
 
 
 def write_inputs(tools: int, clients: int, where: Path) -> tuple[Path, Path]:
+    results, snapshot, _ = write_stream(tools, clients, where, baseline=False)
+    return results, snapshot
+
+
+def write_stream_apart(tools: int, clients: int, where: Path) -> tuple[Path, Path, list[Measured]]:
+    """``write_stream`` in a child process, so this one stays small: a command measured after
+    it would otherwise report this process's peak RSS as its own (Linux carries the high-water
+    mark across fork and exec: 681 MiB for a report that peaks at 288)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--tools", str(tools), "--clients", str(clients)]
+        + ["--write-stream", str(where)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured = [Measured(**m) for m in json.loads(done.stdout.splitlines()[-1])]
+    return where / "r.jsonl", where / "s.json", measured
+
+
+def write_stream(
+    tools: int, clients: int, where: Path, baseline: bool = True
+) -> tuple[Path, Path, list[Measured]]:
+    """The results file (the current version, through the run's own writer) and the snapshot;
+    with ``baseline``, the same events through the version-2 writer too (each distinct schema
+    once, every cell whole), measured and deleted: each writer's CPU (in-process, the events
+    made once beforehand) and the file's size."""
+    import time
+
     from html_report import results_events
     from synthetic import snapshot_doc, tool_list
 
-    from mcp_matrix.run.results import ResultsWriter
+    from mcp_matrix.run.results import VERSION, ResultsWriter
 
-    results, snapshot = where / "r.jsonl", where / "s.json"
-    with results.open("w", encoding="utf-8") as handle:
-        writer = ResultsWriter(handle)
-        for event in results_events(tools, clients):
-            writer(event)
+    events = results_events(tools, clients)
+    results, snapshot, measured = where / "r.jsonl", where / "s.json", []
+    for version, path in ((VERSION, results), (2, where / "r2.jsonl"))[: 2 if baseline else 1]:
+        started = time.process_time()
+        with path.open("w", encoding="utf-8") as handle:
+            writer = ResultsWriter(handle, version=version)
+            for event in events:
+                writer(event)
+        del writer
+        measured.append(Measured(time.process_time() - started, 0, path.stat().st_size, 0))
+        if path != results:
+            path.unlink()
     snapshot.write_text(json.dumps(snapshot_doc(tool_list(tools))), encoding="utf-8")
-    return results, snapshot
+    return results, snapshot, measured
+
+
+def stream_row(tools: int, clients: int, measured: list[Measured]) -> None:
+    """The results stream's own row: its size against < 30 MB, beside version 2's."""
+    now, before = measured
+    print(
+        f"results stream: {now.out / MB:.1f} MB ({now.cpu:.1f} s cpu to write), "
+        f"version 2 of the same events {before.out / MB:.1f} MB ({before.cpu:.1f} s cpu); "
+        f"target < 30 MB: {'yes' if now.out < 30 * MB else 'NO'}"
+    )
+    result(
+        "results stream",
+        f"`mcp-matrix run --results` (ResultsWriter, in-process), {tools:,} tools x {clients} "
+        "profiles: the file's size",
+        "the same events through the version-2 writer",
+        f"{now.out / MB:.1f} MB, {now.cpu:.1f} s cpu",
+        f"{before.out / MB:.1f} MB, {before.cpu:.1f} s cpu",
+        f"{now.out / before.out:.3f}x the size",
+        "< 30 MB",
+        now.out < 30 * MB,
+    )
 
 
 def _evidence(note: str) -> dict:
@@ -182,12 +243,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=("report", "discover"), default=None)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, one pair")
     ap.add_argument("--per-line", action="store_true", help="typed read/write of one line")
+    ap.add_argument("--write-stream", type=Path, help=argparse.SUPPRESS)  # write_stream_apart
     ap.add_argument(
         "--results",
         type=Path,
         help="report this results file (the same input for two trees: --only report)",
     )
     args = ap.parse_args(argv)
+    if args.write_stream is not None:
+        _, _, measured = write_stream(args.tools, args.clients, args.write_stream)
+        print(json.dumps([dataclasses.asdict(m) for m in measured]))
+        return 0
     if args.smoke:
         args.tools, args.clients, args.pairs = 30, 3, 1
     load = os.getloadavg()
@@ -203,8 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             results = args.results
             print(f"results file {results.stat().st_size / MB:.1f} MB (given)")
         else:
-            results, snapshot = write_inputs(args.tools, args.clients, where)
-            print(f"results file {results.stat().st_size / MB:.1f} MB (ResultsWriter, in-process)")
+            results, snapshot, written = write_stream_apart(args.tools, args.clients, where)
+            stream_row(args.tools, args.clients, written)
         if args.only in (None, "report"):
             pairs = [report_pair(results, where) for _ in range(args.pairs)]
             summary("report -f json", pairs, "mcp-matrix report -f json -o", "read + json.dumps")

@@ -43,6 +43,7 @@ def test_the_report_and_discover_output_benchmark_runs_to_its_ratios_in_smoke_mo
     out = smoke("report_json.py")
     assert "report -f json: 1 pair(s)" in out and "discover: 1 pair(s)" in out
     assert out.count("A/B cpu:") == 2 and "targets: < 30 MB: yes" in out
+    assert 'RESULT {"benchmark": "results stream"' in out  # the stream's own size row
 
 
 def test_the_snapshot_speed_benchmark_runs_to_its_ratio_in_smoke_mode():
