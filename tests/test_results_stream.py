@@ -259,3 +259,27 @@ def test_an_in_memory_writer_keeps_full_events():
     for e in _events():
         writer(e)
     assert writer.events[1]["model_schema"] == SCHEMA
+
+
+def test_a_run_writes_its_own_reports_without_checking_again_a_line_it_wrote(tmp_path, monkeypatch):
+    """The run's reports read the typed events its writer kept (``ResultsWriter.typed``), not
+    its file: no event it made is checked against the schema again, in the stream or after."""
+    from mcp_matrix import api
+    from mcp_matrix.core import events as core_events
+    from mcp_matrix.run import results
+
+    checked: list[dict] = []
+    real = core_events.check_event
+    for module in (core_events, results, results_tables):  # every caller of the check
+        monkeypatch.setattr(module, "check_event", lambda e: checked.append(e) or real(e))
+    outcome = api.run(
+        api.target(server="memory"),
+        profiles=api.profiles(["claude-code", "cursor"]),
+        timeouts=api.Timeouts(initialize=60, list=60, call=60),
+        results=tmp_path / "r.jsonl",
+        reports=[("json", tmp_path / "r.json"), ("html", tmp_path / "r.html")],
+    )
+    assert outcome.measured and (tmp_path / "r.json").stat().st_size > 0
+    assert checked == []
+    assert read_typed(tmp_path / "r.jsonl") == list(outcome.events)  # the file says the same
+    assert checked  # reading a file checks its lines (this check is real)
