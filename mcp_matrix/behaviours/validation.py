@@ -30,6 +30,8 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from mcp_matrix.behaviours import patterns
+from mcp_matrix.behaviours.plain_errors import CASES as PLAIN_CASES
+from mcp_matrix.behaviours.plain_errors import PlainError, TooDeep, errors_2020
 from mcp_matrix.behaviours.plain_schemas import INVALID, VALID, is_plain, judge
 from mcp_matrix.behaviours.rewrite import contains, fingerprint, mentions
 from mcp_matrix.behaviours.schema_limits import without_long_enums
@@ -158,6 +160,20 @@ def _from_jsonschema(e: ValidationError) -> Violation:
         validator_value=e.validator_value,
         path=path,
         schema_path=tuple(e.absolute_schema_path),
+        instance=e.instance,
+        message=e.message,
+        names=_names(validator, e.validator_value, e.instance, e.schema),
+    )
+
+
+def _from_plain(e: PlainError) -> Violation:
+    """``_from_jsonschema`` of the error jsonschema would give (``plain_errors``)."""
+    validator = str(e.validator)
+    return Violation(
+        validator=validator,
+        validator_value=e.validator_value,
+        path=tuple(e.path),
+        schema_path=tuple(e.schema_path),
         instance=e.instance,
         message=e.message,
         names=_names(validator, e.validator_value, e.instance, e.schema),
@@ -446,6 +462,12 @@ def _plain_2020(schema: JSON) -> Callable[[JSON], Validation]:
                     return _VALID
                 except Exception:  # noqa: BLE001, S110 -- refused or confused: jsonschema decides
                     pass
+        if _plain_words_hold():
+            try:
+                errors = errors_2020(schema, instance, ERRORS_KEPT)
+                return Validation(tuple(map(_from_plain, errors))) if errors else _VALID
+            except TooDeep:
+                pass
         if not full:
             full.append(
                 _jsonschema_validator(
@@ -455,6 +477,23 @@ def _plain_2020(schema: JSON) -> Callable[[JSON], Validation]:
         return full[0](instance) if full[0] else _VALID
 
     return check
+
+
+_PLAIN_WORDS_HOLD: list[bool] = []
+
+
+def _plain_words_hold() -> bool:
+    """Whether ``plain_errors`` gives the installed jsonschema's very errors on its checked
+    cases (``plain_errors.CASES``), asked once a process; if not, jsonschema is asked."""
+    if not _PLAIN_WORDS_HOLD:
+        _PLAIN_WORDS_HOLD.append(all(_plain_words_agree(s, x) for s, x in PLAIN_CASES))
+    return _PLAIN_WORDS_HOLD[0]
+
+
+def _plain_words_agree(schema: JSON, instance: JSON) -> bool:
+    check = _jsonschema_validator(schema, _DRAFT2020, jsonschema.Draft202012Validator, checked=True)
+    ours = tuple(map(_from_plain, errors_2020(schema, instance, ERRORS_KEPT)))
+    return check is not None and check(instance).errors == ours
 
 
 _META_VALID: dict[str, bool] = {}  # a subschema's text -> whether the 2020-12 metaschema accepts it

@@ -1,0 +1,180 @@
+"""A plain schema's 2020-12 errors are written without jsonschema, exactly as jsonschema
+writes them (keyword, value, paths, instance, message, in its order, up to the limit), and
+jsonschema is asked again wherever that could not hold."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mcp_matrix.behaviours import plain_errors, validation
+from mcp_matrix.behaviours.plain_schemas import is_plain
+from tests.behaviours.test_plain_schemas import INSTANCES, SCHEMAS
+
+TYPES = ["string", "integer", "number", "boolean", "array", "object", "null"]
+KEYWORDS = [
+    "type",
+    "type",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "required",
+    "properties",
+    "properties",
+    "additionalProperties",
+    "items",
+    "allOf",
+    "anyOf",
+    "$ref",
+    "description",
+]
+
+
+def _value(rng: random.Random, depth: int = 0):
+    r = rng.random() * (0.6 if depth > 3 else 1)
+    if r < 0.1:
+        return rng.choice(["", "a", "ab", "abcd"])
+    if r < 0.2:
+        return rng.choice([0, 1, 2, -1, 10**20])
+    if r < 0.3:
+        return rng.choice([0.5, 2.0, -3.5])
+    if r < 0.4:
+        return rng.choice([True, False])
+    if r < 0.45:
+        return None
+    if r < 0.7:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice("abcdef"): _value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+def _schema(rng: random.Random, depth: int = 0):
+    if depth > 3 or rng.random() < 0.05:
+        return rng.choice([True, False, {}])
+    out: dict = {}
+    for _ in range(rng.randint(0, 4)):
+        k = rng.choice(KEYWORDS)
+        if k == "type":
+            out[k] = rng.choice(TYPES) if rng.random() < 0.6 else rng.sample(TYPES, 2)
+        elif k == "enum":
+            out[k] = [_value(rng, 3) for _ in range(rng.randint(1, 3))]
+        elif k == "const":
+            out[k] = _value(rng, 3)
+        elif k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            out[k] = rng.choice([0, 1, 2.5, -1])
+        elif k in ("minLength", "maxLength", "minItems", "maxItems"):
+            out[k] = rng.choice([0, 1, 2, 3])
+        elif k == "required":
+            out[k] = rng.sample(list("abcdef"), rng.randint(0, 3))
+        elif k == "properties":
+            out[k] = {c: _schema(rng, depth + 1) for c in rng.sample(list("abcdef"), 3)}
+        elif k in ("additionalProperties", "items"):
+            out[k] = _schema(rng, depth + 1)
+        elif k in ("allOf", "anyOf"):
+            out[k] = [_schema(rng, depth + 1) for _ in range(rng.randint(1, 3))]
+        elif k == "$ref":
+            return {"$ref": rng.choice(["#/$defs/x", "#/definitions/y"]), "description": "d"}
+        else:
+            out[k] = "words"
+    return out
+
+
+def _jsonschema(schema, instance, limit):
+    """What jsonschema says, as validation.py reads it (None: it recursed too deep)."""
+    checker = validation._DRAFT2020(schema, registry=validation.REGISTRY)
+    out = []
+    try:
+        for error in checker.iter_errors(instance):
+            out.append(validation._from_jsonschema(error))
+            if len(out) >= limit:
+                break
+    except RecursionError:
+        return None
+    return out
+
+
+def _ours(schema, instance, limit):
+    try:
+        return [
+            validation._from_plain(e) for e in plain_errors.errors_2020(schema, instance, limit)
+        ]
+    except plain_errors.TooDeep:
+        return None
+
+
+def _same(theirs, ours) -> bool:
+    # repr: True and 1 are told apart (a Violation's == would not)
+    return theirs is None or (ours is not None and list(map(repr, theirs)) == list(map(repr, ours)))
+
+
+def test_the_errors_are_jsonschemas_on_random_plain_schemas():
+    rng = random.Random(25)
+    compared = refused = 0
+    while compared < 1500:
+        root = _schema(rng)
+        if isinstance(root, dict):
+            root["$defs"] = {"x": _schema(rng, 2)}
+            root["definitions"] = {"y": _schema(rng, 2)}
+        if not is_plain(root):
+            continue
+        for _ in range(3):
+            instance = _value(rng)
+            for limit in (validation.ERRORS_KEPT, 1000):
+                theirs, ours = _jsonschema(root, instance, limit), _ours(root, instance, limit)
+                assert _same(theirs, ours), (root, instance)
+                # too deep for us is asked of jsonschema; too deep for jsonschema never ours alone
+                assert theirs is not None or ours is None, (root, instance)
+                compared += 1
+                refused += bool(theirs)
+    assert refused > compared // 4  # the cases refuse often enough to say something
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=range(len(SCHEMAS)))
+def test_the_errors_are_jsonschemas_on_the_plain_schema_cases(schema):
+    for instance in INSTANCES:
+        assert _same(_jsonschema(schema, instance, 5), _ours(schema, instance, 5)), instance
+
+
+def test_every_checked_case_agrees_with_the_installed_jsonschema():
+    for schema, instance in plain_errors.CASES:
+        assert is_plain(schema)
+        assert validation._plain_words_agree(schema, instance)
+        assert _jsonschema(schema, instance, 5)  # each case is refused: its words are checked
+
+
+def test_a_refused_call_of_a_plain_schema_builds_no_jsonschema_validator(monkeypatch):
+    """The server's 2020-12 words for a refused call come without jsonschema (fails before:
+    a validator was built for the words)."""
+    assert validation._plain_words_hold()
+    built = []
+    real = validation._jsonschema_validator
+    monkeypatch.setattr(
+        validation, "_jsonschema_validator", lambda *a, **k: built.append(a) or real(*a, **k)
+    )
+    schema = {"type": "object", "properties": {"q": {"type": "integer", "minimum": 4097}}}
+    errors = validation.validate(schema, {"q": "x", "r": 1}, "2020-12").errors
+    assert [(e.validator, e.path, e.schema_path, e.message) for e in errors] == [
+        ("type", ("q",), ("properties", "q", "type"), "'x' is not of type 'integer'")
+    ]
+    assert built == []
+
+
+def test_words_that_do_not_hold_send_the_call_to_jsonschema(monkeypatch):
+    """Another jsonschema release that words a case otherwise: jsonschema is asked."""
+    monkeypatch.setattr(validation, "_PLAIN_WORDS_HOLD", [False])
+    built = []
+    real = validation._jsonschema_validator
+    monkeypatch.setattr(
+        validation, "_jsonschema_validator", lambda *a, **k: built.append(a) or real(*a, **k)
+    )
+    schema = {"type": "object", "properties": {"q": {"type": "integer", "minimum": 4098}}}
+    errors = validation.validate(schema, {"q": 1}, "2020-12").errors
+    assert [e.message for e in errors] == ["1 is less than the minimum of 4098"]
+    assert len(built) == 1
