@@ -41,6 +41,13 @@ from mcp_matrix.run.deliver import decide
 from mcp_matrix.run.held import Held
 from mcp_matrix.simulate.calls import ReadsContext
 
+# Call behaviours that change nothing the modelled server reads or replay reports: a ``_meta``
+# (the server reads none), a session of its own (offline there is no session), the name of
+# the rule on the verdict's evidence (not reported). Offline, a profile whose call behaviours
+# differ from another's only by these plans the call alike (``_kind``): one outcome for both.
+# tests/evolution/test_replay_unseen_offline.py checks that each changes only those fields.
+UNSEEN_OFFLINE = frozenset({"add-meta", "new-session-per-call", "send-as-written"})
+
 
 class ReplaySegment:
     """Calls replayed in one session (a fresh process for a stdio server): a live or retry file, or one transcript."""
@@ -78,6 +85,7 @@ class ReplaySegment:
         # tool -> what this profile's outcome of a call depends on (``_kind``)
         self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
         self._base: int | None = None  # the kind's number of a tool this profile shows
+        self._plans = False  # whether a call behaviour of the kind plans the call
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -191,8 +199,8 @@ class ReplaySegment:
 
         A tool the client does not show: why it does not (the arguments do not matter; the
         outcome is kept for good, one per tool and reason: ``SharedOutcomes.unseen``). Otherwise the call behaviours with their parameters and the cache state (as a
-        number: kinds are compared for every call and profile), and, apart, what the behaviours
-        may read (``CallContext``: the held schema and tool) when there are any. ``decide``
+        number: kinds are compared for every call and profile; ``UNSEEN_OFFLINE`` ones left
+        out), and, apart, what the behaviours may read (``CallContext``: the held schema and tool) when there are any. ``decide``
         reads the modelled server's tools and the cache note. Two profiles of one kind plan and
         send the call alike when the behaviours read nothing held or the same held schema and
         tool, so its outcome differs only in the evidence behind its verdict, which replay
@@ -211,14 +219,15 @@ class ReplaySegment:
             else:
                 if self._base is None:  # the same for every tool this profile shows
                     uses = tuple(
-                        (u.name, u.id, u.frequency, freeze(u.params)) for u in self.profile.call
+                        (u.name, u.id, u.frequency, freeze(u.params))
+                        for u in self.profile.call
+                        if u.name not in UNSEEN_OFFLINE
                     )
+                    self._plans = bool(uses)
                     base = (uses, held.stale, held.note is not None, id(held.live_raw))
                     self._base = self.shared.number(base)
                 reads = None
-                if (
-                    self.profile.call
-                ):  # planned with a context that says whether it read what is held
+                if self._plans:  # planned with a context that says whether it read what is held
                     reads = (fingerprint(view.model_schema), id(held.raw.get(tool)))
                     held.contexts.setdefault(
                         tool, ReadsContext(tool, view.model_schema, held.raw.get(tool), held.stale)
