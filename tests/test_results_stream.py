@@ -203,6 +203,12 @@ def test_each_entry_is_checked_once_not_once_per_line_that_names_it(tmp_path, mo
         ('{"kind": ["c", true, null, null, null, [9], null]}', "kind: evidence: expected"),
         ('{"evidence": {"note": "x"}}', "evidence: level: missing key 'level'"),
         ('{"text": 5}', "text: expected a string"),
+        ('{"called": [0, 4]}', "called: outcome: expected the number of an outcome entry"),
+        (
+            '{"outcome": {"tool": "t", "case": "c", "verdict": "intact", "answer": 3, "evidence": []}}',
+            "outcome: answer: expected the number of an answer entry defined before this line",
+        ),
+        ('{"outcome": {"profile": "p"}}', "outcome: expected a call event but its 'event' and"),
         ('{"shape": {}}', "unknown entry 'shape'; expected one of node, text"),
         ('{"node": {}, "text": "x"}', "expected an event or one entry"),
         ('{"row": [0, 1, "seen", null, null, [], null]}', "row: key 'verdict': 'seen' is not one"),
@@ -235,6 +241,28 @@ def test_a_broken_version_2_reference_is_an_input_error_naming_the_line(tmp_path
     with pytest.raises(InputError, match=says) as info:
         read_events(path)
     assert info.value.where.endswith(":2")
+
+
+def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry(tmp_path):
+    call = {
+        "event": "call",
+        "tool": "find",
+        "case": "auto",
+        "verdict": "intact",
+        "answer": {"isError": False, "text": "found"},
+        "evidence": [{"level": "observed", "source": "clients/calibrations/x.yaml"}],
+    }
+    events = _events()
+    calls = [{**call, "profile": p} for p in ("claude-code", "cursor", "zed")]
+    calls.append({**call, "profile": "zed", "case": "other"})  # the same answer, another case
+    path, _ = _write(typed_events([*events[:-1], *calls, events[-1]]), tmp_path / "r.jsonl")
+    lines = _lines(path)
+    assert [_label(line) for line in lines].count("called") == 4
+    assert [line["outcome"]["case"] for line in lines if "outcome" in line] == ["auto", "other"]
+    assert [line["answer"] for line in lines if "answer" in line] == [call["answer"]]
+    assert len([line for line in lines if "evidence" in line]) == 1
+    back = [e for e in read_events(path) if e["event"] == "call"]
+    assert back == [e.to_json() for e in typed_events(calls)]
 
 
 def test_the_snapshots_tool_schemas_are_nodes_the_cells_share(tmp_path):

@@ -246,7 +246,8 @@ def test_every_line_a_run_or_merge_writes_follows_the_results_schema(written, na
         "snapshot",
         "cell",  # a discovery event, version 3
         "row",
-        "call",
+        "called",  # a call event, version 3
+        "outcome",
         "run-finished",
     }
     assert [

@@ -4,7 +4,8 @@ Writers read this (a finished, interrupted or merged run alike). Format
 ``mcp-matrix.results`` version 3, documented in docs/results.md: every distinct value a
 discovery cell holds (a schema node, a name, a finding, its kind and evidence, the cell's row
 but its profile) is written once, as an entry line before the first line that names it
-(mcp_matrix.run.results_tables), and each discovery event as a ``cell`` line naming its row:
+(mcp_matrix.run.results_tables), each discovery event as a ``cell`` line naming its row and
+each call event as a ``called`` line naming its outcome (a call but its profile):
 a 5,000-tool server through 36 profiles is 23.7 MB, not version 2's 236 MB. Reading gives every
 event back whole, so readers see the same events from version 1, 2 and 3 files. Secrets carried
 by the target are scrubbed from every line before it is written. Every event read is checked
@@ -103,6 +104,8 @@ class ResultsWriter:
         to name; any other event whole, compact."""
         if isinstance(typed, DiscoveryCell):
             return self._tables.cell(typed)
+        if isinstance(typed, CallCell):
+            return self._tables.call(typed)
         if isinstance(typed, SnapshotTaken):
             return self._tables.snapshot(event)
         if isinstance(typed, RunStarted):

@@ -11,7 +11,10 @@ as an entry line before the first line that names it by number (docs/results.md)
 - ``evidence``: one evidence object; ``kind``: what findings share (``KIND``), its evidence by
   number; ``finding``: ``[kind, message, pointer]``;
 - ``row``: a cell without its profile (``ROW``), its schema and findings by number;
-- ``cell``: a discovery event, ``profile`` and ``row``.
+- ``cell``: a discovery event, ``profile`` and ``row``;
+- ``answer``: a call's answer summary; ``outcome``: a call event but its profile, its answer and
+  evidence by number (the profiles a call treats alike share it); ``called``: a call event,
+  ``profile`` and ``outcome``.
 
 Each table counts from 0 after every ``run-started`` line (a file of concatenated runs reads as
 they were). The writer (``Tables``) makes the lines; the reader (``TableReader``) checks each entry
@@ -27,7 +30,7 @@ from typing import Any
 
 from mcp_matrix.core.content_table import ContentTable
 from mcp_matrix.core.event_values import CellEvidence, CellFinding
-from mcp_matrix.core.events import DiscoveryCell, EventError, check_event
+from mcp_matrix.core.events import CallCell, DiscoveryCell, EventError, check_event
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schema_nodes import SchemaNodes, SchemaReader
 from mcp_matrix.core.schemas import checker
@@ -38,7 +41,18 @@ FINDING = ("kind", "message", "pointer")
 # A row of ``row``: a discovery cell but its profile (its schema and findings by number).
 ROW = ("tool", "index", "verdict", "model_name", "model_schema", "findings", "weakest_evidence")
 # The line kinds only version 3 writes (entries, and a discovery cell by reference).
-WIRE_ONLY = ("node", "text", "evidence", "kind", "finding", "row", "cell")
+WIRE_ONLY = (
+    "node",
+    "text",
+    "evidence",
+    "kind",
+    "finding",
+    "row",
+    "cell",
+    "answer",
+    "outcome",
+    "called",
+)
 
 _dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
@@ -48,14 +62,15 @@ class EntryError(ValueError):
 
 
 class Tables:
-    """The writer's side: a discovery cell as its line, after the lines of the entries it is
-    the first to name. One per run; not thread-safe (the results writer holds its lock)."""
+    """The writer's side: a discovery or call cell as its line, after the lines of the entries
+    it is the first to name. One per run; not thread-safe (the results writer holds its lock)."""
 
     def __init__(self) -> None:
         self._out: list[str] = []
         self.nodes = SchemaNodes(self._line("node"))
-        self.texts, self.evidence, self.kinds = ContentTable(), ContentTable(), ContentTable()
+        self.texts, self.kinds = ContentTable(), ContentTable()
         self.findings, self.rows = ContentTable(), ContentTable()
+        self._contents: dict[str, dict[str, int]] = {}  # evidence, answers, outcomes: by text
         self._texts: dict[str, int] = {}
         self._by_id: dict[int, int] = {}  # a typed finding or evidence (shared by the run)
         self._lists: dict[int, list[int]] = {}  # a cell's findings tuple, by identity
@@ -73,6 +88,17 @@ class Tables:
         number = table.ref(value)
         if number == size:
             self._line(label)(number, table.texts[number])
+        return number
+
+    def _content(self, label: str, value: JSON) -> int:
+        """The number of ``value`` in table ``label``, keyed by its JSON text alone (nothing held:
+        a call's values are new objects each time)."""
+        known = self._contents.setdefault(label, {})
+        text = _dump(value)
+        number = known.get(text)
+        if number is None:
+            number = known[text] = len(known)
+            self._out.append(f'{{"{label}":{text}}}')
         return number
 
     def _text(self, text: str) -> int:
@@ -132,14 +158,27 @@ class Tables:
     def _evidence(self, e: CellEvidence) -> int:
         known = self._by_id.get(id(e))
         if known is None:
-            known = self._by_id[id(e)] = self._entry(self.evidence, "evidence", e.to_json())
+            known = self._by_id[id(e)] = self._content("evidence", e.to_json())
             self._held.append(e)
         return known
+
+    def call(self, cell: CallCell) -> list[str]:
+        """The lines that write ``cell``: its answer and each evidence an entry, the rest but its
+        profile one ``outcome`` (the profiles a call treats alike share it), then its ``called``
+        line."""
+        self._out = out = []
+        event = cell.to_json()
+        outcome = {k: v for k, v in event.items() if k not in ("event", "profile")}
+        outcome["answer"] = self._content("answer", cell.answer)
+        outcome["evidence"] = [self._evidence(e) for e in cell.evidence]
+        number = self._content("outcome", outcome)
+        out.append(f'{{"called":[{self._text(cell.profile)},{number}]}}')
+        return out
 
 
 class TableReader:
     """The reader's side: each entry line checked once and kept (its parts resolved, so equal
-    parts are one object); a ``cell`` line back as its discovery event. A problem is an
+    parts are one object); a ``cell`` or ``called`` line back as its discovery or call event. A problem is an
     EntryError saying what was expected (the caller adds the file and line)."""
 
     def __init__(self) -> None:
@@ -155,10 +194,12 @@ class TableReader:
         self.kinds: list[dict[str, Any]] = []
         self.findings: list[dict[str, JSON]] = []
         self.rows: list[dict[str, JSON]] = []
+        self.answers: list[JSON] = []
+        self.outcomes: list[dict[str, JSON]] = []
         self._lists: dict[tuple, list] = {}  # equal findings lists are one list
 
     def read(self, line: dict[str, JSON]) -> dict[str, JSON] | None:
-        """The discovery event a ``cell`` line stands for; None for an entry line (kept)."""
+        """The event a ``cell`` or ``called`` line stands for; None for an entry line (kept)."""
         if len(line) != 1:
             raise EntryError(f"expected an event or one entry ({', '.join(WIRE_ONLY)}) a line")
         ((label, value),) = line.items()
@@ -167,6 +208,11 @@ class TableReader:
             profile = _ref(self.texts, profile, "cell: profile", "text")
             row = _ref(self.rows, number, "cell: row", "row")
             return {"event": "discovery", "profile": profile, **row}
+        if label == "called":
+            profile, number = _row(value, ("profile", "outcome"), "called")
+            profile = _ref(self.texts, profile, "called: profile", "text")
+            outcome = _ref(self.outcomes, number, "called: outcome", "outcome")
+            return {"event": "call", "profile": profile, **outcome}
         if label == "node":
             self.nodes.append(value)
             self.schemas.whole(len(self.nodes) - 1)  # its sub-schemas are earlier nodes
@@ -174,13 +220,32 @@ class TableReader:
             if not isinstance(value, str):
                 raise EntryError("text: expected a string")
             self.texts.append(sys.intern(value))
-        elif label in ("evidence", "kind", "finding", "row"):
+        elif label == "answer":
+            self.answers.append(value)
+        elif label in ("evidence", "kind", "finding", "row", "outcome"):
             getattr(self, label if label == "evidence" else f"{label}s").append(
                 getattr(self, f"_{label}")(value)
             )
         else:
             raise EntryError(f"unknown entry {label!r}; expected one of {', '.join(WIRE_ONLY)}")
         return None
+
+    def _outcome(self, value: JSON) -> dict[str, JSON]:
+        if not isinstance(value, dict) or "event" in value or "profile" in value:
+            raise EntryError("outcome: expected a call event but its 'event' and 'profile'")
+        outcome = dict(value)
+        outcome["answer"] = _ref(self.answers, value.get("answer"), "outcome: answer", "answer")
+        refs = value.get("evidence")
+        if not isinstance(refs, list):
+            raise EntryError("outcome: expected 'evidence': a list of evidence numbers")
+        outcome["evidence"] = [
+            _ref(self.evidence, n, "outcome: evidence", "evidence") for n in refs
+        ]
+        try:  # its evidence was checked when it was defined; checked once for every profile
+            check_event({"event": "call", "profile": "", **outcome})
+        except EventError as exc:
+            raise EntryError(f"outcome: {exc.message}") from None
+        return outcome
 
     def snapshot(self, event: dict[str, JSON]) -> dict[str, JSON]:
         """A snapshot event with its tools' schemas back in place of their node numbers."""
@@ -249,8 +314,9 @@ def _checked(part: str, value: JSON) -> JSON:
 def _ref(table: list, ref: object, where: str, label: str) -> Any:
     """The entry ``ref`` names; a number no line before defined is the reader's ValueError."""
     if isinstance(ref, bool) or not isinstance(ref, int) or not 0 <= ref < len(table):
+        article = "an" if label[0] in "aeiou" else "a"
         raise EntryError(
-            f"{where}: expected the number of a {label} entry defined before this line "
+            f"{where}: expected the number of {article} {label} entry defined before this line "
             f"({len(table)} defined), got {ref!r}"
         )
     return table[ref]

@@ -12,6 +12,7 @@ import pytest
 from mcp_matrix.calibrate import probe, record
 from mcp_matrix.calibrate.drift import agreement, record_drift
 from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli
 
 HAZARD_SETS = ("coercion", "big-int")
@@ -90,9 +91,7 @@ def run_probe_tools(tmp_path, probe_set: str, names, cases: str, clients):
         *(a for name in clients for a in ("--client", name)),
         timeout=300,
     )
-    calls = [
-        e for e in map(json.loads, results.read_text().splitlines()) if e.get("event") == "call"
-    ]
+    calls = [e for e in read_events(results) if e["event"] == "call"]
     return r, calls
 
 

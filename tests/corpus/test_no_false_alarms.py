@@ -17,6 +17,7 @@ import yaml
 
 from mcp_matrix.core.verdicts import rank
 from mcp_matrix.report.discovery_doc import read_discovery
+from mcp_matrix.run.results import read_events
 from tests.conftest import run_cli
 from tests.corpus.conftest import HERE, SERVERS
 
@@ -63,7 +64,7 @@ def test_a_live_run_on_a_real_server_passes_the_gate_and_says_its_assumed_name(
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "server name assumed" in r.stdout and "release gate: passed" in r.stdout
-    events = [json.loads(line) for line in results.read_text().splitlines()]
+    events = read_events(results)
     calls = [e for e in events if e.get("event") == "call"]
     assert calls and all(e["verdict"] in ("intact", "tolerated") for e in calls), [
         (e["profile"], e["tool"], e["case"], e["verdict"], e.get("reason"))
