@@ -4,16 +4,20 @@ A bundled server spends about 1.5 s of CPU importing the official SDK (its pydan
 before it reads its first message, and a run starts one per session: the README's default run
 starts about 75. This process pays that once: ``python -m matrix_servers.warm SOCKET`` listens on
 a Unix socket, imports the SDK and the servers, and forks one child per request. A request comes
-from ``warm_shim.py`` (the process the client actually starts) with the shim's stdin, stdout and
-stderr; the child takes them as its own and runs the server's ``__main__`` as ``python -m`` would.
-So each server is still its own process on its own pipes, only its imports are inherited.
+with three descriptors, the server's stdin, stdout and stderr: from the client itself over stdio
+(``mcp_matrix.wire.forked``: the ends of its own pipes) or from ``warm_shim.py`` (the process a
+bundled server over HTTP or SSE is started as: its own stdio); the child takes them as its own and
+runs the server's ``__main__`` as ``python -m`` would. So each server is still its own process on
+its own pipes, only its imports are inherited. ``--user`` is a template of a user's own Python
+server (``user_main``).
 
 Lifetimes: the template ends when its stdin (held by the process that started it) closes,
 giving the servers still running a grace period (their client has ended, so their stdin ends
-too), then SIGTERM, then SIGKILL. A child's process group is killed when its shim's connection
-closes before the child has ended (a shim killed by SIGKILL takes its server with it, as a
-killed process group would); a child holds no connection to the template, so a killed template
-shows every shim an end of file, and each shim then ends its server.
+too), then SIGTERM, then SIGKILL. A child's process group is killed when the connection it was
+asked for on closes before the child has ended (a client or shim killed by SIGKILL takes its
+server with it, as a killed process group would); a child holds no connection to the template,
+so a killed template shows every such connection an end of file, and its holder then ends the
+server.
 """
 
 from __future__ import annotations

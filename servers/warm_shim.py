@@ -1,5 +1,4 @@
-"""The process a client starts for a warm server: ``python -S -I warm_shim.py SOCKET -- MODULE ARGS``
-for a bundled one, ``... SOCKET --exec COMMAND ARGS`` for a user's own Python server.
+"""The process a client starts for a warm bundled server: ``python -S -I warm_shim.py SOCKET -- MODULE ARGS``.
 
 It hands its stdin, stdout and stderr to the warm template (``warm.py``), which forks the server
 ``python -m MODULE ARGS`` onto them, then stands in for that server: signals it receives go to
@@ -30,11 +29,7 @@ RUN_MODULE = (
 )
 
 
-def cold(argv: list[str], command: bool = False) -> None:
-    """The server started as if there were no template: ``command`` a user's own (``--exec``),
-    else a bundled module (``--``)."""
-    if command:
-        os.execvp(argv[0], argv)
+def cold(argv: list[str]) -> None:
     if sys.version_info >= (3, 11):
         os.execv(sys.executable, [sys.executable, "-P", "-m", *argv])
     os.execv(sys.executable, [sys.executable, "-c", RUN_MODULE, *argv])
@@ -81,26 +76,25 @@ def read_line(sock) -> str:
 
 def main(argv: list[str]) -> None:
     path, dashes, server = argv[0], argv[1], argv[2:]
-    assert dashes in ("--", "--exec") and server
-    command = dashes == "--exec"
+    assert dashes == "--" and server
     sock = connect(path)
     if sock is None:
-        cold(server, command)
+        cold(server)
     try:
         cwd = os.getcwd()
     except OSError:  # the directory was removed: let the cold server say what it makes of that
         sock.close()
-        cold(server, command)
+        cold(server)
     request = request_bytes(server, dict(os.environ), cwd)
     descriptors = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", 0, 1, 2))]
     try:  # socket.send_fds, as it does it
         sock.sendmsg([struct.pack("!I", len(request)) + request], descriptors)
     except OSError:
-        cold(server, command)
+        cold(server)
     first = read_line(sock)
     if not first.startswith("pid "):
         sock.close()
-        cold(server, command)  # nothing was forked: the template refused or had ended
+        cold(server)  # nothing was forked: the template refused or had ended
     pid = int(first[4:])
     # The server holds the pipes now; this process must not keep them open after it ends
     # (a client waits for the end of stdout, which only the last holder's exit gives).

@@ -32,7 +32,13 @@ from mcp_matrix.core.credentials import (
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
 from mcp_matrix.targets.inputs import check_url
-from mcp_matrix.targets.warm_start import module_argv, server_command, starts, user_command
+from mcp_matrix.targets.warm_start import (
+    bundled_fork,
+    module_argv,
+    server_command,
+    starts,
+    user_fork,
+)
 from mcp_matrix.wire.stdio import StdioTransport, server_environment
 from mcp_matrix.wire.transport import Transport
 
@@ -246,13 +252,11 @@ class TargetKind:
 
 
 def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
-    """The command as it stands, or through a warm template of it when it is a Python program
-    that can be forked (``warm_start.user_command``): the shim gets the same environment and
-    directory the command would."""
+    """The command, forked from a warm template of it when it is a Python program that can be
+    (``warm_start.user_fork``), with the environment and directory the command gets either way."""
     env = server_environment(target.env, target.inherit_env)
-    warm = None if target.cold_start else user_command(target.command, env, target.cwd)
-    command = warm or target.command
-    return StdioTransport(command, env=env, cwd=target.cwd)
+    fork = None if target.cold_start else user_fork(target.command, env, target.cwd)
+    return StdioTransport(target.command, env=env, cwd=target.cwd, fork=fork)
 
 
 def server_starts(target: Target) -> str:
@@ -283,7 +287,8 @@ def _bundled_transport(target: Target, connect_timeout: float) -> Transport:
         from mcp_matrix.targets.bundled_http import bundled_http_server
 
         return bundled_http_server(target.launch_argv(), target.server_transport, connect_timeout)
-    return StdioTransport(target.launch_argv(), env=target.env, inherit_env=True)
+    fork = None if target.cold_start else bundled_fork(target._module_and_args())
+    return StdioTransport(target.server_argv(), env=target.env, inherit_env=True, fork=fork)
 
 
 def _url_part(target: Target, secrets: Sequence[str]) -> dict:

@@ -2,19 +2,21 @@
 
 A bundled server built on the official SDK spends about 1.5 s of CPU on imports before it reads
 a message; a run opens one per session (about 75 for the README's default run). The first such
-server a process asks for starts ``python -m matrix_servers.warm`` (which imports the SDK once);
-each server is then ``warm_shim.py``, a bare interpreter that has the template fork the server
-onto its own stdin, stdout and stderr, forwards signals to it and exits as it does. So a client
-still starts one process per server, talks to it over its own pipes and ends it the usual way;
-only the imports are shared. ``MCP_MATRIX_WARM_SERVERS=0`` starts every server cold (as does a
-platform without ``fork``, ``pidfd_open`` or descriptor passing).
+server a process asks for starts ``python -m matrix_servers.warm`` (which imports the SDK once).
+Over stdio the template then forks each server straight onto the client's pipes (``bundled_fork``
+gives ``mcp_matrix.wire.forked`` the socket and the request); over HTTP or SSE each server is
+``warm_shim.py`` (``server_command``), a bare interpreter that has the template fork the server
+onto its own stdin, stdout and stderr, forwards signals to it and exits as it does. Either way
+each server is its own process on its own pipes, ended the usual way; only the imports are shared.
+``MCP_MATRIX_WARM_SERVERS=0`` or ``--cold-start`` starts every server cold (as does a platform
+without ``fork``, ``pidfd_open`` or descriptor passing).
 
 A server given with ``--stdio`` whose command is a Python program (``targets.python_command``)
-gets a template of its own (``user_command``): ``warm.py --user`` run by path under that
+gets a template of its own (``user_fork``): ``warm.py --user`` run by path under that
 command's interpreter, with its environment and directory and its ``sys.path``, imports what the
 command imports before its code runs and says ``ready``, or ``cold REASON`` when forking it would
 not be the same program (a thread, an open descriptor, output while importing); its sessions
-are then forked, or started cold as their command says. ``starts`` is what ``--verbose`` says.
+are then forked onto the client's pipes, or started cold as their command says. ``starts`` is what ``--verbose`` says.
 """
 
 from __future__ import annotations
@@ -38,12 +40,13 @@ from mcp_matrix.wire.process import ServerProcess
 
 __all__ = [
     "WARM_ENV",
+    "bundled_fork",
     "module_argv",
     "server_command",
     "starts",
     "state_per_session",
     "stop_template",
-    "user_command",
+    "user_fork",
 ]
 
 WARM_ENV = "MCP_MATRIX_WARM_SERVERS"
@@ -136,6 +139,15 @@ def _socket_path() -> str | None:
             shutil.rmtree(directory, ignore_errors=True)
             return None
         return path
+
+
+def bundled_fork(module_and_args: tuple[str, ...] | list[str]) -> tuple[str, list[str]] | None:
+    """Where to have bundled server ``module_and_args`` forked over stdio (the template's socket
+    and the request), or None: it starts cold (``mcp_matrix.wire.forked``, no shim)."""
+    if module_and_args[0] not in WARM_MODULES or not supported():
+        return None
+    socket_path = _socket_path()
+    return None if socket_path is None else (socket_path, list(module_and_args))
 
 
 def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
@@ -259,12 +271,11 @@ class _UserTemplate:
             self.cold = "the template ended" + (f": {last[0]}" if last else "")
             self.ready.set()
 
-    def argv(self) -> list[str] | None:
-        """The shim's command while the template is ready and running, else None."""
-        shim = _shim()
-        if self.cold or shim is None or self.process is None or self.process.poll() is not None:
+    def fork(self) -> tuple[str, list[str]] | None:
+        """Its socket and the request for a server while it is ready and running, else None."""
+        if self.cold or self.process is None or self.process.poll() is not None:
             return None
-        return [sys.executable, "-S", "-I", shim, self.socket, "--exec", *self.command]
+        return self.socket, list(self.command)
 
     def stop(self, grace: float = 10.0) -> None:
         """End it: its stdin closed, ``grace`` for its servers (as ``stop_template``), then its group."""
@@ -277,12 +288,13 @@ class _UserTemplate:
 _user: dict[tuple, _UserTemplate] = {}
 
 
-def user_command(
+def user_fork(
     command: Sequence[str], env: Mapping[str, str], cwd: str | None
-) -> list[str] | None:
-    """The shim's command for ``--stdio`` server ``command`` run with ``env`` (all it gets) in
-    ``cwd``, when a warm template of it is ready; None: start it as its command says. The first
-    call for a command starts its template and waits until it has imported the server."""
+) -> tuple[str, list[str]] | None:
+    """Where to have ``--stdio`` server ``command``, run with ``env`` (all it gets) in ``cwd``,
+    forked (``mcp_matrix.wire.forked``), when a warm template of it is ready; None: start it as
+    its command says. The first call for a command starts its template and waits until it has
+    imported the server."""
     key = (tuple(command), tuple(sorted(env.items())), cwd)
     if not supported():
         return None
@@ -295,7 +307,7 @@ def user_command(
                 template.cold = "not a Python console script or python -m MODULE"
             else:
                 template.start(found, env, cwd)
-    return template.argv()
+    return template.fork()
 
 
 def starts(command: Sequence[str], shown: str) -> str:

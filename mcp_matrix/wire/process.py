@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from mcp_matrix.wire.errors import ServerExited
+from mcp_matrix.wire.forked import ForkedPopen, fork_from
 from mcp_matrix.wire.limits import MAX_STDERR_LINE_BYTES, MiB, Oversize, split_lines
 
 STDERR_KEEP_LINES = 200
@@ -81,22 +82,31 @@ class ServerProcess:
         cwd: str | Path | None = None,
         stdin: int = subprocess.DEVNULL,
         stdout: int = subprocess.DEVNULL,
+        fork: tuple[str, Sequence[str]] | None = None,
     ) -> None:
         self.argv = list(argv)
+        self.fork = fork  # (a warm template's socket, what to ask it for): ``argv`` if it cannot
         self.env = dict(env) if env is not None else None
         self.cwd = str(cwd) if cwd else None
         self.stdin, self.stdout = stdin, stdout
-        self.popen: subprocess.Popen[bytes] | None = None
+        self.popen: subprocess.Popen[bytes] | ForkedPopen | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_KEEP_LINES)
         self._stderr_thread: threading.Thread | None = None
 
-    def start(self) -> subprocess.Popen[bytes]:
-        """Start it (the handle kept before Ctrl-C can end this); ServerExited if it cannot be."""
+    def start(self) -> subprocess.Popen[bytes] | ForkedPopen:
+        """Start it (the handle kept before Ctrl-C can end this); ServerExited if it cannot be.
+        With ``fork`` (stdin and stdout piped), forked from a warm template when it can be
+        (``mcp_matrix.wire.forked``), else as ``argv`` says."""
         if self.popen is not None:
             return self.popen
+        if self.fork is not None and self.stdin == self.stdout == subprocess.PIPE:
+            with interrupt_held():
+                self.popen = fork_from(
+                    *self.fork, self.argv, os.environ if self.env is None else self.env, self.cwd
+                )
         try:
             with interrupt_held():
-                self.popen = subprocess.Popen(
+                self.popen = self.popen or subprocess.Popen(
                     self.argv,
                     stdin=self.stdin,
                     stdout=self.stdout,

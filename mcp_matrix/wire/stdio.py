@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from mcp_matrix.wire.errors import ServerExited
+from mcp_matrix.wire.forked import ForkedPopen
 from mcp_matrix.wire.limits import (
     MAX_MESSAGE_BYTES,
     MAX_PENDING_WRITE_BYTES,
@@ -146,6 +147,7 @@ class StdioTransport(Transport):
         cwd: str | Path | None = None,
         inherit_env: bool = False,
         shutdown_timeout: float = 2.0,
+        fork: tuple[str, Sequence[str]] | None = None,
     ) -> None:
         super().__init__()
         self.command = list(command)
@@ -153,8 +155,9 @@ class StdioTransport(Transport):
         self.cwd = str(cwd) if cwd else None
         self.inherit_env = inherit_env
         self.shutdown_timeout = shutdown_timeout
+        self.fork = fork  # a warm template to fork the server from (``ServerProcess``)
         self._process: ServerProcess | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | ForkedPopen | None = None
         self._pending = bytearray()  # written by send(), drained by the writer thread
         self._wakeup = threading.Condition()  # guards the write side below
         self._queued = 0  # bytes ever handed to send()
@@ -178,6 +181,7 @@ class StdioTransport(Transport):
             cwd=self.cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            fork=self.fork,
         )
         self._proc = self._process.start()
         assert self._proc.stdin and self._proc.stdout
