@@ -75,6 +75,10 @@ class ForkedPopen:
         self.send_signal(signal.SIGKILL)
 
 
+# ``_read_line`` and ``_connect`` are what ``servers/warm_shim.py`` does too: the shim runs by path
+# on the standard library alone (``python -S -I``), so it cannot import them from here.
+
+
 def _read_line(conn: socket.socket, timeout: float | None) -> str:
     """One short line (a byte at a time: what follows it stays unread)."""
     conn.settimeout(timeout)
