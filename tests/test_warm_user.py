@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -240,3 +241,48 @@ def test_a_forked_server_that_hangs_is_ended_by_the_call_timeout_and_its_run(cli
     while _in(tmp_path / "work") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _in(tmp_path / "work") == []
+
+
+LAZY = """
+import os, sys
+with open(os.environ["TINY_MARKS"], "a") as f:  # who imported this module
+    f.write(f"{os.getpid()}\\n")
+"""
+
+
+def test_what_a_forked_server_imported_once_it_ran_is_imported_by_the_template_next(tmp_path):
+    """A server that imports a module only once it runs (``argparse`` in many ``main``s) leaves
+    its name; the template imports it before the next fork, so the next server does not."""
+    from mcp_matrix.targets import warm_start
+    from mcp_matrix.wire.process import ServerProcess
+    from mcp_matrix.wire.stdio import server_environment
+
+    work = tmp_path / "work"
+    package = tiny_package(work, "tiny_lazy")
+    (package / "runtime_only.py").write_text(LAZY)
+    main = (
+        (package / "__init__.py")
+        .read_text()
+        .replace("def main():\n", "def main():\n    import tiny_lazy.runtime_only  # noqa: F401\n")
+    )
+    (package / "__init__.py").write_text(main)
+    marks = tmp_path / "marks"
+    command = [sys.executable, "-m", "tiny_lazy"]
+    env = server_environment({"TINY_MARKS": str(marks)})
+    pids = []
+    for _ in range(2):
+        fork = warm_start.user_fork(command, env, str(work))
+        assert fork is not None
+        process = ServerProcess(
+            command, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, fork=fork
+        )
+        process.start()
+        pids.append(process.pid)
+        process.end(
+            stdin_grace=30.0
+        )  # it ends by itself on its stdin's end, and says what it imported
+        assert process.poll() == 0
+    imported_by = [int(line) for line in marks.read_text().split()]
+    # the first server imported it; then the template did (a pid of neither); the second did not
+    assert imported_by[0] == pids[0] and len(imported_by) == 2
+    assert imported_by[1] not in pids
