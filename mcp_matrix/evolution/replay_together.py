@@ -30,6 +30,8 @@ class SegmentsTogether:
             and segments[0].tally.population in ("retry", "live")
         )
         self._pending: list[dict[tuple, int]] = [{} for _ in segments]
+        self._seen: dict[tuple[int, tuple], int] = {}  # (the tool's groups, keys) -> calls
+        self._of: dict[tuple[int, tuple], list[int]] = {}  # and those groups (kept: id alive)
 
     def groups(self, tool: str) -> tuple[list[ReplaySegment], list[int], list[bool]]:
         """One segment judging for each group of ``tool``, each segment's group, and whether
@@ -66,16 +68,31 @@ class SegmentsTogether:
             for segment, group in zip(self.segments, of):
                 segment._count(call, effects[group], segment.tally)
             return
-        keys = [e.counted() for e in effects]
-        for segment, group, pending in zip(self.segments, of, self._pending):
+        keys = tuple(e.counted() for e in effects)
+        seen = (id(of), keys)  # the tool's groups and what each counts: one counter for both
+        self._seen[seen] = self._seen.get(seen, 0) + 1
+        if seen not in self._of:
+            self._of[seen] = of
+        if all(key[0] == "delivered" for key in keys):
+            return  # no example to keep
+        for segment, group in zip(self.segments, of):
             key = keys[group]
-            pending[key] = pending.get(key, 0) + 1
             tally = segment.tally
             if key[0] != "delivered" and tally.wants_example(key[0]):
                 tally.example(key[0], effects[group].example(call))
 
     def flush(self) -> None:
-        """The calls counted in bulk added to each tally (``ReplaySegment._count``'s counters)."""
+        """The calls counted in bulk added to each tally (``ReplaySegment._count``'s counters).
+
+        Counted per call as (the tool's groups, each group's key), then per profile here: a
+        profile meets its keys in the order of the calls, as when it was counted call by call."""
+        for seen, n in self._seen.items():
+            keys = seen[1]
+            for group, pending in zip(self._of[seen], self._pending):
+                key = keys[group]
+                pending[key] = pending.get(key, 0) + n
+        self._seen.clear()
+        self._of.clear()
         for segment, pending in zip(self.segments, self._pending):
             tally = segment.tally
             for (category, verdict, sometimes, retry), n in pending.items():

@@ -314,3 +314,18 @@ def test_an_offline_replay_without_events_counts_its_calls_in_bulk(monkeypatch):
     config = ReplayConfig(files=files, profiles=profiles, snapshot=v3(), emit=lambda _: None)
     assert replay(config).to_json([])["results"] == bulk
     assert counted  # with events, call by call
+
+
+def test_counted_in_bulk_a_profile_meets_its_counters_in_the_order_of_the_calls():
+    """The bulk counters are summed per (the tool's groups, what each counts) and given to each
+    profile at the end of the file: every counter comes out in the order it does when counted
+    call by call (the report's JSON, compared as text)."""
+    import json
+
+    profiles = runnable()
+    names = ("retry.jsonl", "live.jsonl")
+    bulk = offline(profiles, *names)["results"]
+    files = [calls_file(CORPORA / n) for n in names]
+    config = ReplayConfig(files=files, profiles=profiles, snapshot=v3(), emit=lambda _: None)
+    by_call = replay(config).to_json([])["results"]
+    assert json.dumps(bulk) == json.dumps(by_call)
