@@ -170,7 +170,8 @@ class Tables:
         event = cell.to_json()
         outcome = {k: v for k, v in event.items() if k not in ("event", "profile")}
         outcome["answer"] = self._content("answer", cell.answer)
-        outcome["evidence"] = [self._evidence(e) for e in cell.evidence]
+        # by content: a call's evidence is built anew for each call (a finding's is shared)
+        outcome["evidence"] = [self._content("evidence", e.to_json()) for e in cell.evidence]
         number = self._content("outcome", outcome)
         out.append(f'{{"called":[{self._text(cell.profile)},{number}]}}')
         return out
@@ -178,8 +179,8 @@ class Tables:
 
 class TableReader:
     """The reader's side: each entry line checked once and kept (its parts resolved, so equal
-    parts are one object); a ``cell`` or ``called`` line back as its discovery or call event. A problem is an
-    EntryError saying what was expected (the caller adds the file and line)."""
+    parts are one object); a ``cell`` or ``called`` line back as its discovery or call event.
+    A problem is an EntryError saying what was expected (the caller adds the file and line)."""
 
     def __init__(self) -> None:
         self.version = 0  # the file's, from its first line
