@@ -48,5 +48,5 @@ def test_a_bundled_server_never_runs_modules_from_the_users_folder(tmp_path, war
         check=False,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    assert '"event": "call"' in (tmp_path / "r.jsonl").read_text(), "the run made no call"
+    assert '{"called":' in (tmp_path / "r.jsonl").read_text(), "the run made no call"
     assert sorted(p.name for p in folder.glob("*.ran")) == []

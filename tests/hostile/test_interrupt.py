@@ -91,7 +91,8 @@ def interrupt(proc: subprocess.Popen) -> tuple[str, str, float]:
 
 
 def has_call(results: Path) -> bool:
-    return results.exists() and '"event": "call"' in results.read_text(
+    """A call cell is in the stream (version 3 writes one as a ``called`` line)."""
+    return results.exists() and '{"called":' in results.read_text(
         encoding="utf-8", errors="replace"
     )
 
