@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from mcp_matrix.run.results import read_events
 from mcp_matrix.targets.python_command import recognise
 from tests.conftest import installed_tool
 
@@ -135,8 +136,7 @@ def _run(cli, tmp_path: Path, tag: str, *target: str, warm: str = "1", client=("
 
 def _cells(path: Path) -> list[tuple]:
     cells = []
-    for line in path.read_text().splitlines():
-        event = json.loads(line)
+    for event in read_events(path):  # the stream's values stored once are put back in place
         if event.get("event") in ("discovery", "call"):
             answer = json.dumps(event.get("answer"), sort_keys=True)
             answer = re.sub(r"\d{4}-\d\d-\d\dT[0-9:.+\-]+", "T", answer)  # the time server's now
