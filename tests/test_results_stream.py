@@ -198,6 +198,7 @@ def test_each_entry_is_checked_once_not_once_per_line_that_names_it(tmp_path, mo
         ('{"cell": [0, 7]}', "cell: row: expected the number of a row entry defined before"),
         ('{"cell": [5, 0]}', "cell: profile: expected the number of a text entry defined before"),
         ('{"node": {"properties": {"q": 3}}}', "node: 3 is not an entry of the table"),
+        ('{"node": {"not": 0}}', "node: 0 is not an entry of the table (0 entries)"),  # itself
         ('{"finding": [0, "m", "/p"]}', "finding: kind: expected the number of a kind entry"),
         ('{"row": [0, 1]}', "row: expected 'row': a row of ['tool', 'index', 'verdict'"),
         ('{"kind": ["c", true, null, null, null, [9], null]}', "kind: evidence: expected"),

@@ -84,11 +84,13 @@ class SchemaNodes:
 
 class SchemaReader:
     """Nodes put back whole, each once (a node named twice is one object); ``table`` may grow
-    while it is read (a stream's nodes, line by line). A bad number is ``resolve``'s ValueError."""
+    while it is read (a stream's nodes, line by line: ``add``). A bad number, or a node that
+    contains itself, is a ValueError (``resolve``'s)."""
 
     def __init__(self, table: list, where: str) -> None:
         self.table, self.where = table, where
         self.done: dict[int, Any] = {}
+        self._open: set[int] = set()  # the nodes being put back: one named again is a cycle
 
     def whole(self, ref: Any) -> Any:
         """One frame per level of nesting, as the writer's."""
@@ -96,19 +98,36 @@ class SchemaReader:
         if known is not None:
             return known
         node = resolve(self.table, ref, self.where)
-        value = node
-        if isinstance(node, dict):
-            value = {}
-            for k, v in node.items():
-                if k not in SCHEMA_KEYS:
-                    value[k] = v
-                elif k in SCHEMA_MAPS and isinstance(v, dict):
-                    value[k] = {p: self.whole(s) for p, s in v.items()}
-                elif k in SCHEMA_LISTS and isinstance(v, list):
-                    value[k] = [self.whole(s) for s in v]
-                else:
-                    value[k] = self.whole(v)
+        if ref in self._open:
+            raise ValueError(f"{self.where}: node {ref} contains itself")
+        self._open.add(ref)
+        try:
+            value = self._put_back(node)
+        finally:
+            self._open.discard(ref)
         self.done[ref] = value
+        return value
+
+    def add(self, node: Any) -> int:
+        """Append ``node``, the next entry of a stream: its sub-schemas must be nodes before it."""
+        value = self._put_back(node)
+        self.table.append(node)
+        self.done[len(self.table) - 1] = value
+        return len(self.table) - 1
+
+    def _put_back(self, node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        value = {}
+        for k, v in node.items():
+            if k not in SCHEMA_KEYS:
+                value[k] = v
+            elif k in SCHEMA_MAPS and isinstance(v, dict):
+                value[k] = {p: self.whole(s) for p, s in v.items()}
+            elif k in SCHEMA_LISTS and isinstance(v, list):
+                value[k] = [self.whole(s) for s in v]
+            else:
+                value[k] = self.whole(v)
         return value
 
 

@@ -215,8 +215,7 @@ class TableReader:
             outcome = _ref(self.outcomes, number, "called: outcome", "outcome")
             return {"event": "call", "profile": profile, **outcome}
         if label == "node":
-            self.nodes.append(value)
-            self.schemas.whole(len(self.nodes) - 1)  # its sub-schemas are earlier nodes
+            self.schemas.add(value)  # its sub-schemas must be earlier nodes
         elif label == "text":
             if not isinstance(value, str):
                 raise EntryError("text: expected a string")

@@ -141,6 +141,10 @@ def test_version_1_documents_are_still_read():
         (lambda d: d["cells"].__setitem__(0, ["visible", None]), "is not a row of"),
         (lambda d: d.pop("schemas"), "malformed version-4 discovery document"),
         (lambda d: d["schemas"][-1].__setitem__("properties", {"x": 10**6}), "not an entry"),
+        (  # a schema that holds itself: was a RecursionError
+            lambda d: d["schemas"][-1].__setitem__("not", len(d["schemas"]) - 1),
+            "contains itself",
+        ),
         (lambda d: d["findings"].__setitem__(0, [0]), "a finding is not a row of"),
         (lambda d: d.__setitem__("version", 9), "version 9 is not supported"),
     ],
