@@ -4,7 +4,8 @@ A tox parallel run or a CI matrix sharded by client ends in one report: every ev
 every input, in order, each input's ``run-started`` kept. The gate and every writer read all
 of them (``mcp_matrix.report.grid.runs``, ``run_profiles``), so a merged file is judged exactly as
 the union of its shards, whatever the order of the inputs. Inputs are checked like any
-results file first.
+results file first, of any readable version; the output is the current version, each run's
+shared entries numbered anew from its run-started line (docs/results.md).
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from mcp_matrix.core.errors import InputError
-from mcp_matrix.core.events import Event, RunStarted
-from mcp_matrix.run.results import VERSION, ResultsWriter, read_typed
+from mcp_matrix.core.events import Event
+from mcp_matrix.run.results import ResultsWriter, read_typed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("the output file is also an input", where=args.output)
     events = merge(args.inputs)
     out = io.StringIO()
-    writer = ResultsWriter(out)  # the current version: each distinct schema once
+    writer = ResultsWriter(out)  # the current version (its run-started lines say so)
     for e in events:
-        writer(replace(e, version=VERSION) if isinstance(e, RunStarted) else e)
+        writer(e)
     if args.output:
         Path(args.output).write_text(out.getvalue(), encoding="utf-8")
     else:
