@@ -13,11 +13,15 @@ here is used and jsonschema is asked as before.
 
 from __future__ import annotations
 
+import math
 import numbers
+import re
 from collections import deque
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any
 
+from fastjsonschema import JsonSchemaValueException
 from jsonschema._utils import equal
 
 from mcp_matrix.behaviours.plain_schemas import _target
@@ -330,3 +334,330 @@ def errors_2020(schema: JSON, instance: JSON, limit: int) -> list[PlainError]:
 
 
 __all__ = ["MAX_DEPTH", "PlainError", "TooDeep", "errors_2020"]
+
+
+# -- fastjsonschema's first draft-07 error (a client's own validation) ------------------------
+
+
+class NotLikeFast(Exception):
+    """A schema or value whose words fastjsonschema writes in ways not followed here: compile."""
+
+
+_SIMPLE = re.compile(r"[A-Za-z0-9_]*\Z")
+_FAST_TYPES: dict[str, tuple[type, ...]] = {
+    "null": (type(None),),
+    "boolean": (bool,),
+    "number": (int, float, Decimal),
+    "integer": (int,),
+    "string": (str,),
+    "array": (list, tuple),
+    "object": (dict,),
+}
+
+
+def _plain_value(v: JSON) -> bool:
+    """A value fastjsonschema writes into its words as ``str`` does (no escape to undo)."""
+    if v is None or isinstance(v, (bool, int)):
+        return True
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, str):
+        return bool(_SIMPLE.match(v))
+    if isinstance(v, list):
+        return all(_plain_value(x) for x in v)
+    if isinstance(v, dict):
+        return all(_SIMPLE.match(k) and _plain_value(x) for k, x in v.items())
+    return False
+
+
+def like_fast(schema: JSON) -> bool:
+    """Whether ``fast_first_error`` follows fastjsonschema for this plain ``schema``: simple
+    names and values, and nothing fastjsonschema refuses to compile (a required property that
+    ``additionalProperties`` forbids)."""
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        for key in ("properties", "$defs", "definitions"):
+            if isinstance(node.get(key), dict) and not all(_SIMPLE.match(k) for k in node[key]):
+                return False
+        for key in ("enum", "const", "required"):
+            if key in node and not _plain_value(node[key]):
+                return False
+        if "required" in node and not node.get("additionalProperties", True):
+            listed = node.get("properties") or {}
+            if any(name not in listed for name in node["required"]):
+                return False
+        stack.extend(
+            v for k, v in node.items() if k not in ("enum", "const", "default", "examples")
+        )
+    return True
+
+
+def _expand(root: JSON, node: JSON) -> JSON:
+    """fastjsonschema's ``_expand_refs``: a reference replaced by what it names (as it is)."""
+    if isinstance(node, list):
+        return [_expand(root, v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node and isinstance(node["$ref"], str):
+        return _target(root, node["$ref"])
+    return {k: _expand(root, v) for k, v in node.items()}
+
+
+def _matches(x: JSON, value: JSON) -> bool:
+    """fastjsonschema's ``_enum_value_matches``."""
+    if isinstance(value, bool):
+        return isinstance(x, bool) and x is value
+    if isinstance(value, (int, float)):
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and x == value
+    if value is None:
+        return x is None
+    if isinstance(value, str):
+        return isinstance(x, str) and x == value
+    if isinstance(value, dict):
+        if not value:
+            return isinstance(x, dict) and not x
+        return (
+            isinstance(x, dict)
+            and len(x) == len(value)
+            and all(k in x and _matches(x[k], v) for k, v in value.items())
+        )
+    if isinstance(value, list):
+        if not value:
+            return isinstance(x, (list, tuple)) and not x
+        return (
+            isinstance(x, (list, tuple))
+            and len(x) == len(value)
+            and all(_matches(x[i], v) for i, v in enumerate(value))
+        )
+    return bool(x == value)
+
+
+class _Fast:
+    """One walk of fastjsonschema's draft-07 checks, in its keyword order; the first error."""
+
+    def __init__(self, root: JSON) -> None:
+        self.root = root
+
+    def error(
+        self, message: str, x: JSON, name: str, node: JSON, rule: str | None
+    ) -> JsonSchemaValueException:
+        return JsonSchemaValueException(
+            message, value=x, name=name, definition=_expand(self.root, node), rule=rule
+        )
+
+    def first(self, node: Any, x: Any, name: str, depth: int) -> JsonSchemaValueException | None:
+        if depth > MAX_DEPTH:
+            raise TooDeep
+        if node is True:
+            return None
+        if node is False:
+            return self.error(f"{name} must not be there", x, name, node, None)
+        if "$ref" in node:
+            return self.first(_target(self.root, node["$ref"]), x, name, depth + 1)
+        if "type" in node:
+            types = node["type"] if isinstance(node["type"], list) else [node["type"]]
+            kinds = tuple(t for n in types for t in _FAST_TYPES[n])
+            wrong = not isinstance(x, kinds)
+            if "integer" in types:
+                wrong = wrong and not (isinstance(x, float) and x.is_integer())
+            if ("number" in types or "integer" in types) and "boolean" not in types:
+                wrong = wrong or isinstance(x, bool)
+            if wrong:
+                return self.error(f"{name} must be {' or '.join(types)}", x, name, node, "type")
+        if "enum" in node and not any(_matches(x, v) for v in node["enum"]):
+            return self.error(f"{name} must be one of {node['enum']}", x, name, node, "enum")
+        for sub in node.get("allOf", ()):
+            found = self.first(sub, x, name, depth + 1)
+            if found is not None:
+                return found
+        if "anyOf" in node and all(
+            self.first(sub, x, name, depth + 1) is not None for sub in node["anyOf"]
+        ):
+            return self.error(
+                f"{name} cannot be validated by any definition", x, name, node, "anyOf"
+            )
+        if isinstance(x, str):
+            if "minLength" in node and len(x) < node["minLength"]:
+                return self.error(
+                    f"{name} must be longer than or equal to {node['minLength']} characters",
+                    x,
+                    name,
+                    node,
+                    "minLength",
+                )
+            if "maxLength" in node and len(x) > node["maxLength"]:
+                return self.error(
+                    f"{name} must be shorter than or equal to {node['maxLength']} characters",
+                    x,
+                    name,
+                    node,
+                    "maxLength",
+                )
+        number = isinstance(x, (int, float, Decimal)) and not isinstance(x, bool)
+        if number and "minimum" in node and x < node["minimum"]:
+            return self.error(
+                f"{name} must be bigger than or equal to {node['minimum']}",
+                x,
+                name,
+                node,
+                "minimum",
+            )
+        if number and "maximum" in node and x > node["maximum"]:
+            return self.error(
+                f"{name} must be smaller than or equal to {node['maximum']}",
+                x,
+                name,
+                node,
+                "maximum",
+            )
+        if isinstance(x, (list, tuple)):
+            if "minItems" in node and len(x) < node["minItems"]:
+                return self.error(
+                    f"{name} must contain at least {node['minItems']} items",
+                    x,
+                    name,
+                    node,
+                    "minItems",
+                )
+            if "maxItems" in node and len(x) > node["maxItems"]:
+                return self.error(
+                    f"{name} must contain less than or equal to {node['maxItems']} items",
+                    x,
+                    name,
+                    node,
+                    "maxItems",
+                )
+            items = node.get("items", True)
+            if items is False and x:
+                return self.error(f"{name} must not be there", x, name, node, "items")
+            if items is not False and items:
+                for i, item in enumerate(x):
+                    found = self.first(items, item, f"{name}[{i}]", depth + 1)
+                    if found is not None:
+                        return found
+        if isinstance(x, dict):
+            if "required" in node:
+                missing = set(node["required"]) - x.keys()
+                if missing:
+                    return self.error(
+                        f"{name} must contain {sorted(missing)} properties",
+                        x,
+                        name,
+                        node,
+                        "required",
+                    )
+            keys = None
+            if "properties" in node:
+                keys = set(x.keys())
+                for key, sub in node["properties"].items():
+                    if key in keys:
+                        keys.remove(key)
+                        found = self.first(sub, x[key], f"{name}.{key}", depth + 1)
+                        if found is not None:
+                            return found
+            extra = node.get("additionalProperties", True)
+            if "additionalProperties" in node and extra is not True and extra != {}:
+                if keys is None:
+                    keys = set(x.keys())
+                if extra:
+                    listed = list(node.get("properties", {}).keys())
+                    for key in keys:
+                        if key not in listed:
+                            found = self.first(extra, x.get(key), f"{name}.{key}", depth + 1)
+                            if found is not None:
+                                return found
+                elif keys:
+                    return self.error(
+                        f"{name} must not contain {keys} properties",
+                        x,
+                        name,
+                        node,
+                        "additionalProperties",
+                    )
+        if number and "exclusiveMinimum" in node and x <= node["exclusiveMinimum"]:
+            return self.error(
+                f"{name} must be bigger than {node['exclusiveMinimum']}",
+                x,
+                name,
+                node,
+                "exclusiveMinimum",
+            )
+        if number and "exclusiveMaximum" in node and x >= node["exclusiveMaximum"]:
+            return self.error(
+                f"{name} must be smaller than {node['exclusiveMaximum']}",
+                x,
+                name,
+                node,
+                "exclusiveMaximum",
+            )
+        if "const" in node and not _matches(x, node["const"]):
+            return self.error(
+                f"{name} must be same as const definition: {node['const']}", x, name, node, "const"
+            )
+        return None
+
+
+def fast_first_error(schema: JSON, instance: JSON) -> JsonSchemaValueException | None:
+    """The error fastjsonschema's compiled draft-07 check raises for ``instance`` against the
+    plain ``schema`` (``like_fast``), or None; ``TooDeep`` past ``MAX_DEPTH``."""
+    return _Fast(schema).first(schema, instance, "data", 0)
+
+
+# Checked against the installed fastjsonschema once a process (``validation._fast_words_hold``):
+# one schema, one instance for each wording above (one compile).
+FAST_CASE_SCHEMA: JSON = {
+    "type": "object",
+    "properties": {
+        "t": {"type": ["integer", "null"]},
+        "n": {"type": "number", "minimum": 1, "maximum": 3},
+        "x": {"exclusiveMinimum": 1, "exclusiveMaximum": 3},
+        "e": {"enum": ["a", 1, None, [1], {"k": True}]},
+        "c": {"const": "b"},
+        "s": {"minLength": 2, "maxLength": 3},
+        "a": {"items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+        "f": {"items": False},
+        "o": {"allOf": [{"required": ["p"]}], "anyOf": [{"type": "string"}, {"type": "object"}]},
+        "r": {"$ref": "#/$defs/item"},
+        "z": False,
+        "m": {
+            "properties": {"i": {"type": "integer"}},
+            "additionalProperties": {"type": "boolean"},
+        },
+        "q": {"additionalProperties": False, "properties": {"p": {}}},
+    },
+    "required": ["t"],
+    "$defs": {"item": {"type": "object", "properties": {"id": {"type": "string"}}}},
+}
+FAST_CASE_INSTANCES: tuple[JSON, ...] = (
+    {},
+    {"t": True},
+    {"t": 2.5},
+    {"t": 1, "n": "1"},
+    {"t": 1, "n": 0},
+    {"t": 1, "n": 4.5},
+    {"t": 1, "x": 1},
+    {"t": 1, "x": 3.0},
+    {"t": 1, "e": True},
+    {"t": 1, "e": [True]},
+    {"t": 1, "c": "a"},
+    {"t": 1, "s": "a"},
+    {"t": 1, "s": "abcd"},
+    {"t": 1, "a": []},
+    {"t": 1, "a": ["a", "b", "c"]},
+    {"t": 1, "a": ["a", 2]},
+    {"t": 1, "f": [1]},
+    {"t": 1, "o": {}},
+    {"t": 1, "o": 1},
+    {"t": 1, "r": {"id": 1}},
+    {"t": 1, "z": 0},
+    {"t": 1, "m": {"i": 1.5}},
+    {"t": 1, "m": {"i": 1, "j": True, "k": 0}},
+    {"t": 1, "q": {"p": 1, "u": 2, "v": 3}},
+    {"t": None, "n": 2, "x": 2, "e": {"k": True}, "c": "b", "s": "ab", "o": {"p": 1}},
+)

@@ -30,6 +30,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from mcp_matrix.behaviours import patterns
+from mcp_matrix.behaviours import plain_errors as words
 from mcp_matrix.behaviours.plain_errors import CASES as PLAIN_CASES
 from mcp_matrix.behaviours.plain_errors import PlainError, TooDeep, errors_2020
 from mcp_matrix.behaviours.plain_schemas import INVALID, VALID, is_plain, judge
@@ -310,15 +311,53 @@ def _judged_first(
     """A plain schema's draft-07 check: an instance the judge finds valid is valid (every
     validator accepts it); any other goes to the compiled check, built on first need."""
     full: list[Callable[[JSON], Validation] | None] = []
+    written: list[bool] = []  # whether plain_errors writes fastjsonschema's words for it
 
     def check(instance: JSON) -> Validation:
         if judge(schema, instance) == VALID:
             return _VALID
+        if not written:
+            written.append(_fast_path_safe(schema) and words.like_fast(schema))
+        if written[0] and _fast_words_hold():
+            try:
+                found = words.fast_first_error(schema, instance)
+                return _VALID if found is None else Validation((_from_fast(found),))
+            except TooDeep:
+                pass
         if not full:
             full.append(build())
         return full[0](instance) if full[0] else _VALID
 
     return check
+
+
+_FAST_WORDS_HOLD: list[bool] = []
+
+
+def _fast_words_hold() -> bool:
+    """Whether ``plain_errors.fast_first_error`` gives the installed fastjsonschema's very
+    first error on its checked cases (one compile, once a process); if not, it compiles."""
+    if not _FAST_WORDS_HOLD:
+        _FAST_WORDS_HOLD.append(
+            _fast_words_agree(words.FAST_CASE_SCHEMA, words.FAST_CASE_INSTANCES)
+        )
+    return _FAST_WORDS_HOLD[0]
+
+
+def _fast_words_agree(schema: JSON, instances: Sequence[JSON]) -> bool:
+    fn = _fastjsonschema(schema)
+    if fn is None or not words.like_fast(schema):
+        return False
+    for instance in instances:
+        try:
+            fn(instance)
+            theirs = None
+        except fastjsonschema.JsonSchemaValueException as exc:
+            theirs = _from_fast(exc)
+        ours = words.fast_first_error(schema, instance)
+        if repr(theirs) != repr(None if ours is None else _from_fast(ours)):
+            return False
+    return True
 
 
 def _draft7_check(schema: JSON) -> Callable[[JSON], Validation] | None:
@@ -355,6 +394,12 @@ def _fast_compile(schema: JSON) -> Callable[[JSON], JSON] | None:
 
 
 def _fast_compile_new(schema: Any) -> Callable[[JSON], JSON] | None:
+    return _fastjsonschema(schema)
+
+
+def _fastjsonschema(schema: Any) -> Callable[[JSON], JSON] | None:
+    """fastjsonschema's function for ``schema`` as this module compiles every one (the tool
+    schemas through ``_fast_compile``, once each; ``_fast_words_agree``'s own case apart)."""
     try:
         return fastjsonschema.compile(
             {k: v for k, v in schema.items() if k != "$schema"}

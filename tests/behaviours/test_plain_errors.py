@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import fastjsonschema
 import pytest
 
 from mcp_matrix.behaviours import plain_errors, validation
@@ -178,3 +179,84 @@ def test_words_that_do_not_hold_send_the_call_to_jsonschema(monkeypatch):
     errors = validation.validate(schema, {"q": 1}, "2020-12").errors
     assert [e.message for e in errors] == ["1 is less than the minimum of 4098"]
     assert len(built) == 1
+
+
+# -- fastjsonschema's first draft-07 error (a client's own validation) ------------------------
+
+
+def _fast(schema, instance):
+    """What the compiled fastjsonschema check says, as validation.py reads it."""
+    fn = validation._fast_compile_new(schema)
+    try:
+        fn(instance)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        return validation._from_fast(exc)
+    return None
+
+
+def _fast_ours(schema, instance):
+    found = plain_errors.fast_first_error(schema, instance)
+    return None if found is None else validation._from_fast(found)
+
+
+def test_the_first_error_is_fastjsonschemas_on_random_plain_schemas():
+    rng = random.Random(7)
+    compared = refused = 0
+    while compared < 1500:
+        root = _schema(rng)
+        if isinstance(root, dict):
+            root["$defs"] = {"x": _schema(rng, 2)}
+            root["definitions"] = {"y": _schema(rng, 2)}
+        if not (
+            is_plain(root) and validation._fast_path_safe(root) and plain_errors.like_fast(root)
+        ):
+            continue
+        for _ in range(3):
+            instance = _value(rng)
+            try:
+                ours = _fast_ours(root, instance)
+            except plain_errors.TooDeep:
+                continue  # compiled instead
+            try:
+                theirs = _fast(root, instance)
+            except RecursionError:
+                continue
+            assert repr(theirs) == repr(ours), (root, instance)
+            compared += 1
+            refused += theirs is not None
+    assert refused > compared // 4
+
+
+def test_every_fast_case_agrees_with_the_installed_fastjsonschema():
+    assert validation._fast_words_agree(
+        plain_errors.FAST_CASE_SCHEMA, plain_errors.FAST_CASE_INSTANCES
+    )
+    said = {
+        _fast(plain_errors.FAST_CASE_SCHEMA, x).validator
+        for x in plain_errors.FAST_CASE_INSTANCES[:-1]
+    }
+    assert len(said) >= 15  # every case is refused, for many keywords
+
+
+def test_a_client_refusal_of_a_plain_schema_compiles_nothing(monkeypatch):
+    """A client's draft-07 refusal (fastjsonschema's first error) of a plain schema comes
+    without compiling it (fails before: each refused schema was compiled)."""
+    assert validation._fast_words_hold()
+    compiled = []
+    real = validation._fast_compile_new
+    monkeypatch.setattr(validation, "_fast_compile_new", lambda s: compiled.append(s) or real(s))
+    schema = {"type": "object", "properties": {"q": {"type": "integer", "minimum": 4095}}}
+    errors = validation.validate(schema, {"q": 1}, "draft-07").errors
+    assert [(e.validator, e.path, e.message) for e in errors] == [
+        ("minimum", ("q",), "data.q must be bigger than or equal to 4095")
+    ]
+    assert compiled == []
+
+
+def test_a_schema_fastjsonschema_refuses_to_compile_is_not_written():
+    """fastjsonschema does not compile a required property that additionalProperties forbids:
+    such a schema is not one plain_errors follows (the client skips validation, as before)."""
+    schema = {"properties": {"a": {}}, "required": ["b"], "additionalProperties": False}
+    assert is_plain(schema)
+    assert not plain_errors.like_fast(schema)
+    assert validation._fast_compile_new(schema) is None
