@@ -167,6 +167,18 @@ def test_runs_written_one_after_another_read_as_each_was(tmp_path):
     assert read_events(joined) == _events() + other
 
 
+def test_files_of_versions_2_and_3_joined_end_to_end_read_as_each_run_was(tmp_path):
+    """Each run-started line says its run's version: a version-3 run after a version-2 one
+    (``cat`` of an old and a new file) reads its entries, and the other way round."""
+    events = _events()
+    v2, _ = _write(events, tmp_path / "v2.jsonl", version=2)
+    v3, _ = _write(events, tmp_path / "v3.jsonl")
+    for first, second in ((v2, v3), (v3, v2)):
+        joined = tmp_path / "joined.jsonl"
+        joined.write_text(first.read_text() + second.read_text(), encoding="utf-8")
+        assert read_events(joined) == read_events(first) + read_events(second)
+
+
 def test_merge_numbers_each_runs_entries_anew_from_its_run_started_line(tmp_path):
     first, _ = _write(_events(), tmp_path / "a.jsonl")
     other = [{**e, "tool": "x" + e["tool"]} if "tool" in e else e for e in _events()]
@@ -213,6 +225,8 @@ def test_each_entry_is_checked_once_not_once_per_line_that_names_it(tmp_path, mo
         ('{"shape": {}}', "unknown entry 'shape'; expected one of node, text"),
         ('{"node": {}, "text": "x"}', "expected an event or one entry"),
         ('{"row": [0, 1, "seen", null, null, [], null]}', "row: key 'verdict': 'seen' is not one"),
+        ('{"row": [0, 1, "visible", null, null, [[0]], null]}', "row: findings: expected the"),
+        ('{"row": [0, 1, "visible", null, null, [{}], null]}', "row: findings: expected the"),
     ],
 )
 def test_a_broken_entry_or_reference_is_an_input_error_naming_the_line(tmp_path, line, says):

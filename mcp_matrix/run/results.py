@@ -210,10 +210,10 @@ def _event(
             f"{list(READABLE)}",
             where=f"{p}:1",
         )
-    if number == 1:
-        tables.version = event["version"]
     if event["event"] == "run-started":
         tables.reset()  # each run's entries are numbered from its run-started line
+        if event.get("version") in READABLE:  # its own (files joined end to end); else the check's
+            tables.version = event["version"]
     elif event["event"] == "snapshot" and tables.version >= 3:
         try:
             event = tables.snapshot(event)

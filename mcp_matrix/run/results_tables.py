@@ -290,10 +290,11 @@ class TableReader:
         refs = row["findings"]
         if not isinstance(refs, list):
             raise EntryError("row: expected 'findings': a list of finding numbers")
-        findings = self._lists.get(tuple(refs))
-        if findings is None:
+        key = tuple(refs)
+        findings = self._lists.get(key) if all(type(n) is int for n in key) else None
+        if findings is None:  # the numbers checked before they key anything
             findings = [_ref(self.findings, n, "row: findings", "finding") for n in refs]
-            self._lists[tuple(refs)] = findings
+            self._lists[key] = findings
         try:  # its findings were checked when they were defined
             check_event({"event": "discovery", "profile": "", **row, "findings": []})
         except EventError as exc:
