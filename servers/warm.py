@@ -550,11 +550,12 @@ def user_main(path: str) -> None:
     listener.bind(path)
     listener.listen(128)
     try:
+        cwd = os.getcwd()  # the command's; a module may change it while imported, as it would
         why = import_user(spec)
         if why:
             say(f"cold {why}")
             return
-        env, cwd = spec["env"], os.getcwd()
+        env = spec["env"]
         learned = Learned(os.path.dirname(path))
         learned.freeze()
         stopped: list[str] = []
