@@ -35,6 +35,7 @@ from mcp_matrix.core.events import (
     RunStarted,
     SnapshotTaken,
 )
+from mcp_matrix.core.text import redact
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline, timeout_note
 from mcp_matrix.run.cases import Case, unknown_tools
@@ -202,7 +203,9 @@ def _after_snapshot(
     try:
         work = call_profiles(config, snap, count, emit, deadline, breaker, progress)
         if config.target.kind == "stdio":  # how its servers were started (--verbose)
-            work = replace(work, starts=server_starts(config.target))
+            # the whole line masked: a reason may name a folder or module from the command
+            starts = redact(server_starts(config.target), config.target.secrets())
+            work = replace(work, starts=starts)
         interrupted = False
     except KeyboardInterrupt:
         interrupted = True
