@@ -23,6 +23,15 @@ from tests.report import events as report_events
 
 SCHEMA = {"type": "object", "properties": {"q": {"type": "string", "description": "what to find"}}}
 
+CALL = {
+    "event": "call",
+    "tool": "find",
+    "case": "auto",
+    "verdict": "intact",
+    "answer": {"isError": False, "text": "found"},
+    "evidence": [{"level": "observed", "source": "clients/calibrations/x.yaml"}],
+}
+
 
 def _events() -> list[dict]:
     start = {"event": "run-started", "format": FORMAT, "version": VERSION, "run_id": "r1"}
@@ -148,6 +157,33 @@ def test_secrets_are_scrubbed_in_entry_lines_too(tmp_path):
     assert back[2]["model_name"] == "***_find"
 
 
+@pytest.mark.parametrize("version", [2, VERSION])
+def test_a_secret_that_is_a_word_of_the_format_leaves_the_file_readable(tmp_path, version):
+    """``--env LOG_FORMAT=text`` or ``--env RUNTIME=node`` makes ``text`` and ``node`` secrets:
+    masked in every string, but not as a key the format itself writes (the file would not read
+    back: a ``{"***": ...}`` entry, a call answer without ``text``)."""
+    call = {
+        **CALL,
+        "profile": "zed",
+        "answer": {"isError": False, "text": "plain text from a node"},
+    }
+    events = _events()
+    events.insert(-1, call)
+    string = {"type": "string"}
+    events[1]["model_schema"] = {
+        "type": "object",
+        "properties": {"text": string, "node_id": string},
+    }
+    path, writer = _write(
+        typed_events(events), tmp_path / "r.jsonl", secrets=["text", "node", "row"], version=version
+    )
+    back = read_events(path)
+    assert back == writer.events
+    assert back[-2]["answer"] == {"isError": False, "text": "plain *** from a ***"}
+    # a key that is the word whole is in the file anyway (the format's); any other is masked
+    assert back[1]["model_schema"]["properties"] == {"text": string, "***_id": string}
+
+
 def test_an_interrupted_run_keeps_every_line_before_the_cut(tmp_path):
     path, _ = _write(_events(), tmp_path / "r.jsonl")
     text = path.read_text(encoding="utf-8")
@@ -259,14 +295,7 @@ def test_a_broken_version_2_reference_is_an_input_error_naming_the_line(tmp_path
 
 
 def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry(tmp_path):
-    call = {
-        "event": "call",
-        "tool": "find",
-        "case": "auto",
-        "verdict": "intact",
-        "answer": {"isError": False, "text": "found"},
-        "evidence": [{"level": "observed", "source": "clients/calibrations/x.yaml"}],
-    }
+    call = CALL
     events = _events()
     calls = [{**call, "profile": p} for p in ("claude-code", "cursor", "zed")]
     calls.append({**call, "profile": "zed", "case": "other"})  # the same answer, another case

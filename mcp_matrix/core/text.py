@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_matrix.core.jsontypes import JSON
@@ -104,15 +104,17 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     return text
 
 
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"(?=(\s*:)?)')
 
 
-def redact_json(text: str, secrets: Sequence[str]) -> str:
+def redact_json(text: str, secrets: Sequence[str], keys: Collection[str] = ()) -> str:
     """JSON text with every secret inside its strings (keys and values) replaced by ``***``.
 
     Only string tokens are touched, so a secret like ``true`` or ``8080`` (``--env DEBUG=true``)
     never turns a literal or a number into invalid JSON; each string that holds a secret is
-    decoded, masked and encoded again, so a secret next to an escape is not cut in half.
+    decoded, masked and encoded again, so a secret next to an escape is not cut in half. A key
+    that is one of ``keys`` whole (a word of the document's format, such as ``text`` when
+    ``--env LOG_FORMAT=text``) is kept: masked, the document would no longer read.
     """
     ordered = _longest_first(secrets)
     if not any(f in text for s in ordered for f in _json_forms(s)):
@@ -121,6 +123,8 @@ def redact_json(text: str, secrets: Sequence[str]) -> str:
     def one(match: re.Match) -> str:
         token = match.group(0)
         value = json.loads(token)
+        if match.group(1) is not None and value in keys:
+            return token
         clean = value
         for secret in ordered:
             clean = clean.replace(secret, MASK)

@@ -21,6 +21,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,7 +46,8 @@ from mcp_matrix.core.events import (
 from mcp_matrix.core.infiles import input_lines, open_input
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
-from mcp_matrix.run.results_tables import EntryError, TableReader, Tables
+from mcp_matrix.core.schemas import load_schema
+from mcp_matrix.run.results_tables import WIRE_ONLY, EntryError, TableReader, Tables
 from mcp_matrix.targets.kinds import scrub_json
 
 
@@ -75,8 +77,9 @@ class ResultsWriter:
         self._schemas = ContentTable()
 
     def scrub(self, text: str) -> str:
-        """JSON text with the secrets masked inside its strings (never inside numbers or literals)."""
-        return scrub_json(text, self.secrets)
+        """JSON text with the secrets masked inside its strings (never inside numbers or literals),
+        but the keys the format names (a secret ``text`` leaves ``{"text": ...}`` readable)."""
+        return scrub_json(text, self.secrets, format_keys())
 
     def __call__(self, event: Event | dict) -> None:
         typed = typed_event(event)
@@ -128,6 +131,23 @@ class ResultsWriter:
                 0, f'{{"event": "schema", "id": {number}, "schema": {self._schemas.texts[number]}}}'
             )
         return out
+
+
+@cache
+def format_keys() -> frozenset[str]:
+    """Every key the results format names (its published schema's, and version 3's entry
+    labels): never masked as a key, or a secret such as ``--env LOG_FORMAT=text`` would leave
+    a file that does not read back."""
+    names: set[str] = set(WIRE_ONLY)
+    todo: list[Any] = [load_schema("results")]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            names.update(node.get("properties") or {})
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return frozenset(names)
 
 
 def read_events(path: str | Path) -> list[dict]:

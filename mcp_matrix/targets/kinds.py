@@ -18,7 +18,7 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -409,6 +409,7 @@ def before_connecting(action: Callable[[], None] | None) -> None:
     _BEFORE_CONNECTING[:] = [action] if action is not None else []
 
 
-def scrub_json(text: str, secrets: Sequence[str]) -> str:
-    """JSON text with every secret masked inside its strings (``mcp_matrix.core.text.redact_json``)."""
-    return redact_json(text, secrets)
+def scrub_json(text: str, secrets: Sequence[str], keys: Collection[str] = ()) -> str:
+    """JSON text with every secret masked inside its strings but ``keys`` as keys
+    (``mcp_matrix.core.text.redact_json``)."""
+    return redact_json(text, secrets, keys)
