@@ -8,7 +8,8 @@ so a loaded machine moves both sides. A's `--verbose` lines say what its calls c
 against the least and, for a `--stdio` server, how its processes were started: forked from a warm
 template of the command, or cold and why (docs/wire.md).
 
-    python benchmarks/run_cost.py                      # the default run and mcp-server-time, 3 pairs
+    python benchmarks/run_cost.py                      # the default run, mcp-server-time (PyPI) and
+                                                       # server-filesystem (npm), 3 pairs each
     python benchmarks/run_cost.py --target time --repeat 5
     python benchmarks/run_cost.py --smoke              # two profiles vs one, one pair (the suite runs it)
 """
@@ -16,11 +17,14 @@ template of the command, or cold and why (docs/wire.md).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +38,13 @@ TARGETS = {
     "default": [],
     # a third-party stdio server from PyPI (the test extra `mcp-server-time`), read-only tools
     "time": ["--stdio", "mcp-server-time --local-timezone UTC"],
+    # a third-party stdio server from npm (Node: never forked, every session a cold process),
+    # over a folder of its own; its writes are not called (no cases), its reads are
+    "filesystem": ["--stdio", "node {entry} {root}"],
 }
+NPM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
+NPM_CACHE = Path.home() / ".cache" / "mcp-matrix" / "npm-servers" / "server-filesystem-2026.8.31"
+WHAT = {"default": "the default run", "filesystem": f"{NPM_PACKAGE} from npm, over stdio"}
 ONE = "claude-code"
 SMOKE_ALL = ("claude-code", "codex-raw")
 WORK = re.compile(r"server sessions for the calls: [^\n]*")
@@ -62,18 +72,63 @@ def measure(argv: list[str]) -> Measured:
     return Measured(cpu, wall, "\n  all: ".join(found))
 
 
-def command(target: str, clients: tuple[str, ...]) -> list[str]:
-    argv = [sys.executable, "-m", "mcp_matrix", "run", *TARGETS[target], "--quiet", "--verbose"]
+def npm_server() -> Path:
+    """The npm server's entry point, installed once into a cache shared by runs (locked)."""
+    entry = (
+        NPM_CACHE
+        / "node_modules"
+        / "@modelcontextprotocol"
+        / "server-filesystem"
+        / "dist"
+        / "index.js"
+    )
+    NPM_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(NPM_CACHE.parent / f"{NPM_CACHE.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not entry.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                sys.exit(f"npm is needed to install {NPM_PACKAGE} (the filesystem target)")
+            subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(NPM_CACHE),
+                    "--no-audit",
+                    "--no-fund",
+                    NPM_PACKAGE,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
+    return entry
+
+
+def target_argv(target: str, root: Path) -> list[str]:
+    """The target's options: the npm server's entry point and folder filled in."""
+    argv = TARGETS[target]
+    if target != "filesystem":
+        return argv
+    (root / "notes.txt").write_text("a file for the server to read\n", encoding="utf-8")
+    return [argv[0], argv[1].format(entry=npm_server(), root=root)]
+
+
+def command(target: str, clients: tuple[str, ...], root: Path) -> list[str]:
+    argv = [sys.executable, "-m", "mcp_matrix", "run", *target_argv(target, root)]
+    argv += ["--quiet", "--verbose"]
     return argv + [a for c in clients for a in ("--client", c)]
 
 
 def compare(target: str, every: tuple[str, ...], repeat: int) -> None:
     """A (``every``: () for all profiles) and B (one profile) in turn; the ratio pair by pair."""
     pairs = []
-    for _ in range(repeat):
-        a = measure(command(target, every))
-        b = measure(command(target, (ONE,)))
-        pairs.append((a, b))
+    with tempfile.TemporaryDirectory(prefix="run-cost-") as root:
+        for _ in range(repeat):
+            a = measure(command(target, every, Path(root)))
+            b = measure(command(target, (ONE,), Path(root)))
+            pairs.append((a, b))
     cpu = statistics.median(a.cpu / b.cpu for a, b in pairs)
     wall = statistics.median(a.wall / b.wall for a, b in pairs)
     a_cpu = statistics.median(a.cpu for a, _ in pairs)
@@ -85,7 +140,7 @@ def compare(target: str, every: tuple[str, ...], repeat: int) -> None:
     cpus = [a.cpu / b.cpu for a, b in pairs]
     result(
         f"run_cost {target}",
-        f"`mcp-matrix run` ({'the default run' if target == 'default' else TARGETS[target][1]}), {who}",
+        f"`mcp-matrix run` ({WHAT[target] if target in WHAT else TARGETS[target][-1]}), {who}",
         f"the same with `--client {ONE}`",
         f"{a_cpu:.1f} s cpu",
         f"{b_cpu:.1f} s cpu",
@@ -97,11 +152,13 @@ def compare(target: str, every: tuple[str, ...], repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--target", choices=(*TARGETS, "both"), default="both")
+    parser.add_argument(
+        "--target", choices=(*TARGETS, "all", "both"), default="all", help="both: the same as all"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="pairs per target")
     parser.add_argument("--smoke", action="store_true", help="two profiles vs one, one pair")
     args = parser.parse_args()
-    targets = list(TARGETS) if args.target == "both" else [args.target]
+    targets = list(TARGETS) if args.target in ("all", "both") else [args.target]
     for target in targets:
         compare(target, SMOKE_ALL if args.smoke else (), 1 if args.smoke else args.repeat)
 

@@ -32,11 +32,13 @@ def test_the_diff_benchmark_runs_to_its_ratio_in_smoke_mode():
 
 @pytest.mark.timeout(700)  # four whole runs on a loaded machine; no timing asserted
 def test_the_run_cost_benchmark_runs_to_its_ratios_in_smoke_mode():
-    """Two profiles vs one on the default run and on mcp-server-time (a PyPI server, a test
-    extra), each with the --verbose line of sessions and calls against the least."""
+    """Two profiles vs one on the default run, on mcp-server-time (a PyPI server, a test
+    extra) and on server-filesystem (an npm server, installed once into the shared cache), each
+    with the --verbose line of sessions and calls against the least."""
     out = smoke("run_cost.py", timeout=600)
-    assert out.count("all / one: cpu") == 2
-    assert out.count("server sessions for the calls:") == 2
+    assert out.count("all / one: cpu") == 3
+    assert out.count("server sessions for the calls:") == 3
+    assert "server-filesystem" in out and "started cold: not a Python" in out  # Node: never forked
 
 
 def test_the_report_and_discover_output_benchmark_runs_to_its_ratios_in_smoke_mode():
