@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 # The bundled servers built on the SDK, imported here once; the others start cold.
 WARM_MODULES = (
@@ -368,6 +368,39 @@ def open_fds() -> set[int]:
     return {int(fd) for fd in os.listdir("/proc/self/fd")}
 
 
+def children() -> set[int]:
+    """This process's children (running or not yet reaped)."""
+    found: set[int] = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                found.update(int(pid) for pid in f.read().split())
+        except OSError:  # a kernel without the file: is there any child at all?
+            try:
+                os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                continue
+            found.add(-1)
+    return found
+
+
+@contextlib.contextmanager
+def stdin_probe() -> Iterator[Callable[[], bool]]:
+    """Stdin for imports: one byte, then its end (never the lifeline, which would hang them
+    until the run gave up on this template); the function says whether anything read it."""
+    r, w = os.pipe()
+    os.write(w, b"?")
+    os.close(w)
+    saved = os.dup(0)
+    os.dup2(r, 0)
+    os.close(r)
+    try:
+        yield lambda: os.read(0, 1) != b"?"
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
 def import_like_python(spec: dict) -> None:
     """Import what the real command imports before its own code runs: a console script's
     module; for ``-m a.b`` the packages above it and, when it is a package itself, the package
@@ -395,7 +428,8 @@ def checked(do: Callable[[], None], what: str) -> str | None:
     left open and nothing written to stdout (a fork would not write it)."""
     catch_r, catch_w = os.pipe()
     os.set_blocking(catch_w, False)
-    before = open_fds()
+    os.set_blocking(catch_r, False)  # a process started meanwhile may hold catch_w open
+    before, forked = open_fds(), children()
     saved_out = os.dup(1)
     os.dup2(catch_w, 1)
     why = None
@@ -427,6 +461,8 @@ def checked(do: Callable[[], None], what: str) -> str | None:
         return f"{what} left an event loop running"
     if after != before:
         return f"{what} left a file descriptor open"
+    if children() - forked:
+        return f"{what} started a process"
     return None
 
 
@@ -446,7 +482,9 @@ def import_user(spec: dict) -> str | None:
 
             list(jsonschema.Draft202012Validator({"type": "object"}).iter_errors({}))
 
-    return checked(do, f"importing {spec['module']}")
+    with stdin_probe() as read:
+        why = checked(do, f"importing {spec['module']}")
+        return why or (f"importing {spec['module']} read stdin" if read() else None)
 
 
 class Learned:

@@ -264,7 +264,7 @@ class _UserTemplate:
             elif line.startswith("cold "):  # before "ready", or once forking had to stop
                 self.cold = line[5:]
                 self.ready.set()
-        if not self.ready.is_set():
+        if not self.ready.is_set() and not self.cold:  # not ended by start() for its slowness
             assert self.process is not None
             self.process.stderr_read(timeout=1.0)
             last = self.process.stderr_tail(1)
