@@ -424,8 +424,15 @@ def import_like_python(spec: dict) -> None:
 
 def checked(do: Callable[[], None], what: str) -> str | None:
     """Run ``do`` (imports) and say why a fork after it would not be the program its command
-    runs, None when it would: no thread started, no event loop left running, no descriptor
-    left open and nothing written to stdout (a fork would not write it)."""
+    runs, None when it would: no thread or process started, no event loop left running, no
+    descriptor left open, nothing written to stdout and nothing read from stdin (a fork would
+    not have done it: a cold server reads and writes its session there)."""
+    with stdin_probe() as read:
+        why = _checked(do, what)
+        return why or (f"{what} read stdin" if read() else None)
+
+
+def _checked(do: Callable[[], None], what: str) -> str | None:
     catch_r, catch_w = os.pipe()
     os.set_blocking(catch_w, False)
     os.set_blocking(catch_r, False)  # a process started meanwhile may hold catch_w open
@@ -482,9 +489,7 @@ def import_user(spec: dict) -> str | None:
 
             list(jsonschema.Draft202012Validator({"type": "object"}).iter_errors({}))
 
-    with stdin_probe() as read:
-        why = checked(do, f"importing {spec['module']}")
-        return why or (f"importing {spec['module']} read stdin" if read() else None)
+    return checked(do, f"importing {spec['module']}")
 
 
 class Learned:
