@@ -38,13 +38,17 @@ class ContentTable:
         known = self._by_id.get(id(value))
         if known is not None:
             return known
-        text = canonical(value)
+        number = self._by_id[id(value)] = self.number(canonical(value))
+        self._held.append(value)
+        return number
+
+    def number(self, text: str) -> int:
+        """The number of the value whose JSON text is ``text``: for a value made afresh for one
+        look-up (held by ``ref``, it would be kept alive for nothing)."""
         number = self._by_text.get(text)
         if number is None:
             number = self._by_text[text] = len(self.texts)
             self.texts.append(text)
-        self._by_id[id(value)] = number
-        self._held.append(value)
         return number
 
     def __len__(self) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_matrix.core.content_table import ContentTable, resolve
+from mcp_matrix.core.content_table import ContentTable, canonical, resolve
 
 # Where a schema holds schemas (JSON Schema 2020-12 and draft-07): each is a number into the node
 # table. Part of the published formats (docs/reports.md, docs/results.md), so its own list: a
@@ -75,7 +75,7 @@ class SchemaNodes:
                 else:
                     written[k] = ref(v)
         size = len(self.table)
-        known = self._refs[id(schema)] = self.table.ref(written)
+        known = self._refs[id(schema)] = self.table.number(canonical(written))  # made afresh
         self._held.append(schema)
         if known == size and self.added is not None:
             self.added(known, self.table.texts[known])

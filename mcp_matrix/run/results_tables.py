@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcp_matrix.core.content_table import ContentTable
+from mcp_matrix.core.content_table import ContentTable, canonical
 from mcp_matrix.core.event_values import CellEvidence, CellFinding
 from mcp_matrix.core.events import CallCell, DiscoveryCell, EventError, check_event
 from mcp_matrix.core.jsontypes import JSON
@@ -85,7 +85,7 @@ class Tables:
 
     def _entry(self, table: ContentTable, label: str, value: JSON) -> int:
         size = len(table)
-        number = table.ref(value)
+        number = table.number(canonical(value))  # a list made for this look-up: not held
         if number == size:
             self._line(label)(number, table.texts[number])
         return number
