@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import traceback
+import types
 from collections.abc import Callable, Iterator
 
 # The bundled servers built on the SDK, imported here once; the others start cold.
@@ -141,18 +142,27 @@ def become(fds: list[int]) -> None:
         os.close(fd)
 
 
-def exit_as_python(main: Callable[[], object], after: Callable[[], None] | None = None) -> None:
+def exit_as_python(
+    main: Callable[[], object],
+    after: Callable[[], None] | None = None,
+    hidden: frozenset[str] = frozenset(),
+) -> None:
     """Run ``main`` and end the process as an interpreter running it would: ``SystemExit``'s
-    code, 1 and a traceback for any other exception, the streams flushed; ``after`` once
-    ``main`` has ended."""
+    code, 1 and a traceback for any other exception (its first frames from files ``hidden``
+    left out: the cold interpreter has none of them), death by SIGINT after the traceback of a
+    ``KeyboardInterrupt``, the streams flushed; ``after`` once ``main`` has ended."""
     code: object = 0
+    interrupted = False
     try:
         main()
     except SystemExit as exc:
         code = exc.code
-    except BaseException:  # noqa: BLE001 - a fresh interpreter would print it and exit 1
-        traceback.print_exc()
-        code = 1
+    except BaseException as exc:  # noqa: BLE001 - a fresh interpreter would print it and exit 1
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename in hidden:
+            tb = tb.tb_next
+        traceback.print_exception(type(exc), exc, tb)
+        code, interrupted = 1, isinstance(exc, KeyboardInterrupt)
     if after is not None:
         after()
     if not isinstance(code, int):
@@ -164,6 +174,9 @@ def exit_as_python(main: Callable[[], object], after: Callable[[], None] | None 
             stream.flush()
         except (OSError, ValueError):
             pass
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     os._exit(code)
 
 
@@ -550,13 +563,19 @@ def run_user_child(spec: dict, fds: list[int], learned: Learned) -> None:
     directory are the template's, which were the command's (the request was checked)."""
     become(fds)
     sys.argv = list(spec["argv"])
+    ours = frozenset({exit_as_python.__code__.co_filename})
     if spec["mode"] == "script":
-        exit_as_python(lambda: runpy.run_path(spec["script"], run_name="__main__"), learned.leave)
+        run_path = lambda: runpy.run_path(spec["script"], run_name="__main__")
+        exit_as_python(run_path, learned.leave, ours | {runpy.run_path.__code__.co_filename})
     module = spec["module"]
-    sys.argv[0] = module  # run_module then sets it to the module's file, as -m does
-    exit_as_python(
-        lambda: runpy.run_module(module, run_name="__main__", alter_sys=True), learned.leave
-    )
+    as_main = getattr(runpy, "_run_module_as_main", None)  # what python -m calls (3.9-3.13)
+    if as_main is None:
+        sys.argv[0] = module  # run_module then sets it to the module's file, as -m does
+        run_module = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)
+        exit_as_python(run_module, learned.leave, ours | {runpy.run_path.__code__.co_filename})
+    keep = sys.modules["__main__"]  # noqa: F841 - this file's globals, kept alive
+    sys.modules["__main__"] = types.ModuleType("__main__")  # runs in its own, as -m's does
+    exit_as_python(lambda: as_main(module, alter_argv=True), learned.leave, ours)
 
 
 def user_main(path: str) -> None:

@@ -8,6 +8,8 @@ started a process was forked with that process shared by every session).
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 import time
 
@@ -15,7 +17,7 @@ import pytest
 
 from mcp_matrix.targets import warm_start
 from mcp_matrix.wire.stdio import server_environment
-from tests.test_warm_user import tiny_package
+from tests.test_warm_user import PIP_WRAPPER, script, tiny_package
 
 READS_STDIN = "FIRST = sys.stdin.readline()"
 STARTS_A_PROCESS = "import subprocess\nCHILD = subprocess.Popen(['sleep', '600'])"
@@ -47,3 +49,53 @@ def test_a_template_given_up_for_its_slowness_says_so(tmp_path, monkeypatch):
         warm_start.starts(command, "CMD")
         == "CMD started cold: the template was not ready within 1 s"
     )
+
+
+def _package(folder, name: str, init: str) -> None:
+    """A package ``name`` whose ``__init__`` is ``init`` and whose ``__main__`` runs its main()."""
+    package = folder / name
+    package.mkdir()
+    (package / "__init__.py").write_text(init)
+    (package / "__main__.py").write_text(f"import sys\nfrom {name} import main\nsys.exit(main())\n")
+
+
+def _both(command: list[str], cwd, env: dict) -> list[tuple]:
+    """Exit code and stderr of ``command`` forked from its template, then started cold."""
+    from mcp_matrix.wire.process import ServerProcess
+
+    seen = []
+    for fork in (warm_start.user_fork(command, env, str(cwd)), None):
+        process = ServerProcess(
+            command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, fork=fork
+        )
+        process.start()
+        assert process.wait(30.0) is not None
+        process.stderr_read(5.0)
+        seen.append((process.poll(), process.stderr_tail(50)))
+        process.end()
+    return seen
+
+
+def test_a_server_crashing_at_start_shows_the_traceback_and_code_a_cold_one_does(tmp_path):
+    """Before: the forked one's traceback began with the template's own frames (warm.py,
+    runpy.run_module), which the report's stderr lines showed instead of the cold ones."""
+    crash = 'def main():\n    raise RuntimeError("boom at start")\n'
+    _package(tmp_path, "tiny_crash", crash)
+    env = server_environment({"PYTHONPATH": str(tmp_path)})
+    path = script(
+        tmp_path / "bin",
+        PIP_WRAPPER.format(python=sys.executable, module="tiny_crash", name="main"),
+    )
+    for command in ([sys.executable, "-m", "tiny_crash"], [str(path)]):
+        warm, cold = _both(command, tmp_path, env)
+        assert warm == cold and cold[0] == 1, (warm, cold)
+        assert "Traceback (most recent call last):" in cold[1] and "warm.py" not in str(warm)
+
+
+def test_a_server_ended_by_ctrl_c_dies_of_sigint_as_a_cold_one_does(tmp_path):
+    """Python ends on an uncaught KeyboardInterrupt by SIGINT (-2), not exit code 1."""
+    interrupted = "def main():\n    raise KeyboardInterrupt\n"
+    _package(tmp_path, "tiny_int", interrupted)
+    env = server_environment({})
+    warm, cold = _both([sys.executable, "-m", "tiny_int"], tmp_path, env)
+    assert warm == cold and cold[0] == -signal.SIGINT, (warm, cold)
