@@ -96,7 +96,9 @@ class ResultsWriter:
             self.typed.append(typed)
             if self.stream is not None:
                 lines = self._lines(event) if self.version == 2 else self._lines_v3(written, event)
-                self.stream.write("".join(self.scrub(line) + "\n" for line in lines))
+                text = "".join(line + "\n" for line in lines)
+                # one scrub for the event's lines (no JSON string spans two), none without secrets
+                self.stream.write(self.scrub(text) if self.secrets else text)
                 self.stream.flush()
         if self.also is not None:
             self.also(clean)
