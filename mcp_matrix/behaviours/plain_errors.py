@@ -35,6 +35,10 @@ class TooDeep(Exception):
     """A descent deeper than ``MAX_DEPTH``: ask jsonschema."""
 
 
+class Unresolved(Exception):
+    """A reference to nothing was reached: jsonschema raises there, and its check says nothing."""
+
+
 class PlainError:
     """One error as jsonschema's ``ValidationError`` carries it (the fields ``Violation`` reads)."""
 
@@ -220,7 +224,10 @@ def _any_of(v: JSON, x: JSON, schema: dict, root: JSON, depth: int) -> _Errors:
 
 
 def _ref(v: JSON, x: JSON, schema: dict, root: JSON, depth: int) -> _Errors:
-    yield from _descend(x, _target(root, v), root, depth)
+    target = _target(root, v)
+    if target is None:  # is_plain(unresolved=True): the entry is not there
+        raise Unresolved
+    yield from _descend(x, target, root, depth)
 
 
 _RULES: dict[str, Callable[..., _Errors]] = {
@@ -333,7 +340,7 @@ def errors_2020(schema: JSON, instance: JSON, limit: int) -> list[PlainError]:
     return out
 
 
-__all__ = ["MAX_DEPTH", "PlainError", "TooDeep", "errors_2020"]
+__all__ = ["MAX_DEPTH", "PlainError", "TooDeep", "Unresolved", "errors_2020"]
 
 
 # -- fastjsonschema's first draft-07 error (a client's own validation) ------------------------
@@ -452,6 +459,9 @@ class _Fast:
         )
 
     def first(self, node: Any, x: Any, name: str, depth: int) -> JsonSchemaValueException | None:
+        """The first error in fastjsonschema's keyword order (type, enum, allOf, anyOf, the
+        bounds, items, required, properties, additionalProperties, the exclusive bounds,
+        const), or None."""
         if depth > MAX_DEPTH:
             raise TooDeep
         if node is True:
@@ -460,10 +470,19 @@ class _Fast:
             return self.error(f"{name} must not be there", x, name, node, None)
         if "$ref" in node:
             return self.first(_target(self.root, node["$ref"]), x, name, depth + 1)
+        return (
+            self._head(node, x, name, depth)
+            or self._bounds(_BOUNDS_BEFORE, node, x, name)
+            or self._items(node, x, name, depth)
+            or self._object(node, x, name, depth)
+            or self._bounds(_BOUNDS_AFTER, node, x, name)
+            or self._const(node, x, name)
+        )
+
+    def _head(self, node: Any, x: Any, name: str, depth: int) -> JsonSchemaValueException | None:
         if "type" in node:
             types = node["type"] if isinstance(node["type"], list) else [node["type"]]
-            kinds = tuple(t for n in types for t in _FAST_TYPES[n])
-            wrong = not isinstance(x, kinds)
+            wrong = not isinstance(x, tuple(t for n in types for t in _FAST_TYPES[n]))
             if "integer" in types:
                 wrong = wrong and not (isinstance(x, float) and x.is_integer())
             if ("number" in types or "integer" in types) and "boolean" not in types:
@@ -482,125 +501,103 @@ class _Fast:
             return self.error(
                 f"{name} cannot be validated by any definition", x, name, node, "anyOf"
             )
-        if isinstance(x, str):
-            if "minLength" in node and len(x) < node["minLength"]:
-                return self.error(
-                    f"{name} must be longer than or equal to {node['minLength']} characters",
-                    x,
-                    name,
-                    node,
-                    "minLength",
-                )
-            if "maxLength" in node and len(x) > node["maxLength"]:
-                return self.error(
-                    f"{name} must be shorter than or equal to {node['maxLength']} characters",
-                    x,
-                    name,
-                    node,
-                    "maxLength",
-                )
-        number = isinstance(x, (int, float, Decimal)) and not isinstance(x, bool)
-        if number and "minimum" in node and x < node["minimum"]:
-            return self.error(
-                f"{name} must be bigger than or equal to {node['minimum']}",
-                x,
-                name,
-                node,
-                "minimum",
-            )
-        if number and "maximum" in node and x > node["maximum"]:
-            return self.error(
-                f"{name} must be smaller than or equal to {node['maximum']}",
-                x,
-                name,
-                node,
-                "maximum",
-            )
-        if isinstance(x, (list, tuple)):
-            if "minItems" in node and len(x) < node["minItems"]:
-                return self.error(
-                    f"{name} must contain at least {node['minItems']} items",
-                    x,
-                    name,
-                    node,
-                    "minItems",
-                )
-            if "maxItems" in node and len(x) > node["maxItems"]:
-                return self.error(
-                    f"{name} must contain less than or equal to {node['maxItems']} items",
-                    x,
-                    name,
-                    node,
-                    "maxItems",
-                )
-            items = node.get("items", True)
-            if items is False and x:
-                return self.error(f"{name} must not be there", x, name, node, "items")
-            if items is not False and items:
-                for i, item in enumerate(x):
-                    found = self.first(items, item, f"{name}[{i}]", depth + 1)
-                    if found is not None:
-                        return found
-        if isinstance(x, dict):
-            if "required" in node:
-                missing = set(node["required"]) - x.keys()
-                if missing:
-                    return self.error(
-                        f"{name} must contain {sorted(missing)} properties",
-                        x,
-                        name,
-                        node,
-                        "required",
-                    )
-            keys = None
-            if "properties" in node:
-                keys = set(x.keys())
-                for key, sub in node["properties"].items():
-                    if key in keys:
-                        keys.remove(key)
-                        found = self.first(sub, x[key], f"{name}.{key}", depth + 1)
-                        if found is not None:
-                            return found
-            extra = node.get("additionalProperties", True)
-            if "additionalProperties" in node and extra is not True and extra != {}:
-                if keys is None:
-                    keys = set(x.keys())
-                if extra:
-                    listed = list(node.get("properties", {}).keys())
-                    for key in keys:
-                        if key not in listed:
-                            found = self.first(extra, x.get(key), f"{name}.{key}", depth + 1)
-                            if found is not None:
-                                return found
-                elif keys:
-                    return self.error(
-                        f"{name} must not contain {keys} properties",
-                        x,
-                        name,
-                        node,
-                        "additionalProperties",
-                    )
-        if number and "exclusiveMinimum" in node and x <= node["exclusiveMinimum"]:
-            return self.error(
-                f"{name} must be bigger than {node['exclusiveMinimum']}",
-                x,
-                name,
-                node,
-                "exclusiveMinimum",
-            )
-        if number and "exclusiveMaximum" in node and x >= node["exclusiveMaximum"]:
-            return self.error(
-                f"{name} must be smaller than {node['exclusiveMaximum']}",
-                x,
-                name,
-                node,
-                "exclusiveMaximum",
-            )
-        if "const" in node and not _matches(x, node["const"]):
-            return self.error(
-                f"{name} must be same as const definition: {node['const']}", x, name, node, "const"
-            )
         return None
+
+    def _bounds(
+        self, bounds: tuple[_Bound, ...], node: Any, x: Any, name: str
+    ) -> JsonSchemaValueException | None:
+        for key, applies, broken, words in bounds:
+            if key in node and applies(x) and broken(x, node[key]):
+                return self.error(f"{name} {words.format(node[key])}", x, name, node, key)
+        return None
+
+    def _items(self, node: Any, x: Any, name: str, depth: int) -> JsonSchemaValueException | None:
+        items = node.get("items", True)
+        if not isinstance(x, (list, tuple)) or items is True:
+            return None
+        if items is False:
+            return self.error(f"{name} must not be there", x, name, node, "items") if x else None
+        for i, item in enumerate(x if items else ()):
+            found = self.first(items, item, f"{name}[{i}]", depth + 1)
+            if found is not None:
+                return found
+        return None
+
+    def _object(self, node: Any, x: Any, name: str, depth: int) -> JsonSchemaValueException | None:
+        """required, properties and additionalProperties: one set of keys, as fastjsonschema
+        keeps it (the properties' keys taken out; its order is that set's)."""
+        if not isinstance(x, dict):
+            return None
+        missing = set(node.get("required", ())) - x.keys()
+        if missing:
+            words = f"{name} must contain {sorted(missing)} properties"
+            return self.error(words, x, name, node, "required")
+        keys = set(x.keys())
+        for key, sub in node.get("properties", {}).items():
+            if key in keys:
+                keys.remove(key)
+                found = self.first(sub, x[key], f"{name}.{key}", depth + 1)
+                if found is not None:
+                    return found
+        extra = node.get("additionalProperties", True)
+        if extra is True or extra == {}:
+            return None
+        if not extra:
+            words = f"{name} must not contain {keys} properties"
+            return self.error(words, x, name, node, "additionalProperties") if keys else None
+        listed = list(node.get("properties", {}).keys())
+        for key in keys:
+            if key not in listed:
+                found = self.first(extra, x.get(key), f"{name}.{key}", depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _const(self, node: Any, x: Any, name: str) -> JsonSchemaValueException | None:
+        if "const" in node and not _matches(x, node["const"]):
+            words = f"{name} must be same as const definition: {node['const']}"
+            return self.error(words, x, name, node, "const")
+        return None
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float, Decimal)) and not isinstance(x, bool)
+
+
+# (keyword, the instances it reads, whether the value breaks it, fastjsonschema's words)
+_Bound = tuple[str, Callable[[Any], bool], Callable[[Any, Any], bool], str]
+_BOUNDS_BEFORE: tuple[_Bound, ...] = (
+    (
+        "minLength",
+        _IS["string"],
+        lambda x, b: len(x) < b,
+        "must be longer than or equal to {} characters",
+    ),
+    (
+        "maxLength",
+        _IS["string"],
+        lambda x, b: len(x) > b,
+        "must be shorter than or equal to {} characters",
+    ),
+    ("minimum", _number, lambda x, b: x < b, "must be bigger than or equal to {}"),
+    ("maximum", _number, lambda x, b: x > b, "must be smaller than or equal to {}"),
+    (
+        "minItems",
+        lambda x: isinstance(x, (list, tuple)),
+        lambda x, b: len(x) < b,
+        "must contain at least {} items",
+    ),
+    (
+        "maxItems",
+        lambda x: isinstance(x, (list, tuple)),
+        lambda x, b: len(x) > b,
+        "must contain less than or equal to {} items",
+    ),
+)
+_BOUNDS_AFTER: tuple[_Bound, ...] = (
+    ("exclusiveMinimum", _number, lambda x, b: x <= b, "must be bigger than {}"),
+    ("exclusiveMaximum", _number, lambda x, b: x >= b, "must be smaller than {}"),
+)
 
 
 def fast_first_error(schema: JSON, instance: JSON) -> JsonSchemaValueException | None:

@@ -113,9 +113,11 @@ def _parts(key: str, value: JSON) -> list[JSON] | None:
     return [] if check is not None and check(value) else None
 
 
-def is_plain(schema: JSON) -> bool:
+def is_plain(schema: JSON, unresolved: bool = False) -> bool:
     """Whether ``schema`` is plain (module docstring): then it is valid against the draft-07
-    and the 2020-12 metaschemas, and ``judge`` may answer for it."""
+    and the 2020-12 metaschemas, and ``judge`` may answer for it. ``unresolved``: a local
+    reference to a ``$defs`` or ``definitions`` entry that is not there is plain too (still
+    valid against both; a validator that reaches it fails, and ``judge`` is unsure there)."""
     if isinstance(schema, bool):
         return True
     if not isinstance(schema, dict) or not isinstance(schema.get("$schema", ""), str):
@@ -130,7 +132,11 @@ def is_plain(schema: JSON) -> bool:
         if not isinstance(node, dict) or depth > MAX_DEPTH or seen > MAX_NODES:
             return False
         if "$ref" in node and (
-            _target(schema, node["$ref"]) is None or not node.keys() <= _BESIDE_A_REF
+            not node.keys() <= _BESIDE_A_REF
+            or (
+                _target(schema, node["$ref"]) is None
+                and not (unresolved and isinstance(node["$ref"], str) and _REF.match(node["$ref"]))
+            )
         ):
             return False
         for key, value in node.items():

@@ -32,7 +32,7 @@ from referencing.jsonschema import DRAFT202012
 from mcp_matrix.behaviours import patterns
 from mcp_matrix.behaviours import plain_errors as words
 from mcp_matrix.behaviours.plain_errors import CASES as PLAIN_CASES
-from mcp_matrix.behaviours.plain_errors import PlainError, TooDeep, errors_2020
+from mcp_matrix.behaviours.plain_errors import PlainError, TooDeep, Unresolved, errors_2020
 from mcp_matrix.behaviours.plain_schemas import INVALID, VALID, is_plain, judge
 from mcp_matrix.behaviours.rewrite import contains, fingerprint, mentions
 from mcp_matrix.behaviours.schema_limits import without_long_enums
@@ -299,7 +299,9 @@ def _compile_bounded(
         return None
     plain = judged and is_plain(schema)
     if dialect != "draft-07":
-        return _plain_2020(schema) if plain else _screened_2020(schema)
+        if plain or (judged and is_plain(schema, unresolved=True)):
+            return _plain_2020(schema)
+        return _screened_2020(schema)
     if plain:
         return _judged_first(schema, lambda: _draft7_check(schema))
     return _draft7_check(schema)
@@ -513,6 +515,8 @@ def _plain_2020(schema: JSON) -> Callable[[JSON], Validation]:
                 return Validation(tuple(map(_from_plain, errors))) if errors else _VALID
             except TooDeep:
                 pass
+            except Unresolved:  # jsonschema raises there: its check says nothing
+                return _VALID
         if not full:
             full.append(
                 _jsonschema_validator(
