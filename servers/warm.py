@@ -557,11 +557,33 @@ class Learned:
         return len(names), why
 
 
-def run_user_child(spec: dict, fds: list[int], learned: Learned) -> None:
+def stderr_kept(do: Callable[[], str | None]) -> tuple[str | None, bytes]:
+    """``do()`` and what it wrote to stderr meanwhile (kept in an unnamed file: a pipe would
+    block a module writing more than it holds)."""
+    with tempfile.TemporaryFile() as kept:
+        saved = os.dup(2)
+        os.dup2(kept.fileno(), 2)
+        try:
+            why = do()
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        kept.seek(0)
+        return why, kept.read()
+
+
+def run_user_child(spec: dict, fds: list[int], learned: Learned, said: bytes = b"") -> None:
     """In the forked child: run the command's own code as its interpreter would (the console
-    script itself, or the module as ``__main__``) with the shim's pipes. Its environment and
-    directory are the template's, which were the command's (the request was checked)."""
+    script itself, or the module as ``__main__``) with the shim's pipes, after writing on its
+    stderr what importing it wrote there (a cold server writes it on its own). Its environment
+    and directory are the template's, which were the command's (the request was checked)."""
     become(fds)
+    view = memoryview(said)
+    with contextlib.suppress(OSError):
+        while view:
+            view = view[os.write(2, view) :]
     sys.argv = list(spec["argv"])
     ours = frozenset({exit_as_python.__code__.co_filename})
     if spec["mode"] == "script":
@@ -613,8 +635,9 @@ def user_main(path: str) -> None:
     listener.listen(128)
     try:
         cwd = os.getcwd()  # the command's; a module may change it while imported, as it would
-        why = import_user(spec)
+        why, said = stderr_kept(lambda: import_user(spec))
         if why:
+            os.write(2, said)
             say(f"cold {why}")
             return
         env = spec["env"]
@@ -639,7 +662,7 @@ def user_main(path: str) -> None:
                 say(f"cold {why}")
 
         say("ready")
-        run = lambda _, fds: run_user_child(spec, fds, learned)
+        run = lambda _, fds: run_user_child(spec, fds, learned, said)
         Template(listener, check, run, status, reaped).serve()
     finally:
         listener.close()

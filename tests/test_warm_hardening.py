@@ -99,3 +99,14 @@ def test_a_server_ended_by_ctrl_c_dies_of_sigint_as_a_cold_one_does(tmp_path):
     env = server_environment({})
     warm, cold = _both([sys.executable, "-m", "tiny_int"], tmp_path, env)
     assert warm == cold and cold[0] == -signal.SIGINT, (warm, cold)
+
+
+def test_what_a_server_writes_to_stderr_when_imported_reaches_each_session_as_cold(tmp_path):
+    """Before: it reached the template's stderr once, and no session's (a report showed less)."""
+    said = (
+        'import sys\nprint("said while imported", file=sys.stderr)\n\n\ndef main():\n    return 3\n'
+    )
+    _package(tmp_path, "tiny_says", said)
+    command = [sys.executable, "-m", "tiny_says"]
+    warm, cold = _both(command, tmp_path, server_environment({}))
+    assert warm == cold == (3, ("said while imported",)), (warm, cold)
