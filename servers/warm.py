@@ -552,7 +552,10 @@ class Learned:
                 with contextlib.suppress(ImportError):
                     __import__(name)
 
-        why = checked(do, "importing what a server imported once it ran")
+        what = "importing what a server imported once it ran"
+        why, said = stderr_kept(lambda: checked(do, what))
+        if said and not why:  # a later server would not write it, as a cold one does
+            why = f"{what} wrote to stderr"
         self.freeze()
         return len(names), why
 

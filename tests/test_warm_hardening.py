@@ -110,3 +110,31 @@ def test_what_a_server_writes_to_stderr_when_imported_reaches_each_session_as_co
     command = [sys.executable, "-m", "tiny_says"]
     warm, cold = _both(command, tmp_path, server_environment({}))
     assert warm == cold == (3, ("said while imported",)), (warm, cold)
+
+
+def test_a_module_imported_once_the_server_ran_that_writes_to_stderr_stops_the_forking(tmp_path):
+    """The template imports what a server imported once it ran, so the next server does not:
+    one whose import writes to stderr would then be missing from every later session's stderr."""
+    from mcp_matrix.wire.process import ServerProcess
+
+    _package(tmp_path, "tiny_later", "def main():\n    import tiny_later.noisy\n    return 0\n")
+    (tmp_path / "tiny_later" / "noisy.py").write_text(
+        'import sys\nprint("said later", file=sys.stderr)\n'
+    )
+    command, env = [sys.executable, "-m", "tiny_later"], server_environment({})
+    for _ in range(2):
+        fork = warm_start.user_fork(command, env, str(tmp_path))
+        process = ServerProcess(
+            command, env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, fork=fork
+        )
+        process.start()
+        process.end(stdin_grace=30.0)
+        process.stderr_read(5.0)
+        assert (process.poll(), process.stderr_tail()) == (0, ("said later",))
+    # the template reads the first server's imports before it reads the next request, and
+    # says so on its stdout, which a thread here reads (waited for, not timed)
+    why = "CMD started cold: importing what a server imported once it ran wrote to stderr"
+    deadline = time.monotonic() + 30
+    while not warm_start.starts(command, "CMD").startswith(why) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert warm_start.starts(command, "CMD").startswith(why)
