@@ -192,6 +192,28 @@ def test_an_interrupted_run_keeps_every_line_before_the_cut(tmp_path):
     assert read_events(path) == _events()[:-2]  # all but the cut cell and run-finished
 
 
+def test_a_run_cut_inside_a_character_keeps_every_line_before_the_cut(tmp_path):
+    """A write interrupted inside a multi-byte character leaves a last line that is not UTF-8:
+    an interrupted line like any other, not an error (every prefix of a real file read so)."""
+    events = _events()
+    events[-2]["tool"] = "größe"  # the last cell names a new text: its entry line ends the cut
+    path, _ = _write(events, tmp_path / "r.jsonl")
+    data = path.read_bytes()
+    cut = data.index("ö".encode()) + 1
+    path.write_bytes(data[:cut])
+    assert read_events(path) == events[:-2]
+
+
+def test_a_line_that_is_not_utf8_is_named_by_its_line(tmp_path):
+    path, _ = _write(_events(), tmp_path / "r.jsonl")
+    data = path.read_bytes()
+    line = data[: data.index(b'"find"')].count(b"\n") + 1  # the text entry "find"
+    path.write_bytes(data.replace(b'"find"', b'"f\xffnd"', 1))
+    with pytest.raises(InputError, match="not UTF-8 text") as info:
+        read_events(path)
+    assert info.value.where.endswith(f"r.jsonl:{line}") and line > 1
+
+
 def test_runs_written_one_after_another_read_as_each_was(tmp_path):
     """Each run numbers its entries from its run-started line: files joined end to end read as
     the runs they hold."""

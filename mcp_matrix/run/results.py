@@ -43,7 +43,7 @@ from mcp_matrix.core.events import (
     check_event,
     typed_event,
 )
-from mcp_matrix.core.infiles import input_lines, open_input
+from mcp_matrix.core.infiles import open_input_bytes
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.schemas import load_schema
@@ -163,14 +163,24 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     of MB: the file is never held whole). Equal findings (and lists of them) come back as one
     shared object: a finding repeated on every tool of a profile is held once, not 5,000 times."""
     p = Path(path)
-    handle = open_input(p, "results file", "cannot read results")
+    handle = open_input_bytes(p, "results file", "cannot read results")
     schemas: dict[int, JSON] = {}
     shared: dict[int, JSON] = {}
     checked: dict[int, JSON] = {}  # findings lists a line was checked with, by id (held)
     tables = TableReader()  # version 3's entries
     number = 0
     with handle:
-        for number, line in input_lines(handle, p, "JSON lines"):
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if number > 1 and not raw.endswith(b"\n"):
+                    return  # cut inside a character: an interrupted last line
+                raise InputError(
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line); expected "
+                    "JSON lines",
+                    where=f"{p}:{number}",
+                ) from None
             event = _event(p, number, line, schemas, shared, checked, tables)
             if event is _END:
                 return  # the run was interrupted mid-write: keep everything before
