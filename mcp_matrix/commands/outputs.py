@@ -76,10 +76,8 @@ class ScrubbingStream(io.TextIOBase):
         self._held = ""
 
     def _scrub(self, text: str) -> str:
-        if self.json_lines:
-            return "".join(
-                scrub_json(line, self.secrets) for line in text.splitlines(keepends=True)
-            )
+        if self.json_lines:  # at newlines only: splitlines() cuts a string at U+2028
+            return "\n".join(scrub_json(line, self.secrets) for line in text.split("\n"))
         return scrub_text(text, self.secrets)
 
     def write(self, text: str) -> int:

@@ -46,6 +46,23 @@ def test_discover_and_replay_json_never_print_a_secret_the_server_echoed(tmp_pat
     assert ENV_SECRET not in replay_file and ARG_SECRET not in replay_file
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])  # JSON escapes the rest
+def test_json_output_is_scrubbed_when_a_string_holds_a_unicode_line_separator(separator):
+    """``discover --json`` prints such characters raw (ensure_ascii off): split there, a
+    string's tail read as structure, and the secret after the separator was printed."""
+    import io
+
+    from mcp_matrix.commands.outputs import ScrubbingStream
+
+    out = io.StringIO()
+    stream = ScrubbingStream(out, [ENV_SECRET], json_lines=True)
+    stream.write(json.dumps({"description": f"a{separator} {ENV_SECRET}"}, ensure_ascii=False))
+    stream.write("\n")
+    stream.flush()
+    assert ENV_SECRET not in out.getvalue()
+    assert json.loads(out.getvalue()) == {"description": f"a{separator} ***"}
+
+
 def test_lone_surrogates_survive_listing_results_and_every_report(tmp_path):
     run = matrix_run(
         tmp_path, "--server", "faulty --mode surrogates", clients=["claude-code", "gemini-cli"]
