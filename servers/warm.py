@@ -407,8 +407,15 @@ def stdin_probe() -> Iterator[Callable[[], bool]]:
     saved = os.dup(0)
     os.dup2(r, 0)
     os.close(r)
+
+    def read() -> bool:
+        try:
+            return os.read(0, 1) != b"?"
+        except OSError:  # closed, or made something else: touched all the same
+            return True
+
     try:
-        yield lambda: os.read(0, 1) != b"?"
+        yield read
     finally:
         os.dup2(saved, 0)
         os.close(saved)
@@ -479,8 +486,10 @@ def _checked(do: Callable[[], None], what: str) -> str | None:
         return f"{what} started a thread"
     if asyncio is not None and asyncio.events._get_running_loop() is not None:
         return f"{what} left an event loop running"
-    if after != before:
+    if after - before:
         return f"{what} left a file descriptor open"
+    if before - after:
+        return f"{what} closed a file descriptor"  # stdin, stdout or stderr: not the program
     if children() - forked:
         return f"{what} started a process"
     return None

@@ -24,13 +24,18 @@ STARTS_A_PROCESS = "import subprocess\nCHILD = subprocess.Popen(['sleep', '600']
 
 
 @pytest.mark.parametrize(
-    ("setup", "why"), [(READS_STDIN, "read stdin"), (STARTS_A_PROCESS, "started a process")]
+    ("setup", "why"),
+    [
+        (READS_STDIN, "read stdin"),
+        ("os.close(0)", "closed a file descriptor"),  # before: said "left ... open"
+        (STARTS_A_PROCESS, "started a process"),
+    ],
 )
 def test_a_server_that_reads_stdin_or_starts_a_process_when_imported_starts_cold(
     tmp_path, monkeypatch, setup, why
 ):
     monkeypatch.setattr(warm_start, "READY_WAIT", 20.0)  # a hung template fails, not slowly
-    name = "tiny_" + why.split()[-1]
+    name = f"tiny_{why.split()[-1]}_{len(setup)}"
     tiny_package(tmp_path, name, setup=setup)
     command = [sys.executable, "-m", name]
     assert warm_start.user_fork(command, server_environment({}), str(tmp_path)) is None
