@@ -7,6 +7,7 @@ all of it back (tests/hostile/echo_server.py) into tool names, descriptions, res
 from __future__ import annotations
 
 import base64
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -76,9 +77,17 @@ def run_every_output(out: Path, target: list[str], env: dict | None = None) -> d
         r = cli("diff", str(out / "snap.json"), side, *options, *extra, env=env)
         assert "Traceback" not in r.stderr, r.stderr[-3000:]
         texts[f"{name} stdout"], texts[f"{name} stderr"] = r.stdout, r.stderr
+    # the results stream (version 3: names, schemas and answers in entry lines) and its merge
+    r = cli("merge", str(out / "r.jsonl"), str(out / "r.jsonl"), "-o", str(out / "merged.jsonl"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    texts["merge stdout"], texts["merge stderr"] = r.stdout, r.stderr
     for path in out.iterdir():
         texts[path.name] = path.read_text(encoding="utf-8", errors="replace")
-    assert set(FORMATS.values()) | {"r.jsonl", "snap.json", "diff.md"} <= set(texts)
+    assert set(FORMATS.values()) | {"r.jsonl", "merged.jsonl", "snap.json", "diff.md"} <= set(texts)
+    lines = [json.loads(line) for line in texts["r.jsonl"].splitlines()]
+    assert lines[0]["version"] == 3 and {"text", "node", "row", "cell"} <= {
+        next(iter(e)) for e in lines
+    }
     return texts
 
 
