@@ -214,6 +214,25 @@ def test_a_line_that_is_not_utf8_is_named_by_its_line(tmp_path):
     assert info.value.where.endswith(f"r.jsonl:{line}") and line > 1
 
 
+def test_every_prefix_of_a_file_reads_as_the_events_before_the_cut(tmp_path):
+    """A run interrupted at any byte: its file reads to a prefix of its events, never an
+    error (cells, calls, a snapshot and multi-byte names, each cut at every byte)."""
+    snapshot = {"format": "mcp-matrix.snapshot", "version": 1, "tools": []}
+    snapshot["tools"] = [{"page": 0, "tool": {"name": "find", "inputSchema": dict(SCHEMA)}}]
+    events = _events()
+    events[2]["tool"] = events[2]["model_name"] = "größe→"
+    events[1:1] = [SnapshotTaken(snapshot=snapshot).to_json()]
+    events[-1:-1] = [{**CALL, "profile": p} for p in ("zed", "cursor")]
+    path, _ = _write(typed_events(events), tmp_path / "r.jsonl")
+    data, whole = path.read_bytes(), read_events(path)
+    cut = tmp_path / "cut.jsonl"
+    for size in range(1, len(data) + 1):
+        cut.write_bytes(data[:size])
+        back = read_events(cut)
+        assert back == whole[: len(back)], size
+    assert back == whole
+
+
 def test_runs_written_one_after_another_read_as_each_was(tmp_path):
     """Each run numbers its entries from its run-started line: files joined end to end read as
     the runs they hold."""
