@@ -56,6 +56,20 @@ def test_a_template_given_up_for_its_slowness_says_so(tmp_path, monkeypatch):
     )
 
 
+def test_a_server_slower_to_import_than_the_handshake_bound_is_not_forked(tmp_path):
+    """A cold server's imports count against --timeout-initialize; forked from a template that
+    waited longer for them, the handshake would pass where the command's own fails (before: the
+    first session waited up to 60 s for the template, whatever the bound)."""
+    tiny_package(tmp_path, "tiny_slower", setup="import time\ntime.sleep(4)")
+    command = [sys.executable, "-m", "tiny_slower"]
+    # None: not forked (waiting for the import to end, the template would have been ready)
+    assert warm_start.user_fork(command, server_environment({}), str(tmp_path), 1.0) is None
+    assert warm_start.starts(command, "CMD") == (
+        "CMD started cold: its imports took longer than 1 s (--timeout-initialize), so every "
+        "session starts cold and its handshake is bounded as the command's is"
+    )
+
+
 def _package(folder, name: str, init: str) -> None:
     """A package ``name`` whose ``__init__`` is ``init`` and whose ``__main__`` runs its main()."""
     package = folder / name

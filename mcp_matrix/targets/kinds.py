@@ -255,7 +255,9 @@ def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
     """The command, forked from a warm template of it when it is a Python program that can be
     (``warm_start.user_fork``), with the environment and directory the command gets either way."""
     env = server_environment(target.env, target.inherit_env)
-    fork = None if target.cold_start else user_fork(target.command, env, target.cwd)
+    fork = (
+        None if target.cold_start else user_fork(target.command, env, target.cwd, connect_timeout)
+    )
     return StdioTransport(target.command, env=env, cwd=target.cwd, fork=fork)
 
 

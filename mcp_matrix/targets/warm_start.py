@@ -187,8 +187,10 @@ def stop_template() -> None:
 # -- a user's own Python server (--stdio) ------------------------------------------------------
 
 # A template imports what a cold server would before its first message; on a loaded machine that
-# takes seconds. One that takes longer is ended and every session starts cold (bounded by its own
-# --timeout-initialize then, as a cold server always is).
+# takes seconds. The first session waits for it no longer than its handshake's bound
+# (--timeout-initialize, which a cold server's imports count against too), and at most this: one
+# not ready by then is ended and every session starts cold, bounded as a cold server always is.
+# A server too slow to start for the handshake's bound must not pass because it was forked.
 READY_WAIT = 60.0
 
 
@@ -206,7 +208,9 @@ class _UserTemplate:
         self.learned = 0  # modules its servers imported once they ran, imported since by it
         self.ready = threading.Event()
 
-    def start(self, found: PythonCommand, env: Mapping[str, str], cwd: str | None) -> None:
+    def start(
+        self, found: PythonCommand, env: Mapping[str, str], cwd: str | None, bound: float
+    ) -> None:
         shim = _shim()
         if shim is None:
             self.cold = "the warm template is not installed"
@@ -248,8 +252,14 @@ class _UserTemplate:
         threading.Thread(
             target=self._listen, args=(popen.stdout,), name="mcp-warm", daemon=True
         ).start()
-        if not self.ready.wait(READY_WAIT):
-            self.cold = f"the template was not ready within {READY_WAIT:.0f} s"
+        wait = min(bound, READY_WAIT)
+        if not self.ready.wait(wait):
+            self.cold = (
+                f"its imports took longer than {wait:g} s (--timeout-initialize), "
+                "so every session starts cold and its handshake is bounded as the command's is"
+                if wait < READY_WAIT
+                else f"the template was not ready within {READY_WAIT:.0f} s"
+            )
             self.stop(grace=0.0)
 
     def _listen(self, stdout) -> None:
@@ -289,12 +299,12 @@ _user: dict[tuple, _UserTemplate] = {}
 
 
 def user_fork(
-    command: Sequence[str], env: Mapping[str, str], cwd: str | None
+    command: Sequence[str], env: Mapping[str, str], cwd: str | None, bound: float = READY_WAIT
 ) -> tuple[str, list[str]] | None:
     """Where to have ``--stdio`` server ``command``, run with ``env`` (all it gets) in ``cwd``,
     forked (``mcp_matrix.wire.forked``), when a warm template of it is ready; None: start it as
     its command says. The first call for a command starts its template and waits until it has
-    imported the server."""
+    imported the server, for ``bound`` seconds at most (the handshake's: see READY_WAIT)."""
     key = (tuple(command), tuple(sorted(env.items())), cwd)
     if not supported():
         return None
@@ -306,7 +316,7 @@ def user_fork(
             if found is None:
                 template.cold = "not a Python console script or python -m MODULE"
             else:
-                template.start(found, env, cwd)
+                template.start(found, env, cwd, bound)
     return template.fork()
 
 
