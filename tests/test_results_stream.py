@@ -270,6 +270,22 @@ def test_merge_numbers_each_runs_entries_anew_from_its_run_started_line(tmp_path
     ]
 
 
+def test_merge_writes_a_lone_surrogate_as_its_escape(tmp_path):
+    """A server's name with a lone surrogate (valid JSON, ``"\\ud800"``) is written by ``run``
+    as its escape; ``merge -o`` raised UnicodeEncodeError on it (a traceback)."""
+    events = _events()
+    events[1]["tool"] = "lone\ud800surrogate"
+    path = tmp_path / "r.jsonl"
+    with path.open("w", encoding="utf-8", errors="backslashreplace") as handle:
+        writer = ResultsWriter(handle)
+        for e in events:
+            writer(e)
+    merged = tmp_path / "m.jsonl"
+    r = run_cli_in_process("merge", str(path), "-o", str(merged))
+    assert r.returncode == 0, r.stderr
+    assert read_events(merged)[1]["tool"] == "lone\ud800surrogate"
+
+
 def test_each_entry_is_checked_once_not_once_per_line_that_names_it(tmp_path, monkeypatch):
     events = _events()
     many = [{**events[1], "profile": f"p{i}"} for i in range(50)]  # 50 cells, one row

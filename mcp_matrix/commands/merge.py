@@ -11,12 +11,13 @@ shared entries numbered anew from its run-started line (docs/results.md).
 from __future__ import annotations
 
 import argparse
-import io
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import Event
+from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.run.results import ResultsWriter, read_typed
 
 
@@ -43,13 +44,9 @@ def merge(paths: list[str]) -> list[Event]:
 def run(args: argparse.Namespace) -> int:
     if args.output and any(Path(i).resolve() == Path(args.output).resolve() for i in args.inputs):
         raise InputError("the output file is also an input", where=args.output)
-    events = merge(args.inputs)
-    out = io.StringIO()
-    writer = ResultsWriter(out)  # the current version (its run-started lines say so)
-    for e in events:
-        writer(e)
-    if args.output:
-        Path(args.output).write_text(out.getvalue(), encoding="utf-8")
-    else:
-        sys.stdout.write(out.getvalue())
+    events = merge(args.inputs)  # every input read and checked before the output is opened
+    with open_results(args.output, "--output") if args.output else nullcontext(sys.stdout) as out:
+        writer = ResultsWriter(out)  # the current version (its run-started lines say so)
+        for e in events:  # written as read: a lone surrogate as its escape, as run writes it
+            writer(e)
     return 0
