@@ -215,8 +215,9 @@ def test_a_line_that_is_not_utf8_is_named_by_its_line(tmp_path):
 
 
 def test_every_prefix_of_a_file_reads_as_the_events_before_the_cut(tmp_path):
-    """A run interrupted at any byte: its file reads to a prefix of its events, never an
-    error (cells, calls, a snapshot and multi-byte names, each cut at every byte)."""
+    """A run interrupted at any byte: its file reads to a prefix of its events (cells, calls,
+    a snapshot and multi-byte names, each cut at every byte); cut inside its first line, it
+    holds no run at all and says so."""
     snapshot = {"format": "mcp-matrix.snapshot", "version": 1, "tools": []}
     snapshot["tools"] = [{"page": 0, "tool": {"name": "find", "inputSchema": dict(SCHEMA)}}]
     events = _events()
@@ -226,11 +227,28 @@ def test_every_prefix_of_a_file_reads_as_the_events_before_the_cut(tmp_path):
     path, _ = _write(typed_events(events), tmp_path / "r.jsonl")
     data, whole = path.read_bytes(), read_events(path)
     cut = tmp_path / "cut.jsonl"
+    first = data.index(b"\n")  # the first line whole, its newline not yet written, reads
     for size in range(1, len(data) + 1):
         cut.write_bytes(data[:size])
+        if size < first:
+            with pytest.raises(InputError, match="only line is cut short"):
+                read_events(cut)
+            continue
         back = read_events(cut)
         assert back == whole[: len(back)], size
     assert back == whole
+
+
+def test_a_file_whose_only_line_is_cut_is_bad_input_not_an_empty_run(tmp_path):
+    """Before, a run killed as it began left a file that `report` showed as an empty grid,
+    exit 0: a results file with no run in it is an input error (exit 2), named."""
+    path, _ = _write(_events(), tmp_path / "r.jsonl")
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"\n") // 2])
+    done = run_cli_in_process("report", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "r.jsonl:1" in done.stderr and "only line is cut short" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_runs_written_one_after_another_read_as_each_was(tmp_path):

@@ -182,6 +182,12 @@ def iter_events(path: str | Path) -> Iterator[dict]:
                     where=f"{p}:{number}",
                 ) from None
             event = _event(p, number, line, schemas, shared, checked, tables)
+            if event is _END and number == 1:
+                raise InputError(
+                    "the results file's only line is cut short (its run was interrupted as it "
+                    "began); expected JSON lines starting with a run-started event",
+                    where=f"{p}:1",
+                )
             if event is _END:
                 return  # the run was interrupted mid-write: keep everything before
             if event is not None:
@@ -211,19 +217,9 @@ def _event(
     entry is checked once, where it is defined."""
     if not line.strip():
         return None
-    try:
-        event = json.loads(line)
-    except json.JSONDecodeError as exc:
-        if not line.endswith("\n"):  # only the last line lacks its newline
-            return _END
-        raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
-    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
-        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
-    except RecursionError:
-        raise InputError(
-            "JSON nested too deeply to read; expected one event object a line",
-            where=f"{p}:{number}",
-        ) from None
+    event = _parsed(p, number, line)
+    if event is _END:
+        return _END
     if tables.version >= 3 and isinstance(event, dict) and "event" not in event and number > 1:
         try:
             return tables.read(event)  # an entry, checked once, here; or a cell, by its entries
@@ -231,17 +227,8 @@ def _event(
             raise InputError(str(exc), where=f"{p}:{number}") from None
     if not isinstance(event, dict) or "event" not in event:
         raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
-    if number == 1 and (event.get("event") != "run-started" or event.get("format") != FORMAT):
-        raise InputError(
-            f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}",
-            where=f"{p}:1",
-        )
-    if number == 1 and event.get("version") not in READABLE:
-        raise InputError(
-            f"results version {event.get('version')!r} is not supported; expected one of "
-            f"{list(READABLE)}",
-            where=f"{p}:1",
-        )
+    if number == 1:
+        _check_first(p, event)
     if event["event"] == "run-started":
         tables.reset()  # each run's entries are numbered from its run-started line
         if event.get("version") in READABLE:  # its own (files joined end to end); else the check's
@@ -251,19 +238,8 @@ def _event(
             event = tables.snapshot(event)
         except ValueError as exc:  # a tool's inputSchema that names no node
             raise InputError(str(exc), where=f"{p}:{number}") from None
-    if event["event"] == "schema":
-        if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
-            raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
-        schemas[event["id"]] = event.get("schema")
+    if _version_2_schema(p, number, event, schemas):
         return None
-    if "model_schema_ref" in event:
-        ref = event.pop("model_schema_ref")
-        if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
-            raise InputError(
-                f"model_schema_ref {ref!r} names no schema event before it",
-                where=f"{p}:{number}",
-            )
-        event["model_schema"] = schemas[ref]
     findings = event.get("findings")
     known = None
     if findings and isinstance(findings, list):
@@ -286,6 +262,57 @@ def _event(
 
 
 _NAMES = ("event", "profile", "verdict", "weakest_evidence")
+
+
+def _version_2_schema(p: Path, number: int, event: dict, schemas: dict[int, JSON]) -> bool:
+    """Version 2's schemas by reference: True for a ``schema`` line (kept in ``schemas``); a
+    discovery event's ``model_schema_ref`` is replaced by the schema it names."""
+    if event["event"] == "schema":
+        if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
+            raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
+        schemas[event["id"]] = event.get("schema")
+        return True
+    if "model_schema_ref" in event:
+        ref = event.pop("model_schema_ref")
+        if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
+            raise InputError(
+                f"model_schema_ref {ref!r} names no schema event before it",
+                where=f"{p}:{number}",
+            )
+        event["model_schema"] = schemas[ref]
+    return False
+
+
+def _parsed(p: Path, number: int, line: str) -> Any:
+    """The line's JSON value (``_END`` for a last line cut short), or an input error."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        if not line.endswith("\n"):  # only the last line lacks its newline
+            return _END
+        raise InputError(f"not a JSON object: {exc.msg}", where=f"{p}:{number}") from None
+    except ValueError:  # an integer over mcp_matrix.INT_DIGITS digits
+        raise InputError(TOO_LONG_NUMBER, where=f"{p}:{number}") from None
+    except RecursionError:
+        raise InputError(
+            "JSON nested too deeply to read; expected one event object a line",
+            where=f"{p}:{number}",
+        ) from None
+
+
+def _check_first(p: Path, event: dict) -> None:
+    """The first line opens a run of a format and version this reader knows."""
+    if event.get("event") != "run-started" or event.get("format") != FORMAT:
+        raise InputError(
+            f"not an mcp-matrix results file: the first line must be a run-started event of format {FORMAT!r}",
+            where=f"{p}:1",
+        )
+    if event.get("version") not in READABLE:
+        raise InputError(
+            f"results version {event.get('version')!r} is not supported; expected one of "
+            f"{list(READABLE)}",
+            where=f"{p}:1",
+        )
 
 
 def _shared(value: JSON, seen: dict[int, JSON]) -> JSON:
