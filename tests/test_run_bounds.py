@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcp_matrix.run.bounds import CircuitBreaker, Deadline, timeout_note
+from mcp_matrix.wire.rpc import _raise_bound
 from mcp_matrix.wire.session import Timeouts
 
 
@@ -64,6 +65,14 @@ def test_a_disabled_breaker_rules_nothing_out():
     assert b.reason("a") is None and b.reason("z") is None
 
 
-def test_the_timeout_note_says_the_bound_is_ours_and_how_to_check():
+def test_the_timeout_note_says_the_bound_is_ours_and_the_timeout_names_its_option():
+    """The note says whose bound it is; the timed-out request's own message names the option
+    that sets that bound (how to check), one per request kind."""
     note = timeout_note()
-    assert "the timeout is ours" in note and "--timeout-" in note
+    assert "the timeout is ours" in note
+    for method, option in (
+        ("initialize", "--timeout-initialize"),
+        ("tools/list", "--timeout-list"),
+        ("tools/call", "--timeout-call"),
+    ):
+        assert option in _raise_bound(method)

@@ -79,6 +79,15 @@ if __name__ == "__main__":
     sys.exit({name}())
 """
 
+# pip 25 and later (what a fresh virtual environment's upgraded pip writes)
+PIP25_WRAPPER = """#!{python}
+import sys
+from {module} import {name}
+if __name__ == '__main__':
+    sys.argv[0] = sys.argv[0].removesuffix('.exe')
+    sys.exit({name}())
+"""
+
 
 def tiny_package(folder: Path, name: str, setup: str = "") -> Path:
     package = folder / name
@@ -98,7 +107,7 @@ def script(folder: Path, text: str, name: str = "tiny-server") -> Path:
 
 def test_recognises_pip_and_uv_console_scripts_and_python_m_and_nothing_else(tmp_path):
     env = {"PATH": str(tmp_path / "bin")}
-    for wrapper in (PIP_WRAPPER, UV_WRAPPER):
+    for wrapper in (PIP_WRAPPER, PIP25_WRAPPER, UV_WRAPPER):
         script(tmp_path / "bin", wrapper.format(python=sys.executable, module="a.b", name="main"))
         found = recognise(["tiny-server", "--x"], env, None)
         assert found is not None and (found.mode, found.module) == ("script", "a.b")

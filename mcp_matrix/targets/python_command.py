@@ -23,7 +23,8 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
 _SHEBANG = r"#!(?P<interpreter>/[^\s]+)\n"
 _HEAD = r"(?:# -\*- coding: utf-8 -\*-\n)?"
-# pip (distlib's ScriptMaker) and uv, the wrapper each writes for a console_scripts entry point
+# pip (distlib's ScriptMaker: before pip 25, and since) and uv, the wrapper each writes for a
+# console_scripts entry point
 _WRAPPERS = (
     re.compile(
         _SHEBANG
@@ -42,6 +43,14 @@ _WRAPPERS = (
         + r"        sys\.argv\[0\] = sys\.argv\[0\]\[:-11\]\n"
         + r'    elif sys\.argv\[0\]\.endswith\("\.exe"\):\n'
         + r"        sys\.argv\[0\] = sys\.argv\[0\]\[:-4\]\n"
+        + rf"    sys\.exit\((?P=name)(?:\.{_NAME})*\(\)\)\n?"
+    ),
+    re.compile(  # pip 25 and later (distlib 0.4)
+        _SHEBANG
+        + _HEAD
+        + rf"import sys\nfrom (?P<module>{_DOTTED}) import (?P<name>{_NAME})\n"
+        + r"if __name__ == (?P<q>['\"])__main__(?P=q):\n"
+        + r"    sys\.argv\[0\] = sys\.argv\[0\]\.removesuffix\((?P<q2>['\"])\.exe(?P=q2)\)\n"
         + rf"    sys\.exit\((?P=name)(?:\.{_NAME})*\(\)\)\n?"
     ),
 )
