@@ -369,6 +369,61 @@ def test_a_broken_version_2_reference_is_an_input_error_naming_the_line(tmp_path
     assert info.value.where.endswith(":2")
 
 
+def _v2_with_schema_line_again(tmp_path, schema):
+    """A version-2 file whose schema 0 is defined again, before the last cell, in the same run."""
+    path, _ = _write(_events(), tmp_path / "v2.jsonl", version=2)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    again = json.dumps({"event": "schema", "id": 0, "schema": schema}) + "\n"
+    lines.insert(len(lines) - 2, again)
+    path.write_text("".join(lines), encoding="utf-8")
+    return path, len(lines) - 2
+
+
+def test_a_version_2_schema_id_defined_again_differently_in_one_run_is_an_input_error(tmp_path):
+    """No release wrote an id twice in one run (each writer numbered its schemas once, from 0;
+    merge rewrote every run through one writer): a second, different schema under the same id
+    would silently give the cells after it another schema. Exit 2 naming both lines."""
+    path, line = _v2_with_schema_line_again(tmp_path, {"type": "object", "title": "other"})
+    done = run_cli_in_process("report", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"v2.jsonl:{line}" in done.stderr and "Traceback" not in done.stderr
+    assert "schema id 0 is defined again with a different schema" in done.stderr
+    assert "first at line 2" in done.stderr
+
+
+def test_a_version_2_schema_id_again_reads_when_identical_or_in_a_later_run(tmp_path):
+    """The same schema under the same id again changes nothing; a later run (version-2 files
+    joined end to end: each numbered from 0) defines its own ids; version 2's merge wrote every
+    run through one writer, so a later run names schemas an earlier one defined."""
+    once, _ = _write(_events(), tmp_path / "once.jsonl", version=2)
+    path, _ = _v2_with_schema_line_again(tmp_path, SCHEMA)
+    assert read_events(path) == read_events(once)
+    first, _ = _write(_events(), tmp_path / "a.jsonl", version=2)
+    other = [
+        {**e, "model_schema": {"type": "array"}} if "model_schema" in e else e for e in _events()
+    ]
+    other[-2]["model_schema"] = None  # the hidden tool's
+    second, _ = _write(other, tmp_path / "b.jsonl", version=2)
+    joined = tmp_path / "ab.jsonl"
+    joined.write_text(first.read_text() + second.read_text(), encoding="utf-8")
+    assert read_events(joined) == read_events(first) + read_events(second)
+    assert read_events(joined)[-3]["model_schema"] == {"type": "array"}  # b's schema 0
+    merged, _ = _write(_events() + _events(), tmp_path / "m.jsonl", version=2)  # one writer
+    assert sum(1 for line in _lines(merged) if line.get("event") == "schema") == 2
+    assert read_events(merged) == read_events(once) + read_events(once)
+
+
+@pytest.mark.parametrize("version", [1, VERSION])
+def test_a_schema_event_outside_a_version_2_run_is_an_input_error(tmp_path, version):
+    path, _ = _write(_events(), tmp_path / "r.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = json.dumps({**json.loads(lines[0]), "version": version}) + "\n"
+    lines.insert(1, json.dumps({"event": "schema", "id": 0, "schema": SCHEMA}) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(InputError, match=f"only version 2 writes; this run is version {version}"):
+        read_events(path)
+
+
 def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry(tmp_path):
     call = CALL
     events = _events()

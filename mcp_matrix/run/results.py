@@ -164,7 +164,7 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     shared object: a finding repeated on every tool of a profile is held once, not 5,000 times."""
     p = Path(path)
     handle = open_input_bytes(p, "results file", "cannot read results")
-    schemas: dict[int, JSON] = {}
+    schemas = _Version2Schemas()
     shared: dict[int, JSON] = {}
     checked: dict[int, JSON] = {}  # findings lists a line was checked with, by id (held)
     tables = TableReader()  # version 3's entries
@@ -207,7 +207,7 @@ def _event(
     p: Path,
     number: int,
     line: str,
-    schemas: dict[int, JSON],
+    schemas: _Version2Schemas,
     shared: dict[int, JSON],
     checked: dict[int, JSON],
     tables: TableReader,
@@ -230,6 +230,7 @@ def _event(
     if number == 1:
         _check_first(p, event)
     if event["event"] == "run-started":
+        schemas.run_line = number
         tables.reset()  # each run's entries are numbered from its run-started line
         if event.get("version") in READABLE:  # its own (files joined end to end); else the check's
             tables.version = event["version"]
@@ -238,7 +239,7 @@ def _event(
             event = tables.snapshot(event)
         except ValueError as exc:  # a tool's inputSchema that names no node
             raise InputError(str(exc), where=f"{p}:{number}") from None
-    if _version_2_schema(p, number, event, schemas):
+    if _version_2_schema(p, number, event, schemas, tables.version):
         return None
     findings = event.get("findings")
     known = None
@@ -264,22 +265,57 @@ def _event(
 _NAMES = ("event", "profile", "verdict", "weakest_evidence")
 
 
-def _version_2_schema(p: Path, number: int, event: dict, schemas: dict[int, JSON]) -> bool:
-    """Version 2's schemas by reference: True for a ``schema`` line (kept in ``schemas``); a
-    discovery event's ``model_schema_ref`` is replaced by the schema it names."""
-    if event["event"] == "schema":
-        if not isinstance(event.get("id"), int) or isinstance(event.get("id"), bool):
+class _Version2Schemas:
+    """Version 2's ``schema`` lines, by id, with the line that defined each.
+
+    Every version-2 writer numbered its schemas from 0 and defined each id once, before the
+    first line naming it (``run``, the pytest plugin, and ``merge``, which rewrote every run it
+    joined through one writer, so a later run may name a schema an earlier one defined). Files
+    joined end to end define the same ids again, a run each: the latest definition names the
+    lines after it. An id defined again in the same run was written by no release: the same
+    schema again changes nothing; a different one is an input error naming both lines."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, tuple[JSON, int]] = {}
+        self.run_line = 0  # the line of the last run-started event
+
+    def define(self, p: Path, number: int, event: dict) -> None:
+        ident = event.get("id")
+        if not isinstance(ident, int) or isinstance(ident, bool):
             raise InputError("a schema event needs an integer 'id'", where=f"{p}:{number}")
-        schemas[event["id"]] = event.get("schema")
-        return True
-    if "model_schema_ref" in event:
-        ref = event.pop("model_schema_ref")
-        if not isinstance(ref, int) or isinstance(ref, bool) or ref not in schemas:
+        schema, known = event.get("schema"), self.by_id.get(ident)
+        if known is not None and known[1] > self.run_line and known[0] != schema:
+            raise InputError(
+                f"schema id {ident} is defined again with a different schema (first at line "
+                f"{known[1]}); expected each id once a run",
+                where=f"{p}:{number}",
+            )
+        self.by_id[ident] = (schema, number)
+
+    def named(self, p: Path, number: int, ref: object) -> JSON:
+        if isinstance(ref, bool) or not isinstance(ref, int) or ref not in self.by_id:
             raise InputError(
                 f"model_schema_ref {ref!r} names no schema event before it",
                 where=f"{p}:{number}",
             )
-        event["model_schema"] = schemas[ref]
+        return self.by_id[ref][0]
+
+
+def _version_2_schema(
+    p: Path, number: int, event: dict, schemas: _Version2Schemas, version: int
+) -> bool:
+    """Version 2's schemas by reference: True for a ``schema`` line (kept in ``schemas``); a
+    discovery event's ``model_schema_ref`` is replaced by the schema it names."""
+    if event["event"] == "schema":
+        if version != 2:
+            raise InputError(
+                f"a schema event is a line only version 2 writes; this run is version {version}",
+                where=f"{p}:{number}",
+            )
+        schemas.define(p, number, event)
+        return True
+    if "model_schema_ref" in event:
+        event["model_schema"] = schemas.named(p, number, event.pop("model_schema_ref"))
     return False
 
 
