@@ -184,6 +184,53 @@ def test_a_secret_that_is_a_word_of_the_format_leaves_the_file_readable(tmp_path
     assert back[1]["model_schema"]["properties"] == {"text": string, "***_id": string}
 
 
+# words the formats write themselves: a key of the snapshot, a keyword whose values are node
+# numbers, fixed values (a verdict, the format's name, an evidence level)
+FORMAT_WORDS = ["tools", "properties", "inputSchema", "visible", "mcp-matrix.results", "observed"]
+
+
+def test_a_secret_that_is_a_key_or_a_fixed_value_of_a_format_leaves_the_file_whole(tmp_path):
+    """A secret equal to a snapshot key (``tools``), a schema keyword whose values are node
+    numbers (``properties``) or a fixed value (a verdict, the format's name) broke the file:
+    ``{"***": [...]}`` lost the snapshot's tools, nodes came back as numbers, and a ``***``
+    verdict or format did not read. A string that is such a word whole is kept; every other
+    string holding the secret is masked."""
+    snapshot = {"format": "mcp-matrix.snapshot", "version": 1, "tools": []}
+    snapshot["tools"] = [{"page": 0, "tool": {"name": "find", "inputSchema": dict(SCHEMA)}}]
+    events = _events()
+    events[1:1] = [SnapshotTaken(snapshot=snapshot).to_json()]
+    events[-1:-1] = [{**CALL, "profile": "zed", "answer": {"text": "visible tools here"}}]
+    path, writer = _write(typed_events(events), tmp_path / "r.jsonl", secrets=FORMAT_WORDS)
+    back = read_events(path)
+    assert back == writer.events
+    assert back[1]["snapshot"]["tools"][0]["tool"]["inputSchema"] == SCHEMA
+    assert back[2]["model_schema"] == SCHEMA and back[2]["verdict"] == "visible"
+    assert back[-2]["answer"] == {"text": "*** *** here"}  # inside a longer string: masked
+
+
+def test_a_real_run_with_secrets_that_are_words_of_the_formats_reads_back_whole(tmp_path):
+    """``--env X=tools --env Y=visible --env Z=properties``: before, the snapshot line lost its
+    ``tools`` (``{"***": [...]}``), a cell's schema came back as node numbers, a ``***`` verdict
+    made ``report`` exit 2, and ``discover --json`` wrote ``{"***": ...}`` keys. Now every
+    format reads whole, and the values themselves are masked where they were given."""
+    env = ("--env", "X=tools", "--env", "Y=visible", "--env", "Z=properties")
+    results = tmp_path / "r.jsonl"
+    target = ("--server", "memory", "--client", "claude-code", *env)
+    done = run_cli_in_process("run", *target, "--results", str(results), "--quiet")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = run_cli_in_process("report", str(results), "--format", "json")
+    assert report.returncode == 0, report.stderr
+    events = read_events(results)
+    tools = events[1]["snapshot"]["tools"]
+    assert events[1]["snapshot"]["target"]["env"] == {"X": "***", "Y": "***", "Z": "***"}
+    assert all("properties" in t["tool"]["inputSchema"] for t in tools)
+    visible = [e for e in events if e["event"] == "discovery" and e["verdict"] == "visible"]
+    assert visible and all("properties" in e["model_schema"] for e in visible)
+    found = run_cli_in_process("discover", *target, "--json")
+    assert found.returncode == 0, found.stderr
+    assert '"***":' not in found.stdout and '"***":' not in results.read_text(encoding="utf-8")
+
+
 def test_an_interrupted_run_keeps_every_line_before_the_cut(tmp_path):
     path, _ = _write(_events(), tmp_path / "r.jsonl")
     text = path.read_text(encoding="utf-8")

@@ -25,6 +25,7 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_matrix.core.jsontypes import JSON
+from mcp_matrix.core.schemas import format_words
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,18 +113,21 @@ def redact_json(text: str, secrets: Sequence[str], keys: Collection[str] = ()) -
 
     Only string tokens are touched, so a secret like ``true`` or ``8080`` (``--env DEBUG=true``)
     never turns a literal or a number into invalid JSON; each string that holds a secret is
-    decoded, masked and encoded again, so a secret next to an escape is not cut in half. A key
-    that is one of ``keys`` whole (a word of the document's format, such as ``text`` when
-    ``--env LOG_FORMAT=text``) is kept: masked, the document would no longer read.
+    decoded, masked and encoded again, so a secret next to an escape is not cut in half. A
+    string that is a word of the published formats whole (``format_words``: a key such as
+    ``text`` or ``tools``, a fixed value such as ``visible``, when ``--env LOG_FORMAT=text``) is
+    kept, as a key or a value: masked, the document would no longer read (and the word is in it
+    anyway). ``keys``: more words kept whole as keys.
     """
     ordered = _longest_first(secrets)
     if not any(f in text for s in ordered for f in _json_forms(s)):
         return text  # the usual case: no secret anywhere, no need to look at each string
+    words = format_words()
 
     def one(match: re.Match) -> str:
         token = match.group(0)
         value = json.loads(token)
-        if match.group(1) is not None and value in keys:
+        if value in words or (match.group(1) is not None and value in keys):
             return token
         clean = value
         for secret in ordered:

@@ -21,7 +21,6 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,8 +45,7 @@ from mcp_matrix.core.events import (
 from mcp_matrix.core.infiles import open_input_bytes
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
-from mcp_matrix.core.schemas import load_schema
-from mcp_matrix.run.results_tables import WIRE_ONLY, EntryError, TableReader, Tables
+from mcp_matrix.run.results_tables import EntryError, TableReader, Tables
 from mcp_matrix.targets.kinds import scrub_json
 
 
@@ -78,8 +76,9 @@ class ResultsWriter:
 
     def scrub(self, text: str) -> str:
         """JSON text with the secrets masked inside its strings (never inside numbers or literals),
-        but the keys the format names (a secret ``text`` leaves ``{"text": ...}`` readable)."""
-        return scrub_json(text, self.secrets, format_keys())
+        but a string that is a word of the format whole (a secret ``text`` leaves
+        ``{"text": ...}`` readable: mcp_matrix.core.text.redact_json)."""
+        return scrub_json(text, self.secrets)
 
     def __call__(self, event: Event | dict) -> None:
         typed = typed_event(event)
@@ -133,23 +132,6 @@ class ResultsWriter:
                 0, f'{{"event": "schema", "id": {number}, "schema": {self._schemas.texts[number]}}}'
             )
         return out
-
-
-@cache
-def format_keys() -> frozenset[str]:
-    """Every key the results format names (its published schema's, and version 3's entry
-    labels): never masked as a key, or a secret such as ``--env LOG_FORMAT=text`` would leave
-    a file that does not read back."""
-    names: set[str] = set(WIRE_ONLY)
-    todo: list[Any] = [load_schema("results")]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, dict):
-            names.update(node.get("properties") or {})
-            todo.extend(node.values())
-        elif isinstance(node, list):
-            todo.extend(node)
-    return frozenset(names)
 
 
 def read_events(path: str | Path) -> list[dict]:

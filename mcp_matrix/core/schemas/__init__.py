@@ -73,6 +73,47 @@ def load_schema(name: str) -> Any:
     return json.loads(text)
 
 
+# An MCP Tool's keys (https://modelcontextprotocol.io/specification/2025-11-25/schema#tool): the
+# snapshot stores each listed tool as the server sent it, and version 3 numbers its inputSchema.
+MCP_TOOL_KEYS = (
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "_meta",
+)
+
+
+@cache
+def format_words() -> frozenset[str]:
+    """Every word the published formats write themselves: their keys (each schema's property
+    names, an MCP tool's, and the keywords where a schema holds schemas, whose values version
+    3's nodes number) and their fixed values (``enum`` and ``const`` strings). A secret equal to one
+    (``--env LOG_FORMAT=text``, ``--env MODE=visible``) is no reason to mask it where a string
+    is that word whole (mcp_matrix.core.text.redact_json): masked, the document would not read."""
+    from mcp_matrix.core.schema_nodes import SCHEMA_KEYS
+
+    words: set[str] = {*SCHEMA_KEYS, *MCP_TOOL_KEYS}
+    todo: list[Any] = [load_schema(p.name) for p in SCHEMAS]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            words.update(node.get("properties") or {})
+            fixed = (
+                [*node.get("enum", ()), node.get("const")]
+                if "enum" in node or "const" in node
+                else []
+            )
+            words.update(v for v in fixed if isinstance(v, str))
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return frozenset(words)
+
+
 @dataclass(frozen=True)
 class Problem:
     """The first way a document breaks a schema: ``key`` is its dotted path ('' for the whole)."""
@@ -126,4 +167,4 @@ def checker(
     return check
 
 
-__all__ = ["SCHEMAS", "Problem", "Published", "checker", "load_schema"]
+__all__ = ["SCHEMAS", "Problem", "Published", "checker", "format_words", "load_schema"]
