@@ -230,7 +230,7 @@ def shown(value: _T) -> _T:
 _T = TypeVar("_T")
 
 
-def _shown(value: object) -> Any:
+def _shown(value: object, depth: int = 0) -> Any:
     if isinstance(value, str):
         if value.isprintable():
             return value
@@ -238,17 +238,59 @@ def _shown(value: object) -> Any:
     if isinstance(value, JsonRecord):  # a value of the typed report: the same one when unchanged
         names = [f.name for f in dataclasses.fields(value)]
         given = [getattr(value, n) for n in names]
-        changed = [_shown(v) for v in given]
+        changed = [_shown(v, depth + 1) for v in given]
         if all(a is b for a, b in zip(given, changed)):
             return value
         return type(value)(**dict(zip(names, changed)))
+    if depth > _DEEP and isinstance(value, (Mapping, tuple, list)):
+        return _shown_json(value)  # no frame per level from here
     if isinstance(value, Mapping):
-        return {_shown(k): _shown(v) for k, v in value.items()}
+        return {_shown(k): _shown(v, depth + 1) for k, v in value.items()}
     if isinstance(value, tuple):
-        return tuple(_shown(v) for v in value)
+        return tuple(_shown(v, depth + 1) for v in value)
     if isinstance(value, list):
-        return [_shown(v) for v in value]
+        return [_shown(v, depth + 1) for v in value]
     return value
+
+
+_DEEP = 100  # levels walked a frame each (the usual report: faster than the loop below)
+
+
+def _shown_json(root: Mapping | tuple | list) -> Any:
+    """A mapping, tuple or list rebuilt with each string shown, without a frame per level:
+    a server's schema 300 levels deep overflowed the stack (a traceback, for ``report -f html``
+    and ``run --report html:``)."""
+    stack = [_open(root)]  # [items left, what is built, its kind, the key being built]
+    while True:
+        frame = stack[-1]
+        items, built, kind = frame[0], frame[1], frame[2]
+        for item in items:
+            key, value = item if kind is dict else (None, item)
+            if isinstance(value, (Mapping, tuple, list)):
+                frame[3] = key
+                stack.append(_open(value))
+                break
+            _put(built, kind, key, _shown(value))
+        else:
+            stack.pop()
+            done = tuple(built) if kind is tuple else built
+            if not stack:
+                return done
+            parent = stack[-1]
+            _put(parent[1], parent[2], parent[3], done)
+
+
+def _open(value: Mapping | tuple | list) -> list[Any]:
+    if isinstance(value, Mapping):
+        return [iter(value.items()), {}, dict, None]
+    return [iter(value), [], tuple if isinstance(value, tuple) else list, None]
+
+
+def _put(built: Any, kind: type, key: object, value: object) -> None:
+    if kind is dict:
+        built[_shown(key)] = value
+    else:
+        built.append(value)
 
 
 def _finalize(value: object) -> object:

@@ -166,3 +166,37 @@ def test_the_html_report_opens_with_the_terminals_problems_list_and_hostile_name
     assert any(title.startswith("<script>alert(1)</script>: ") for _, title in in_html)
     section = dom.split('<section id="problems">', 1)[1].split("</section>", 1)[0]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section and "<script" not in section
+
+
+def test_a_schema_nested_hundreds_of_levels_deep_is_drawn_not_a_traceback(tmp_path):
+    """A server's schema 300 levels deep (600 of JSON) reads, and the JSON report writes it;
+    the page's escaping walked it a frame per level and raised RecursionError (a traceback
+    for ``report -f html`` and at the end of ``run --report html:``)."""
+    from mcp_matrix.run.results import ResultsWriter
+    from tests.conftest import run_cli_in_process
+
+    schema: dict = {"type": "string"}
+    for _ in range(300):
+        schema = {"type": "object", "properties": {"a": schema}}
+    events = [
+        {"event": "run-started", "format": "mcp-matrix.results", "version": 3, "run_id": "r"},
+        {
+            "event": "discovery",
+            "profile": "claude-code",
+            "tool": "deep",
+            "index": 0,
+            "verdict": "visible",
+            "model_name": "deep",
+            "model_schema": schema,
+            "findings": [],
+        },
+        {"event": "run-finished", "measured": True},
+    ]
+    path = tmp_path / "r.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        writer = ResultsWriter(handle)
+        for event in events:
+            writer(event)
+    done = run_cli_in_process("report", str(path), "--format", "html")
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "deep" in done.stdout and "Traceback" not in done.stderr
