@@ -82,6 +82,15 @@ def run(tmp_path: Path, name: str, *extra: str) -> tuple[list[dict], list[dict],
     return read_events(results), received, tuple(int(n) for n in found.groups())
 
 
+def counted(args: list[str], results: Path) -> tuple[tuple[int, ...], list[dict]]:
+    """One run of the CLI: its --verbose counts (opened, least, sent, least) and its events."""
+    r = run_cli(*args, "--results", str(results), timeout=600)
+    assert r.returncode == 0, r.stderr + r.stdout
+    found = WORK.search(r.stdout.replace("\n", " "))
+    assert found, r.stdout[-3000:]
+    return tuple(int(n) for n in found.groups()), read_events(results)
+
+
 @pytest.mark.timeout(900)  # two runs of six profiles on a loaded machine; no timed assertion
 def test_profiles_the_server_cannot_tell_apart_cost_the_least_and_keep_every_verdict(tmp_path):
     alone, sent_alone, work_alone = run(tmp_path, "none", "--share", "none")
@@ -161,13 +170,9 @@ def test_a_session_per_call_client_sends_each_distinct_call_once_to_a_server_tha
         args += ["--timeout-call", "120"]  # a loaded machine must not turn a cell into a timeout
         for client in (*PER_CALL, ALONE):
             args += ["--client", client]
-        results = log.with_suffix(".jsonl")
-        r = run_cli(*args, "--results", str(results), *extra, timeout=600)
-        assert r.returncode == 0, r.stderr + r.stdout
-        found = WORK.search(r.stdout.replace("\n", " "))
-        assert found, r.stdout[-3000:]
-        counts.append(tuple(int(n) for n in found.groups()))
-        events.append(read_events(results))
+        count, got = counted([*args, *extra], log.with_suffix(".jsonl"))
+        counts.append(count)
+        events.append(got)
     assert verdicts(events[1]) == verdicts(events[0])
     by_name = _profiles()
     group = "{name}/{version}".format(**by_name[PER_CALL[0]].identity.client_info)
@@ -184,4 +189,39 @@ def test_a_session_per_call_client_sends_each_distinct_call_once_to_a_server_tha
     (opened_none, least_none, calls_none, _), (opened, least, calls, least_calls) = counts
     assert (opened, calls) == (least, least_calls) and opened < opened_none == least_none
     assert calls < calls_none
+    assert sum("answer_from" in e for e in events[1]) == len(alone) - len(shared)
+
+
+@pytest.mark.timeout(900)  # two runs of two profiles on a loaded machine; no timed assertion
+def test_a_session_per_call_client_shares_read_only_answers_on_a_server_whose_state_outlives_it(
+    tmp_path,
+):
+    """With ``--db`` the memory server keeps its store in a file, so a session of its own no
+    longer meets an empty server (no ``FreshAnswers``), as with any server of unknown state;
+    where every call is read-only the group the server cannot tell apart still sends each
+    distinct call (bytes, n-th ask) once, each in a process of its own as the client does, and
+    every cell is as with ``--share none``; --verbose counts it against the same least."""
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(READ_ONLY_CASES)
+    counts, events, logs = [], [], []
+    for name, extra in (("none", ("--share", "none")), ("default", ())):
+        log, results = tmp_path / f"{name}.log", tmp_path / f"{name}.jsonl"
+        server = f"memory --db {tmp_path / name}.db --call-log {log}"
+        args = ["run", "--server", server, "--cases", str(cases), "--verbose", "--fail-on", "none"]
+        args += ["--timeout-call", "120"]  # a loaded machine must not turn a cell into a timeout
+        for client in PER_CALL[:2]:
+            args += ["--client", client]
+        count, got = counted([*args, *extra], results)
+        counts.append(count)
+        events.append(got)
+        logs.append([json.loads(line) for line in log.read_text().splitlines()])
+    assert verdicts(events[1]) == verdicts(events[0])
+    alone, shared = logs
+    key = lambda c: json.dumps([c["tool"], c["arguments"]], sort_keys=True)
+    assert {key(c) for c in shared} == {key(c) for c in alone}
+    assert len(shared) * 2 == len(alone)  # the group's calls, once
+    assert len({c["pid"] for c in shared}) == len(shared)  # a process per call, as the client does
+    (opened_none, least_none, calls_none, _), (opened, least, calls, least_calls) = counts
+    assert (opened, calls) == (least, least_calls) == (len(shared), len(shared))
+    assert opened_none == calls_none == len(alone) and least_none == least
     assert sum("answer_from" in e for e in events[1]) == len(alone) - len(shared)

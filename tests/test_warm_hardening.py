@@ -95,6 +95,18 @@ def _both(command: list[str], cwd, env: dict) -> list[tuple]:
     return seen
 
 
+def _ended(command: list[str], env: dict, cwd, fork):
+    """One session of ``command`` (forked as ``fork`` says) that ends on its stdin's end."""
+    from mcp_matrix.wire.process import ServerProcess
+
+    process = ServerProcess(
+        command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, fork=fork
+    )
+    process.start()
+    process.end(stdin_grace=30.0)
+    return process
+
+
 def test_a_server_crashing_at_start_shows_the_traceback_and_code_a_cold_one_does(tmp_path):
     """Before: the forked one's traceback began with the template's own frames (warm.py,
     runpy.run_module), which the report's stderr lines showed instead of the cold ones."""
@@ -134,7 +146,6 @@ def test_what_a_server_writes_to_stderr_when_imported_reaches_each_session_as_co
 def test_a_module_imported_once_the_server_ran_that_writes_to_stderr_stops_the_forking(tmp_path):
     """The template imports what a server imported once it ran, so the next server does not:
     one whose import writes to stderr would then be missing from every later session's stderr."""
-    from mcp_matrix.wire.process import ServerProcess
 
     _package(tmp_path, "tiny_later", "def main():\n    import tiny_later.noisy\n    return 0\n")
     (tmp_path / "tiny_later" / "noisy.py").write_text(
@@ -142,12 +153,7 @@ def test_a_module_imported_once_the_server_ran_that_writes_to_stderr_stops_the_f
     )
     command, env = [sys.executable, "-m", "tiny_later"], server_environment({})
     for _ in range(2):
-        fork = warm_start.user_fork(command, env, str(tmp_path))
-        process = ServerProcess(
-            command, env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, fork=fork
-        )
-        process.start()
-        process.end(stdin_grace=30.0)
+        process = _ended(command, env, tmp_path, warm_start.user_fork(command, env, str(tmp_path)))
         process.stderr_read(5.0)
         assert (process.poll(), process.stderr_tail()) == (0, ("said later",))
     # the template reads the first server's imports before it reads the next request, and
@@ -157,3 +163,45 @@ def test_a_module_imported_once_the_server_ran_that_writes_to_stderr_stops_the_f
     while not warm_start.starts(command, "CMD").startswith(why) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert warm_start.starts(command, "CMD").startswith(why)
+
+
+def test_a_server_ending_itself_with_os_exit_teaches_the_template_what_it_imported(tmp_path):
+    """The bundled servers end with os._exit (skipping the interpreter's teardown); before, such
+    a server left no lesson, so every fork imported again what the first had (the memory server
+    run by --stdio: about 1 s of CPU per session instead of 20-70 ms). Its exit code is kept."""
+    ends = "import os\n\n\ndef main():\n    import tiny_exits.later\n    os._exit(5)\n"
+    _package(tmp_path, "tiny_exits", ends)
+    (tmp_path / "tiny_exits" / "later.py").write_text("LATER = 1\n")
+    command = [sys.executable, "-m", "tiny_exits"]
+    warm, cold = _both(command, tmp_path, server_environment({}))
+    assert warm == cold and cold[0] == 5, (warm, cold)
+    template = next(t for key, t in warm_start._user.items() if key[0] == tuple(command))
+    deadline = time.monotonic() + 30  # read from its stdout by a thread here: waited, not timed
+    while not template.learned and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert template.learned >= 1 and not template.cold
+
+
+def test_what_a_server_imported_once_it_ran_is_imported_in_its_order(tmp_path):
+    """Before, the template imported a lesson sorted by name: ``_asyncio`` before ``asyncio``,
+    after which every forked server's asyncio lost track of its tasks (``current_task()`` None;
+    anyio's run raised AttributeError, so each later session of the memory server by --stdio
+    crashed)."""
+    runs = (
+        "def main():\n    import asyncio\n\n    async def ask():\n"
+        "        return asyncio.current_task() is not None\n\n"
+        "    return 0 if asyncio.run(ask()) else 3\n"
+    )
+    _package(tmp_path, "tiny_aio", runs)
+    command, env = [sys.executable, "-m", "tiny_aio"], server_environment({})
+    codes = []
+    for _ in range(2):
+        fork = warm_start.user_fork(command, env, str(tmp_path))
+        assert fork is not None
+        codes.append(_ended(command, env, tmp_path, fork).poll())
+        template = next(t for key, t in warm_start._user.items() if key[0] == tuple(command))
+        deadline = time.monotonic() + 30  # the lesson is read by a thread here: waited, not timed
+        while not template.learned and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert template.learned and not template.cold
+    assert codes == [0, 0]
