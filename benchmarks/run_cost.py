@@ -17,10 +17,8 @@ template of the command, or cold and why (docs/wire.md).
 from __future__ import annotations
 
 import argparse
-import fcntl
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -30,8 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the repository's tests/ (the npm install the suite shares), after the installed packages: the
+# benchmark measures the installed mcp-matrix, never the checkout's by accident
+sys.path.append(str(Path(__file__).resolve().parent.parent))
 
 from whole import result
+
+from tests.npm_servers import NpmMissing, reference_server
 
 TARGETS = {
     # the README's first command: the bundled memory server and its cases (they write)
@@ -42,8 +45,8 @@ TARGETS = {
     # over a folder of its own; its writes are not called (no cases), its reads are
     "filesystem": ["--stdio", "node {entry} {root}"],
 }
-NPM_PACKAGE = "@modelcontextprotocol/server-filesystem@2026.8.31"
-NPM_CACHE = Path.home() / ".cache" / "mcp-matrix" / "npm-servers" / "server-filesystem-2026.8.31"
+NPM_SERVER, NPM_VERSION = "server-filesystem", "2026.8.31"
+NPM_PACKAGE = f"@modelcontextprotocol/{NPM_SERVER}@{NPM_VERSION}"
 WHAT = {"default": "the default run", "filesystem": f"{NPM_PACKAGE} from npm, over stdio"}
 ONE = "claude-code"
 SMOKE_ALL = ("claude-code", "codex-raw")
@@ -74,36 +77,10 @@ def measure(argv: list[str]) -> Measured:
 
 def npm_server() -> Path:
     """The npm server's entry point, installed once into a cache shared by runs (locked)."""
-    entry = (
-        NPM_CACHE
-        / "node_modules"
-        / "@modelcontextprotocol"
-        / "server-filesystem"
-        / "dist"
-        / "index.js"
-    )
-    NPM_CACHE.mkdir(parents=True, exist_ok=True)
-    with open(NPM_CACHE.parent / f"{NPM_CACHE.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not entry.exists():
-            npm = shutil.which("npm")
-            if npm is None:
-                sys.exit(f"npm is needed to install {NPM_PACKAGE} (the filesystem target)")
-            subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    str(NPM_CACHE),
-                    "--no-audit",
-                    "--no-fund",
-                    NPM_PACKAGE,
-                ],
-                check=True,
-                capture_output=True,
-                timeout=600,
-            )
-    return entry
+    try:
+        return reference_server(NPM_SERVER, NPM_VERSION)
+    except NpmMissing as exc:
+        sys.exit(f"{exc} (the filesystem target)")
 
 
 def target_argv(target: str, root: Path) -> list[str]:

@@ -4,9 +4,7 @@ which has no server/discover). Installed once into the shared cache, under a loc
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -15,30 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import read_json
-
-PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
-CACHE = Path.home() / ".cache" / "mcp-matrix" / "npm-servers" / "server-everything-2026.8.31"
+from tests.npm_servers import reference_server
 
 
 @pytest.fixture(scope="module")
 def everything() -> Path:
     """The installed server's entry point (npm install into the shared cache, once, locked)."""
-    npm = shutil.which("npm")
-    assert npm, "npm is needed to install the third-party server from the npm registry"
-    CACHE.mkdir(parents=True, exist_ok=True)
-    entry = (
-        CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    )
-    with open(CACHE.parent / "server-everything-2026.8.31.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not entry.exists():
-            subprocess.run(
-                [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", PACKAGE],
-                check=True,
-                capture_output=True,
-                timeout=600,
-            )
-    return entry
+    return reference_server("server-everything", "2026.8.31")
 
 
 def test_a_handshake_only_npm_server_answers_initialize_and_refuses_server_discover(
