@@ -34,6 +34,7 @@ from mcp_matrix.evolution.replay_report import (
     divergence,
 )
 from mcp_matrix.evolution.replay_shared import OFFLINE_MEMO, SharedOutcomes, memo_key
+from mcp_matrix.profiles.model import Profile
 from mcp_matrix.run.call_servers import Intended, LiveServer, SchemaServer
 from mcp_matrix.run.classify import Answer, Verdict
 from mcp_matrix.run.connection import Connection  # a session that reopens after a failure
@@ -47,6 +48,21 @@ from mcp_matrix.simulate.calls import ReadsContext
 # differ from another's only by these plans the call alike (``_kind``): one outcome for both.
 # tests/evolution/test_replay_unseen_offline.py checks that each changes only those fields.
 UNSEEN_OFFLINE = frozenset({"add-meta", "new-session-per-call", "send-as-written"})
+
+_STRIPPED: dict[int, tuple[Profile, Profile]] = {}
+
+
+def unseen_stripped(profile: Profile) -> Profile:
+    """``profile`` without its ``UNSEEN_OFFLINE`` call behaviours (the same object when it has
+    none), one copy a profile: offline they change nothing replay reads or reports, and
+    planning with them made a ``_meta`` and a uuid4 for every call and profile."""
+    if not any(u.name in UNSEEN_OFFLINE for u in profile.call):
+        return profile
+    hit = _STRIPPED.get(id(profile))
+    if hit is None or hit[0] is not profile:  # holding the profile keeps its id unique
+        kept = tuple(u for u in profile.call if u.name not in UNSEEN_OFFLINE)
+        hit = _STRIPPED[id(profile)] = (profile, replace(profile, call=kept))
+    return hit[1]
 
 
 class ReplaySegment:
@@ -86,6 +102,9 @@ class ReplaySegment:
         self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
         self._base: int | None = None  # the kind's number of a tool this profile shows
         self._plans = False  # whether a call behaviour of the kind plans the call
+        # offline, calls are planned without the behaviours the modelled server cannot tell
+        # apart (``UNSEEN_OFFLINE``: a uuid4 per call for ``add-meta``, for nothing)
+        self.planner = self.profile if self.conn is not None else unseen_stripped(self.profile)
 
     def _reference(self, call: Intended) -> Answer | None:
         """The intact call, on the same session, for a read-only tool (calling it twice changes nothing)."""
@@ -150,7 +169,7 @@ class ReplaySegment:
 
     def _compute(self, call: RecordedCall) -> tuple[Verdict, Answer | None, Prepared]:
         """One call through this profile and the modelled server (offline), not remembered."""
-        prepared = prepare_and_classify(self.profile, self.held, call)
+        prepared = prepare_and_classify(self.planner, self.held, call)
         if prepared.verdict is not None:
             return prepared.verdict, None, prepared
         sent = self._sent(call, prepared)
@@ -159,7 +178,7 @@ class ReplaySegment:
             return hit[0], hit[1], prepared
         intended = Intended(call.tool, call.arguments, id=call.id)
         ctx, primary = to_send(prepared)
-        verdict, answer = decide(self.profile, self.held, ctx, intended, primary, self.server)
+        verdict, answer = decide(self.planner, self.held, ctx, intended, primary, self.server)
         if sent is not None and self.shared is not None:
             self.shared.decide(sent, (verdict, answer))
         return verdict, answer, prepared

@@ -5,6 +5,7 @@ still gets what it gets alone."""
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import fields, replace
 
 import pytest
@@ -57,3 +58,15 @@ def test_profiles_that_differ_only_by_unseen_behaviours_are_judged_once(monkeypa
     assert set(planned) == {codex.name}  # the first profile plans; the others take its outcome
     monkeypatch.undo()
     assert [offline([p], "retry.jsonl")["results"][0] for p in profiles] == doc["results"]
+
+
+def test_offline_planning_runs_no_unseen_behaviour(monkeypatch):
+    """Fails before: gemini-cli's add-meta made a _meta and a uuid4 for every call offline."""
+    gemini = load_profiles()["gemini-cli"]
+    assert "add-meta" in [u.name for u in gemini.call]
+    alone = offline([gemini], "transcript.jsonl")["results"]
+    made = []
+    real = uuid.uuid4
+    monkeypatch.setattr(uuid, "uuid4", lambda: made.append(1) or real())
+    assert offline([gemini], "transcript.jsonl")["results"] == alone
+    assert alone[0]["calls"] > 0 and made == []
