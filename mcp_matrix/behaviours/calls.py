@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from mcp_matrix.behaviours.registry import behaviour
-from mcp_matrix.behaviours.validation import FORMATS, format_violations, validate
+from mcp_matrix.behaviours.validation import FORMATS, Validation, format_violations, validate
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallContext, CallPlan, ClientView, Finding, evolve
 
@@ -106,8 +106,7 @@ def client_validate(
         and _names_one(plan.arguments, extra_properties)
     ):
         schema = _widened(schema, tuple(extra_properties))
-    checked = validate(schema, plan.arguments, dialect)
-    errors = [e.text for e in checked.errors] + format_violations(schema, plan.arguments, formats)
+    checked, errors = _checked(schema, plan.arguments, dialect, tuple(formats))
     if checked.unchecked:  # a pattern too costly to run: neither passed nor refused, and said so
         plan = replace(
             plan,
@@ -145,6 +144,31 @@ def client_validate(
             blast_radius="call",
         ),
     )
+
+
+_LAST: list[tuple | None] = [None]  # (schema, arguments, dialect, formats, checked, errors)
+
+
+def _checked(
+    schema: JSON, arguments: JSON, dialect: str, formats: tuple[str, ...]
+) -> tuple[Validation, list[str]]:
+    """``validate`` and ``format_violations`` of ``arguments``, the last one kept: profiles that
+    validate alike (Gemini CLI and Qwen Code, against the server's schema) check the very same
+    arguments and schema objects in a row when replay plans a call for each profile. Both are
+    pure functions of the four; the slot is read and replaced whole (threads never mix two)."""
+    last = _LAST[0]
+    if (
+        last is not None
+        and last[1] is arguments
+        and last[0] is schema
+        and last[2] == dialect
+        and last[3] == formats
+    ):
+        return last[4], last[5]
+    checked = validate(schema, arguments, dialect)
+    errors = [e.text for e in checked.errors] + format_violations(schema, arguments, formats)
+    _LAST[0] = (schema, arguments, dialect, formats, checked, errors)
+    return checked, errors
 
 
 def _names_one(arguments: JSON, extra: Sequence[str]) -> bool:

@@ -82,6 +82,26 @@ def test_client_validation_uses_2020_12_only_when_the_schema_says_so_in_auto_mod
     )  # draft-07 ignores prefixItems
 
 
+def test_client_validation_checks_the_same_arguments_against_the_same_schema_once(monkeypatch):
+    """Replay plans a call for each profile in turn: two that validate alike (Gemini CLI and
+    Qwen Code, against the server's schema) check the very same objects once, with the same
+    refusal; other arguments are checked afresh. Fails before: validated twice."""
+    from mcp_matrix.behaviours import calls
+
+    monkeypatch.setattr(calls, "_LAST", [None])
+    checked = []
+    real = calls.validate
+    monkeypatch.setattr(calls, "validate", lambda s, a, d: checked.append(a) or real(s, a, d))
+    bad, c = {"agent_id": "a"}, ctx()
+    first = client_validate(CallPlan("memory_store", bad), c, dialect="auto", against="server")
+    again = client_validate(CallPlan("memory_store", bad), c, dialect="auto", against="server")
+    assert first.refused is not None and again.refused == first.refused
+    assert checked == [bad]
+    same_words = {"agent_id": "a"}  # equal, but another object: checked again
+    assert client_validate(CallPlan("memory_store", same_words), c).refused == first.refused
+    assert checked == [bad, same_words]
+
+
 def test_a_schema_that_does_not_compile_skips_client_validation():
     p = plan({"x": 1})
     assert (
