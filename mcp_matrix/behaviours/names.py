@@ -221,9 +221,9 @@ def tool_name(state: ListState, **params: JSON) -> ListState:
     """
     if state.outcome != "ok":
         return state
-    p = {k: v.get("default") for k, v in _NAME_PARAMS.items()} | params
+    p = _NAME_DEFAULTS | params
     # what _name_one depends on: the server, the tool's names and these params
-    key_params = (state.server, freeze({k: v for k, v in p.items() if k != "on_collision"}))
+    key_params = (state.server, _frozen_params(p))
     tools = list(state.tools)
     used: dict[str, int] = {}
     hashed: set[int] = set()  # tools already given Codex's collision suffix
@@ -319,7 +319,31 @@ def tool_name(state: ListState, **params: JSON) -> ListState:
         used.setdefault(name, i)
         if name != tool.name or findings:
             tools[i] = evolve(tool, name=name, findings=tool.findings + tuple(findings))
-    return replace(state, tools=tuple(tools))
+    if all(a is b for a, b in zip(tools, state.tools)) and len(tools) == len(state.tools):
+        return state  # nothing renamed or noted: the same list (discovery skips it at once)
+    return evolve(state, tools=tuple(tools))
+
+
+_NAME_DEFAULTS = {k: v.get("default") for k, v in _NAME_PARAMS.items()}
+_FROZEN: dict[tuple | None, str] = {}
+
+
+def _frozen_params(p: dict[str, Any]) -> str:
+    """``freeze`` of the params ``_name_one`` reads (all but ``on_collision``), worked out once
+    for each set of values: tool-name runs once a tool for profiles with many culprits
+    (``simulate.discovery._alone``), and the text was a third of its cost."""
+    try:
+        key = tuple((k, type(v), v) for k, v in p.items())  # the type: True == 1, not alike
+        hit = _FROZEN.get(key)
+    except TypeError:  # a list among the values: not hashable, frozen each time
+        key, hit = None, None
+    if hit is None:
+        hit = freeze({k: v for k, v in p.items() if k != "on_collision"})
+        if key is not None:
+            if len(_FROZEN) > 256:
+                _FROZEN.clear()
+            _FROZEN[key] = hit
+    return hit
 
 
 def _hash_renamed(tool: Any, name: str, server: str, other: str) -> Any:

@@ -92,11 +92,25 @@ def alias_pairs(schema: JSON) -> list[tuple[str, str]]:
     return out
 
 
+_PAIRS: dict[int, tuple[JSON, tuple[tuple[str, str], ...]]] = {}
+
+
+def _alias_pairs_of(schema: JSON) -> tuple[tuple[str, str], ...]:
+    """``alias_pairs`` of a listed schema, worked out once a schema object (the modelled server
+    asks for every valid call it answers, and a replay sends thousands)."""
+    hit = _PAIRS.get(id(schema))
+    if hit is None or hit[0] is not schema:  # holding the schema keeps its id unique
+        if len(_PAIRS) > 4096:
+            _PAIRS.clear()
+        hit = _PAIRS[id(schema)] = (schema, tuple(alias_pairs(schema)))
+    return hit[1]
+
+
 def alias_rule(schema: JSON, arguments: JSON) -> Violation | None:
     """The handler's at-least-one rule of an alias and its target, as a refusal (for ``SchemaServer``)."""
     if not isinstance(arguments, Mapping):
         return None
-    for alias, target in alias_pairs(schema):
+    for alias, target in _alias_pairs_of(schema):
         if alias not in arguments and target not in arguments:
             return Violation(
                 validator="x-alias-or-target",

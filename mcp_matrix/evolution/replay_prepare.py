@@ -58,6 +58,21 @@ def _as_held(profile: Profile, held: Held | ClientView) -> Held:
     return hit[1]
 
 
+_LAST: list[tuple[RecordedCall, Intended] | None] = [None]
+
+
+def intended_call(call: RecordedCall) -> Intended:
+    """The intended call of a recorded one, one object for the profiles that plan it in a row
+    (offline, a call is planned for every group of profiles in turn). The slot is read and
+    replaced whole: threads never mix two."""
+    last = _LAST[0]
+    if last is not None and last[0] is call:
+        return last[1]
+    intended = Intended(call.tool, call.arguments, id=call.id)
+    _LAST[0] = (call, intended)
+    return intended
+
+
 def prepare_and_classify(
     profile: Profile, held: Held | ClientView, call: RecordedCall | Mapping[str, Any]
 ) -> Prepared:
@@ -68,12 +83,11 @@ def prepare_and_classify(
     the validators' compile cache: safe to call in a loop to measure throughput.
     """
     h = _as_held(profile, held)
-    tool, arguments = (
-        (call.tool, call.arguments)
+    intended = (
+        intended_call(call)
         if isinstance(call, RecordedCall)
-        else (call["tool"], call.get("arguments", {}))
+        else Intended(call["tool"], call.get("arguments", {}))
     )
-    intended = Intended(tool, arguments)
     ready = prepare(profile, h, intended)
     if ready.verdict is not None:
         return Prepared([], ready.verdict, None, None, None)
@@ -94,4 +108,4 @@ def prepare_and_classify(
     return Prepared(variants, verdict, primary, context, risk)
 
 
-__all__ = ["Prepared", "prepare_and_classify", "to_send"]
+__all__ = ["Prepared", "intended_call", "prepare_and_classify", "to_send"]

@@ -4,7 +4,6 @@ aliases and recorded results compared live."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -25,7 +24,12 @@ from mcp_matrix.evolution.replay_effects import (
     retry_decided,
     validation_failure,
 )
-from mcp_matrix.evolution.replay_prepare import Prepared, prepare_and_classify, to_send
+from mcp_matrix.evolution.replay_prepare import (
+    Prepared,
+    intended_call,
+    prepare_and_classify,
+    to_send,
+)
 from mcp_matrix.evolution.replay_report import (
     CATEGORY_OF,
     Tally,
@@ -35,7 +39,7 @@ from mcp_matrix.evolution.replay_report import (
 )
 from mcp_matrix.evolution.replay_shared import OFFLINE_MEMO, SharedOutcomes, memo_key
 from mcp_matrix.profiles.model import Profile
-from mcp_matrix.run.call_servers import Intended, LiveServer, SchemaServer
+from mcp_matrix.run.call_servers import Intended, LiveServer, SchemaServer, sorted_words
 from mcp_matrix.run.classify import Answer, Verdict
 from mcp_matrix.run.connection import Connection  # a session that reopens after a failure
 from mcp_matrix.run.deliver import decide
@@ -176,9 +180,10 @@ class ReplaySegment:
         hit = self.shared.decided.get(sent) if sent is not None and self.shared else None
         if hit is not None:
             return hit[0], hit[1], prepared
-        intended = Intended(call.tool, call.arguments, id=call.id)
         ctx, primary = to_send(prepared)
-        verdict, answer = decide(self.planner, self.held, ctx, intended, primary, self.server)
+        verdict, answer = decide(
+            self.planner, self.held, ctx, intended_call(call), primary, self.server
+        )
         if sent is not None and self.shared is not None:
             self.shared.decide(sent, (verdict, answer))
         return verdict, answer, prepared
@@ -201,7 +206,7 @@ class ReplaySegment:
             wire = ""
         else:
             try:
-                wire = json.dumps(plan.arguments, sort_keys=True)
+                wire = sorted_words(plan.arguments)
             except (TypeError, ValueError):
                 return None
         held = self.held
@@ -248,9 +253,10 @@ class ReplaySegment:
                 reads = None
                 if self._plans:  # planned with a context that says whether it read what is held
                     reads = (fingerprint(view.model_schema), id(held.raw.get(tool)))
-                    held.contexts.setdefault(
-                        tool, ReadsContext(tool, view.model_schema, held.raw.get(tool), held.stale)
-                    )
+                    if tool not in held.contexts:
+                        held.contexts[tool] = ReadsContext(
+                            tool, view.model_schema, held.raw.get(tool), held.stale
+                        )
                 kind = (self._base, reads, False)
             self._kinds[tool] = kind
         return kind

@@ -3,10 +3,9 @@ keyed by the call's arguments in words (``memo_key``)."""
 
 from __future__ import annotations
 
-import json
-
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.evolution.replay_prepare import Prepared
+from mcp_matrix.run.call_servers import sorted_words
 from mcp_matrix.run.classify import Answer, Verdict
 
 OFFLINE_MEMO = (
@@ -62,7 +61,7 @@ OFFLINE_SHARED = 2048
 
 def memo_key(call: RecordedCall) -> tuple[str, str] | None:
     try:
-        return call.tool, json.dumps(call.arguments, sort_keys=True)
+        return call.tool, sorted_words(call.arguments)
     except (TypeError, ValueError):
         return None
 

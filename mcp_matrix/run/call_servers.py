@@ -27,6 +27,23 @@ SERVER_DIALECT = "2020-12"  # what an MCP server validates against unless its sc
 INVALID_PARAMS = -32602
 SUCCESS = Expectation("success")
 
+_WORDS: dict[int, tuple[JSON, str]] = {}
+
+
+def sorted_words(value: JSON) -> str:
+    """``json.dumps(value, sort_keys=True)``, kept for the last few objects by identity: an
+    offline replay puts a call's arguments into words for its memo, and the modelled server
+    again for its own (arguments are never changed in place: behaviours return copies).
+    Raises as ``json.dumps`` does."""
+    hit = _WORDS.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    text = json.dumps(value, sort_keys=True)
+    if len(_WORDS) >= 64:
+        _WORDS.clear()
+    _WORDS[id(value)] = (value, text)  # holding the value keeps its id unique
+    return text
+
 
 @dataclass(frozen=True)
 class Intended:
@@ -190,7 +207,7 @@ class SchemaServer:
         """How the modelled server answers ``tools/call`` of ``tool`` with ``arguments`` (the same
         arguments: the same answer, so the last ``MEMO`` distinct calls are remembered)."""
         try:
-            key: tuple[str, str] | None = (tool, json.dumps(arguments, sort_keys=True))
+            key: tuple[str, str] | None = (tool, sorted_words(arguments))
         except (TypeError, ValueError):
             key = None
         known = self._answers.get(key) if key is not None else None

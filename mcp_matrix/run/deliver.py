@@ -13,6 +13,7 @@ profile holds is a ``Held`` (``mcp_matrix.run.held``).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.behaviours.validation import Violation
@@ -60,9 +61,9 @@ class Delivery:
         return self.variants[-1] if self.variants else None
 
 
-@dataclass(frozen=True)
-class PreparedCall:
-    """An intended call made ready to send: the ways the client may send it, or a verdict that needs no server."""
+class PreparedCall(NamedTuple):
+    """An intended call made ready to send: the ways the client may send it, or a verdict that
+    needs no server. A named tuple: one is made for every call and profile group a replay plans."""
 
     variants: tuple[Variant, ...]
     context: CallContext | None

@@ -148,10 +148,19 @@ def _steps(profile: Profile) -> tuple[tuple[_Step, ...], tuple[tuple[str, ...], 
     return steps, choices
 
 
+_USES: dict[int, tuple[Profile, tuple[BehaviourUse, ...]]] = {}
+
+
 def evidence_for(profile: Profile, names) -> tuple[Evidence, ...]:
-    uses: list[BehaviourUse] = [u for phase in profile.phases().values() for u in phase]
+    """The profile's evidence for the behaviours ``names``, in the order of its entries."""
+    hit = _USES.get(id(profile))
+    if hit is None or hit[0] is not profile:  # held: the id stays this profile's
+        if len(_USES) > 1024:
+            _USES.clear()
+        uses = tuple(u for phase in profile.phases().values() for u in phase)
+        hit = _USES[id(profile)] = (profile, uses)
     out: list[Evidence] = []
-    for u in uses:
+    for u in hit[1]:
         if u.name in names:
             out.extend(u.evidence)
     return tuple(out)

@@ -330,3 +330,42 @@ def test_counted_in_bulk_a_profile_meets_its_counters_in_the_order_of_the_calls(
     config = ReplayConfig(files=files, profiles=profiles, snapshot=v3(), emit=lambda _: None)
     by_call = replay(config).to_json([])["results"]
     assert json.dumps(bulk) == json.dumps(by_call)
+
+
+def test_a_calls_arguments_are_put_into_words_once_for_the_memo_and_the_modelled_server(
+    monkeypatch,
+):
+    """Offline, a call's arguments were put into words for the shared memo and again by the
+    modelled server for its own (and again for each group's wire): now once an object."""
+    from mcp_matrix.evolution.calls_file import RecordedCall
+    from mcp_matrix.evolution.effects import schema_server
+    from mcp_matrix.evolution.replay_shared import memo_key
+    from mcp_matrix.run import call_servers
+
+    worded = []
+    real = call_servers.json.dumps
+
+    def counting(value, **kw):
+        worded.append(value)
+        return real(value, **kw)
+
+    monkeypatch.setattr(call_servers.json, "dumps", counting)
+    arguments = {"account_id": "acct_0001", "fields": {"plan": "pro"}}
+    call = RecordedCall(id="r-1", tool="update_account", arguments=arguments, line=1)
+    server = schema_server({"update_account": {"inputSchema": {"type": "object"}}})
+    assert memo_key(call) == ("update_account", real(arguments, sort_keys=True))
+    assert server.answer("update_account", arguments).ok
+    assert [w for w in worded if w is arguments] == [arguments]
+
+
+def test_the_modelled_server_reads_a_schemas_aliases_once(monkeypatch):
+    """The alias rule's pairs were worked out from the schema for every valid call answered."""
+    from mcp_matrix.evolution import effects
+
+    read = []
+    real = effects.alias_pairs
+    monkeypatch.setattr(effects, "alias_pairs", lambda s: read.append(s) or real(s))
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    server = effects.schema_server({"t": {"inputSchema": schema}})
+    assert all(server.answer("t", {"n": n}).ok for n in range(5))
+    assert read == [schema]
