@@ -9,6 +9,7 @@ import pytest
 
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import CallCell, DiscoveryCell, SnapshotTaken, typed_events
+from mcp_matrix.core.schema_nodes import MAX_DEPTH
 from mcp_matrix.run import results_tables
 from mcp_matrix.run.results import (
     FORMAT,
@@ -469,6 +470,35 @@ def test_a_schema_event_outside_a_version_2_run_is_an_input_error(tmp_path, vers
     path.write_text("".join(lines), encoding="utf-8")
     with pytest.raises(InputError, match=f"only version 2 writes; this run is version {version}"):
         read_events(path)
+
+
+def _node_chain(tmp_path, levels: int):
+    """A version-3 file whose cell's schema is ``levels`` node lines, each naming the one before
+    (``{"not": n}``): every line shallow, the schema they make ``levels + 1`` levels deep."""
+    lines = [{"event": "run-started", "format": FORMAT, "version": VERSION, "run_id": "r"}]
+    lines += [{"node": {"type": "string"}}, *({"node": {"not": n}} for n in range(levels))]
+    lines += [{"text": "t"}, {"text": "zed"}, {"row": [0, 0, "visible", 0, levels, [], None]}]
+    lines += [{"cell": [1, 0]}, {"event": "run-finished", "measured": True}]
+    path = tmp_path / "deep.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_node_lines_nested_deeper_than_a_line_of_json_can_hold_are_an_input_error(tmp_path):
+    """Each node line is shallow, but 3,000 of them naming the one before made a schema no line
+    of version 1 or 2 could hold: ``report -f json`` and ``merge`` ended in RecursionError (a
+    traceback). Now the node past the limit is exit 2, named by its line."""
+    path = _node_chain(tmp_path, 3000)
+    for args in (("report", str(path), "--format", "json"), ("merge", str(path))):
+        done = run_cli_in_process(*args)
+        assert done.returncode == 2, done.stderr[-300:]
+        assert f"deep.jsonl:{MAX_DEPTH + 2}: node {MAX_DEPTH}: nested {MAX_DEPTH + 1} levels" in (
+            done.stderr
+        )
+        assert "Traceback" not in done.stderr
+    path = _node_chain(tmp_path, MAX_DEPTH - 1)  # as deep as the limit: every report is written
+    done = run_cli_in_process("report", str(path), "--format", "json")
+    assert done.returncode == 0, done.stderr[-300:]
 
 
 def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry(tmp_path):

@@ -82,6 +82,25 @@ class SchemaNodes:
         return known
 
 
+# The levels of JSON a schema put back from nodes may reach: about what Python's JSON reader
+# reads in one line (it stops near 1,000), so version 3 holds no schema versions 1 and 2 could not.
+MAX_DEPTH = 900
+
+
+def _json_depth(value: Any) -> int:
+    """Levels of JSON objects and arrays in ``value`` (0 for a scalar), without recursion."""
+    if type(value) is not dict and type(value) is not list:
+        return 0
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        deepest = max(deepest, level)
+        for child in item.values() if type(item) is dict else item:
+            if type(child) is dict or type(child) is list:
+                todo.append((child, level + 1))
+    return deepest
+
+
 class SchemaReader:
     """Nodes put back whole, each once (a node named twice is one object); ``table`` may grow
     while it is read (a stream's nodes, line by line: ``add``). A bad number, or a node that
@@ -89,12 +108,13 @@ class SchemaReader:
 
     def __init__(self, table: list, where: str) -> None:
         self.table, self.where = table, where
+        self.depths: list[int] = []  # each added node's levels of JSON, put back whole
         self.done: dict[int, Any] = {}
         self._open: set[int] = set()  # the nodes being put back: one named again is a cycle
 
     def whole(self, ref: Any) -> Any:
         """One frame per level of nesting, as the writer's."""
-        known = self.done.get(ref) if isinstance(ref, int) else None
+        known = self.done.get(ref) if type(ref) is int else None  # not True: node 1
         if known is not None:
             return known
         node = resolve(self.table, ref, self.where)
@@ -102,33 +122,54 @@ class SchemaReader:
             raise ValueError(f"{self.where}: node {ref} contains itself")
         self._open.add(ref)
         try:
-            value = self._put_back(node)
+            value = self._put_back(node)[0]
         finally:
             self._open.discard(ref)
         self.done[ref] = value
         return value
 
     def add(self, node: Any) -> int:
-        """Append ``node``, the next entry of a stream: its sub-schemas must be nodes before it."""
-        value = self._put_back(node)
+        """Append ``node``, the next entry of a stream: its sub-schemas must be nodes before it,
+        and the whole no deeper than ``MAX_DEPTH`` levels of JSON (each line is shallow, but
+        naming the line before, lines nest without end: a writer or a report then overflows)."""
+        value, depth = self._put_back(node, self.depths)
+        if depth > MAX_DEPTH:
+            raise ValueError(
+                f"{self.where} {len(self.table)}: nested {depth} levels of JSON deep with the "
+                f"nodes it names; expected at most {MAX_DEPTH}, as one line of JSON can hold"
+            )
         self.table.append(node)
+        self.depths.append(depth)
         self.done[len(self.table) - 1] = value
         return len(self.table) - 1
 
-    def _put_back(self, node: Any) -> Any:
-        if not isinstance(node, dict):
-            return node
-        value = {}
+    def _put_back(self, node: Any, depths: list[int] | None = None) -> tuple[Any, int]:
+        """``node`` whole, and with ``depths`` (each earlier node's) the levels of JSON it is."""
+        if type(node) is not dict:
+            return node, 0 if depths is None else _json_depth(node)
+        value, deepest, whole = {}, 0, self.whole
         for k, v in node.items():
+            kind = type(v)
             if k not in SCHEMA_KEYS:
                 value[k] = v
-            elif k in SCHEMA_MAPS and isinstance(v, dict):
-                value[k] = {p: self.whole(s) for p, s in v.items()}
-            elif k in SCHEMA_LISTS and isinstance(v, list):
-                value[k] = [self.whole(s) for s in v]
+                if (kind is dict or kind is list) and depths is not None:
+                    deepest = max(deepest, _json_depth(v))
+                continue
+            if kind is dict and k in SCHEMA_MAPS:
+                value[k] = {p: whole(s) for p, s in v.items()}
+                refs = v.values()
+            elif kind is list and k in SCHEMA_LISTS:
+                value[k] = [whole(s) for s in v]
+                refs = v
             else:
-                value[k] = self.whole(v)
-        return value
+                value[k] = whole(v)
+                refs = None
+            if depths is not None:
+                level = (
+                    depths[v] if refs is None else 1 + max(map(depths.__getitem__, refs), default=0)
+                )
+                deepest = max(deepest, level)
+        return value, 1 + deepest
 
 
-__all__ = ["SCHEMA_KEYS", "SCHEMA_LISTS", "SCHEMA_MAPS", "SchemaNodes", "SchemaReader"]
+__all__ = ["MAX_DEPTH", "SCHEMA_KEYS", "SCHEMA_LISTS", "SCHEMA_MAPS", "SchemaNodes", "SchemaReader"]
