@@ -600,10 +600,11 @@ def leave_on_os_exit(learned: Learned) -> None:
     bundled ones do: ``matrix_servers.serving.exit_now``) leaves its lesson too: without it no
     server ever taught the template, and every fork imported the SDK again (about 1 s of CPU
     each for the memory server run by ``--stdio``, against 50-70 ms with the lesson)."""
-    real = os._exit
+    real, server = os._exit, os.getpid()
 
     def _exit(status: int) -> NoReturn:
-        learned.leave()
+        if os.getpid() == server:  # not a process the server forked, which the template never reaps
+            learned.leave()
         real(status)
 
     os._exit = _exit
