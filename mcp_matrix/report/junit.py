@@ -27,8 +27,14 @@ from mcp_matrix.report.json_report import describe_target
 from mcp_matrix.report.model import read_model
 from mcp_matrix.targets.server_key import server_key
 
-# Not allowed anywhere in an XML 1.0 document, even as a character reference.
-_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# Not allowed anywhere in an XML 1.0 document, even as a character reference; and allowed but
+# obeyed where CI shows a test's name or message: line and paragraph separators (U+0085, U+2028,
+# U+2029), bidi controls (U+061C, U+200E-F, U+202A-E, U+2066-9: a name that reads backwards) and
+# U+FEFF.
+_FORBIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x85\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff"
+    "\ufffe\uffff\ud800-\udfff]"
+)
 
 
 def xml_text(value: object) -> str:

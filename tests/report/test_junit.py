@@ -155,6 +155,14 @@ def test_hostile_text_survives_the_round_trip_and_forbidden_characters_become_es
     assert xml_text("a\x00b\x1bc\ud800d\ufffee\tf") == "a\\u0000b\\u001bc\\ud800d\\ufffee\tf"
 
 
+def test_line_separators_and_bidi_controls_in_a_name_are_shown_as_escapes():
+    """A server's tool name with U+202E reads backwards where CI lists the test (and U+2028 or
+    U+0085 breaks its line): XML allows them, so the report wrote them as they were."""
+    assert xml_text("pay\u202eyalp\u2028x\x85y\u2066z\ufeff") == (
+        "pay\\u202eyalp\\u2028x\\u0085y\\u2066z\\ufeff"
+    )
+
+
 def test_suites_count_their_tests_and_skipped_calls_and_profile_errors_are_shown(full_events):
     root = junit(full_events)
     suites = {s.get("name"): s for s in root.iter("testsuite")}
