@@ -501,6 +501,20 @@ def test_node_lines_nested_deeper_than_a_line_of_json_can_hold_are_an_input_erro
     assert done.returncode == 0, done.stderr[-300:]
 
 
+def test_a_version_3_line_in_a_run_of_another_version_says_so(tmp_path):
+    """A version-3 file whose run-started line was edited (or a version-2 run-started joined
+    before version-3 lines) said only 'expected an object with an event key'."""
+    path, _ = _write(_events(), tmp_path / "r.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = json.dumps({**json.loads(lines[0]), "version": 2}) + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(
+        InputError, match="a 'node' line is one only version 3 writes; this run is version 2"
+    ) as info:
+        read_events(path)
+    assert info.value.where.endswith("r.jsonl:2")
+
+
 def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry(tmp_path):
     call = CALL
     events = _events()

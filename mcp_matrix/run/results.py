@@ -45,7 +45,7 @@ from mcp_matrix.core.events import (
 from mcp_matrix.core.infiles import open_input_bytes
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
-from mcp_matrix.run.results_tables import EntryError, TableReader, Tables
+from mcp_matrix.run.results_tables import WIRE_ONLY, EntryError, TableReader, Tables
 from mcp_matrix.targets.kinds import scrub_json
 
 
@@ -208,6 +208,13 @@ def _event(
         except (EntryError, ValueError) as exc:  # ValueError: a node naming no earlier node
             raise InputError(str(exc), where=f"{p}:{number}") from None
     if not isinstance(event, dict) or "event" not in event:
+        label = next(iter(event), None) if isinstance(event, dict) and len(event) == 1 else None
+        if label in WIRE_ONLY and number > 1:  # a version-3 line in a run of another version
+            raise InputError(
+                f"a {label!r} line is one only version 3 writes; this run is version "
+                f"{tables.version} (its run-started line says so)",
+                where=f"{p}:{number}",
+            )
         raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
     if number == 1:
         _check_first(p, event)
