@@ -109,6 +109,10 @@ FIX_RAISED_LIST = (
     "included; until then, tell users to load this server's tools in a try block of their own."
 )
 DESCRIPTION_FIRST = "Put the essential instruction at the start of the description; the client truncates long descriptions."
+CLIENT_PROPERTY = (
+    "Rename the parameter: the client adds a property of that name to every tool and its own "
+    "replaces yours, so the model never sees your schema for it."
+)
 STRUCTURED = "Return structuredContent that matches outputSchema on every successful result."
 RESULT_SIZE = "Keep results under the client's size cap: paginate, summarise or return a resource link instead of the whole payload."
 DEFAULTS = (
@@ -175,6 +179,9 @@ BY_CODE: dict[str, str] = {
     "root-combinator-flattened": FLATTEN_ROOT,
     "stale-cache": RAW_TWIN,
     "renamed": ALIAS,
+    "description-truncated": DESCRIPTION_FIRST,
+    "root-combinator-described": FLATTEN_ROOT,
+    "property-shadowed": CLIENT_PROPERTY,
     "parameter-renamed": ALIAS,
     "parameter-removed": ALIAS,
     "missing-parameter": ALIAS,
@@ -258,6 +265,8 @@ BY_BEHAVIOUR: dict[str, str] = {
     "max-tools": FEWER_TOOLS,
     "pagination": FIRST_PAGE,
     "truncate-descriptions": DESCRIPTION_FIRST,
+    "truncate-tool-description": DESCRIPTION_FIRST,
+    "add-property": CLIENT_PROPERTY,
     "tuple-items-to-anyof": TUPLES,
     "require-structured-content": STRUCTURED,
     "result-size-cap": RESULT_SIZE,

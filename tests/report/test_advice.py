@@ -125,6 +125,7 @@ def _call_literals(text: str, start: int) -> list[str]:
 def spelled_codes(text: str) -> set[str]:
     """The literal finding codes one module's source spells."""
     codes = set(re.findall(r'\bcode="([a-z][a-z-]*)"', text))
+    codes |= set(re.findall(r'\bFinding\(\s*"([a-z][a-z-]*)"', text))
     codes |= set(re.findall(r'\bnote\(\s*"([a-z][a-z-]*)"', text))
     codes |= set(re.findall(r'\brefuse\(\s*(?:"[a-z-]+"|[a-z_]+),\s*"([a-z][a-z-]*)"', text))
     codes |= set(re.findall(r'\(\s*"refuse",\s*[a-z_]+,\s*"([a-z][a-z-]*)"', text))
@@ -149,6 +150,14 @@ def test_every_finding_code_the_behaviours_produce_has_advice():
     assert not missing, (
         f"finding codes without advice in mcp_matrix/report/advice.py BY_CODE: {missing}"
     )
+
+
+def test_a_cut_description_is_told_to_put_the_instruction_first_not_to_restate_keywords():
+    text = advice_for(
+        discovery("degraded", "description-truncated", behaviour="truncate-tool-description")
+    )
+    assert text.startswith("Put the essential instruction at the start of the description")
+    assert "keyword" not in text
 
 
 def test_every_advised_behaviour_exists_in_the_registry():
