@@ -53,6 +53,10 @@ from mcp_matrix.simulate.calls import ReadsContext
 # tests/evolution/test_replay_unseen_offline.py checks that each changes only those fields.
 UNSEEN_OFFLINE = frozenset({"add-meta", "new-session-per-call", "send-as-written"})
 
+# What a profile's offline outcome of a call of a tool depends on besides the arguments
+# (``ReplaySegment._kind``): the kind's number, what its behaviours may read, hidden or not.
+Kind = tuple[int, tuple | None, bool]
+
 _STRIPPED: dict[int, tuple[Profile, Profile]] = {}
 
 
@@ -103,7 +107,7 @@ class ReplaySegment:
         self._offline: dict[tuple[str, str], tuple[Verdict, Answer | None, Prepared]] = {}
         self.shared = shared if self.conn is None else None
         # tool -> what this profile's outcome of a call depends on (``_kind``)
-        self._kinds: dict[str, tuple[int, tuple | None, bool]] = {}
+        self._kinds: dict[str, Kind] = {}
         self._base: int | None = None  # the kind's number of a tool this profile shows
         self._plans = False  # whether a call behaviour of the kind plans the call
         # offline, calls are planned without the behaviours the modelled server cannot tell
@@ -218,7 +222,7 @@ class ReplaySegment:
             id(held.live_raw),
         )
 
-    def _kind(self, tool: str) -> tuple[int, tuple | None, bool]:
+    def _kind(self, tool: str) -> Kind:
         """What this profile's offline outcome of a call of ``tool`` depends on besides the arguments.
 
         A tool the client does not show: why it does not (the arguments do not matter; the
@@ -262,11 +266,12 @@ class ReplaySegment:
         return kind
 
     def _shared(
-        self, call: RecordedCall, shared: SharedOutcomes
+        self, call: RecordedCall, shared: SharedOutcomes, kind: Kind | None = None
     ) -> tuple[Verdict, Answer | None, Prepared]:
-        """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``):
-        once for all of them when their behaviours read nothing held, else once per held copy."""
-        base, reads, hidden = self._kind(call.tool)
+        """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``,
+        or ``kind`` when the caller has it): once for all of them when their behaviours read
+        nothing held, else once per held copy."""
+        base, reads, hidden = kind if kind is not None else self._kind(call.tool)
         if hidden:
             return shared.unseen[base, call.tool]
         key = shared.key(base, call)
@@ -286,10 +291,15 @@ class ReplaySegment:
     def _call(self, call: RecordedCall, tally: Tally) -> None:
         self._count(call, self._judge(call), tally)
 
-    def _judge(self, call: RecordedCall) -> ReplayEffect:
+    def _judge(self, call: RecordedCall, kind: Kind | None = None) -> ReplayEffect:
         """The outcome of ``call`` through this profile, and what it adds to a tally that does
-        not depend on which profile's tally it is (offline, every part: ``SegmentsTogether``)."""
-        verdict, answer, prepared = self._attempt(call)
+        not depend on which profile's tally it is (offline, every part: ``SegmentsTogether``,
+        which passes the tool's ``kind``)."""
+        verdict, answer, prepared = (
+            self._shared(call, self.shared, kind)
+            if kind is not None and self.shared is not None
+            else self._attempt(call)
+        )
         category = CATEGORY_OF[verdict.verdict]
         retry = (
             retry_decided(category, prepared, self.conn is None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.evolution.replay_effects import ReplayEffect
-from mcp_matrix.evolution.replay_segment import ReplaySegment
+from mcp_matrix.evolution.replay_segment import Kind, ReplaySegment
 
 
 class SegmentsTogether:
@@ -18,7 +18,7 @@ class SegmentsTogether:
 
     def __init__(self, segments: list[ReplaySegment]) -> None:
         self.segments = segments
-        self._groups: dict[str, tuple[list[ReplaySegment], list[int], list[bool]]] = {}
+        self._groups: dict[str, tuple[list[ReplaySegment], list[int], list[bool], list[Kind]]] = {}
         self._kept: dict[tuple[str, int], ReplayEffect] = {}  # (tool, group) -> its one outcome
         self._keeps = bool(segments) and segments[0].config.alias is None
         # counted in bulk: nothing of a call but its example differs between two tallies
@@ -33,36 +33,38 @@ class SegmentsTogether:
         self._seen: dict[tuple[int, tuple], int] = {}  # (the tool's groups, keys) -> calls
         self._of: dict[tuple[int, tuple], list[int]] = {}  # and those groups (kept: id alive)
 
-    def groups(self, tool: str) -> tuple[list[ReplaySegment], list[int], list[bool]]:
-        """One segment judging for each group of ``tool``, each segment's group, and whether
-        a group's outcome is the same for every call (kept once judged)."""
+    def groups(self, tool: str) -> tuple[list[ReplaySegment], list[int], list[bool], list[Kind]]:
+        """One segment judging for each group of ``tool``, each segment's group, whether a
+        group's outcome is the same for every call (kept once judged), and each group's kind."""
         known = self._groups.get(tool)
         if known is None:
             first: dict[tuple, int] = {}
             judges: list[ReplaySegment] = []
+            kinds: list[Kind] = []
             of = []
             for segment in self.segments:
                 kind = segment._kind(tool)
                 group = first.setdefault(kind, len(judges))
                 if group == len(judges):
                     judges.append(segment)
+                    kinds.append(kind)
                 of.append(group)
             # a group that does not show the tool: the same outcome whatever the arguments
-            keeps = [self._keeps and judge._kind(tool)[2] for judge in judges]
-            known = self._groups[tool] = (judges, of, keeps)
+            keeps = [self._keeps and kind[2] for kind in kinds]
+            known = self._groups[tool] = (judges, of, keeps, kinds)
         return known
 
     def play(self, call: RecordedCall) -> None:
         tool = call.tool
-        judges, of, keeps = self.groups(tool)
+        judges, of, keeps, kinds = self.groups(tool)
         effects = []
         for group, segment in enumerate(judges):
             if keeps[group]:
                 effect = self._kept.get((tool, group))
                 if effect is None:
-                    effect = self._kept[tool, group] = segment._judge(call)
+                    effect = self._kept[tool, group] = segment._judge(call, kinds[group])
             else:
-                effect = segment._judge(call)
+                effect = segment._judge(call, kinds[group])
             effects.append(effect)
         if not self._bulk:
             for segment, group in zip(self.segments, of):
