@@ -25,7 +25,14 @@ from itertools import chain
 from typing import NamedTuple
 
 from mcp_matrix.core.event_values import CellEvidence, CellFinding
-from mcp_matrix.core.events import CallCell, DiscoveryCell, Event, SnapshotTaken, typed_events
+from mcp_matrix.core.events import (
+    CallCell,
+    DiscoveryCell,
+    Event,
+    RunStarted,
+    SnapshotTaken,
+    typed_events,
+)
 from mcp_matrix.core.evidence import Evidence
 from mcp_matrix.core.jsontypes import JSONObject
 from mcp_matrix.core.materiality import MATERIAL, keyword_at, materiality_of
@@ -254,7 +261,7 @@ def build_triage(events: Iterable[Event], views: Iterable[ClientView] = ()) -> l
     views they come from, counted after the events' own (``discover``: the run's start and
     finish as events, the cells never typed)."""
     events = typed_events(events)
-    calls = [e for e in events if isinstance(e, CallCell)]
+    calls = _in_run_order(events, [e for e in events if isinstance(e, CallCell)])
     causes: dict[tuple, Cause] = {}
     # Membership beside each cause's ordered lists: a cause that takes down 5,000 tools is
     # added to once per cell (100,000), and scanning its lists made the triage quadratic.
@@ -305,6 +312,20 @@ def build_triage(events: Iterable[Event], views: Iterable[ClientView] = ()) -> l
         )
         cause.safe = set(cause.by_verdict) == {V.LOUD.name} and cause.fix == KEEP_LOUD
     return sorted(merged, key=lambda c: c.severity)
+
+
+def _in_run_order(events: Sequence[Event], calls: list[CallCell]) -> list[CallCell]:
+    """The call cells by their profile's place in the run (its run-started line; profiles no
+    run lists after, by name), each profile's in the order it made them: profiles call side by
+    side (``--jobs``), so arrival order differs between two runs of the same server, and the
+    triage's client lists must not."""
+    place: dict[str, int] = {}
+    for e in events:
+        if isinstance(e, RunStarted):
+            for listed in e.profiles:
+                place.setdefault(listed.name, len(place))
+    last = len(place)
+    return sorted(calls, key=lambda c: (place.get(c.profile, last), c.profile))
 
 
 def _discovery_causes(
