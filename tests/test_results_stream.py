@@ -503,7 +503,8 @@ def test_node_lines_nested_deeper_than_a_line_of_json_can_hold_are_an_input_erro
 
 def test_a_version_3_line_in_a_run_of_another_version_says_so(tmp_path):
     """A version-3 file whose run-started line was edited (or a version-2 run-started joined
-    before version-3 lines) said only 'expected an object with an event key'."""
+    before version-3 lines) said only 'expected an object with an event key', and its
+    snapshot, its schemas node numbers, read as a snapshot of numbers."""
     path, _ = _write(_events(), tmp_path / "r.jsonl")
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[0] = json.dumps({**json.loads(lines[0]), "version": 2}) + "\n"
@@ -513,6 +514,14 @@ def test_a_version_3_line_in_a_run_of_another_version_says_so(tmp_path):
     ) as info:
         read_events(path)
     assert info.value.where.endswith("r.jsonl:2")
+    snapshot = SnapshotTaken(snapshot={"tools": [{"tool": {"name": "f", "inputSchema": {}}}]})
+    path, _ = _write([_events()[0], snapshot], tmp_path / "s.jsonl")
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[0] = json.dumps({**json.loads(lines[0]), "version": 2}) + "\n"
+    path.write_text("".join(lines[:1] + lines[2:]), encoding="utf-8")  # the node line left out
+    with pytest.raises(InputError, match="node numbers .* this run is version 2") as info:
+        read_events(path)  # before: read, each tool's inputSchema a number
+    assert info.value.where.endswith("s.jsonl:2")
 
 
 def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry(tmp_path):

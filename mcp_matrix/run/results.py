@@ -208,14 +208,7 @@ def _event(
         except (EntryError, ValueError) as exc:  # ValueError: a node naming no earlier node
             raise InputError(str(exc), where=f"{p}:{number}") from None
     if not isinstance(event, dict) or "event" not in event:
-        label = next(iter(event), None) if isinstance(event, dict) and len(event) == 1 else None
-        if label in WIRE_ONLY and number > 1:  # a version-3 line in a run of another version
-            raise InputError(
-                f"a {label!r} line is one only version 3 writes; this run is version "
-                f"{tables.version} (its run-started line says so)",
-                where=f"{p}:{number}",
-            )
-        raise InputError("expected an object with an 'event' key", where=f"{p}:{number}")
+        raise InputError(_not_an_event(event, number, tables.version), where=f"{p}:{number}")
     if number == 1:
         _check_first(p, event)
     if event["event"] == "run-started":
@@ -223,11 +216,8 @@ def _event(
         tables.reset()  # each run's entries are numbered from its run-started line
         if event.get("version") in READABLE:  # its own (files joined end to end); else the check's
             tables.version = event["version"]
-    elif event["event"] == "snapshot" and tables.version >= 3:
-        try:
-            event = tables.snapshot(event)
-        except ValueError as exc:  # a tool's inputSchema that names no node
-            raise InputError(str(exc), where=f"{p}:{number}") from None
+    elif event["event"] == "snapshot":
+        event = _snapshot(p, number, event, tables)
     if _version_2_schema(p, number, event, schemas, tables.version):
         return None
     findings = event.get("findings")
@@ -288,6 +278,34 @@ class _Version2Schemas:
                 where=f"{p}:{number}",
             )
         return self.by_id[ref][0]
+
+
+def _not_an_event(line: object, number: int, version: int) -> str:
+    """What a line without an ``event`` key is said to be: a version-3 entry line in a run of
+    another version says so."""
+    label = next(iter(line), None) if isinstance(line, dict) and len(line) == 1 else None
+    if label in WIRE_ONLY and number > 1:
+        return (
+            f"a {label!r} line is one only version 3 writes; this run is version {version} "
+            "(its run-started line says so)"
+        )
+    return "expected an object with an 'event' key"
+
+
+def _snapshot(p: Path, number: int, event: dict, tables: TableReader) -> dict:
+    """A snapshot event with its tools' schemas in place (version 3 names them by node)."""
+    if tables.version < 3:
+        if "nodes" in event:
+            raise InputError(
+                f"a snapshot whose schemas are node numbers ('nodes') is version 3's; this run "
+                f"is version {tables.version} (its run-started line says so)",
+                where=f"{p}:{number}",
+            )
+        return event
+    try:
+        return tables.snapshot(event)
+    except ValueError as exc:  # a tool's inputSchema that names no node
+        raise InputError(str(exc), where=f"{p}:{number}") from None
 
 
 def _version_2_schema(
