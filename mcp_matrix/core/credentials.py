@@ -140,10 +140,14 @@ MIN_SECRET = 4  # shorter values would mask ordinary words and numbers everywher
 
 def with_encodings(values: Sequence[str]) -> list[str]:
     """``values`` and their URL-encoded forms (how a client puts them in a URL or a form),
-    each at least ``MIN_SECRET`` characters, longest first."""
+    each at least ``MIN_SECRET`` characters, longest first. A value that is not UTF-8 (its
+    bytes kept as lone surrogates, as Python reads ``--env X=$'\\xff'``) is encoded as those
+    bytes, as a transport sends them."""
     out: set[str] = set()
+    raw = "surrogateescape"
     for value in values:
-        for form in (value, unquote(value), quote(value, safe=""), quote_plus(value), quote(value)):
+        encoded = (quote(value, safe="", errors=raw), quote_plus(value, errors=raw))
+        for form in (value, unquote(value), *encoded, quote(value, errors=raw)):
             if len(form) >= MIN_SECRET:
                 out.add(form)
     return sorted(out, key=len, reverse=True)

@@ -181,3 +181,20 @@ def test_the_html_problems_list_shows_control_and_bidi_characters_as_escapes(tmp
         assert raw not in page, f"{raw!r} reached the HTML report"
     problems = page.split('id="problem-list"', 1)[1].split("</ol>", 1)[0]
     assert "invoice\\u202etxt.exe\\x1b[2J\\x07" in problems
+
+
+def test_a_secret_that_is_not_utf8_is_masked_not_a_traceback(tmp_path):
+    """``--env X=$'\\xff\\xfe...'`` (bytes Python keeps as lone surrogates): finding its URL-encoded
+    forms raised UnicodeEncodeError, a traceback before any server started (run, discover)."""
+    from mcp_matrix.run.results import read_events
+    from tests.conftest import run_cli_in_process
+
+    target = ("--server", "memory", "--client", "claude-code", "--env", "X=\udcff\udcfeabcd")
+    results = tmp_path / "r.jsonl"
+    done = run_cli_in_process("run", *target, "--results", str(results), "--quiet")
+    assert done.returncode == 0, done.stderr[-500:]
+    assert read_events(results)[1]["snapshot"]["target"]["env"] == {"X": "***"}
+    found = run_cli_in_process("discover", *target, "--json")
+    assert found.returncode == 0, found.stderr[-500:]
+    for text in (done.stdout, done.stderr, found.stdout, found.stderr, results.read_text()):
+        assert "abcd" not in text
