@@ -179,7 +179,8 @@ def test_a_python_m_server_sees_what_its_command_would_warm_or_cold(cli, tmp_pat
     cold, _ = _run(cli, tmp_path, "m", *target, warm="0")
     assert warm == cold
     flag, how = _run(cli, tmp_path, "m-flag", *target, "--cold-start")
-    assert how.endswith("tiny_m --flag started cold: --cold-start") and flag == cold
+    assert re.search(r"tiny_m --flag started cold: --cold-start \(\d+ processes\)$", how)
+    assert flag == cold
     seen = [c for c in warm if c[0] == "call" and "path0" in c[-1]]
     assert seen and str(tmp_path / "work") in seen[0][-1]
 
@@ -201,7 +202,9 @@ def test_a_server_that_starts_a_thread_when_imported_starts_every_session_cold(c
     tiny_package(tmp_path / "work", "tiny_thread", setup=THREAD)
     target = ("--stdio", f"{sys.executable} -m tiny_thread", "--cwd", str(tmp_path / "work"))
     cells, how = _run(cli, tmp_path, "thread", *target)
-    assert how.endswith("started cold: importing tiny_thread started a thread"), how
+    assert re.search(
+        r"started cold: importing tiny_thread started a thread \(\d+ processes\)$", how
+    )
     assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
 
 
@@ -209,7 +212,12 @@ def test_a_command_that_is_not_a_python_program_starts_cold(cli, tmp_path):
     tiny_package(tmp_path / "work", "tiny_sh")
     command = f"sh -c 'exec {sys.executable} -m tiny_sh'"
     cells, how = _run(cli, tmp_path, "sh", "--stdio", command, "--cwd", str(tmp_path / "work"))
-    assert how.endswith("started cold: not a Python console script or python -m MODULE"), how
+    cold = re.search(
+        r"started cold: not a Python console script or python -m MODULE \((\d+) processes\)$", how
+    )
+    assert cold, how
+    # each process it started is counted: at least the snapshot's and the calls' session
+    assert int(cold.group(1)) >= 2, how
     assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
 
 

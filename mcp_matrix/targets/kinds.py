@@ -265,11 +265,7 @@ def server_starts(target: Target) -> str:
     """How a stdio target's server processes were started in this process, its command masked
     (``warm_start.starts``): what ``--verbose`` says."""
     shown = redact(shlex.join(target.command), target.secrets())
-    return (
-        f"{shown} started cold: --cold-start"
-        if target.cold_start
-        else starts(target.command, shown)
-    )
+    return starts(target.command, shown, target.cold_start)
 
 
 def _http_transport(target: Target, connect_timeout: float) -> Transport:

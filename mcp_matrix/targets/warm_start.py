@@ -36,7 +36,7 @@ from pathlib import Path
 
 from mcp_matrix.targets.python_command import PythonCommand, recognise
 from mcp_matrix.wire.errors import ServerExited
-from mcp_matrix.wire.process import ServerProcess
+from mcp_matrix.wire.process import ServerProcess, started_from_command
 
 __all__ = [
     "WARM_ENV",
@@ -320,14 +320,22 @@ def user_fork(
     return template.fork()
 
 
-def starts(command: Sequence[str], shown: str) -> str:
+def starts(command: Sequence[str], shown: str, cold_start: bool = False) -> str:
     """How the sessions of ``command`` (``shown``: as it may be printed, secrets masked) were
-    started in this process, for ``--verbose``."""
+    started in this process, for ``--verbose``: forked, or started cold and why, with how many
+    processes each way (``cold_start``: ``--cold-start`` was given)."""
+    cold = started_from_command(command)
     found = [t for k, t in _user.items() if k[0] == tuple(command)]
-    if not found:
-        return f"{shown} started cold: warm start is off ({WARM_ENV}) or not possible here"
     forked = sum(t.forked for t in found)
-    why = "; ".join(dict.fromkeys(t.cold for t in found if t.cold))
+    if cold_start:
+        why = "--cold-start"
+    elif not found:
+        why = f"warm start is off ({WARM_ENV}) or not possible here"
+    else:
+        why = "; ".join(dict.fromkeys(t.cold for t in found if t.cold))
     if not why:
-        return f"{forked} sessions forked from a warm template of {shown}"
-    return f"{shown} started cold: {why}" + (f" ({forked} sessions forked)" if forked else "")
+        extra = f"; {cold} started cold" if cold else ""
+        return f"{forked} sessions forked from a warm template of {shown}{extra}"
+    counts = [f"{cold} processes"] if cold else []
+    counts += [f"{forked} sessions forked"] if forked else []
+    return f"{shown} started cold: {why}" + (f" ({'; '.join(counts)})" if counts else "")

@@ -69,6 +69,18 @@ def chunks(fd: int) -> Iterator[bytes]:
         yield chunk
 
 
+# Processes started from their command (not forked from a warm template), by command: what
+# ``--verbose`` counts for a server that starts cold (``mcp_matrix.targets.warm_start.starts``).
+_started: collections.Counter[tuple[str, ...]] = collections.Counter()
+_started_lock = threading.Lock()
+
+
+def started_from_command(argv: Sequence[str]) -> int:
+    """How many server processes this process has started by running ``argv`` itself."""
+    with _started_lock:
+        return _started[tuple(argv)]
+
+
 class ServerProcess:
     """A child process in its own session, its stderr kept; stdin and stdout piped or not.
 
@@ -104,6 +116,7 @@ class ServerProcess:
                 self.popen = fork_from(
                     *self.fork, self.argv, os.environ if self.env is None else self.env, self.cwd
                 )
+        forked = self.popen is not None
         try:
             with interrupt_held():
                 self.popen = self.popen or subprocess.Popen(
@@ -118,6 +131,9 @@ class ServerProcess:
                 )
         except (OSError, ValueError) as exc:
             raise ServerExited(f"could not start {self.argv[0]!r}: {exc}") from None
+        if not forked:
+            with _started_lock:
+                _started[tuple(self.argv)] += 1
         assert self.popen.stderr
         # The reader owns its pipe (a duplicate it closes at end of file): ending the process
         # never closes a descriptor the reader is blocked on.
