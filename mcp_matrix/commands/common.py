@@ -47,7 +47,7 @@ def add_target_options(parser: argparse.ArgumentParser, positional: bool = True)
         action="append",
         default=[],
         metavar="K=V",
-        help="environment for a stdio server (repeatable); values masked",
+        help="environment for a stdio server (repeatable); values masked but settings (true, info, 8080)",
     )
     o.add_argument("--cwd", help="working directory for a stdio server")
     o.add_argument(

@@ -19,7 +19,7 @@ from mcp_matrix.core.text import redact
 # key, pass, pwd, sig, dsn, pat as whole words (API_KEY, --key, ?sig=, but not --monkey).
 SECRET_NAME = re.compile(
     r"(?i)token|secret|passw|api[-_]?key|apikey|auth|credential|bearer|session|cookie|signature"
-    r"|private|(^|[-_.])(key|pass|pwd|sig|dsn|pat)($|[-_.])"
+    r"|private|(^|[-_.])(key|pass|pwd|pw|pin|otp|sig|dsn|pat)($|[-_.])"
 )
 
 
@@ -121,6 +121,30 @@ def header_secrets(value: str) -> list[str]:
 
 
 INHERITED_MIN = 8  # an inherited value shorter than this is not masked (XDG_SESSION_TYPE=x11)
+
+
+# ``--env`` values that are settings, never credentials (a log level, an environment's name, a
+# switch, a stream, a port): shown as given under a name that is not a credential's. Masked,
+# ``--env READ_ONLY=true`` turned every ``readOnlyHint: true`` into ``***`` and ``LOG_LEVEL=info``
+# every "information" a server wrote.
+SETTING_WORDS = frozenset(
+    {"true", "false", "yes", "no", "on", "off", "null", "none", "enabled", "disabled"}
+    | {"trace", "debug", "info", "notice", "warn", "warning", "error", "critical", "fatal"}
+    | {"silent", "quiet", "verbose", "development", "dev", "production", "prod", "test"}
+    | {"testing", "staging", "local", "stdout", "stderr", "stdio", "http", "https", "sse", "json"}
+)
+_SMALL_NUMBER = re.compile(r"\d{1,5}")
+
+
+def env_secrets(env: Mapping[str, str]) -> list[str]:
+    """The secret ``--env`` values: every value under a credential's name, and any other but a
+    setting (``SETTING_WORDS`` in any case, a number of up to five digits)."""
+    return [
+        value
+        for key, value in env.items()
+        if _is_secret_name(key)
+        or not (value.lower() in SETTING_WORDS or _SMALL_NUMBER.fullmatch(value))
+    ]
 
 
 def inherited_secrets(environ: Mapping[str, str]) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from mcp_matrix.core.credentials import (
     argv_secrets,
+    env_secrets,
     header_secrets,
     inherited_secrets,
     url_secrets,
@@ -172,14 +173,15 @@ class Target:
         """Every secret value this target carries, in every form a server can echo it in (raw,
         URL-encoded, inside an HTTP Basic header), longest first: what every output masks.
 
-        They are the values of ``--env`` and ``--header`` (and a header's token after its
+        They are the values of ``--env`` (but a setting under a name that is not a credential's:
+        ``credentials.env_secrets``) and ``--header`` (and a header's token after its
         scheme, decoded when Basic), URL userinfo and credential-looking query parameters (in
         the URL and in any argument or env value), secret-looking flags' values (``--api-key V``,
         ``--key=V``, ``-p V``), ``K=V`` arguments with a secret-looking ``K`` (``env API_KEY=V
         cmd``), credential-looking positional tokens (``sk-...``, ``ghp_...``, long random
         strings), and with ``--inherit-env`` the values of this environment's secret-looking
         variables."""
-        values: list[str] = [*self.env.values(), *self.headers.values()]
+        values: list[str] = [*env_secrets(self.env), *self.headers.values()]
         for value in self.headers.values():
             values += header_secrets(value)
         argv = self.command or (tuple(shlex.split(self.server)) if self.server else ())

@@ -175,3 +175,19 @@ def test_a_userinfo_only_token_and_its_basic_form_are_in_no_output(tmp_path, ech
     token_forms = forms(USERINFO_TOKEN) | {base64.b64encode(f"{USERINFO_TOKEN}:".encode()).decode()}
     assert_no_secret(texts, {"userinfo token": token_forms})
     assert "Authorization" in texts["r.jsonl"]
+
+
+def test_env_settings_are_shown_and_env_credentials_masked_in_what_the_server_echoes(tmp_path):
+    """``--env READ_ONLY=true`` or ``LOG_LEVEL=info`` are settings: masked as secrets, every
+    ``readOnlyHint: true`` and every "information" a server wrote read ``***`` (H4, on real
+    servers). A value under a credential's name, or any value that is not a setting, still is."""
+    settings = {"LOG_LEVEL": "info", "READ_ONLY": "true", "NODE_ENV": "production", "PORT": "8080"}
+    secrets = {"DB_PASSWORD": "swordfish", "MODE": "hunter2x", "SIM_PIN": "4321"}
+    env = [x for k, v in {**settings, **secrets}.items() for x in ("--env", f"{k}={v}")]
+    r = cli("snapshot", "--stdio", f"{sys.executable} {ECHO_SERVER}", *env, *TIMEOUTS)
+    assert r.returncode == 0, r.stderr[-2000:]
+    description = json.loads(r.stdout)["tools"][0]["tool"]["description"]
+    for key, value in settings.items():
+        assert f"'{key}': '{value}'" in description, description
+    for key, value in secrets.items():
+        assert f"'{key}': '***'" in description and value not in r.stdout + r.stderr
