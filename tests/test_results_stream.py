@@ -186,8 +186,9 @@ def test_a_secret_that_is_a_word_of_the_format_leaves_the_file_readable(tmp_path
 
 
 # words the formats write themselves: a key of the snapshot, a keyword whose values are node
-# numbers, fixed values (a verdict, the format's name, an evidence level)
+# numbers, fixed values (a verdict, the format's name, an evidence level), JSON Schema's words
 FORMAT_WORDS = ["tools", "properties", "inputSchema", "visible", "mcp-matrix.results", "observed"]
+FORMAT_WORDS += ["string", "description"]
 
 
 def test_a_secret_that_is_a_key_or_a_fixed_value_of_a_format_leaves_the_file_whole(tmp_path):

@@ -73,8 +73,9 @@ def load_schema(name: str) -> Any:
     return json.loads(text)
 
 
-# An MCP Tool's keys (https://modelcontextprotocol.io/specification/2025-11-25/schema#tool): the
-# snapshot stores each listed tool as the server sent it, and version 3 numbers its inputSchema.
+# An MCP Tool's keys and its annotations' (https://modelcontextprotocol.io/specification/2025-11-25/
+# schema#tool, #toolannotations): the snapshot stores each listed tool as the server sent it, and
+# version 3 numbers its inputSchema.
 MCP_TOOL_KEYS = (
     "name",
     "title",
@@ -84,19 +85,37 @@ MCP_TOOL_KEYS = (
     "annotations",
     "icons",
     "_meta",
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+    "listChanged",
+)
+# JSON Schema's keywords and type names (https://json-schema.org/draft/2020-12/json-schema-core,
+# json-schema-validation; draft-07's where they differ): every tool's schema is written in it, so
+# a masked "type" or "string" would change what a report says of the tool.
+JSON_SCHEMA_WORDS = (
+    *("$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary"),
+    *("$comment", "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum"),
+    *("minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems"),
+    *("uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required"),
+    *("dependentRequired", "dependencies", "format", "contentEncoding", "contentMediaType"),
+    *("contentSchema", "title", "description", "default", "deprecated", "readOnly", "writeOnly"),
+    *("examples", "object", "array", "string", "number", "integer", "boolean", "null"),
 )
 
 
 @cache
 def format_words() -> frozenset[str]:
     """Every word the published formats write themselves: their keys (each schema's property
-    names, an MCP tool's, and the keywords where a schema holds schemas, whose values version
-    3's nodes number) and their fixed values (``enum`` and ``const`` strings). A secret equal to one
+    names, an MCP tool's, JSON Schema's keywords, whose schema-holding ones version 3's nodes
+    number) and their fixed values (``enum`` and ``const`` strings, JSON Schema's type names).
+    A secret equal to one
     (``--env LOG_FORMAT=text``, ``--env MODE=visible``) is no reason to mask it where a string
     is that word whole (mcp_matrix.core.text.redact_json): masked, the document would not read."""
     from mcp_matrix.core.schema_nodes import SCHEMA_KEYS
 
-    words: set[str] = {*SCHEMA_KEYS, *MCP_TOOL_KEYS}
+    words: set[str] = {*SCHEMA_KEYS, *MCP_TOOL_KEYS, *JSON_SCHEMA_WORDS}
     todo: list[Any] = [load_schema(p.name) for p in SCHEMAS]
     while todo:
         node = todo.pop()
