@@ -85,6 +85,22 @@ def terminal_console(stderr: bool = False, **kw: Any) -> Console:
     return console
 
 
+# What XML 1.0 forbids even as a reference (C0 controls but tab and line breaks, U+FFFE, U+FFFF,
+# lone surrogates), and what a CI page shows obeyed: line and paragraph separators (U+0085,
+# U+2028, U+2029), bidi controls (U+061C, U+200E-F, U+202A-E, U+2066-9: a name that reads
+# backwards) and U+FEFF.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x85\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff"
+    "\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def escape_invisible(text: str) -> str:
+    """``text`` with each such character as its ``\\uXXXX`` escape, tabs and line breaks kept:
+    for a document a CI page shows (a JUnit file, SARIF messages)."""
+    return _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _json_forms(secret: str) -> set[str]:
     """``secret`` as it appears raw and inside JSON strings (escaped, ASCII-escaped)."""
     return {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}
@@ -147,6 +163,7 @@ def redact_value(value: JSON, secrets: Sequence[str]) -> Any:
 __all__ = [
     "MASK",
     "PIPE_WIDTH",
+    "escape_invisible",
     "markup",
     "redact",
     "redact_json",

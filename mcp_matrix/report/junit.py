@@ -21,25 +21,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import IO
 
 from mcp_matrix.core.events import Event
+from mcp_matrix.core.text import escape_invisible
 from mcp_matrix.report.document import NO_RUN, Report, ReportCell, ReportRun
 from mcp_matrix.report.grid import RELEASE_FAILING
 from mcp_matrix.report.json_report import describe_target
 from mcp_matrix.report.model import read_model
 from mcp_matrix.targets.server_key import server_key
 
-# Not allowed anywhere in an XML 1.0 document, even as a character reference; and allowed but
-# obeyed where CI shows a test's name or message: line and paragraph separators (U+0085, U+2028,
-# U+2029), bidi controls (U+061C, U+200E-F, U+202A-E, U+2066-9: a name that reads backwards) and
-# U+FEFF.
-_FORBIDDEN = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x85\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff"
-    "\ufffe\uffff\ud800-\udfff]"
-)
-
 
 def xml_text(value: object) -> str:
-    s = "" if value is None else str(value)
-    return _FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", s)
+    """Text for the XML: what XML 1.0 forbids, and what CI would obey, as escapes."""
+    return escape_invisible("" if value is None else str(value))
 
 
 def write_junit(

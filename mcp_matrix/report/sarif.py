@@ -27,6 +27,7 @@ from typing import IO
 
 from mcp_matrix.core.errors import InputError
 from mcp_matrix.core.events import Event, typed_events
+from mcp_matrix.core.text import escape_invisible
 from mcp_matrix.core.verdicts import MEANING
 from mcp_matrix.report.advice import BY_BEHAVIOUR, BY_VERDICT
 from mcp_matrix.report.document import NO_RUN, Report, ReportCell, ReportRun
@@ -286,7 +287,7 @@ def _result(group: _SarifResult, rule_index: int, source: Source | None, fingerp
         "ruleIndex": rule_index,
         "level": "error" if c.release_failing else "warning",
         "kind": "fail",
-        "message": {"text": text},
+        "message": {"text": escape_invisible(text)},  # as CI shows it: no bidi control obeyed
         "locations": [_location(source, group.server, c.tool, c.pointer)],
         "partialFingerprints": {"mcpMatrixCell/v3": fingerprint},
         "properties": {

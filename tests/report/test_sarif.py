@@ -344,3 +344,18 @@ def test_the_log_keeps_githubs_rules(events, tmp_path, monkeypatch):
 
 def test_githubs_rules_catch_a_log_of_logical_locations_only(full_events):
     assert "a location without a file (physicalLocation)" in github_problems(sarif(full_events))
+
+
+def test_a_bidi_control_in_a_tool_name_is_an_escape_in_the_alert_message():
+    """GitHub shows an alert's message text: a tool named with U+202E read backwards there, and
+    U+2028 broke its line (the properties keep the name as the server sent it)."""
+    events = ev.full_run()
+    tricky = "pay\u202etsil\u2028x"
+    for e in events:
+        if e.get("tool") == "memory_reflect":
+            e["tool"] = tricky
+    results = [r for r in sarif(events)["runs"][0]["results"] if r["properties"]["tool"] == tricky]
+    assert results
+    for r in results:
+        assert "pay\\u202etsil\\u2028x" in r["message"]["text"]
+        assert "\u202e" not in r["message"]["text"] and "\u2028" not in r["message"]["text"]
