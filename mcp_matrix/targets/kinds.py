@@ -33,9 +33,11 @@ from mcp_matrix.core.credentials import (
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
 from mcp_matrix.targets.inputs import check_url
+from mcp_matrix.targets.npx_command import NpxTransport, npx_args, npx_starts
 from mcp_matrix.targets.warm_start import (
     bundled_fork,
     module_argv,
+    opted_out,
     server_command,
     starts,
     user_fork,
@@ -255,8 +257,12 @@ class TargetKind:
 
 def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
     """The command, forked from a warm template of it when it is a Python program that can be
-    (``warm_start.user_fork``), with the environment and directory the command gets either way."""
+    (``warm_start.user_fork``), or the process an ``npx`` command resolved to in the run's first
+    session (``npx_command``), with the environment and directory the command gets either way."""
     env = server_environment(target.env, target.inherit_env)
+    args = None if target.cold_start or opted_out() else npx_args(target.command)
+    if args is not None:
+        return NpxTransport(target.command, args, env, target.cwd, connect_timeout)
     fork = (
         None if target.cold_start else user_fork(target.command, env, target.cwd, connect_timeout)
     )
@@ -266,8 +272,15 @@ def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
 def server_starts(target: Target) -> str:
     """How a stdio target's server processes were started in this process, its command masked
     (``warm_start.starts``): what ``--verbose`` says."""
-    shown = redact(shlex.join(target.command), target.secrets())
-    return starts(target.command, shown, target.cold_start)
+    secrets = target.secrets()
+    resolved = (
+        None
+        if target.cold_start
+        else npx_starts(target.command, lambda argv: redact(shlex.join(argv), secrets))
+    )
+    return resolved or starts(
+        target.command, redact(shlex.join(target.command), secrets), target.cold_start
+    )
 
 
 def _http_transport(target: Target, connect_timeout: float) -> Transport:

@@ -42,6 +42,7 @@ __all__ = [
     "WARM_ENV",
     "bundled_fork",
     "module_argv",
+    "opted_out",
     "server_command",
     "starts",
     "state_per_session",
@@ -83,11 +84,14 @@ _template: ServerProcess | None = None
 _socket_dir: str | None = None
 
 
+def opted_out() -> bool:
+    """``MCP_MATRIX_WARM_SERVERS=0``: every server starts as its command says."""
+    return os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off")
+
+
 def supported() -> bool:
     """This platform can fork a template and pass descriptors to it, and the user did not opt out."""
-    if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
-        return False
-    return _platform_can()
+    return not opted_out() and _platform_can()
 
 
 @functools.cache
