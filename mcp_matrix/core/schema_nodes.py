@@ -147,7 +147,7 @@ class SchemaReader:
         """``node`` whole, and with ``depths`` (each earlier node's) the levels of JSON it is."""
         if type(node) is not dict:
             return node, 0 if depths is None else _json_depth(node)
-        value, deepest, whole = {}, 0, self.whole
+        value, deepest, whole, done = {}, 0, self.whole, self.done
         for k, v in node.items():
             kind = type(v)
             if k not in SCHEMA_KEYS:
@@ -156,10 +156,12 @@ class SchemaReader:
                     deepest = max(deepest, _json_depth(v))
                 continue
             if kind is dict and k in SCHEMA_MAPS:
-                value[k] = {p: whole(s) for p, s in v.items()}
+                value[k] = {  # a node put back before is taken as it is, without a call
+                    p: done[s] if type(s) is int and s in done else whole(s) for p, s in v.items()
+                }
                 refs = v.values()
             elif kind is list and k in SCHEMA_LISTS:
-                value[k] = [whole(s) for s in v]
+                value[k] = [done[s] if type(s) is int and s in done else whole(s) for s in v]
                 refs = v
             else:
                 value[k] = whole(v)
