@@ -104,6 +104,17 @@ def test_find_server_takes_the_process_under_sh_c_with_its_argv_env_and_director
     assert found.argv == (sys.executable, "-c", SERVER, "a1", "a2")
     assert found.cwd == str(tmp_path)
     assert found.env.get("PATH") == os.environ.get("PATH")
+    assert found.files == (sys.executable,) and found.still_there()
+
+
+def test_a_resolved_process_whose_files_are_gone_is_not_started_again(tmp_path):
+    """A long-lived process (the pytest plugin) may outlive the npx cache it resolved to."""
+    entry = tmp_path / "index.js"
+    entry.write_text("")
+    resolved = Resolved(("node", str(entry)), {}, str(tmp_path), (str(entry),))
+    assert resolved.still_there()
+    entry.unlink()
+    assert not resolved.still_there()
 
 
 def test_find_server_refuses_a_shell_script_and_a_command_line_without_the_args(tmp_path):

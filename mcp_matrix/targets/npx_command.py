@@ -62,6 +62,12 @@ class Resolved:
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: str
+    files: tuple[str, ...] = ()  # what its argv names by absolute path and was there (npx's cache)
+
+    def still_there(self) -> bool:
+        """Its directory and ``files`` are still there: a run in a long-lived process (the
+        pytest plugin) may outlive them (``npm cache clean``); npx then runs again."""
+        return os.path.isdir(self.cwd) and all(os.path.exists(f) for f in self.files)
 
 
 def _read(pid: int, name: str) -> bytes:
@@ -166,7 +172,8 @@ def find_server(root: int, pipes: tuple[int, int], args: Sequence[str]) -> Resol
         return "its command line does not name the program it runs (process.title set?)"
     if not os.path.isdir(cwd):
         return "its directory is gone"
-    return Resolved(tuple(argv), env, cwd)
+    files = tuple(a for a in argv if os.path.isabs(a) and os.path.exists(a))
+    return Resolved(tuple(argv), env, cwd, files)
 
 
 class _Resolution:
@@ -186,6 +193,8 @@ class _Resolution:
         deadline = time.monotonic() + bound
         while True:
             with self.lock:
+                if self.resolved is not None and not self.resolved.still_there():
+                    self.resolved = None  # npx finds it again
                 if self.resolved is not None or self.why:
                     return self.resolved or False
                 if self.prober is None:
