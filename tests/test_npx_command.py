@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from mcp_matrix.targets.npx_command import Resolved, find_server, npx_args
-from tests.test_warm_user import _cells
+from tests.test_warm_user import _cells, script, tiny_package
 
 MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"
 
@@ -39,16 +38,18 @@ def test_recognises_npx_with_yes_and_package_flags_and_nothing_else():
         assert npx_args(other) is None, other
 
 
-def _run(cli, tmp_path: Path, tag: str, *extra: str) -> tuple[list, str]:
-    out = tmp_path / f"{tag}.jsonl"
-    done = cli(
-        "run", "--stdio", f"npx -y {MEMORY}", "--client", "claude-code", "--client", "cursor",
-        "--results", str(out), "--quiet", "--verbose", *extra,
-    )  # fmt: skip
+def _verbose_run(cli, out: Path, *args: str) -> tuple[list, str]:
+    """``run ARGS --verbose``: its cells and its ``server processes:`` line."""
+    done = cli("run", *args, "--results", str(out), "--quiet", "--verbose")
     assert done.returncode in (0, 1), done.stderr
     line = re.search(r"^server processes: (.*)$", done.stdout, re.MULTILINE)
     assert line, done.stdout
     return _cells(out), line.group(1)
+
+
+def _run(cli, tmp_path: Path, tag: str, *extra: str) -> tuple[list, str]:
+    target = ("--stdio", f"npx -y {MEMORY}", "--client", "claude-code", "--client", "cursor")
+    return _verbose_run(cli, tmp_path / f"{tag}.jsonl", *target, *extra)
 
 
 def test_npx_memory_server_resolved_once_gives_the_cells_of_npx_every_session(cli, tmp_path):
@@ -68,16 +69,76 @@ def test_npx_memory_server_resolved_once_gives_the_cells_of_npx_every_session(cl
     assert once and once == every
 
 
+# An ``npx`` of our own, run as npm's is: the package's bin ``tiny-bin`` (in PKG_BIN) under
+# ``sh -c 'tiny-bin ARGS'``, with npm's ``PATH`` entry and lifecycle variables.
+FAKE_NPX = """#!{python}
+import os, shlex, subprocess, sys
+env = dict(os.environ, PATH={bin!r} + os.pathsep + os.environ["PATH"],
+           npm_lifecycle_event="npx", npm_lifecycle_script="tiny-bin")
+command = shlex.join(["tiny-bin", *sys.argv[3:]])
+sys.exit(subprocess.run(["sh", "-c", command], env=env).returncode)
+"""
+# the package's bin: a Node package's is a script with a shebang; these are Python or sh
+BIN_PYTHON = "#!{python}\nimport runpy\nrunpy.run_module('tiny_npx', run_name='__main__')\n"
+BIN_SH = '#!/bin/sh\n{python} -m tiny_npx "$@"\n'  # a shell script between: no exec
+BIN_SH_EXEC = '#!/bin/sh\nexec {python} -m tiny_npx "$@"\n'  # its set-up would be skipped
+
+
+def _fake_npx(cli, tmp_path: Path, tag: str, bin_text: str, *extra: str) -> tuple[list, str]:
+    if not (tmp_path / "work").exists():
+        tiny_package(tmp_path / "work", "tiny_npx")
+    script(tmp_path / tag, bin_text.format(python=sys.executable), name="tiny-bin")
+    fake = FAKE_NPX.format(python=sys.executable, bin=str(tmp_path / tag))
+    npx = script(tmp_path / tag / "npx-home", fake, name="npx")
+    return _verbose_run(
+        cli, tmp_path / f"{tag}{len(extra)}.jsonl",
+        "--stdio", f"{npx} -y tiny-pkg a1", "--cwd", str(tmp_path / "work"),
+        "--env", f"PYTHONPATH={tmp_path / 'work'}", "--client", "claude-code", *extra,
+    )  # fmt: skip
+
+
+def test_a_bin_npx_runs_under_sh_c_sees_the_same_argv_and_directory_resolved(cli, tmp_path):
+    """The tiny server's tool answers with its argv and directory: the same from the process
+    npx resolved to as through npx every session."""
+    once, how = _fake_npx(cli, tmp_path, "py", BIN_PYTHON)
+    assert re.fullmatch(
+        r".*npx -y tiny-pkg a1: resolved once to \S+ \S+/py/tiny-bin a1 "
+        r"\(\d+ processes started from it, 1 through npx\)",
+        how,
+    ), how
+    every, how = _fake_npx(cli, tmp_path, "py", BIN_PYTHON, "--cold-start")
+    assert "started cold: --cold-start" in how
+    seen = [c for c in once if c[0] == "call" and "a1" in c[-1]]
+    assert seen and once == every
+
+
+def test_a_shell_script_as_the_bin_keeps_npx_for_every_session(cli, tmp_path):
+    """A later session started as the server process alone would skip what the script does
+    first; so npx runs every session, whether the script waits for the server or execs it."""
+    for tag, text, why in (
+        ("sh", BIN_SH, "a shell script holds the session's pipes"),
+        ("exec", BIN_SH_EXEC, "its process is not the package's bin that npm ran"),
+    ):
+        cells, how = _fake_npx(cli, tmp_path, tag, text)
+        assert re.fullmatch(
+            rf".*npx -y tiny-pkg a1 started through npx every session: {re.escape(why)}.*"
+            r" \(\d+ processes\)",
+            how,
+        ), how
+        assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
+
+
 def _pipes(proc: subprocess.Popen) -> tuple[int, int]:
     assert proc.stdin and proc.stdout
     return os.fstat(proc.stdin.fileno()).st_ino, os.fstat(proc.stdout.fileno()).st_ino
 
 
-def _started(argv: list[str], cwd: Path) -> subprocess.Popen:
+def _started(argv: list[str], cwd: Path, env: dict | None = None) -> subprocess.Popen:
     """``argv`` on pipes, once its server has written its first line."""
     proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, start_new_session=True
-    )
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd, env=env,
+        start_new_session=True,
+    )  # fmt: skip
     assert proc.stdout and proc.stdout.readline() == b"up\n"
     return proc
 
@@ -88,23 +149,39 @@ def _ended(proc: subprocess.Popen) -> None:
 
 
 # a server stand-in: says it is up, then reads its stdin until the end
-SERVER = "import sys; print('up', flush=True); sys.stdin.read()"
+SERVER = "#!{python}\nimport sys\nprint('up', flush=True)\nsys.stdin.read()\n"
 
 
-def test_find_server_takes_the_process_under_sh_c_with_its_argv_env_and_directory(tmp_path):
+def _npm_like(tmp_path: Path, args: str) -> subprocess.Popen:
+    """A launcher that runs bin ``srv`` as npm does: ``sh -c 'srv ARGS'``."""
+    script(tmp_path / "bin", SERVER.format(python=sys.executable), name="srv")
+    env = dict(os.environ, npm_lifecycle_event="npx", npm_lifecycle_script="srv")
+    env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
+    launcher = f"import subprocess; subprocess.run(['sh', '-c', {'srv ' + args!r}])"
+    return _started([sys.executable, "-c", launcher], tmp_path, env)
+
+
+def test_find_server_takes_the_bin_under_sh_c_with_its_argv_env_and_directory(tmp_path):
     """npm runs a package's bin under ``sh -c``, which holds the pipes too."""
-    command = shlex.join([sys.executable, "-c", SERVER, "a1", "a2"])
-    launcher = f"import subprocess; subprocess.run(['sh', '-c', {command!r}])"
-    proc = _started([sys.executable, "-c", launcher], tmp_path)
+    proc = _npm_like(tmp_path, "a1 a2")
     try:
         found = find_server(proc.pid, _pipes(proc), ("a1", "a2"))
     finally:
         _ended(proc)
     assert isinstance(found, Resolved), found
-    assert found.argv == (sys.executable, "-c", SERVER, "a1", "a2")
+    assert found.argv == (sys.executable, str(tmp_path / "bin" / "srv"), "a1", "a2")
     assert found.cwd == str(tmp_path)
-    assert found.env.get("PATH") == os.environ.get("PATH")
-    assert found.files == (sys.executable,) and found.still_there()
+    assert found.env["PATH"].startswith(str(tmp_path / "bin"))
+    assert found.files == found.argv[:2] and found.still_there()
+
+
+def test_find_server_refuses_a_command_line_without_the_args(tmp_path):
+    proc = _npm_like(tmp_path, "b")
+    try:
+        why = find_server(proc.pid, _pipes(proc), ("a",))
+    finally:
+        _ended(proc)
+    assert why == "its command line does not end with the command's arguments"
 
 
 def test_a_resolved_process_whose_files_are_gone_is_not_started_again(tmp_path):
@@ -115,21 +192,3 @@ def test_a_resolved_process_whose_files_are_gone_is_not_started_again(tmp_path):
     assert resolved.still_there()
     entry.unlink()
     assert not resolved.still_there()
-
-
-def test_find_server_refuses_a_shell_script_and_a_command_line_without_the_args(tmp_path):
-    script = tmp_path / "run.sh"
-    script.write_text(f'{sys.executable} -c "{SERVER}"\n')
-    launcher = f"import subprocess; subprocess.run(['sh', {str(script)!r}])"
-    proc = _started([sys.executable, "-c", launcher], tmp_path)
-    try:
-        assert find_server(proc.pid, _pipes(proc), ()) == "a shell script holds the session's pipes"
-    finally:
-        _ended(proc)
-    launcher = f"import subprocess; subprocess.run([{sys.executable!r}, '-c', {SERVER!r}, 'b'])"
-    proc = _started([sys.executable, "-c", launcher], tmp_path)
-    try:
-        why = find_server(proc.pid, _pipes(proc), ("a",))
-    finally:
-        _ended(proc)
-    assert why == "its command line does not end with the command's arguments"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,7 @@ __all__ = ["NpxTransport", "Resolved", "find_server", "npx_args", "npx_starts"]
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox", "fish", "csh"})
 _NPM_MARKS = ("npm-cli.js", "npx-cli.js")
+SHELL_SCRIPT = "a shell script holds the session's pipes"
 
 
 def npx_args(command: Sequence[str]) -> tuple[str, ...] | None:
@@ -114,7 +116,7 @@ def _server_pid(root: int, pipes: tuple[int, int]) -> int | str:
     holders = [p for p in children.get(root, []) if _holds(p, pipes)]
     if len(holders) == 1 and os.path.basename(_exe(holders[0])) in SHELLS:
         if _argv(holders[0])[1:2] != ["-c"]:
-            return "a shell script holds the session's pipes"
+            return SHELL_SCRIPT
         holders = [p for p in children.get(holders[0], []) if _holds(p, pipes)]
     if len(holders) != 1:
         return (
@@ -141,6 +143,20 @@ def _environment(pid: int) -> dict[str, str] | str:
     return env
 
 
+def _runs_the_bin(head: Sequence[str], env: Mapping[str, str], cwd: str) -> bool:
+    """``head`` (its argv before ARGS) ends with the file npm ran (``npm_lifecycle_script``'s
+    first word on its ``PATH``, as a shebang puts it): nothing ran in between, such as a
+    shell script doing its own set-up first that a later session would skip."""
+    try:
+        words = shlex.split(env.get("npm_lifecycle_script", ""))
+    except ValueError:
+        return False
+    ran = find(words[0], env, cwd) if words and env.get("npm_lifecycle_event") == "npx" else None
+    return ran is not None and os.path.realpath(os.path.join(cwd, ran)) == os.path.realpath(
+        os.path.join(cwd, head[-1])
+    )
+
+
 def find_server(root: int, pipes: tuple[int, int], args: Sequence[str]) -> Resolved | str:
     """The process npx (pid ``root``) started on the session's stdin and stdout (``pipes``, their
     inodes), as ``Resolved``, or why it cannot be started again exactly (then npx runs for every
@@ -153,11 +169,9 @@ def find_server(root: int, pipes: tuple[int, int], args: Sequence[str]) -> Resol
             return pid
         exe, argv = _exe(pid), _argv(pid)
         name = os.path.basename(exe)
-        if (
-            name in SHELLS
-            or name in ("npm", "npx")
-            or any(m in a for a in argv for m in _NPM_MARKS)
-        ):
+        if name in SHELLS:
+            return SHELL_SCRIPT
+        if name in ("npm", "npx") or any(m in a for a in argv for m in _NPM_MARKS):
             return f"npx runs {name}, not a server of its own"
         env = _environment(pid)
         cwd = os.readlink(f"/proc/{pid}/cwd")
@@ -170,6 +184,8 @@ def find_server(root: int, pipes: tuple[int, int], args: Sequence[str]) -> Resol
     found = find(argv[0], env, cwd)
     if found is None or os.path.realpath(os.path.join(cwd, found)) != os.path.realpath(exe):
         return "its command line does not name the program it runs (process.title set?)"
+    if not _runs_the_bin(argv[: len(argv) - len(args)], env, cwd):
+        return "its process is not the package's bin that npm ran (a script that started it?)"
     if not os.path.isdir(cwd):
         return "its directory is gone"
     files = tuple(a for a in argv if os.path.isabs(a) and os.path.exists(a))
