@@ -42,6 +42,22 @@ class IntegerOverCap(ValueError):
         )
 
 
+class NotJsonNumber(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's reader takes them, JSON has no such
+    number (RFC 8259 section 6), and a client on ``JSON.parse`` refuses the whole message."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__(
+            f"a message holds {word}, which is not a JSON number (RFC 8259 section 6): a client "
+            "on JSON.parse refuses the whole message, and kept it would make every JSON output "
+            "of this run invalid"
+        )
+
+
+def _refuse_constant(word: str) -> Any:
+    raise NotJsonNumber(word)
+
+
 def _parse_int(text: str) -> int:
     cap = sys.get_int_max_str_digits()
     digits = len(text.lstrip("-"))
@@ -52,8 +68,9 @@ def _parse_int(text: str) -> int:
 
 def decode_json(text: str) -> Any:
     """``json.loads`` whose integers are exact ``int`` values; ``IntegerOverCap`` for one over
-    the process's bound (a plain ValueError would call valid JSON invalid)."""
-    return json.loads(text, parse_int=_parse_int)
+    the process's bound (a plain ValueError would call valid JSON invalid); ``NotJsonNumber``
+    for ``NaN`` or ``Infinity``, which are not JSON."""
+    return json.loads(text, parse_int=_parse_int, parse_constant=_refuse_constant)
 
 
 class Transport:
@@ -153,7 +170,7 @@ class Transport:
                 )
             )
             return
-        except IntegerOverCap as exc:
+        except (IntegerOverCap, NotJsonNumber) as exc:
             self._deliver(
                 ProtocolError(
                     f"{exc} on {source}", detail=stripped[:200], stderr_tail=self.stderr_tail()

@@ -8,8 +8,11 @@ render every report with the server's text escaped, and never show a traceback.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from tests.conftest import run_cli
 from tests.hostile.conftest import (
     Run,
     assert_every_cell_kept,
@@ -447,3 +450,24 @@ def test_malformed_tools_are_reported_and_never_crash_the_run(tmp_path):
     assert {case for _, tool, case in run.calls() if tool == "required_dict"} == {"auto"}
     assert len(run.of("discovery")) == len(clients) * len(tools)  # every entry, per client
     assert_reports_render(run)
+
+
+@pytest.mark.parametrize("word", ["NaN", "Infinity", "-Infinity"])
+def test_a_server_sending_nan_or_infinity_is_named_and_every_output_stays_json(tmp_path, word):
+    """``NaN`` and ``Infinity`` are not JSON (Python's reader takes them, ``JSON.parse`` does
+    not): before, a tool listed with one ran as if valid and the results stream, the snapshot and
+    the JSON report held ``NaN``, invalid JSON to any other reader. Now the message is refused
+    as a client on ``JSON.parse`` refuses it, the run says why, and what it wrote is JSON."""
+    value = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[word]
+    tool = {"name": "n", "inputSchema": {"type": "object", "maximum": value}}
+    command = tiny_server(tmp_path, {"tools": [tool]})
+    results = tmp_path / "r.jsonl"
+    r = run_cli("run", "--stdio", command, "--client", "claude-code", "--results", str(results))
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert f"holds {word}, which is not a JSON number" in r.stderr
+
+    def strict(text: str):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the output"))
+
+    lines = [strict(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert lines[-1]["error"]["kind"] == "protocol-error"
