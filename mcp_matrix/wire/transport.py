@@ -20,6 +20,7 @@ naming the bound, never a number turned into a string (docs/security.md).
 from __future__ import annotations
 
 import json
+import math
 import queue
 import sys
 import time
@@ -43,19 +44,37 @@ class IntegerOverCap(ValueError):
 
 
 class NotJsonNumber(ValueError):
-    """``NaN``, ``Infinity`` or ``-Infinity``: Python's reader takes them, JSON has no such
-    number (RFC 8259 section 6), and a client on ``JSON.parse`` refuses the whole message."""
+    """``NaN`` or ``Infinity`` (not JSON: RFC 8259 section 6; Python's reader takes them and a
+    client on ``JSON.parse`` refuses the message), or a number beyond a double's range such as
+    ``1e999`` (JSON, which ``JSON.parse`` reads as Infinity): either, kept, would be written back
+    as ``Infinity`` and make every JSON output of the run invalid."""
 
-    def __init__(self, word: str) -> None:
-        super().__init__(
-            f"a message holds {word}, which is not a JSON number (RFC 8259 section 6): a client "
-            "on JSON.parse refuses the whole message, and kept it would make every JSON output "
-            "of this run invalid"
+    def __init__(self, word: str, valid: bool) -> None:
+        super().__init__(word)
+        self.word, self.valid = word, valid
+
+    def at(self, source: str) -> str:
+        if self.valid:
+            return (
+                f"a message on {source} holds the number {self.word[:40]}, beyond a double's "
+                "range: JSON.parse reads it as Infinity, which no JSON output can hold; the "
+                "bound is ours (docs/security.md), and the message was dropped rather than changed"
+            )
+        return (
+            f"a message on {source} holds {self.word}, which is not a JSON number (RFC 8259 "
+            "section 6): a client on JSON.parse refuses the whole message"
         )
 
 
 def _refuse_constant(word: str) -> Any:
-    raise NotJsonNumber(word)
+    raise NotJsonNumber(word, valid=False)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise NotJsonNumber(text, valid=True)
+    return value
 
 
 def _parse_int(text: str) -> int:
@@ -69,8 +88,10 @@ def _parse_int(text: str) -> int:
 def decode_json(text: str) -> Any:
     """``json.loads`` whose integers are exact ``int`` values; ``IntegerOverCap`` for one over
     the process's bound (a plain ValueError would call valid JSON invalid); ``NotJsonNumber``
-    for ``NaN`` or ``Infinity``, which are not JSON."""
-    return json.loads(text, parse_int=_parse_int, parse_constant=_refuse_constant)
+    for ``NaN``, ``Infinity`` or a number beyond a double's range."""
+    return json.loads(
+        text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_refuse_constant
+    )
 
 
 class Transport:
@@ -170,7 +191,13 @@ class Transport:
                 )
             )
             return
-        except (IntegerOverCap, NotJsonNumber) as exc:
+        except NotJsonNumber as exc:
+            detail = stripped[:200]
+            self._deliver(
+                ProtocolError(exc.at(source), detail=detail, stderr_tail=self.stderr_tail())
+            )
+            return
+        except IntegerOverCap as exc:
             self._deliver(
                 ProtocolError(
                     f"{exc} on {source}", detail=stripped[:200], stderr_tail=self.stderr_tail()

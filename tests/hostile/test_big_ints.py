@@ -99,3 +99,16 @@ def test_an_integer_over_the_bound_is_a_protocol_error_naming_it_never_a_string(
         session.initialize()
         with pytest.raises(ProtocolError, match=f"over the {INT_DIGITS:,}-digit bound"):
             session.list_tools()
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "2.5e400"])
+def test_a_number_beyond_a_double_is_a_protocol_error_never_infinity_in_our_json(number):
+    """``1e999`` is JSON, but Python and ``JSON.parse`` read it as Infinity, which ``json.dumps``
+    writes back as ``Infinity``: the results stream and the reports were invalid JSON (R1's
+    review: a tool listed with ``maximum: 1e999``). Refused as over a bound of ours, named."""
+    assert decode_json("[1.5e308, -2e-400]") == [1.5e308, -0.0]  # in range: numbers as before
+    tool = '{"name":"pick","inputSchema":{"type":"object","maximum":' + number + "}}"
+    with Session(InMemoryTransport(_answer_tools(tool))) as session:
+        session.initialize()
+        with pytest.raises(ProtocolError, match=f"holds the number {number}, beyond a double"):
+            session.list_tools()
