@@ -18,8 +18,8 @@ from mcp_matrix.core.text import redact
 # A name (flag, variable, header, query parameter) whose value is a credential: these words, and
 # key, pass, pwd, sig, dsn, pat as whole words (API_KEY, --key, ?sig=, but not --monkey).
 SECRET_NAME = re.compile(
-    r"(?i)token|secret|passw|api[-_]?key|apikey|auth|credential|bearer|session|cookie|signature"
-    r"|private|(^|[-_.])(key|pass|pwd|pw|pin|otp|sig|dsn|pat)($|[-_.])"
+    r"(?i)token|secret|passw|passcode|passphrase|pincode|api[-_]?key|apikey|auth|credential|bearer"
+    r"|session|cookie|signature|private|(^|[-_.])(key|pass|pwd|pw|pin\d*|otp|sig|dsn|pat)($|[-_.])"
 )
 
 
@@ -147,12 +147,18 @@ def env_secrets(env: Mapping[str, str]) -> list[str]:
     ]
 
 
+# The shell's working directories: "PWD" reads as a password's name, but its value is a path.
+_NOT_SECRET_VARIABLES = frozenset({"PWD", "OLDPWD"})
+
+
 def inherited_secrets(environ: Mapping[str, str]) -> list[str]:
     """The secrets of an environment a server inherits whole (``--inherit-env``): the values of
     secret-looking variables (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``) and passwords in any
     value's URL (``DATABASE_URL``)."""
     out: list[str] = []
     for key, value in environ.items():
+        if key in _NOT_SECRET_VARIABLES:
+            continue
         if _is_secret_name(key) and len(value) >= INHERITED_MIN:
             out.append(value)
         out += url_secrets(value)

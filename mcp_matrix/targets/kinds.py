@@ -273,14 +273,13 @@ def server_starts(target: Target) -> str:
     """How a stdio target's server processes were started in this process, its command masked
     (``warm_start.starts``): what ``--verbose`` says."""
     secrets = target.secrets()
-    resolved = (
-        None
-        if target.cold_start
-        else npx_starts(target.command, lambda argv: redact(shlex.join(argv), secrets))
-    )
-    return resolved or starts(
-        target.command, redact(shlex.join(target.command), secrets), target.cold_start
-    )
+
+    def shown(argv: Sequence[str]) -> str:
+        # each argument masked before quoting: shlex.join would split a secret holding a quote
+        return shlex.join(redact(arg, secrets) for arg in argv)
+
+    resolved = None if target.cold_start else npx_starts(target.command, shown)
+    return resolved or starts(target.command, shown(target.command), target.cold_start)
 
 
 def _http_transport(target: Target, connect_timeout: float) -> Transport:

@@ -25,7 +25,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_matrix.targets.python_command import find
 from mcp_matrix.wire.errors import ServerExited, WireError
@@ -62,7 +62,7 @@ class Resolved:
     user's ``--env`` values: never print it)."""
 
     argv: tuple[str, ...]
-    env: Mapping[str, str]
+    env: Mapping[str, str] = field(repr=False)  # never printed: it holds the --env values
     cwd: str
     files: tuple[str, ...] = ()  # what its argv names by absolute path and was there (npx's cache)
 

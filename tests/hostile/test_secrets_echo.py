@@ -15,6 +15,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
+from mcp_matrix.core.credentials import inherited_secrets
 from tests.hostile.cli_env import cli_with_env, listening
 from tests.hostile.conftest import FORMATS, TIMEOUTS
 
@@ -183,6 +184,7 @@ def test_env_settings_are_shown_and_env_credentials_masked_in_what_the_server_ec
     servers). A value under a credential's name, or any value that is not a setting, still is."""
     settings = {"LOG_LEVEL": "info", "READ_ONLY": "true", "NODE_ENV": "production", "PORT": "8080"}
     secrets = {"DB_PASSWORD": "swordfish", "MODE": "hunter2x", "SIM_PIN": "4321"}
+    secrets |= {"VAULT_PASSCODE": "48213", "PIN2": "5555", "KEY_PASSPHRASE": "disabled"}
     env = [x for k, v in {**settings, **secrets}.items() for x in ("--env", f"{k}={v}")]
     r = cli("snapshot", "--stdio", f"{sys.executable} {ECHO_SERVER}", *env, *TIMEOUTS)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -191,3 +193,22 @@ def test_env_settings_are_shown_and_env_credentials_masked_in_what_the_server_ec
         assert f"'{key}': '{value}'" in description, description
     for key, value in secrets.items():
         assert f"'{key}': '***'" in description and value not in r.stdout + r.stderr
+
+
+def test_the_working_directory_is_no_secret_but_a_token_beside_it_is():
+    """``PWD`` reads like a password's name; under ``--inherit-env`` its value, the directory,
+    was masked in every path a report printed (R1's review)."""
+    found = inherited_secrets({"PWD": "/home/me/project", "OLDPWD": "/tmp", "GH_TOKEN": INHERITED})
+    assert found == [INHERITED]
+
+
+def test_a_secret_holding_a_quote_is_masked_in_the_verbose_command_line(tmp_path):
+    """``--verbose`` printed the command as ``redact(shlex.join(argv))``: shlex quoted a secret
+    holding ``'`` into pieces (``'hunter2'"'"'xyzzy'``), so the whole value was never found."""
+    secret = "hunter2'xyzzy-S3cr3t"
+    command = f'{sys.executable} {ECHO_SERVER} --api-key "{secret}"'
+    r = cli("run", "--stdio", command, "--client", "claude-code", "--verbose", "--quiet", *TIMEOUTS)
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    shown = [line for line in (r.stdout + r.stderr).splitlines() if "server processes:" in line]
+    assert shown and "--api-key '***'" in shown[0], shown
+    assert "hunter2" not in shown[0] and "xyzzy" not in shown[0], shown
