@@ -42,6 +42,9 @@ class IntegerOverCap(ValueError):
             "(docs/security.md); it was dropped rather than changed"
         )
 
+    def at(self, source: str) -> str:
+        return f"{self} on {source}"
+
 
 class NotJsonNumber(ValueError):
     """``NaN`` or ``Infinity`` (not JSON: RFC 8259 section 6; Python's reader takes them and a
@@ -191,17 +194,9 @@ class Transport:
                 )
             )
             return
-        except NotJsonNumber as exc:
-            detail = stripped[:200]
+        except (IntegerOverCap, NotJsonNumber) as exc:  # a number we cannot keep as it is
             self._deliver(
-                ProtocolError(exc.at(source), detail=detail, stderr_tail=self.stderr_tail())
-            )
-            return
-        except IntegerOverCap as exc:
-            self._deliver(
-                ProtocolError(
-                    f"{exc} on {source}", detail=stripped[:200], stderr_tail=self.stderr_tail()
-                )
+                ProtocolError(exc.at(source), detail=stripped[:200], stderr_tail=self.stderr_tail())
             )
             return
         except ValueError:
