@@ -16,15 +16,51 @@ from urllib.parse import quote, quote_plus, unquote, unquote_plus
 from mcp_matrix.core.text import redact
 
 # A name (flag, variable, header, query parameter) whose value is a credential: these words, and
-# key, pass, pwd, sig, dsn, pat as whole words (API_KEY, --key, ?sig=, but not --monkey).
-SECRET_NAME = re.compile(
+# pass, pwd, pw and the short words of ``_SHORT_NAME`` as whole words (API_KEY, --key, ?sig=, but
+# not --monkey).
+_LONG_NAME = re.compile(
     r"(?i)token|secret|passw|passcode|passphrase|pincode|api[-_]?key|apikey|auth|credential|bearer"
-    r"|session|cookie|signature|private|(^|[-_.])(key|pass|pwd|pw|pin\d*|otp|sig|dsn|pat)($|[-_.])"
+    r"|session|cookie|signature|private|(^|[-_.])(pass|pwd|pw)($|[-_.])"
 )
+# The short words that also name other things: a version pin, a sort key, a signature scheme.
+_SHORT_NAME = re.compile(r"(?i)(^|[-_.])(key|pin\d*|otp|sig|dsn|pat)($|[-_.])")
+
+# A name ending in one of these words holds something about a credential, not the credential:
+# OTP_VERSION (Erlang/OTP's release, set in every erlang Docker image), SECRET_VERSION=latest
+# (a Secret Manager version alias), --key-version 3.
+_ABOUT_WORDS = frozenset({"version", "versions"})
+_NAME_WORD = re.compile(r"[-_.]+|(?<=[a-z0-9])(?=[A-Z])")  # snake, kebab, dotted and camelCase
 
 
 def _is_secret_name(name: str) -> bool:
-    return bool(SECRET_NAME.search(name.strip().lstrip("-")))
+    bare = name.strip().lstrip("-")
+    if _NAME_WORD.split(bare)[-1].lower() in _ABOUT_WORDS:
+        return False
+    return bool(_LONG_NAME.search(bare) or _SHORT_NAME.search(bare))
+
+
+# A version (26.2.5.6, v1.2.3, 1.0.0-rc.1) or a release tag: what ``--pin`` pins a package to.
+_VERSION = re.compile(r"(?i)v?\d+(\.\d+)+([-+][0-9a-z][0-9a-z.+-]*)?")
+RELEASE_WORDS = frozenset(
+    {"latest", "stable", "next", "canary", "beta", "alpha", "nightly", "current", "edge"}
+    | {"preview", "insiders", "unstable", "oldstable", "lts"}
+)
+
+
+def is_version(value: str) -> bool:
+    """Whether ``value`` names a release: a dotted version number or a release tag."""
+    return value.lower() in RELEASE_WORDS or bool(_VERSION.fullmatch(value))
+
+
+def _is_secret(name: str, value: str) -> bool:
+    """Whether ``value`` given under ``name`` is a credential: under a credential's name, unless
+    the name is only one of the short, ambiguous words (``--pin``, ``KEY``, ``?sig=``) and the
+    value is a version (``--pin latest``, ``NODE_PIN=20.1.0``): a PIN (``PIN2=5555``), a key or a
+    signature is never one. Under ``token``, ``secret``, ``password`` and the other long words,
+    every value is."""
+    if not _is_secret_name(name):
+        return False
+    return bool(_LONG_NAME.search(name)) or not is_version(value)
 
 
 # A positional argument that is a credential by its shape: a known token prefix, or a long
@@ -58,9 +94,9 @@ def argv_secrets(argv: Sequence[str]) -> list[str]:
     for arg in argv:
         name, eq, value = arg.partition("=")
         if flag and not arg.startswith("-"):
-            if not (flag == "-p" and _port(arg)):  # -p 8080 names a port
+            if _flag_secret(flag, arg):
                 out.append(arg)  # --api-key VALUE, -p VALUE
-        elif eq and value and _is_secret_name(name):
+        elif eq and value and _is_secret(name, value):
             out.append(value)  # --token=V, API_KEY=V (env prefixes, docker -e KEY=V)
         elif not arg.startswith("-") and ":" in arg and _is_secret_name(arg.split(":", 1)[0]):
             header = arg.split(":", 1)[1].strip()  # "Authorization: Bearer X" as an argument
@@ -71,6 +107,12 @@ def argv_secrets(argv: Sequence[str]) -> list[str]:
         secret_flag = arg == "-p" or (arg.startswith("--") and _is_secret_name(arg))
         flag = arg if secret_flag and not eq else ""
     return out
+
+
+def _flag_secret(flag: str, value: str) -> bool:
+    if flag == "-p":
+        return not _port(value)  # -p 8080 names a port
+    return _is_secret(flag, value)  # --pin latest names a release
 
 
 def _port(value: str) -> bool:
@@ -94,7 +136,7 @@ def url_secrets(text: str) -> list[str]:
             out += [user, _basic(unquote(user), "")]
     if "://" in text:
         for name, value in _QUERY.findall(text):
-            if value and _is_secret_name(unquote_plus(name)):
+            if value and _is_secret(unquote_plus(name), unquote_plus(value)):
                 out.append(value)
     return out
 
@@ -137,14 +179,20 @@ _SMALL_NUMBER = re.compile(r"\d{1,5}")
 
 
 def env_secrets(env: Mapping[str, str]) -> list[str]:
-    """The secret ``--env`` values: every value under a credential's name, and any other but a
-    setting (``SETTING_WORDS`` in any case, a number of up to five digits)."""
+    """The secret ``--env`` values: every value under a credential's name (but a version under
+    one of its short words, see ``_is_secret``), and any other but a setting or a release
+    (``SETTING_WORDS`` in any case, a number of up to five digits, ``is_version``)."""
     return [
         value
         for key, value in env.items()
-        if _is_secret_name(key)
-        or not (value.lower() in SETTING_WORDS or _SMALL_NUMBER.fullmatch(value))
+        if (_is_secret(key, value) if _is_secret_name(key) else not _is_setting(value))
     ]
+
+
+def _is_setting(value: str) -> bool:
+    return (
+        value.lower() in SETTING_WORDS or bool(_SMALL_NUMBER.fullmatch(value)) or is_version(value)
+    )
 
 
 # The shell's working directories: "PWD" reads as a password's name, but its value is a path.
@@ -159,7 +207,7 @@ def inherited_secrets(environ: Mapping[str, str]) -> list[str]:
     for key, value in environ.items():
         if key in _NOT_SECRET_VARIABLES:
             continue
-        if _is_secret_name(key) and len(value) >= INHERITED_MIN:
+        if _is_secret(key, value) and len(value) >= INHERITED_MIN:
             out.append(value)
         out += url_secrets(value)
     return out

@@ -212,3 +212,37 @@ def test_a_secret_holding_a_quote_is_masked_in_the_verbose_command_line(tmp_path
     shown = [line for line in (r.stdout + r.stderr).splitlines() if "server processes:" in line]
     assert shown and "--api-key '***'" in shown[0], shown
     assert "hunter2" not in shown[0] and "xyzzy" not in shown[0], shown
+
+
+def test_versions_and_release_tags_under_names_that_are_not_credentials_mask_no_text():
+    """``--pin latest`` masked every "latest" a server wrote, and an inherited ``OTP_VERSION``
+    (Erlang/OTP's release, set in every erlang Docker image; ``otp`` is a credential word) every
+    "26.2.5.6": a name ending in ``version`` holds no credential, and a version or release tag is
+    none under the short words (pin, key, otp, sig). A PIN, a value under a long word (token,
+    password, api key) and an inherited token stay masked, versions or not."""
+    args = "--pin latest --secret-version latest --pin 482913 --api-key 2.4.17"
+    env = {"NODE_VERSION": "20.11.1", "RELEASE_PIN": "v1.2.3", "PIN2": "73519"}
+    env |= {"DB_PASSWORD": "9.8.71"}
+    flags = [x for k, v in env.items() for x in ("--env", f"{k}={v}")]
+    inherited = {"OTP_VERSION": "26.2.5.6", "NOTE": "the latest build", "GH_TOKEN": INHERITED}
+    r = cli(
+        "snapshot",
+        "--stdio",
+        f"{sys.executable} {ECHO_SERVER} {args}",
+        *flags,
+        "--inherit-env",
+        *TIMEOUTS,
+        env=inherited,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    description = json.loads(r.stdout)["tools"][0]["tool"]["description"]
+    shown = (
+        "argv=['--pin', 'latest', '--secret-version', 'latest', '--pin', '***', '--api-key', '***']"
+    )
+    assert shown in description, description[:300]
+    for key, value in {"NODE_VERSION": "20.11.1", "RELEASE_PIN": "v1.2.3", **inherited}.items():
+        if key != "GH_TOKEN":
+            assert f"'{key}': '{value}'" in description, description
+    for secret in ("482913", "2.4.17", "73519", "9.8.71", INHERITED):
+        assert secret not in r.stdout + r.stderr
+    assert "'PIN2': '***'" in description and "'GH_TOKEN': '***'" in description
