@@ -12,7 +12,11 @@ before any SDK on the server side parses or validates them, and it works for any
 
 The log is JSON lines: ``{"t": seconds, "dir": "c2s"|"s2c", "message": ...}``, with ``raw``
 instead of ``message`` for a line that is not JSON, and ``event`` lines (``start``,
-``exit``, ``http``) that say what the tap itself saw.
+``exit``, ``http``) that say what the tap itself saw. A message holding a number no JSON output
+can keep (``NaN``, ``Infinity``, ``1e999``, an integer over the digit bound) is read as the wire
+reads it (``mcp_matrix.wire.transport.decode_json``): its text is logged as ``raw`` with
+``unkept`` saying why, and passed on unchanged; read as Python's ``json`` reads it, it was written
+back as ``NaN``, and the log and the calibration record made from it were invalid JSON.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from mcp_matrix.core.jsontypes import JSON
+from mcp_matrix.wire.transport import IntegerOverCap, NotJsonNumber, decode_json
 
 if TYPE_CHECKING:
     import httpx
@@ -67,7 +72,10 @@ class TapLog:
         if not text:
             return
         try:
-            self.write({"dir": direction, "message": json.loads(text), **extra})
+            self.write({"dir": direction, "message": decode_json(text), **extra})
+        except (IntegerOverCap, NotJsonNumber) as exc:
+            unkept = exc.at(_WAYS[direction])
+            self.write({"dir": direction, "raw": text[:10_000], "unkept": unkept, **extra})
         except ValueError:
             self.write({"dir": direction, "raw": text[:10_000], **extra})
 
@@ -76,8 +84,12 @@ class TapLog:
             self._file.close()
 
 
+_WAYS = {C2S: "the way to the server", S2C: "the way to the client"}
+
+
 def read_log(path: str | Path) -> list[dict]:
-    """The entries of a tap log; a torn last line (the tap was killed mid-write) is skipped."""
+    """The entries of a tap log; a torn last line (the tap was killed mid-write) is skipped, and
+    so is a line holding ``NaN`` or ``Infinity`` (a log written before the tap refused them)."""
     out = []
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -85,7 +97,7 @@ def read_log(path: str | Path) -> list[dict]:
         return []
     for line in text.splitlines():
         try:
-            out.append(json.loads(line))
+            out.append(decode_json(line))
         except ValueError:
             continue
     return out
