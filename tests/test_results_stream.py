@@ -257,10 +257,14 @@ def test_a_line_that_is_not_utf8_is_named_by_its_line(tmp_path):
     path, _ = _write(_events(), tmp_path / "r.jsonl")
     data = path.read_bytes()
     line = data[: data.index(b'"find"')].count(b"\n") + 1  # the text entry "find"
-    path.write_bytes(data.replace(b'"find"', b'"f\xffnd"', 1))
+    data = data.replace(b'"find"', b'"f\xffnd"', 1)
+    path.write_bytes(data)
     with pytest.raises(InputError, match="not UTF-8 text") as info:
         read_events(path)
     assert info.value.where.endswith(f"r.jsonl:{line}") and line > 1
+    byte = data.index(b"\xff") - (data[: data.index(b"\xff")].rfind(b"\n") + 1)
+    said = f"not UTF-8 text (invalid start byte at byte {byte} of the line); expected JSON lines"
+    assert str(info.value).endswith(said), str(info.value)
 
 
 def test_every_prefix_of_a_file_reads_as_the_events_before_the_cut(tmp_path):

@@ -21,11 +21,28 @@ def _unreadable(exc: OSError, unreadable: str, path: Path) -> InputError:
     return InputError(f"{unreadable}: {exc.strerror}", where=str(path))
 
 
-def not_utf8(exc: UnicodeDecodeError, path: Path, expected: str) -> InputError:
-    """A file that is not UTF-8 text, said with the byte where it stops being so."""
-    return InputError(
-        f"not UTF-8 text ({exc.reason} at byte {exc.start}); expected {expected}", where=str(path)
-    )
+def not_utf8(
+    exc: UnicodeDecodeError, path: Path, expected: str, line: int | None = None
+) -> InputError:
+    """A file that is not UTF-8 text, said with the byte where it stops being so: in the file, or
+    in line ``line`` when it was decoded a line at a time (``line_text``)."""
+    if line is None:
+        at, where = f"byte {exc.start}", str(path)
+    else:
+        at, where = f"byte {exc.start} of the line", f"{path}:{line}"
+    return InputError(f"not UTF-8 text ({exc.reason} at {at}); expected {expected}", where=where)
+
+
+def line_text(raw: bytes, number: int, path: Path, expected: str) -> str | None:
+    """Line ``number`` of an ``open_input_bytes`` file as text; None for a last line cut inside
+    a character (not the first, no newline at its end: its writer was interrupted, and a reader
+    keeps what came before); other bytes that are not UTF-8 are ``not_utf8`` at that line."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if number > 1 and not raw.endswith(b"\n"):
+            return None
+        raise not_utf8(exc, path, expected, number) from None
 
 
 def open_input(path: Path, noun: str, unreadable: str) -> TextIO:
@@ -114,6 +131,7 @@ def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> 
 __all__ = [
     "document_version",
     "input_lines",
+    "line_text",
     "not_utf8",
     "open_input",
     "open_input_bytes",

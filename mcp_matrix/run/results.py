@@ -42,7 +42,7 @@ from mcp_matrix.core.events import (
     check_event,
     typed_event,
 )
-from mcp_matrix.core.infiles import open_input_bytes
+from mcp_matrix.core.infiles import line_text, open_input_bytes
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.run.results_tables import WIRE_ONLY, EntryError, TableReader, Tables
@@ -153,16 +153,9 @@ def iter_events(path: str | Path) -> Iterator[dict]:
     number = 0
     with handle:
         for number, raw in enumerate(handle, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                if number > 1 and not raw.endswith(b"\n"):
-                    return  # cut inside a character: an interrupted last line
-                raise InputError(
-                    f"not UTF-8 text ({exc.reason} at byte {exc.start} of the line); expected "
-                    "JSON lines",
-                    where=f"{p}:{number}",
-                ) from None
+            line = line_text(raw, number, p, "JSON lines")
+            if line is None:
+                return  # cut inside a character: an interrupted last line
             event = _event(p, number, line, schemas, shared, checked, tables)
             if event is _END and number == 1:
                 raise InputError(
