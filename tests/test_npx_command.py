@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_matrix.targets.npx_command import Resolved, find_server, npx_args
+from mcp_matrix.targets.launcher import Resolved
+from mcp_matrix.targets.npx_command import find_server, npx_args
 from tests.test_warm_user import _cells, script, tiny_package
 
 MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"
@@ -25,12 +26,20 @@ def test_recognises_npx_with_yes_and_package_flags_and_nothing_else():
     assert npx_args(["/usr/bin/npx", "--yes", "pkg", "--flag", "-y"]) == ("--flag", "-y")
     assert npx_args(["npx", "-p", "a", "--package=b", "--package", "c", "bin", "x"]) == ("x",)
     assert npx_args(["npx", "pkg"]) == ()
+    assert npx_args(["npm", "exec", "--yes", "pkg", "a1"]) == ("a1",)
+    assert npx_args(["npm", "x", "-y", "--", "pkg", "--flag", "-y"]) == ("--flag", "-y")
+    assert npx_args(["/usr/bin/npm", "exec", "--package=p", "--", "bin", "x"]) == ("x",)
     for other in (
         ["npx"],
         ["npx", "-y"],
         ["npx", "--no-install", "pkg"],
         ["npx", "-c", "pkg"],
-        ["npm", "exec", "--yes", "pkg"],
+        ["npx", "--", "pkg"],
+        ["npm", "exec", "pkg", "--flag"],  # npm would take --flag as its own
+        ["npm", "exec", "-c", "pkg"],
+        ["npm", "exec", "--"],
+        ["npm", "run", "pkg"],
+        ["npm", "install", "pkg"],
         ["node", "dist/index.js"],
         ["sh", "-c", "npx -y pkg"],
         ["npx-wrapper", "pkg"],
@@ -117,7 +126,7 @@ def test_a_shell_script_as_the_bin_keeps_npx_for_every_session(cli, tmp_path):
     first; so npx runs every session, whether the script waits for the server or execs it."""
     for tag, text, why in (
         ("sh", BIN_SH, "a shell script holds the session's pipes"),
-        ("exec", BIN_SH_EXEC, "its process is not the package's bin that npm ran"),
+        ("exec", BIN_SH_EXEC, "its process is not the program npx ran"),
     ):
         cells, how = _fake_npx(cli, tmp_path, tag, text)
         assert re.fullmatch(

@@ -33,7 +33,9 @@ from mcp_matrix.core.credentials import (
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
 from mcp_matrix.targets.inputs import check_url
-from mcp_matrix.targets.npx_command import NpxTransport, npx_args, npx_starts
+from mcp_matrix.targets.launcher import LauncherTransport, launcher_starts
+from mcp_matrix.targets.npx_command import npx_launcher
+from mcp_matrix.targets.uvx_command import uvx_launcher
 from mcp_matrix.targets.warm_start import (
     bundled_fork,
     module_argv,
@@ -257,12 +259,17 @@ class TargetKind:
 
 def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
     """The command, forked from a warm template of it when it is a Python program that can be
-    (``warm_start.user_fork``), or the process an ``npx`` command resolved to in the run's first
-    session (``npx_command``), with the environment and directory the command gets either way."""
+    (``warm_start.user_fork``), or the process a launcher (``npx``, ``npm exec``, ``uvx``)
+    started in the run's first session (``launcher``), with the environment and directory the
+    command gets either way."""
     env = server_environment(target.env, target.inherit_env)
-    args = None if target.cold_start or opted_out() else npx_args(target.command)
-    if args is not None:
-        return NpxTransport(target.command, args, env, target.cwd, connect_timeout)
+    launcher = (
+        None
+        if target.cold_start or opted_out()
+        else npx_launcher(target.command) or uvx_launcher(target.command)
+    )
+    if launcher is not None:
+        return LauncherTransport(target.command, launcher, env, target.cwd, connect_timeout)
     fork = (
         None if target.cold_start else user_fork(target.command, env, target.cwd, connect_timeout)
     )
@@ -278,7 +285,7 @@ def server_starts(target: Target) -> str:
         # each argument masked before quoting: shlex.join would split a secret holding a quote
         return shlex.join(redact(arg, secrets) for arg in argv)
 
-    resolved = None if target.cold_start else npx_starts(target.command, shown)
+    resolved = None if target.cold_start else launcher_starts(target.command, shown)
     return resolved or starts(target.command, shown(target.command), target.cold_start)
 
 

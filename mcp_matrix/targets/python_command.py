@@ -1,9 +1,11 @@
 """Whether a ``--stdio`` command is a Python program a warm template can run, and how.
 
-Two shapes are recognised, strictly, and nothing else (anything else starts cold as its command
+These shapes are recognised, strictly, and nothing else (anything else starts cold as its command
 says): a console script as pip or uv writes it (a shebang naming a Python interpreter by
-absolute path, then exactly the standard wrapper, ``from MODULE import NAME`` ...
-``sys.exit(NAME())``), and ``python -m MODULE ARGS`` (no flag before ``-m``). The command is
+absolute path, or uv's relocatable ``#!/bin/sh`` header that runs the ``python`` beside it, then
+exactly the standard wrapper, ``from MODULE import NAME`` ... ``sys.exit(NAME())``), such a script
+run as ``python SCRIPT ARGS`` (what a launcher's child is once the shebang has run: ``uvx``), and
+``python -m MODULE ARGS`` (no flag before ``-m`` or the script). The command is
 found as ``subprocess`` would find it: on the ``PATH`` of the environment the server gets,
 relative to its directory. See ``mcp_matrix.targets.warm_start`` for what is done with it.
 """
@@ -21,7 +23,13 @@ MAX_SCRIPT_BYTES = 4096  # a wrapper is a few hundred bytes
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
-_SHEBANG = r"#!(?P<interpreter>/[^\s]+)\n"
+# a shebang naming the interpreter, or uv's relocatable form (a tool's environment: ``uvx``,
+# ``uv tool install``): sh execs the ``python`` beside the script's real path on the script
+_SHEBANG = (
+    r"(?:#!(?P<interpreter>/[^\s]+)\n"
+    r"""|#!/bin/sh\n'''exec' "\$\(dirname -- "\$\(realpath -- "\$0"\)"\)"/"""
+    r"""'(?P<sibling>python[0-9.]*)' "\$0" "\$@"\n' '''\n)"""
+)
 _HEAD = r"(?:# -\*- coding: utf-8 -\*-\n)?"
 # pip (distlib's ScriptMaker: before pip 25, and since) and uv, the wrapper each writes for a
 # console_scripts entry point
@@ -100,6 +108,9 @@ def _console_script(path: str, cwd: str | None) -> tuple[str, str] | None:
         return None
     for wrapper in _WRAPPERS:
         found = wrapper.fullmatch(text)
+        if found and found["sibling"]:
+            beside = os.path.dirname(os.path.realpath(where))
+            return os.path.join(beside, found["sibling"]), found["module"]
         if found and _PYTHON.fullmatch(os.path.basename(found["interpreter"])):
             return found["interpreter"], found["module"]
     return None
@@ -113,11 +124,14 @@ def recognise(
         return None
     first, args = command[0], tuple(command[1:])
     if _PYTHON.fullmatch(os.path.basename(first)):
+        if not args or find(first, env, cwd) is None:
+            return None
         if len(args) >= 2 and args[0] == "-m" and re.fullmatch(_DOTTED, args[1]):
-            if find(first, env, cwd) is None:
-                return None
             return PythonCommand(first, "module", args[1], "", (args[1], *args[2:]))
-        return None
+        script = None if args[0].startswith("-") else _console_script(args[0], cwd)
+        if script is None:
+            return None
+        return PythonCommand(first, "script", script[1], args[0], args)
     path = find(first, env, cwd)
     if path is None:
         return None

@@ -1,0 +1,105 @@
+"""A ``--stdio`` server given as ``uvx PKG ARGS`` (or ``uv tool run``, ``uvx --from P CMD``):
+which process uv started, so the run's later sessions start it directly (``targets.launcher``).
+
+This is how PyPI MCP servers are documented (``uvx mcp-server-time``). Run as given, every
+session starts uv again: it resolves the package against its cache (or the index), checks the
+tool's environment, then spawns the command and waits for it. ``uvx`` execs ``uv tool uvx``, and
+uv runs the command as its one child: ``ENV/bin/CMD``, which for a Python entry point is
+``ENV/bin/python ENV/bin/CMD ARGS`` once its shebang has run, with ``ENV/bin`` put first on its
+``PATH`` (checked here against uv's own ``PATH``). That process, its environment and directory are
+kept; as a Python console script, later sessions are forked from a warm template of it.
+
+Recognised strictly: ``uvx`` or ``uv tool run``, then only ``--from P``, ``--with W`` and
+``--python P`` / ``-p P`` (or ``--NAME=V``), then the package (``NAME``, ``NAME@VERSION`` or
+``NAME[EXTRAS]``, whose command is ``NAME``; with ``--from``, the command) and its arguments.
+Anything else (``--isolated``, ``--refresh``, ...) runs as given every session.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+
+from mcp_matrix.targets.launcher import Launcher, Resolved, children, holds, resolve
+
+__all__ = ["find_server", "uvx_command", "uvx_launcher"]
+
+_VALUED = ("--from", "--with", "--python", "-p")
+_PACKAGE = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[A-Za-z0-9._,-]*\])?(?:@\S+)?")
+
+
+def uvx_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """(the command uv runs, its ARGS) of ``uvx [FLAGS] PKG ARGS`` or ``uv tool run [FLAGS] PKG
+    ARGS``, or None when ``command`` is not that shape (it then runs as given every session)."""
+    if command[:1] and os.path.basename(command[0]) == "uvx":
+        i = 1
+    elif command[:1] and os.path.basename(command[0]) == "uv" and command[1:3] == ["tool", "run"]:
+        i = 3
+    else:
+        return None
+    named = False
+    while i < len(command) and command[i].startswith("-"):
+        flag, _, value = command[i].partition("=")
+        if flag not in _VALUED or (value == "" and "=" in command[i]):
+            return None
+        if not value:
+            i += 1
+            if i >= len(command):
+                return None
+        named = named or flag == "--from"
+        i += 1
+    if i >= len(command):
+        return None
+    package = _PACKAGE.fullmatch(command[i])
+    if named:
+        name = command[i] if "/" not in command[i] else ""
+    else:
+        name = package["name"] if package else ""
+    return (name, tuple(command[i + 1 :])) if name else None
+
+
+def _ran(root: int, name: str):
+    """Whether a process's argv before ARGS is uv's ``ENV/bin/NAME`` (by its shebang: with the
+    interpreter before it), ``ENV/bin`` put first on uv's own ``PATH``."""
+
+    def check(head: Sequence[str], env: Mapping[str, str], cwd: str) -> bool:
+        try:
+            with open(f"/proc/{root}/environ", "rb") as f:
+                theirs = dict(
+                    os.fsdecode(e).partition("=")[::2] for e in f.read().split(b"\0") if e
+                ).get("PATH")
+        except OSError:
+            return False
+        first, sep, rest = env.get("PATH", "").partition(os.pathsep)
+        if not (sep and rest == theirs and os.path.isabs(first)) or len(head) > 2:
+            return False
+        return head[-1] == os.path.join(first, name) and os.path.isfile(head[-1])
+
+    return check
+
+
+def find_server(
+    root: int, pipes: tuple[int, int], name: str, args: Sequence[str], launcher: str = "uvx"
+) -> Resolved | str:
+    """The process uv (pid ``root``) started on the session's pipes (their inodes), running
+    command ``name`` with ``args``, as ``Resolved``; or why it cannot be started again exactly
+    (then ``launcher`` runs for every session)."""
+    started = children().get(root, [])
+    holders = [p for p in started if holds(p, pipes)]
+    if len(holders) != 1:
+        return (
+            f"{len(holders)} processes under uv hold the session's pipes"
+            if holders
+            else "no process under uv holds the session's pipes (the server ended?)"
+        )
+    return resolve(holders[0], args, launcher, _ran(root, name))
+
+
+def uvx_launcher(command: Sequence[str]) -> Launcher | None:
+    """``command`` as a uvx launcher (``uvx_command``), or None: it runs as given every session."""
+    found = uvx_command(command)
+    if found is None:
+        return None
+    (name, args), launcher = found, os.path.basename(command[0])
+    return Launcher(launcher, lambda root, pipes: find_server(root, pipes, name, args, launcher))
