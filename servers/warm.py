@@ -515,6 +515,12 @@ def import_user(spec: dict) -> str | None:
     return checked(do, f"importing {spec['module']}")
 
 
+# Lessons a template takes: each names a module no lesson named before, so servers that import
+# more once they run (a call's first log line, say) teach it as well as those that only listed
+# tools; the bound is for a server that imports a module of a new name every time.
+LESSONS = 5
+
+
 class Learned:
     """What the first servers imported once they ran (``argparse``, a logging library, ...):
     each forked server that exits by itself (``os._exit`` too) leaves the list, in the order it
@@ -525,7 +531,8 @@ class Learned:
     def __init__(self, folder: str) -> None:
         self.folder = folder
         self.loaded: set[str] = set()
-        self.lessons = 0
+        self.tried: set[str] = set()  # named by a lesson already, imported or not
+        self.lessons = 0  # lessons that named a module not tried before
         self.left = False  # in a forked server: its lesson was left
 
     def path(self, pid: int) -> str:
@@ -543,11 +550,15 @@ class Learned:
         if self.left:
             return
         self.left = True
+        # Listing sys.modules touches every name in it, and so copies the pages that hold them
+        # (about 200 page faults): not when no lesson can be left or nothing was imported
+        if self.lessons >= LESSONS or len(sys.modules) <= len(self.loaded):
+            return
         try:
             # in the order it imported them (sys.modules keeps it): sorted, ``_asyncio`` came
             # before ``asyncio``, and every later server's asyncio lost track of its tasks
-            new = [name for name in list(sys.modules) if name not in self.loaded]
-            if new and self.lessons < 3:
+            new = [n for n in list(sys.modules) if n not in self.loaded and n not in self.tried]
+            if new:
                 with open(self.path(os.getpid()), "w") as f:
                     json.dump(new, f)
         except Exception:  # noqa: BLE001, S110 - a lesson lost costs only its speed
@@ -562,8 +573,12 @@ class Learned:
             os.unlink(self.path(pid))
         except (OSError, ValueError):
             return 0, None
-        self.lessons += 1
         names = [n for n in names if isinstance(n, str) and n not in sys.modules]
+        names = [n for n in names if n not in self.tried]
+        if not names:  # what servers forked before the last lesson had imported too
+            return 0, None
+        self.tried.update(names)
+        self.lessons += 1
 
         def do() -> None:
             for name in names:

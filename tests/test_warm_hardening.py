@@ -205,3 +205,54 @@ def test_what_a_server_imported_once_it_ran_is_imported_in_its_order(tmp_path):
             time.sleep(0.05)
         assert template.learned and not template.cold
     assert codes == [0, 0]
+
+
+def _started(command: list[str], env: dict, cwd):
+    """A session of ``command`` forked from its template, its stdin left open."""
+    from mcp_matrix.wire.process import ServerProcess
+
+    fork = warm_start.user_fork(command, env, str(cwd))
+    assert fork is not None
+    process = ServerProcess(
+        command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, fork=fork
+    )
+    process.start()
+    return process
+
+
+def _learned(command: list[str], at_least: int) -> int:
+    """How many modules the template of ``command`` has imported from lessons, once it is
+    ``at_least`` or 30 s have passed (read from its stdout by a thread here: waited, not timed)."""
+    template = next(t for key, t in warm_start._user.items() if key[0] == tuple(command))
+    deadline = time.monotonic() + 30
+    while template.learned < at_least and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not template.cold
+    return template.learned
+
+
+def test_a_server_that_imports_more_once_called_teaches_the_template_after_others_did(tmp_path):
+    """Before, a template took three lessons at most, counting those it had learned already:
+    the three servers a run forks together at its start each left the same lesson, and what later
+    servers imported once called was imported again by each of them (mcp-server-time's first log
+    line imports rich.table: 30 of its 34 sessions in a run did)."""
+    runs = (
+        "import sys\n\n\ndef main():\n    import tiny_calls.listed\n\n"
+        "    if sys.stdin.readline().strip() == 'call':\n        import tiny_calls.called\n"
+        "    return 0\n"
+    )
+    _package(tmp_path, "tiny_calls", runs)
+    (tmp_path / "tiny_calls" / "listed.py").write_text("LISTED = 1\n")
+    (tmp_path / "tiny_calls" / "called.py").write_text("CALLED = 1\n")
+    command, env = [sys.executable, "-m", "tiny_calls"], server_environment({})
+    together = [_started(command, env, tmp_path) for _ in range(3)]
+    for process in together:  # each imported tiny_calls.listed: the same lesson three times
+        process.end(stdin_grace=30.0)
+        assert process.poll() == 0
+    assert _learned(command, 1) == 1
+    called = _started(command, env, tmp_path)
+    assert called.popen is not None and called.popen.stdin is not None
+    called.popen.stdin.write(b"call\n")
+    called.end(stdin_grace=30.0)
+    assert called.poll() == 0
+    assert _learned(command, 2) == 2
