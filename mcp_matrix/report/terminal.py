@@ -8,6 +8,7 @@ ellipsis. Everything from the server or a profile goes through mcp_matrix.core.t
 
 from __future__ import annotations
 
+import re
 import string
 import sys
 from collections.abc import Iterable, Sequence
@@ -143,6 +144,35 @@ def _err_console(console: Console) -> Console:
     return terminal_console(stderr=True, soft_wrap=True) if console.file is sys.stdout else console
 
 
+_FRAME = re.compile(r'^\s+File "[^"]*", line \d+')
+# A traceback reading the environment (os.environ, os.getenv, a .env file), or saying so.
+_READS_ENV = re.compile(r"(?i)environ|getenv|<frozen os>|dotenv|env var|\bnot set\b")
+# An exception's text naming a variable (WEATHER_API_KEY) or what variables hold.
+_NAMES_VARIABLE = re.compile(
+    r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b"
+    r"|(?i:api[ _-]?key|token|credential|secret|password|config|settings)"
+)
+# Exceptions a minimal environment can raise by itself: PYTHONPATH is not passed on (an import
+# fails), nor XDG_CONFIG_HOME and its kind (a config file is not found).
+_ENV_EXCEPTIONS = frozenset({"ImportError", "ModuleNotFoundError", "FileNotFoundError"})
+
+
+def env_can_be_the_cause(stderr: Sequence[str]) -> bool:
+    """Whether a stdio server's failure can come from the minimal environment it ran with: yes,
+    unless its stderr shows a Python traceback whose exception no missing variable explains (a
+    ``ZeroDivisionError`` in code that reads none): there the --env advice is beside the point."""
+    starts = [i for i, line in enumerate(stderr) if line.startswith("Traceback (most recent")]
+    frames = [i for i, line in enumerate(stderr) if _FRAME.match(line)]
+    if not frames:
+        return True  # no Python traceback: a message, a Node stack, nothing
+    block = stderr[starts[-1] if starts else 0 :]
+    if any(_READS_ENV.search(line) for line in block if not _FRAME.match(line)):
+        return True  # the code and the message, not the file paths
+    raised = [line for line in stderr[frames[-1] + 1 :] if line and not line[0].isspace()]
+    name = raised[0].split(":", 1)[0].rsplit(".", 1)[-1].strip() if raised else ""
+    return name in _ENV_EXCEPTIONS or any(_NAMES_VARIABLE.search(line) for line in raised)
+
+
 def _could_not_measure(run: Run, err: Console) -> None:
     """Why a run could not measure the server, with the server's last stderr lines and hints."""
     finish = run.finish
@@ -152,7 +182,12 @@ def _could_not_measure(run: Run, err: Console) -> None:
     for line in (tail if isinstance(tail, list) else [])[-10:]:
         err.print(Text("  stderr: " + clean(line), style="dim"), soft_wrap=True)
     target = (run.start or _NO_START).target or {}
-    if target.get("kind") == "stdio" and target.get("inherit_env") is False:
+    lines = [line for line in tail if isinstance(line, str)] if isinstance(tail, list) else []
+    if (
+        target.get("kind") == "stdio"
+        and target.get("inherit_env") is False
+        and env_can_be_the_cause(lines)
+    ):
         print_wrapped(
             err,
             "the server ran with a minimal environment (PATH, HOME and a few more, plus --env); if it "

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
+from tests.conftest import run_cli
 from tests.report import events as ev
 from tests.report.conftest import render_terminal
 
@@ -116,3 +121,33 @@ def test_a_cause_hitting_only_clients_not_required_by_default_comes_after_those_
     assert (
         "Fix: support both eras" not in text
     )  # the advice line says it; the title does not repeat it
+
+
+HINT = "the server ran with a minimal environment"
+START_FAILURES = {
+    # a bug in the server's code: no variable would have helped
+    "zero-division": ("import sys\nprint('starting', file=sys.stderr)\n1/0\n", False),
+    "syntax": ("def broken(:\n    pass\n", False),
+    # reading a variable the minimal environment did not pass on
+    "environ-key": ("import os\nkey = os.environ['WEATHER_API_KEY']\n", True),
+    "named": ("raise RuntimeError('WEATHER_API_KEY must be given')\n", True),
+    "import": ("import weather_sdk_not_installed_here\n", True),  # PYTHONPATH is not passed on
+    "no-traceback": ("import sys\nsys.exit('error: WEATHER_API_KEY is not set')\n", True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(START_FAILURES))
+def test_the_minimal_environment_hint_is_printed_only_when_it_can_be_the_cause(tmp_path, case):
+    """A stdio server that dies at start: the --env hint was printed under any Python
+    traceback, a ZeroDivisionError or a SyntaxError too, where it is beside the point. It now
+    follows a traceback only when it reads the environment, names a variable, or fails an import
+    (PYTHONPATH is not passed on); without a traceback it is printed as before."""
+    source, hinted = START_FAILURES[case]
+    server = tmp_path / "server.py"
+    server.write_text(source, encoding="utf-8")
+    r = run_cli("run", "--stdio", f"{sys.executable} {server}", "--client", "claude-code")
+    assert r.returncode == 3 and "could not measure" in r.stderr, r.stderr[-2000:]
+    assert ('stderr:   File "' in r.stderr) is (case != "no-traceback"), r.stderr[-2000:]
+    assert (HINT in r.stderr) is hinted, r.stderr[-2000:]
+    inherited = run_cli("run", "--stdio", f"{sys.executable} {server}", "--inherit-env")
+    assert inherited.returncode == 3 and HINT not in inherited.stderr  # it had every variable
