@@ -427,7 +427,11 @@ def import_like_python(spec: dict) -> None:
     module; for ``-m a.b`` the packages above it and, when it is a package itself, the package
     (``runpy`` does the same before it runs ``a.b.__main__``)."""
     if spec["mode"] == "script":
-        __import__(spec["module"])
+        if spec.get("prefix") is not None:  # a script of the user's own: its leading imports
+            code = compile(spec["prefix"], spec["script"], "exec")
+            exec(code, {"__name__": "__prefix__"})  # noqa: S102 - as the script runs them
+        else:
+            __import__(spec["module"])
         return
     import importlib.util
 

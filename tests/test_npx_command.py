@@ -88,7 +88,7 @@ command = shlex.join(["tiny-bin", *sys.argv[3:]])
 sys.exit(subprocess.run(["sh", "-c", command], env=env).returncode)
 """
 # the package's bin: a Node package's is a script with a shebang; these are Python or sh
-BIN_PYTHON = "#!{python}\nimport runpy\nrunpy.run_module('tiny_npx', run_name='__main__')\n"
+BIN_PYTHON = "#!{python}\nimport sys\nfrom tiny_npx import main\nsys.exit(main())\n"
 BIN_SH = '#!/bin/sh\n{python} -m tiny_npx "$@"\n'  # a shell script between: no exec
 BIN_SH_EXEC = '#!/bin/sh\nexec {python} -m tiny_npx "$@"\n'  # its set-up would be skipped
 
@@ -106,13 +106,13 @@ def _fake_npx(cli, tmp_path: Path, tag: str, bin_text: str, *extra: str) -> tupl
     )  # fmt: skip
 
 
-def test_a_bin_npx_runs_under_sh_c_sees_the_same_argv_and_directory_resolved(cli, tmp_path):
-    """The tiny server's tool answers with its argv and directory: the same from the process
-    npx resolved to as through npx every session."""
+def test_a_python_bin_npx_runs_under_sh_c_is_resolved_and_forked_seeing_the_same(cli, tmp_path):
+    """The tiny server's tool answers with its argv and directory: the same from the Python
+    script npx resolved to, forked from a warm template of it, as through npx every session."""
     once, how = _fake_npx(cli, tmp_path, "py", BIN_PYTHON)
     assert re.fullmatch(
         r".*npx -y tiny-pkg a1: resolved once to \S+ \S+/py/tiny-bin a1 "
-        r"\(\d+ processes started from it, 1 through npx\)",
+        r"\(\d+ sessions forked from a warm template of it, 1 through npx\)",
         how,
     ), how
     every, how = _fake_npx(cli, tmp_path, "py", BIN_PYTHON, "--cold-start")

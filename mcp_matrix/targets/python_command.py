@@ -12,14 +12,17 @@ relative to its directory. See ``mcp_matrix.targets.warm_start`` for what is don
 
 from __future__ import annotations
 
+import ast
 import os
 import re
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["PythonCommand", "recognise"]
 
 MAX_SCRIPT_BYTES = 4096  # a wrapper is a few hundred bytes
+MAX_USER_SCRIPT_BYTES = 1 << 20  # a server's own script, parsed for its leading imports
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
@@ -68,13 +71,17 @@ _WRAPPERS = (
 class PythonCommand:
     """A recognised command: the interpreter the template runs under (the shebang's, or the
     command's own first word), ``script`` (a console script: its path as the interpreter gets it)
-    or ``module`` (``-m``), the module to import, and the server's ``sys.argv``."""
+    or ``module`` (``-m``), the module to import, and the server's ``sys.argv``. A script of the
+    user's own has no module to import: ``prefix`` is then its leading import statements, which
+    the template runs as the script would before any of its own code (``module`` names the
+    file, for messages)."""
 
     interpreter: str
     mode: str  # "script" | "module"
     module: str
     script: str
     argv: tuple[str, ...]
+    prefix: str | None = None
 
 
 def find(name: str, env: Mapping[str, str], cwd: str | None) -> str | None:
@@ -116,6 +123,38 @@ def _console_script(path: str, cwd: str | None) -> tuple[str, str] | None:
     return None
 
 
+def leading_imports(path: str) -> str | None:
+    """The import statements a Python script at ``path`` begins with (after its docstring),
+    as source, or None when it begins with anything else or cannot be read as Python here.
+
+    Run first by a template, in the script's directory, environment and ``sys.argv``, they do
+    what the script's first lines do before anything else of it runs (as a console script's
+    ``from MODULE import NAME`` is imported first); the fork then runs the whole script, whose
+    imports find those modules loaded. Relative imports (a script has no package) and a zip
+    archive (``python app.pyz`` runs its ``__main__.py``) are refused."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_USER_SCRIPT_BYTES + 1)
+        if len(data) > MAX_USER_SCRIPT_BYTES or zipfile.is_zipfile(path):
+            return None
+        body = ast.parse(data, path).body
+    except (OSError, SyntaxError, ValueError):
+        return None
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # its docstring
+    leading: list[ast.stmt] = []
+    for statement in body:
+        if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
+            continue  # compiles the script differently; imports nothing
+        if not (
+            isinstance(statement, ast.Import)
+            or (isinstance(statement, ast.ImportFrom) and statement.level == 0)
+        ):
+            break
+        leading.append(statement)
+    return "\n".join(ast.unparse(s) for s in leading) + "\n" if leading else None
+
+
 def recognise(
     command: Sequence[str], env: Mapping[str, str], cwd: str | None
 ) -> PythonCommand | None:
@@ -128,10 +167,15 @@ def recognise(
             return None
         if len(args) >= 2 and args[0] == "-m" and re.fullmatch(_DOTTED, args[1]):
             return PythonCommand(first, "module", args[1], "", (args[1], *args[2:]))
-        script = None if args[0].startswith("-") else _console_script(args[0], cwd)
-        if script is None:
+        if args[0].startswith("-"):
             return None
-        return PythonCommand(first, "script", script[1], args[0], args)
+        script = _console_script(args[0], cwd)
+        if script is not None:
+            return PythonCommand(first, "script", script[1], args[0], args)
+        prefix = leading_imports(os.path.join(cwd, args[0]) if cwd else args[0])
+        if prefix is None:
+            return None
+        return PythonCommand(first, "script", os.path.basename(args[0]), args[0], args, prefix)
     path = find(first, env, cwd)
     if path is None:
         return None

@@ -244,6 +244,7 @@ class _UserTemplate:
             "module": found.module,
             "script": found.script,
             "argv": list(found.argv),
+            "prefix": found.prefix,  # a script of the user's own: its leading imports
             "command": list(self.command),
             "env": dict(env),
         }

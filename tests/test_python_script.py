@@ -1,0 +1,76 @@
+"""A ``--stdio`` server given as ``python SCRIPT ARGS`` (a script of the user's own, not a console
+script): forked from a warm template that ran the script's leading import statements, as the
+script runs them before any of its own code (``python_command.leading_imports``). The real CLI
+against a small server whose tool answers with what its process sees (``sys.path[0]``,
+``sys.argv``, ``__name__``, the directory): the same warm and with ``--cold-start``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import zipfile
+from pathlib import Path
+
+from mcp_matrix.targets.python_command import leading_imports, recognise
+from tests.test_warm_user import _run, tiny_package
+
+SERVER = '''"""A server of the user's own."""
+from __future__ import annotations
+import sys
+from tiny_s import main
+sys.exit(main())
+'''
+
+
+def test_leading_imports_are_the_import_statements_a_script_begins_with(tmp_path):
+    path = tmp_path / "s.py"
+    cases = {
+        SERVER: "import sys\nfrom tiny_s import main\n",
+        "import os, json as j\nfrom a.b import (c, d)\nx = 1\nimport late\n": (
+            "import os, json as j\nfrom a.b import c, d\n"
+        ),
+        "import os; os.environ['A'] = '1'\nimport b\n": "import os\n",
+        "print('hi')\nimport os\n": None,  # its own code first: nothing to run before it
+        "from . import x\n": None,  # a script has no package
+        "'''only a docstring'''\n": None,
+        "def (:\n": None,
+    }
+    for text, prefix in cases.items():
+        path.write_text(text)
+        assert leading_imports(str(path)) == prefix, text
+    with zipfile.ZipFile(tmp_path / "app.pyz", "w") as archive:
+        archive.writestr("__main__.py", "import os\n")
+    assert leading_imports(str(tmp_path / "app.pyz")) is None  # python runs its __main__.py
+    assert leading_imports(str(tmp_path / "missing.py")) is None
+
+
+def test_python_script_is_recognised_with_its_prefix_and_argv(tmp_path):
+    (tmp_path / "s.py").write_text(SERVER)
+    python = {"PATH": str(Path(sys.executable).parent)}
+    name = Path(sys.executable).name
+    found = recognise([name, "s.py", "a1"], python, str(tmp_path))
+    assert found is not None
+    assert (found.mode, found.module, found.script) == ("script", "s.py", "s.py")
+    assert found.argv == ("s.py", "a1") and found.prefix == "import sys\nfrom tiny_s import main\n"
+    assert recognise([name, "-u", "s.py"], python, str(tmp_path)) is None  # a flag first
+    assert recognise([name, "missing.py"], python, str(tmp_path)) is None
+
+
+def test_a_python_script_sees_what_its_command_would_warm_or_cold(cli, tmp_path):
+    """``python SCRIPT`` puts the script's folder first on ``sys.path`` (its sibling package is
+    found there only), runs it as ``__main__`` with its argv, in the directory given."""
+    tiny_package(tmp_path / "app", "tiny_s")
+    (tmp_path / "app" / "server.py").write_text(SERVER)
+    (tmp_path / "work").mkdir()
+    target = (
+        "--stdio", f"{sys.executable} {tmp_path / 'app' / 'server.py'} a1",
+        "--cwd", str(tmp_path / "work"),
+    )  # fmt: skip
+    warm, how = _run(cli, tmp_path, "script", *target)
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .*server\.py a1", how), how
+    cold, how = _run(cli, tmp_path, "script-cold", *target, "--cold-start")
+    assert "started cold: --cold-start" in how
+    assert warm == cold
+    seen = [c for c in warm if c[0] == "call" and "path0" in c[-1]]
+    assert seen and str(tmp_path / "app") in seen[0][-1] and "__main__" in seen[0][-1]
