@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -544,12 +545,18 @@ def test_a_call_the_profiles_treat_alike_is_one_outcome_and_its_answer_one_entry
     assert back == [e.to_json() for e in typed_events(calls)]
 
 
-def test_the_snapshots_tool_schemas_are_nodes_the_cells_share(tmp_path):
+def _with_snapshot(tmp_path) -> tuple[dict, list[dict], Path]:
+    """A results file whose run took a snapshot of one tool: the snapshot, events, path."""
     snapshot = {"format": "mcp-matrix.snapshot", "version": 1, "tools": []}
     snapshot["tools"] = [{"page": 0, "tool": {"name": "find", "inputSchema": dict(SCHEMA)}}]
     events = _events()
     events.insert(1, SnapshotTaken(snapshot=snapshot).to_json())
     path, _ = _write(events, tmp_path / "r.jsonl")
+    return snapshot, events, path
+
+
+def test_the_snapshots_tool_schemas_are_nodes_the_cells_share(tmp_path):
+    snapshot, events, path = _with_snapshot(tmp_path)
     lines = _lines(path)
     assert [e["node"] for e in lines if "node" in e][:2] == [
         SCHEMA["properties"]["q"],
@@ -604,3 +611,21 @@ def test_the_writer_keeps_no_copy_it_made_only_to_number_a_value():
     assert len(tables.nodes.table) == 3 and len(tables.rows) == 4 and len(tables.findings) == 1
     for table in (tables.nodes.table, tables.rows, tables.kinds, tables.findings):
         assert table._held == [] and table._by_id == {}
+
+
+@pytest.mark.parametrize("tools", [5, "find", None, {"find": 1}])
+def test_a_snapshot_whose_tools_are_not_a_list_is_read_not_a_traceback(tmp_path, tools):
+    """A damaged version-3 snapshot line (``"tools": 5``): putting its schemas back iterated the
+    number, a TypeError and a traceback from ``report``; there is no schema to put back."""
+    snapshot, _, path = _with_snapshot(tmp_path)
+    lines = _lines(path)
+    for line in lines:
+        if line.get("event") == "snapshot":
+            line["snapshot"]["tools"] = tools
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert next(e for e in read_events(path) if e["event"] == "snapshot")["snapshot"] == {
+        **snapshot,
+        "tools": tools,
+    }
+    r = run_cli_in_process("report", str(path))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]

@@ -252,7 +252,8 @@ class TableReader:
         if event.pop("nodes", None) is not True:
             return event
         doc = event.get("snapshot")
-        for entry in doc.get("tools") or () if isinstance(doc, dict) else ():
+        tools = doc.get("tools") if isinstance(doc, dict) else None
+        for entry in tools if isinstance(tools, list) else ():  # not a list: no schema in it
             tool = entry.get("tool") if isinstance(entry, dict) else None
             if isinstance(tool, dict) and "inputSchema" in tool:
                 tool["inputSchema"] = self.schemas.whole(tool["inputSchema"])
