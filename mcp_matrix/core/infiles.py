@@ -9,6 +9,8 @@ expected instead.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -105,6 +107,51 @@ def document_version(
     return doc, version
 
 
+class NotJsonNumber(ValueError):
+    """``NaN`` or ``Infinity`` (not JSON, though Python's reader takes them), or a number beyond
+    a double's range (``1e999``, read as Infinity): kept, either is written back as ``NaN`` or
+    ``Infinity`` and makes every JSON output of ours invalid. The wire refuses them from a
+    server the same way (``mcp_matrix.wire.transport.NotJsonNumber``; the wire imports nothing
+    of ours, so the two cannot share one reader)."""
+
+    def __init__(self, word: str, valid: bool) -> None:
+        if valid:
+            said = f"holds the number {word[:40]}, beyond a double's range (read as Infinity)"
+        else:
+            said = f"holds {word}, which is not a JSON number (RFC 8259 section 6)"
+        super().__init__(f"{said}: no JSON output could hold it")
+        self.word = word
+
+
+def _not_json(word: str) -> float:
+    raise NotJsonNumber(word, valid=False)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise NotJsonNumber(text, valid=True)
+    return value
+
+
+def strict_json(text: str | bytes) -> JSON:
+    """``json.loads`` refusing what no JSON output can hold: ``NotJsonNumber`` for ``NaN``,
+    ``Infinity`` or ``1e999`` (other problems as ``json.loads`` raises them)."""
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+
+
+# A string (skipped) or a number or constant: where a word ``NotJsonNumber`` names stands.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN|-?\d[\d.eE+-]*)')
+
+
+def number_line(text: str, word: str) -> int | None:
+    """The line of ``text`` where the number or constant ``word`` first stands outside a string."""
+    for match in _TOKEN.finditer(text):
+        if match.group(1) == word:
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
 def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> JSON:
     """``text`` as JSON, a problem an InputError at ``path:line`` (``line`` None: ``text`` is the
     whole file, and the error names the line it is on where JSON says)."""
@@ -113,7 +160,10 @@ def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> 
         return f"{path}:{line if line is not None else found}"
 
     try:
-        return json.loads(text)
+        return strict_json(text)
+    except NotJsonNumber as exc:
+        found = number_line(text, exc.word) if isinstance(text, str) and line is None else None
+        raise InputError(str(exc), where=at(found or 1)) from None
     except UnicodeDecodeError as exc:  # bytes of one line (a whole file is read as text)
         raise InputError(f"not UTF-8 text: {exc.reason}", where=at(1)) from None
     except json.JSONDecodeError as exc:
@@ -129,6 +179,7 @@ def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> 
 
 
 __all__ = [
+    "NotJsonNumber",
     "document_version",
     "input_lines",
     "line_text",
@@ -137,4 +188,5 @@ __all__ = [
     "open_input_bytes",
     "parse_json",
     "read_input",
+    "strict_json",
 ]

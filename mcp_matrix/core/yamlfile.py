@@ -16,6 +16,7 @@ the one place that maps YAML and JSON Schema errors to ``InputError``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -164,7 +165,18 @@ def _record_lines(
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _record_lines(item, path + (index,), src, errors, busy, noun)
+    elif node.tag == "tag:yaml.org,2002:float" and not _finite(node.value):
+        errors.append(src.error(path, f"{node.value} is not a number JSON can hold; quote text"))
     busy.discard(id(node))
+
+
+def _finite(value: str) -> bool:
+    """Whether a YAML float is a JSON number: ``.nan``, ``.inf`` and ``1.0e+999`` are not (a case
+    sending one wrote ``NaN`` into the results stream, which no JSON reader, ours too, reads)."""
+    try:
+        return math.isfinite(float(value.replace("_", "")))
+    except ValueError:  # ".inf", ".NaN" (which float() does not read), "1:30.5"
+        return not re.fullmatch(r"[-+]?\.(inf|nan)", value, re.IGNORECASE)
 
 
 def parse_yaml(

@@ -363,6 +363,41 @@ BAD_INPUT_KINDS = {
         ),
         lambda p: ("replay", p, "--server", "faulty", "--client", "continue"),
     ),
+    # NaN, Infinity and 1e999: Python's json reads them, and every JSON output of ours that
+    # carried one (the json report, merge, diff and discover --json, the results of a case) was
+    # invalid JSON; they are refused as the wire refuses them from a server
+    "snapshot-nan": (
+        lambda t: (write(t, "snap.json", SNAP_HEAD + '"x", "m": NaN}\n'), ":3", "holds NaN"),
+        lambda p: ("discover", p, "--json"),
+    ),
+    "snapshot-1e999": (
+        lambda t: (write(t, "snap.json", SNAP_HEAD + "1e999}\n"), ":3", "the number 1e999"),
+        lambda p: ("diff", p, p, "--format", "json"),
+    ),
+    "results-nan": (
+        lambda t: (
+            write(t, "r.jsonl", START + '\n{"event": "call", "n": -Infinity}\n'),
+            ":2",
+            "holds -Infinity, which is not a JSON number",
+        ),
+        lambda p: ("merge", p, p),
+    ),
+    "calls-nan": (
+        lambda t: (
+            write(t, "live.jsonl", '{"id": 1, "tool": "echo", "arguments": {"x": NaN}}\n'),
+            ":1",
+            "holds NaN",
+        ),
+        lambda p: ("replay", p, "--server", "faulty", "--client", "continue"),
+    ),
+    "cases-nan": (
+        lambda t: (
+            write(t, "cases.yaml", CASES_HEAD + "      arguments: {x: .nan}\n"),
+            ":4",
+            ".nan is not a number JSON can hold",
+        ),
+        lambda p: ("run", "--server", "faulty", "--client", "continue", "--cases", p),
+    ),
     "binary-snapshot": (
         lambda t: (write(t, "snap.json", bytes(range(256)) * 4), "not UTF-8"),
         lambda p: ("discover", p),
