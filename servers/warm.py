@@ -22,6 +22,7 @@ server.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import json
@@ -81,6 +82,8 @@ def preload() -> None:
 
     # its first validation loads the 2020-12 metaschema's vocabularies: once, here
     list(jsonschema.Draft202012Validator({"type": "object"}).iter_errors({}))
+    # a parser and an argument compile argparse's four patterns; every bundled server makes one
+    argparse.ArgumentParser(prog="warm").add_argument("--warm", help="%(default)s")
 
 
 def startup_env(env: dict) -> dict:
@@ -519,82 +522,124 @@ def import_user(spec: dict) -> str | None:
     return checked(do, f"importing {spec['module']}")
 
 
-# Lessons a template takes: each names a module no lesson named before, so servers that import
-# more once they run (a call's first log line, say) teach it as well as those that only listed
-# tools; the bound is for a server that imports a module of a new name every time.
+# Lessons a template takes: each names a module or a regular expression no lesson named before,
+# so servers that import more once they run (a call's first log line, say) teach it as well as
+# those that only listed tools; the bound is for a server that makes up a new name every time.
 LESSONS = 5
 
 
+def compiled() -> set[tuple[str, int]]:
+    """The patterns (text) and flags ``re``'s cache holds: what ``re.compile``, ``re.match`` and
+    the rest compiled in this process (``_cache``, and ``_cache2`` from Python 3.12)."""
+    found = set()
+    for cache in (getattr(re, "_cache", None), getattr(re, "_cache2", None)):
+        if isinstance(cache, dict):
+            for key in list(cache):
+                # (type(pattern), pattern, flags); bytes patterns are left out
+                if isinstance(key, tuple) and len(key) == 3 and key[0] is str:
+                    found.add((key[1], key[2]))
+    return found
+
+
+def cached() -> int:
+    return sum(len(c) for c in (getattr(re, "_cache", {}), getattr(re, "_cache2", {})))
+
+
 class Learned:
-    """What the first servers imported once they ran (``argparse``, a logging library, ...):
-    each forked server that exits by itself (``os._exit`` too) leaves the list, in the order it
-    imported them, in the template's private folder, and the template imports it before the
-    next fork, checked as the first imports were, so
-    later servers do not import it again. A check that fails ends the forking."""
+    """What the first servers imported once they ran (``argparse``, a logging library, ...)
+    and the regular expressions they compiled (argparse's, a log highlighter's: about 2 ms
+    each server): each forked server that exits by itself (``os._exit`` too) leaves them, the
+    modules in the order it imported them, in the template's private folder, and the template
+    imports and compiles them before the next fork, checked as the first imports were, so
+    later servers do not again. A check that fails ends the forking."""
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
         self.loaded: set[str] = set()
+        self.patterns: set[tuple[str, int]] = set()
+        self.sizes = (0, 0)  # of sys.modules and re's cache when frozen
         self.tried: set[str] = set()  # named by a lesson already, imported or not
-        self.lessons = 0  # lessons that named a module not tried before
+        self.tried_patterns: set[tuple[str, int]] = set()
+        self.lessons = 0  # lessons that named a module or a pattern not tried before
         self.left = False  # in a forked server: its lesson was left
 
     def path(self, pid: int) -> str:
         return os.path.join(self.folder, f"imports-{pid}")
 
     def freeze(self) -> None:
-        """Before forking: what is loaded now, and the collector told to leave it alone (a
-        forked server's collections then skip the template's objects, and copy fewer pages)."""
+        """Before forking: what is loaded and compiled now, and the collector told to leave it
+        alone (a forked server's collections then skip the template's objects, and copy fewer
+        pages)."""
         self.loaded = set(sys.modules)
+        self.patterns = compiled()
+        self.sizes = (len(sys.modules), cached())
         gc.freeze()
 
     def leave(self) -> None:
-        """In a server ending by itself: what it imported beyond the template (never raises;
-        once)."""
+        """In a server ending by itself: what it imported and compiled beyond the template
+        (never raises; once)."""
         if self.left:
             return
         self.left = True
-        # Listing sys.modules touches every name in it, and so copies the pages that hold them
-        # (about 200 page faults): not when no lesson can be left or nothing was imported
-        if self.lessons >= LESSONS or len(sys.modules) <= len(self.loaded):
+        # Listing sys.modules or re's cache touches every entry, and so copies the pages that
+        # hold them (about 200 page faults for sys.modules): not when no lesson can be left, nor
+        # (``imported``, ``compiled``) when it holds no more entries than the template's did
+        if self.lessons >= LESSONS:
             return
         try:
-            # in the order it imported them (sys.modules keeps it): sorted, ``_asyncio`` came
-            # before ``asyncio``, and every later server's asyncio lost track of its tasks
-            new = [n for n in list(sys.modules) if n not in self.loaded and n not in self.tried]
-            if new:
+            lesson = {"modules": self.imported(), "patterns": self.compiled()}
+            if lesson["modules"] or lesson["patterns"]:
                 with open(self.path(os.getpid()), "w") as f:
-                    json.dump(new, f)
+                    json.dump(lesson, f)
         except Exception:  # noqa: BLE001, S110 - a lesson lost costs only its speed
             pass
 
+    def imported(self) -> list[str]:
+        if len(sys.modules) <= self.sizes[0]:
+            return []
+        # in the order it imported them (sys.modules keeps it): sorted, ``_asyncio`` came
+        # before ``asyncio``, and every later server's asyncio lost track of its tasks
+        return [n for n in list(sys.modules) if n not in self.loaded and n not in self.tried]
+
+    def compiled(self) -> list[tuple[str, int]]:
+        if cached() <= self.sizes[1]:
+            return []
+        return sorted(compiled() - self.patterns - self.tried_patterns)
+
     def take(self, pid: int) -> tuple[int, str | None]:
-        """After server ``pid`` ended: import what it left; how many modules that was, and why
-        forking must stop (None: it need not)."""
+        """After server ``pid`` ended: import and compile what it left; how many modules and
+        patterns that was, and why forking must stop (None: it need not)."""
         try:
             with open(self.path(pid)) as f:
-                names = json.load(f)
+                lesson = json.load(f)
             os.unlink(self.path(pid))
-        except (OSError, ValueError):
+            names = [n for n in lesson["modules"] if isinstance(n, str)]
+            patterns = {(p, f) for p, f in lesson["patterns"] if isinstance(p, str)}
+        except (OSError, ValueError, TypeError, KeyError):
             return 0, None
-        names = [n for n in names if isinstance(n, str) and n not in sys.modules]
-        names = [n for n in names if n not in self.tried]
-        if not names:  # what servers forked before the last lesson had imported too
+        names = [n for n in names if n not in sys.modules and n not in self.tried]
+        patterns = {(p, f) for p, f in patterns if isinstance(f, int) and not f & re.DEBUG}
+        patterns -= self.tried_patterns | compiled()
+        if not names and not patterns:  # what servers forked before the last lesson did too
             return 0, None
         self.tried.update(names)
+        self.tried_patterns |= patterns
         self.lessons += 1
 
         def do() -> None:
             for name in names:
                 with contextlib.suppress(ImportError):
                     __import__(name)
+            for pattern, flags in patterns:
+                with contextlib.suppress(Exception):
+                    re.compile(pattern, flags)
 
         what = "importing what a server imported once it ran"
         why, said = stderr_kept(lambda: checked(do, what))
         if said and not why:  # a later server would not write it, as a cold one does
             why = f"{what} wrote to stderr"
         self.freeze()
-        return len(names), why
+        return len(names) + len(patterns), why
 
 
 def stderr_kept(do: Callable[[], str | None]) -> tuple[str | None, bytes]:

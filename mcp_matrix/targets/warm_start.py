@@ -209,7 +209,7 @@ class _UserTemplate:
         self.socket = ""
         self.cold = ""  # why sessions start cold ("" while it is ready)
         self.forked = 0
-        self.learned = 0  # modules its servers imported once they ran, imported since by it
+        self.learned = 0  # modules and patterns its servers imported or compiled once they ran
         self.ready = threading.Event()
 
     def start(
