@@ -40,6 +40,7 @@ _hold_early_signals()  # before the imports below, which are most of the start-u
 
 import argparse  # after the signals are held
 import importlib
+import os
 import signal
 import threading
 from collections.abc import Sequence
@@ -208,7 +209,9 @@ def _until_connected(handler: signals.Handler) -> signals.Handler:
 def _on_connecting() -> None:
     _CONNECTED.append(True)
     for sig in _HELD[:1]:
-        signal.raise_signal(sig)
+        # To the process, not with raise(): the first connection may be made on a probe's thread,
+        # and a signal raised there reaches the main thread late (mcp_matrix.wire.waits).
+        os.kill(os.getpid(), sig)
 
 
 def _held_not_delivered() -> int | None:

@@ -10,6 +10,7 @@ import queue
 import subprocess
 import threading
 
+from mcp_matrix.wire import waits
 from mcp_matrix.wire.errors import ServerExited, WireTimeout
 from mcp_matrix.wire.http import HttpTransport
 from mcp_matrix.wire.process import ServerProcess, interrupt_held
@@ -41,7 +42,7 @@ def _start_listening(process: ServerProcess, connect_timeout: float) -> str:
     threading.Thread(target=pump, daemon=True).start()
     try:
         while True:
-            line = lines.get(timeout=connect_timeout)
+            line = waits.get(lines, connect_timeout)
             if not line:
                 code = proc.wait()
                 process.stderr_read(timeout=1.0)

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 
 import httpx
 
+from mcp_matrix.wire import waits
 from mcp_matrix.wire.errors import ConnectionLost, HttpError, ProtocolError, ServerExited, WireError
 from mcp_matrix.wire.limits import (
     ACCEPT_ENCODING,
@@ -95,7 +96,7 @@ class HttpTransport(Transport):
         threading.Thread(
             target=self._post, args=(message, done), name="mcp-http", daemon=True
         ).start()
-        if not expects_answer and not done.wait(ACK_WAIT):
+        if not expects_answer and not waits.wait(done, ACK_WAIT):
             self._record_noise(
                 f"POST {message.get('method', 'a response')}: no status within {ACK_WAIT:g} s "
                 "(not waited for longer)"

@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from mcp_matrix.wire import waits
 from mcp_matrix.wire.errors import HttpError, ProtocolError, ServerExited, WireError, WireTimeout
 from mcp_matrix.wire.http import ACK_WAIT, READ_TIMEOUT, excerpt, post_failed
 from mcp_matrix.wire.limits import (
@@ -67,7 +68,7 @@ class SseTransport(Transport):
         if self._stream is not None or self._ready.is_set():
             return
         threading.Thread(target=self._read_stream, name="mcp-sse", daemon=True).start()
-        if not self._ready.wait(self.connect_timeout):
+        if not waits.wait(self._ready, self.connect_timeout):
             self.close()
             raise WireTimeout(
                 f"the SSE stream sent no endpoint event within {self.connect_timeout:.1f}s"

@@ -26,6 +26,7 @@ import sys
 import time
 from typing import Any
 
+from mcp_matrix.wire import waits
 from mcp_matrix.wire.errors import Noise, ProtocolError, ServerExited, WireError, WireTimeout
 from mcp_matrix.wire.limits import INBOX_MESSAGES, Oversize
 
@@ -133,7 +134,7 @@ class Transport:
         if self._interrupted is not None:
             return self._interrupted
         try:
-            self.received_at, self.received_stamp, item = self._inbox.get(timeout=max(timeout, 0.0))
+            self.received_at, self.received_stamp, item = waits.get(self._inbox, timeout)
         except queue.Empty:
             raise WireTimeout(
                 f"no message from the server within {timeout:.1f}s", stderr_tail=self.stderr_tail()
