@@ -29,6 +29,7 @@ def test_recognises_npx_with_yes_and_package_flags_and_nothing_else():
     assert npx_args(["npm", "exec", "--yes", "pkg", "a1"]) == ("a1",)
     assert npx_args(["npm", "x", "-y", "--", "pkg", "--flag", "-y"]) == ("--flag", "-y")
     assert npx_args(["/usr/bin/npm", "exec", "--package=p", "--", "bin", "x"]) == ("x",)
+    assert npx_args(("npm", "exec", "--", "pkg")) == ()  # a Target's command is a tuple
     for other in (
         ["npx"],
         ["npx", "-y"],
@@ -76,6 +77,18 @@ def test_npx_memory_server_resolved_once_gives_the_cells_of_npx_every_session(cl
     every, how = _run(cli, tmp_path, "every", "--cold-start")
     assert re.fullmatch(r".* started cold: --cold-start \(\d+ processes\)", how), how
     assert once and once == every
+
+
+def test_npm_exec_is_resolved_once_as_npx_is(cli, tmp_path):
+    """``npm exec -- PKG`` runs what ``npx PKG`` runs (npm under ``sh -c``): the same tree."""
+    target = ("--stdio", f"npm exec -y -- {MEMORY}", "--client", "claude-code")
+    cells, how = _verbose_run(cli, tmp_path / "exec.jsonl", *target)
+    assert re.fullmatch(
+        rf"npm exec -y -- {re.escape(MEMORY)}: resolved once to \S+ \S+/mcp-server-memory "
+        r"\(\d+ processes started from it, 1 through npx\)",
+        how,
+    ), how
+    assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
 
 
 # An ``npx`` of our own, run as npm's is: the package's bin ``tiny-bin`` (in PKG_BIN) under

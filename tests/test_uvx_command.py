@@ -38,6 +38,7 @@ def test_recognises_uvx_and_uv_tool_run_with_from_with_and_python_and_nothing_el
         (),
     )
     assert uvx_command(["uvx", "-p", "3.12", "--from=p", "cmd", "x"]) == ("cmd", ("x",))
+    assert uvx_command(("uv", "tool", "run", "pkg")) == ("pkg", ())  # a Target's command
     for other in (
         ["uvx"],
         ["uvx", "--from", "p"],

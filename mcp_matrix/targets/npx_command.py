@@ -46,6 +46,7 @@ def npx_args(command: Sequence[str]) -> tuple[str, ...] | None:
     ARGS`` or ``npm exec|x [the same flags] [--] PKG ARGS``, or None when ``command`` is not that
     shape (it then runs as given every session). Without ``--``, npm would read any ``-`` word
     after PKG as its own flag: such a command is not recognised."""
+    command = list(command)  # a Target's is a tuple
     if not command:
         return None
     if os.path.basename(command[0]) == "npx":

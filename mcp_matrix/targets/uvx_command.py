@@ -32,6 +32,7 @@ _PACKAGE = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[A-Za-z0-9._,-]
 def uvx_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
     """(the command uv runs, its ARGS) of ``uvx [FLAGS] PKG ARGS`` or ``uv tool run [FLAGS] PKG
     ARGS``, or None when ``command`` is not that shape (it then runs as given every session)."""
+    command = list(command)  # a Target's is a tuple
     if command[:1] and os.path.basename(command[0]) == "uvx":
         i = 1
     elif command[:1] and os.path.basename(command[0]) == "uv" and command[1:3] == ["tool", "run"]:
