@@ -57,6 +57,12 @@ def _verbose_run(cli, out: Path, *args: str) -> tuple[list, str]:
     return _cells(out), line.group(1)
 
 
+def _answered(cells: list, how: str, pattern: str) -> None:
+    """``--verbose`` said ``pattern`` of the server processes, and a call arrived intact."""
+    assert re.fullmatch(pattern, how), how
+    assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
+
+
 def _run(cli, tmp_path: Path, tag: str, *extra: str) -> tuple[list, str]:
     target = ("--stdio", f"npx -y {MEMORY}", "--client", "claude-code", "--client", "cursor")
     return _verbose_run(cli, tmp_path / f"{tag}.jsonl", *target, *extra)
@@ -83,12 +89,12 @@ def test_npm_exec_is_resolved_once_as_npx_is(cli, tmp_path):
     """``npm exec -- PKG`` runs what ``npx PKG`` runs (npm under ``sh -c``): the same tree."""
     target = ("--stdio", f"npm exec -y -- {MEMORY}", "--client", "claude-code")
     cells, how = _verbose_run(cli, tmp_path / "exec.jsonl", *target)
-    assert re.fullmatch(
+    _answered(
+        cells,
+        how,
         rf"npm exec -y -- {re.escape(MEMORY)}: resolved once to \S+ \S+/mcp-server-memory "
         r"\(\d+ processes started from it, 1 through npx\)",
-        how,
-    ), how
-    assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
+    )
 
 
 # An ``npx`` of our own, run as npm's is: the package's bin ``tiny-bin`` (in PKG_BIN) under
@@ -142,12 +148,12 @@ def test_a_shell_script_as_the_bin_keeps_npx_for_every_session(cli, tmp_path):
         ("exec", BIN_SH_EXEC, "its process is not the program npx ran"),
     ):
         cells, how = _fake_npx(cli, tmp_path, tag, text)
-        assert re.fullmatch(
+        _answered(
+            cells,
+            how,
             rf".*npx -y tiny-pkg a1 started through npx every session: {re.escape(why)}.*"
             r" \(\d+ processes\)",
-            how,
-        ), how
-        assert any(c[0] == "call" and c[3] == "intact" for c in cells), cells
+        )
 
 
 def _pipes(proc: subprocess.Popen) -> tuple[int, int]:
