@@ -84,16 +84,23 @@ def held_view(
 def plan_call(
     profile: Profile, ctx: CallContext, arguments: Any, omit: bool = False
 ) -> list[Variant]:
-    """Every distinct way the profile may send the call: with and without its intermittent behaviours."""
+    """Every distinct way the profile may send the call: with and without its intermittent behaviours.
+
+    With a ``ReadsContext`` (offline replay), a behaviour given the call as written is applied
+    once per call for every profile that has it (``_on_first``)."""
     steps, choices = _steps(profile)
-    first = _first_plan(ctx.tool, arguments, omit)
+    first, memo = _first_plan(ctx.tool, arguments, omit)
+    tracked = isinstance(ctx, ReadsContext)
     variants = []
     for active in choices:
         plan = first
-        for fn, params, key, sometimes in steps:
+        for fn, params, key, sometimes, once in steps:
             if sometimes and key not in active:
                 continue
-            plan = fn(plan, ctx, **params) if params else fn(plan, ctx)
+            if plan is first and tracked and once is not None:
+                plan = _on_first(fn, params, once, ctx, first, memo)
+            else:
+                plan = fn(plan, ctx, **params) if params else fn(plan, ctx)
             if plan.refused is not None:
                 break
         changes = (
@@ -105,28 +112,92 @@ def plan_call(
     return variants
 
 
-_FIRST: list[CallPlan | None] = [None]
+def leaves_alone(profile: Profile, ctx: CallContext, arguments: Any, omit: bool = False) -> bool:
+    """Whether every call behaviour of ``profile`` leaves the call as written: each returns the
+    very plan it is given, so every variant is the first plan, as for a profile with no call
+    behaviour. Judged once per call and behaviour (``_on_first``); False when one changes it,
+    or may (a ``CallContext`` that does not note reads): ``plan_call`` plans it then, finding
+    the behaviours already applied."""
+    steps, _ = _steps(profile)
+    if not steps:
+        return True
+    if not isinstance(ctx, ReadsContext):
+        return False
+    first, memo = _first_plan(ctx.tool, arguments, omit)
+    for fn, params, _, _, once in steps:
+        if once is None or _on_first(fn, params, once, ctx, first, memo) is not first:
+            return False
+    return True
 
 
-def _first_plan(tool: str, arguments: Any, omit: bool) -> CallPlan:
+def as_written(
+    profile: Profile, ctx: CallContext, arguments: Any, omit: bool = False
+) -> Variant | None:
+    """The usual variant when ``profile`` sends the call as written (``leaves_alone``), else None."""
+    if not leaves_alone(profile, ctx, arguments, omit):
+        return None
+    return Variant(_first_plan(ctx.tool, arguments, omit)[0], ())
+
+
+# The plan before any behaviour, and what each behaviour made of it (``_on_first``).
+_FIRST: list[tuple[CallPlan, dict] | None] = [None]
+
+
+def _first_plan(tool: str, arguments: Any, omit: bool) -> tuple[CallPlan, dict]:
     """The plan before any behaviour: the one object for every profile planning the same call
     in a row (a replay plans one recorded call for each profile group in turn; plans are frozen
-    and behaviours never mutate). The slot is read and replaced whole: threads never mix two."""
+    and behaviours never mutate), with its memo of behaviours applied to it. The slot is read
+    and replaced whole: threads never mix two."""
     last = _FIRST[0]
-    if (
-        last is not None
-        and last.arguments is arguments
-        and last.tool == tool
-        and last.omit_arguments == omit
-    ):
-        return last
-    plan = _FIRST[0] = CallPlan(tool=tool, arguments=arguments, omit_arguments=omit)
+    if last is not None:
+        plan = last[0]
+        if plan.arguments is arguments and plan.tool == tool and plan.omit_arguments == omit:
+            return last
+    last = _FIRST[0] = (CallPlan(tool=tool, arguments=arguments, omit_arguments=omit), {})
+    return last
+
+
+def _on_first(
+    fn: Callable[..., CallPlan],
+    params: dict[str, Any],
+    once: tuple,
+    ctx: CallContext,  # a ``ReadsContext``
+    first: CallPlan,
+    memo: dict,
+) -> CallPlan:
+    """``fn`` with ``params`` applied to the call as written (``first``), once for every profile
+    group planning the call in a row (offline, ~10 of them share a behaviour such as
+    round-big-integers). Behaviours are pure functions of the plan, the context and their
+    params: what one made of ``first`` without reading what is held (the schema, the tool) is
+    kept under the behaviour and ``stale`` alone; what it made reading them, under the held
+    objects too (a hit then counts as a read: ``read_held``, which replay's sharing reads)."""
+    fields = ctx.__dict__  # the held fields without noting a read (``_noting_reads``)
+    key = (once, fields["stale"])
+    plan: CallPlan | None = memo.get(key)
+    if plan is not None:
+        return plan
+    schema, tool = fields["held_schema"], fields["held_tool"]
+    hit = memo.get((key, id(schema), id(tool)))
+    if hit is not None and hit[0] is schema and hit[1] is tool:
+        fields["read_held"] = True
+        return hit[2]  # type: ignore[no-any-return]
+    was = fields.get("read_held", False)
+    fields["read_held"] = False
+    plan = fn(first, ctx, **params) if params else fn(first, ctx)
+    if fields["read_held"]:
+        memo[key, id(schema), id(tool)] = (schema, tool, plan)  # holding both keeps the ids
+    else:
+        memo[key] = plan
+        fields["read_held"] = was
     return plan
 
 
 _Step = tuple[
-    Callable[..., CallPlan], dict[str, Any], str, bool
-]  # behaviour, params, id, intermittent
+    Callable[..., CallPlan], dict[str, Any], str, bool, tuple | None
+]  # behaviour, params, id, intermittent, what it is as a memo key (None: never kept)
+
+# A call behaviour whose plan differs each time it is applied (a uuid4): never kept (``_on_first``).
+UNREPEATABLE = frozenset({"add-meta"})
 _STEPS: dict[int, tuple[Profile, tuple[_Step, ...], tuple[tuple[str, ...], ...]]] = {}
 
 
@@ -139,10 +210,16 @@ def _steps(profile: Profile) -> tuple[tuple[_Step, ...], tuple[tuple[str, ...], 
         return hit[1], hit[2]
     functions = registry.load_all()
     steps = tuple(
-        (functions[u.name].fn, dict(u.params), u.id or u.name, u.frequency == "sometimes")
+        (
+            functions[u.name].fn,
+            dict(u.params),
+            u.id or u.name,
+            u.frequency == "sometimes",
+            None if u.name in UNREPEATABLE else (u.name, registry.freeze(u.params)),
+        )
         for u in profile.call
     )
-    sometimes = tuple(key for _, _, key, intermittent in steps if intermittent)
+    sometimes = tuple(key for _, _, key, intermittent, _ in steps if intermittent)
     choices = (sometimes, ()) if sometimes else (sometimes,)
     if len(_STEPS) > 1024:
         _STEPS.clear()

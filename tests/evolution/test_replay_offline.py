@@ -5,9 +5,11 @@ profile gets when it is replayed alone."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import matrix_servers.billing
+import pytest
 from matrix_servers.billing.schemas import tool_definitions
 
 import mcp_matrix.evolution.replay as replay_module
@@ -16,6 +18,7 @@ from mcp_matrix.evolution import replay_prepare, replay_segment
 from mcp_matrix.evolution.calls_file import calls_file
 from mcp_matrix.evolution.replay import ReplayConfig, replay
 from mcp_matrix.profiles.loader import load_profiles
+from mcp_matrix.simulate import calls as calls_module
 from mcp_matrix.targets.snapshot import Snapshot
 
 CORPORA = Path(matrix_servers.billing.__file__).parent / "corpora"
@@ -46,6 +49,39 @@ def counted_compiles(monkeypatch) -> list:
 
     monkeypatch.setattr(validation, "_fast_compile_new", counting)
     return compiled
+
+
+def counted_behaviours(monkeypatch) -> Counter:
+    """The call behaviours planning applies from now on, by function name."""
+    applied: Counter = Counter()
+    real = calls_module._steps
+
+    def counted(fn):
+        def counting(*args, **kw):
+            applied[fn.__name__] += 1
+            return fn(*args, **kw)
+
+        return counting
+
+    def steps(profile):
+        steps, choices = real(profile)
+        return tuple((counted(fn), *rest) for fn, *rest in steps), choices
+
+    monkeypatch.setattr(calls_module, "_steps", steps)
+    return applied
+
+
+def counted_judgements(monkeypatch) -> list:
+    """The profiles whose segment judges a call from now on (``ReplaySegment._compute``)."""
+    judged = []
+    real = replay_segment.ReplaySegment._compute
+
+    def counting(self, call, *rest):
+        judged.append(self.profile.name)
+        return real(self, call, *rest)
+
+    monkeypatch.setattr(replay_segment.ReplaySegment, "_compute", counting)
+    return judged
 
 
 def counted_decisions(monkeypatch) -> list:
@@ -129,7 +165,6 @@ def test_a_call_is_planned_once_for_a_behaviour_that_reads_nothing_held(monkeypa
     """Continue and the OpenAI Agents SDK (JS) both only round big integers, which never reads
     the held schema; their held schemas differ (discovery), yet each call is planned once."""
     from mcp_matrix.behaviours.rewrite import fingerprint
-    from mcp_matrix.run import deliver
     from mcp_matrix.run.discovery import discover_all
 
     loaded = load_profiles()
@@ -138,21 +173,41 @@ def test_a_call_is_planned_once_for_a_behaviour_that_reads_nothing_held(monkeypa
     views = discover_all(v3(), pair)
     held = [{fingerprint(t.model_schema) for t in v.tools} for v in views]
     assert held[0] != held[1]  # what each holds differs: before, that was one plan each
-    planned = []
-    real = deliver.plan_call
-
-    def counting(profile, ctx, *rest, **kw):
-        planned.append((profile.name, ctx.tool))
-        return real(profile, ctx, *rest, **kw)
-
-    monkeypatch.setattr(deliver, "plan_call", counting)
+    applied = counted_behaviours(monkeypatch)
     doc = offline(pair, "retry.jsonl")
     calls = doc["results"][0]["calls"]
     assert calls > 0
-    assert {name for name, _ in planned} == {"continue"}
-    assert len(planned) <= calls
-    monkeypatch.setattr(deliver, "plan_call", real)
+    assert set(applied) == {"round_big_integers"}
+    assert 0 < applied["round_big_integers"] <= calls
+    monkeypatch.undo()
     assert [offline([p], "retry.jsonl")["results"][0] for p in pair] == doc["results"]
+
+
+def test_a_call_every_group_leaves_alone_is_judged_once_and_each_behaviour_applied_once():
+    """Four groups of profiles (their call behaviours differ) that all send the billing retry
+    calls as written: round-big-integers, which three of them have, runs once a call, not
+    once a group, and the call is judged once for the four (``ReplaySegment._judge``'s
+    ``written``). Fails before: each group planned and judged every call (rbi 3x, 4x)."""
+    loaded = load_profiles()
+    four = [loaded[n] for n in ("continue", "cline", "cline-cli", "codex")]
+    assert [[u.name for u in p.call] for p in four] == [
+        ["round-big-integers"],
+        ["round-big-integers", "default-arguments"],
+        ["parse-stringified-arguments", "round-big-integers", "default-arguments"],
+        [],
+    ]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        applied = counted_behaviours(monkeypatch)
+        judged = counted_judgements(monkeypatch)
+        doc = offline(four, "retry.jsonl")
+    calls = doc["results"][0]["calls"]
+    assert calls == 20
+    assert applied["round_big_integers"] == calls
+    assert applied["default_arguments"] == calls
+    assert set(judged) == {"continue"} and len(judged) <= calls  # a repeated call: remembered
+    assert [offline([p], "retry.jsonl")["results"][0] for p in four] == doc["results"]
+    examples = [e for r in doc["results"] for kept in r["examples"].values() for e in kept]
+    assert examples and all(e["mutations"] == [] for e in examples)  # sent as written
 
 
 def test_a_widened_schema_is_not_compiled_for_calls_without_the_added_key(monkeypatch):

@@ -12,11 +12,10 @@ import pytest
 
 from mcp_matrix.behaviours import registry
 from mcp_matrix.core.model import CallContext, CallPlan
-from mcp_matrix.evolution import replay_segment
 from mcp_matrix.evolution.replay_segment import UNSEEN_OFFLINE
 from mcp_matrix.profiles.loader import load_profiles
 from mcp_matrix.profiles.model import BehaviourUse
-from tests.evolution.test_replay_offline import offline
+from tests.evolution.test_replay_offline import counted_judgements, offline
 
 UNREAD = {"meta", "new_session", "applied"}  # SchemaServer reads none; replay reports none
 UNSEEN = ("add-meta", "new-session-per-call", "send-as-written")
@@ -45,17 +44,10 @@ def test_profiles_that_differ_only_by_unseen_behaviours_are_judged_once(monkeypa
     assert not codex.call
     others = [replace(codex, name=f"with-{n}", call=(BehaviourUse(n, {}, ()),)) for n in UNSEEN]
     profiles = [codex, *others]
-    planned = []
-    real = replay_segment.prepare_and_classify
-
-    def counting(profile, *rest):
-        planned.append(profile.name)
-        return real(profile, *rest)
-
-    monkeypatch.setattr(replay_segment, "prepare_and_classify", counting)
+    judged = counted_judgements(monkeypatch)
     doc = offline(profiles, "retry.jsonl")
     assert doc["results"][0]["calls"] > 0
-    assert set(planned) == {codex.name}  # the first profile plans; the others take its outcome
+    assert set(judged) == {codex.name}  # the first profile judges; the others take its outcome
     monkeypatch.undo()
     assert [offline([p], "retry.jsonl")["results"][0] for p in profiles] == doc["results"]
 
