@@ -64,7 +64,7 @@ def discovery_run(
         snap.doc.get("serverInfo"),
     )
     started = RunStarted(
-        server=snap.doc.get("serverInfo"),
+        server=snap.server_info,
         server_key=key.to_json(),
         profiles=tuple(listed_profile(p, calls=False) for p in profiles if not p.abstract),
     )

@@ -142,7 +142,7 @@ def _after_snapshot(
             started_at=now(),
             mcp_matrix=__version__,
             target=config.target.describe(),
-            server=snap.doc.get("serverInfo"),
+            server=snap.server_info,
             server_key=snap.server_key.to_json(),
             protocolVersion=snap.doc.get("protocolVersion"),
             cases=config.cases_source,

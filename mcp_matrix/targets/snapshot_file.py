@@ -46,6 +46,13 @@ class Snapshot:
         return server_key(self.doc.get("target"), self.doc.get("serverInfo"))
 
     @property
+    def server_info(self) -> Mapping[str, Any] | None:
+        """The server's ``serverInfo`` when it is an object (a hostile server's string or
+        number stays in the document, but no report reads it as an object)."""
+        info = self.doc.get("serverInfo")
+        return info if isinstance(info, dict) else None
+
+    @property
     def error(self) -> Any:
         return self.doc.get("error")
 

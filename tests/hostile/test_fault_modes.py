@@ -471,3 +471,26 @@ def test_a_server_sending_nan_or_infinity_is_named_and_every_output_stays_json(t
 
     lines = [strict(line) for line in results.read_text(encoding="utf-8").splitlines()]
     assert lines[-1]["error"]["kind"] == "protocol-error"
+
+
+@pytest.mark.parametrize("info", ["just a string", 5, ["tiny", "1"]])
+def test_a_server_info_that_is_not_an_object_is_no_traceback_and_its_results_read_back(
+    tmp_path, info
+):
+    """``serverInfo`` a string, a number or a list (H4's adversarial pass): the run-started event
+    carried it as the server, the terminal read it with ``.get`` and ``run`` and ``discover``
+    ended in a traceback (exit 1), and the results file was refused by ``report`` ("'server' is
+    not of type 'object'"). The snapshot keeps what the server sent; the run's server is none."""
+    tools = [{"name": "t", "inputSchema": {"type": "object"}}]
+    command = tiny_server(tmp_path, {"tools": tools, "server_info": info})
+    results = tmp_path / "r.jsonl"
+    r = run_cli("run", "--stdio", command, "--client", "claude-code", "--results", str(results))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    events = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert events[0]["server"] is None
+    snapshot = next(e for e in events if e.get("event") == "snapshot")["snapshot"]
+    assert snapshot["serverInfo"] == info
+    report = run_cli("report", str(results), "--format", "md")
+    assert report.returncode == 0, report.stderr[-2000:]
+    found = run_cli("discover", "--stdio", command, "--client", "claude-code")
+    assert found.returncode == 0 and "Traceback" not in found.stderr, found.stderr[-2000:]
