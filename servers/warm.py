@@ -542,7 +542,8 @@ def compiled() -> set[tuple[str, int]]:
 
 
 def cached() -> int:
-    return sum(len(c) for c in (getattr(re, "_cache", {}), getattr(re, "_cache2", {})))
+    caches = (getattr(re, "_cache", None), getattr(re, "_cache2", None))
+    return sum(len(c) for c in caches if isinstance(c, dict))
 
 
 class Learned:

@@ -402,3 +402,15 @@ def test_the_bundled_template_compiles_what_each_bundled_server_compiles_when_it
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr[-2000:]
+
+
+def test_a_template_reads_res_cache_only_where_it_is_a_dict(monkeypatch):
+    """re's cache is internal (``_cache``; ``_cache2`` from 3.12): a Python where it is not a
+    dict leaves patterns out of lessons, and its template still starts (before: TypeError)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(template_module, "re", SimpleNamespace(_cache=None))
+    assert (template_module.cached(), template_module.compiled()) == (0, set())
+    held = {(str, "a+", 0): None, (bytes, b"b+", 0): None}
+    monkeypatch.setattr(template_module, "re", SimpleNamespace(_cache=held, _cache2=[1]))
+    assert (template_module.cached(), template_module.compiled()) == (2, {("a+", 0)})
