@@ -50,7 +50,8 @@ def session_finding(profile: Profile, snapshot: Snapshot) -> Finding | None:
         if modern.get("wireError"):
             return None  # the probe itself failed: unknown
         if modern.get("answered"):
-            offered = [str(v) for v in modern.get("supportedVersions") or []]
+            listed = modern.get("supportedVersions")  # a damaged file's number: none listed
+            offered = [str(v) for v in listed] if isinstance(listed, list) else []
             mutual = [v for v in h.modern_versions if v in offered]
             if mutual:
                 if not h.initialize_after_discover:

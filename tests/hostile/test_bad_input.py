@@ -435,3 +435,31 @@ def test_each_bad_input_kind_is_exit_2_naming_the_file_never_a_traceback_or_a_ha
         *command(path), timeout=120
     )  # a FIFO read would wait for ever: the timeout fails it
     one_error(r, path, *words)
+
+
+SNAPSHOT_DAMAGE = {
+    # found by H4's adversarial pass: each loaded, and discover, diff and replay crashed on it
+    "server-info-number": lambda doc: doc.update(serverInfo=5),
+    "supported-versions-number": lambda doc: doc["eras"]["modern"].update(supportedVersions=5),
+}
+
+
+@pytest.mark.parametrize("damage", list(SNAPSHOT_DAMAGE))
+def test_a_damaged_snapshot_that_loads_is_read_by_every_command_without_a_traceback(
+    tmp_path, damage
+):
+    whole = tmp_path / "whole.json"
+    r = run_cli("snapshot", "--server", "memory", "-o", str(whole))
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads(whole.read_text(encoding="utf-8"))
+    assert doc["eras"]["modern"]["answered"] is True  # the era the damage is read in
+    SNAPSHOT_DAMAGE[damage](doc)
+    damaged = write(tmp_path, "damaged.json", json.dumps(doc))
+    calls = write(tmp_path, "live.jsonl", '{"id": 1, "tool": "memory_stats", "arguments": {}}\n')
+    for args in (
+        ("discover", damaged),
+        ("diff", str(whole), damaged),
+        ("replay", calls, "--snapshot", damaged, "--population", "live"),
+    ):
+        done = cli(*args, "--client", "claude-code", "--client", "python-sdk-modern")
+        assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-2000:]
