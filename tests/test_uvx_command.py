@@ -15,12 +15,14 @@ import sys
 from pathlib import Path
 
 from mcp_matrix.targets.launcher import Resolved
-from mcp_matrix.targets.uvx_command import find_server, uvx_command
+from mcp_matrix.targets.uvx_command import find_server, uv_run_command, uvx_command
 from tests.conftest import installed_tool
 from tests.test_npx_command import SERVER, _ended, _pipes, _started, _verbose_run
-from tests.test_warm_user import script
+from tests.test_python_script import SERVER as USER_SCRIPT
+from tests.test_warm_user import script, tiny_package
 
 TIME = "mcp-server-time@2026.10.19"
+PROJECT = '[project]\nname = "tiny"\nversion = "0"\nrequires-python = ">=3.10"\ndependencies = []\n'
 
 
 def test_recognises_uvx_and_uv_tool_run_with_from_with_and_python_and_nothing_else():
@@ -55,15 +57,62 @@ def test_recognises_uvx_and_uv_tool_run_with_from_with_and_python_and_nothing_el
         assert uvx_command(other) is None, other
 
 
+def test_recognises_uv_run_of_a_script_or_command_with_its_project_and_nothing_else():
+    assert uv_run_command(["uv", "--directory", "/p", "run", "weather.py"]) == ("weather.py", ())
+    assert uv_run_command(("uv", "run", "--project=/p", "mcp", "run", "s.py")) == (
+        "mcp",
+        ("run", "s.py"),
+    )
+    for other in (
+        ["uv", "run"],
+        ["uv", "run", "--with", "mcp", "s.py"],
+        ["uv", "--offline", "run", "s.py"],
+        ["uv", "run", "python", "s.py"],
+        ["uv", "sync"],
+        ["uvx", "run", "s.py"],
+    ):
+        assert uv_run_command(other) is None, other
+
+
+def _certs() -> tuple[str, ...]:
+    """uv reaches the index with the machine's roots, which the minimal environment leaves out."""
+    certs = os.environ.get("SSL_CERT_FILE")
+    return ("--env", f"SSL_CERT_FILE={certs}") if certs else ()
+
+
+def test_uv_run_of_a_projects_script_is_resolved_and_forked_seeing_what_it_would(cli, tmp_path):
+    """The MCP quickstart's ``uv --directory PROJECT run server.py``: uv's child is the project
+    environment's interpreter on the script, in the project; forked from a warm template of it,
+    the tiny server sees the same ``sys.path[0]``, argv and directory as through uv every time."""
+    uv = installed_tool("uv")
+    assert uv, "the test extra installs uv from PyPI"
+    project = tmp_path / "project"
+    tiny_package(project, "tiny_s")
+    (project / "server.py").write_text(USER_SCRIPT)
+    (project / "pyproject.toml").write_text(PROJECT)
+    target = (
+        "--stdio", f"{uv} --directory {project} run server.py a1", *_certs(),
+        "--client", "claude-code",
+    )  # fmt: skip
+    once, how = _verbose_run(cli, tmp_path / "once.jsonl", *target)
+    assert re.fullmatch(
+        rf".* run server\.py a1: resolved once to {re.escape(str(project))}/\.venv/bin/python\S* "
+        r"server\.py a1 \(\d+ sessions forked from a warm template of it, 1 through uv\)",
+        how,
+    ), how
+    every, how = _verbose_run(cli, tmp_path / "every.jsonl", *target, "--cold-start")
+    assert "started cold: --cold-start" in how
+    seen = [c for c in once if c[0] == "call" and "path0" in c[-1]]
+    assert seen and str(project) in seen[0][-1] and once == every
+
+
 def test_uvx_time_server_resolved_once_and_forked_gives_the_cells_of_uvx_every_session(
     cli, tmp_path
 ):
     uvx = installed_tool("uvx")
     assert uvx, "the test extra installs uv (uvx) from PyPI"
-    certs = os.environ.get("SSL_CERT_FILE")  # uv reaches the index with the machine's roots
     target = (
-        "--stdio", f"{uvx} {TIME} --local-timezone UTC",
-        *(("--env", f"SSL_CERT_FILE={certs}") if certs else ()),
+        "--stdio", f"{uvx} {TIME} --local-timezone UTC", *_certs(),
         "--client", "claude-code", "--client", "cursor",
     )  # fmt: skip
     once, how = _verbose_run(cli, tmp_path / "once.jsonl", *target)

@@ -12,7 +12,9 @@ kept; as a Python console script, later sessions are forked from a warm template
 Recognised strictly: ``uvx`` or ``uv tool run``, then only ``--from P``, ``--with W`` and
 ``--python P`` / ``-p P`` (or ``--NAME=V``), then the package (``NAME``, ``NAME@VERSION`` or
 ``NAME[EXTRAS]``, whose command is ``NAME``; with ``--from``, the command) and its arguments.
-Anything else (``--isolated``, ``--refresh``, ...) runs as given every session.
+Anything else (``--isolated``, ``--refresh``, ...) runs as given every session. ``uv run`` of a
+project's script or command (``uv --directory D run server.py``) is the same tree: uv syncs the
+project, then runs ``ENV/bin/python server.py ARGS`` (or ``ENV/bin/CMD``) in it as its one child.
 """
 
 from __future__ import annotations
@@ -23,10 +25,37 @@ from collections.abc import Mapping, Sequence
 
 from mcp_matrix.targets.launcher import Launcher, Resolved, children, holds, resolve
 
-__all__ = ["find_server", "uvx_command", "uvx_launcher"]
+__all__ = ["find_server", "uv_run_command", "uvx_command", "uvx_launcher"]
 
 _VALUED = ("--from", "--with", "--python", "-p")
+_PLACES = ("--directory", "--project")  # uv run's: where the project is
 _PACKAGE = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[A-Za-z0-9._,-]*\])?(?:@\S+)?")
+
+
+def _options(command: list[str], i: int, valued: Sequence[str]) -> int | None:
+    """Where the words after ``command[i]``'s options (each in ``valued``, with its value as the
+    next word or after ``=``) end; None for any other option."""
+    while i < len(command) and command[i].startswith("-"):
+        flag, eq, value = command[i].partition("=")
+        if flag not in valued or (eq and not value) or (not eq and i + 1 >= len(command)):
+            return None
+        i += 1 if eq else 2
+    return i
+
+
+def uv_run_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """(the script or command, its ARGS) of ``uv [--directory D] run [--directory D|--project P]
+    SCRIPT.py|CMD ARGS`` (the MCP quickstart's ``uv --directory /path run weather.py``), or None."""
+    command = list(command)  # a Target's is a tuple
+    if not command or os.path.basename(command[0]) != "uv":
+        return None
+    i = _options(command, 1, _PLACES)
+    if i is None or command[i : i + 1] != ["run"]:
+        return None
+    i = _options(command, i + 1, _PLACES)
+    if i is None or i >= len(command) or command[i] in ("python", "python3"):
+        return None
+    return command[i], tuple(command[i + 1 :])
 
 
 def uvx_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
@@ -39,25 +68,16 @@ def uvx_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
         i = 3
     else:
         return None
-    named = False
-    while i < len(command) and command[i].startswith("-"):
-        flag, _, value = command[i].partition("=")
-        if flag not in _VALUED or (value == "" and "=" in command[i]):
-            return None
-        if not value:
-            i += 1
-            if i >= len(command):
-                return None
-        named = named or flag == "--from"
-        i += 1
-    if i >= len(command):
+    end = _options(command, i, _VALUED)
+    if end is None or end >= len(command):
         return None
-    package = _PACKAGE.fullmatch(command[i])
+    named = any(w == "--from" or w.startswith("--from=") for w in command[i:end])
+    package = _PACKAGE.fullmatch(command[end])
     if named:
-        name = command[i] if "/" not in command[i] else ""
+        name = command[end] if "/" not in command[end] else ""
     else:
         name = package["name"] if package else ""
-    return (name, tuple(command[i + 1 :])) if name else None
+    return (name, tuple(command[end + 1 :])) if name else None
 
 
 def _ran(root: int, name: str):
@@ -75,6 +95,8 @@ def _ran(root: int, name: str):
         first, sep, rest = env.get("PATH", "").partition(os.pathsep)
         if not (sep and rest == theirs and os.path.isabs(first)) or len(head) > 2:
             return False
+        if name.endswith(".py"):  # uv run SCRIPT.py: the environment's interpreter on it
+            return len(head) == 2 and head[1] == name and os.path.dirname(head[0]) == first
         return head[-1] == os.path.join(first, name) and os.path.isfile(head[-1])
 
     return check
@@ -98,8 +120,9 @@ def find_server(
 
 
 def uvx_launcher(command: Sequence[str]) -> Launcher | None:
-    """``command`` as a uvx launcher (``uvx_command``), or None: it runs as given every session."""
-    found = uvx_command(command)
+    """``command`` as a uv launcher (``uvx_command``, ``uv_run_command``), or None: it runs as
+    given every session."""
+    found = uvx_command(command) or uv_run_command(command)
     if found is None:
         return None
     (name, args), launcher = found, os.path.basename(command[0])
