@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mcp_matrix.targets.launcher import Resolved
 from mcp_matrix.targets.npx_command import find_server, npx_args
-from tests.test_warm_user import _cells, script, tiny_package
+from tests.test_warm_user import THREAD, _cells, script, tiny_package
 
 MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"
 
@@ -138,6 +138,19 @@ def test_a_python_bin_npx_runs_under_sh_c_is_resolved_and_forked_seeing_the_same
     assert "started cold: --cold-start" in how
     seen = [c for c in once if c[0] == "call" and "a1" in c[-1]]
     assert seen and once == every
+
+
+def test_a_python_bin_that_cannot_be_forked_is_resolved_started_cold_and_says_why(cli, tmp_path):
+    """Its package starts a thread when imported: each session starts the resolved script."""
+    tiny_package(tmp_path / "work", "tiny_npx", setup=THREAD)
+    cells, how = _fake_npx(cli, tmp_path, "thread", BIN_PYTHON)
+    _answered(
+        cells,
+        how,
+        r".*npx -y tiny-pkg a1: resolved once to (\S+ \S+/thread/tiny-bin a1) "
+        r"\(\d+ processes started from it, 1 through npx\); "
+        r"\1 started cold: importing tiny-bin started a thread \(\d+ processes\)",
+    )
 
 
 def test_a_shell_script_as_the_bin_keeps_npx_for_every_session(cli, tmp_path):
