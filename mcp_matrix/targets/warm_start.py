@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mcp_matrix.targets.python_command import PythonCommand, recognise
+from mcp_matrix.wire import waits
 from mcp_matrix.wire.errors import ServerExited
 from mcp_matrix.wire.process import ServerProcess, started_from_command
 
@@ -258,7 +259,7 @@ class _UserTemplate:
             target=self._listen, args=(popen.stdout,), name="mcp-warm", daemon=True
         ).start()
         wait = min(bound, READY_WAIT)
-        if not self.ready.wait(wait):
+        if not waits.wait(self.ready, wait):  # sliced: Ctrl-C stops a wait in the main thread
             self.cold = (
                 f"its imports took longer than {wait:g} s (--timeout-initialize), "
                 "so every session starts cold and its handshake is bounded as the command's is"
