@@ -1,5 +1,5 @@
-"""A ``--stdio`` server given through a launcher (``npx``, ``npm exec``, ``uvx``) resolved once per
-run, not once per session.
+"""A ``--stdio`` server given through a launcher (``npx``, ``npm exec``, ``uvx``, ``uv run``)
+resolved once per run, not once per session.
 
 Most MCP servers' READMEs say ``npx -y @scope/server ARGS`` or ``uvx mcp-server-x ARGS``. Run as
 given, every session starts the launcher again: npx's own Node process, the npm CLI and a
@@ -9,8 +9,8 @@ server has sent a message, the launcher's ``find`` (``npx_command``, ``uvx_comma
 ``/proc`` for the process the launcher started, holding the session's stdin and stdout pipes, and
 keeps its argv, environment and directory (``Resolved``); every later session of the run starts
 exactly that, forked from a warm template when it is a Python program one can run
-(``warm_start.user_fork``: a Python bin behind npx, every uvx server). Anything unclear keeps the
-launcher for every session, and ``--verbose`` says why (``launcher_starts``).
+(``warm_start.user_fork``: a Python bin behind npx, a uvx or ``uv run`` server). Anything
+unclear keeps the launcher for every session, and ``--verbose`` says why (``launcher_starts``).
 """
 
 from __future__ import annotations
