@@ -32,14 +32,11 @@ class ReplayEffect(NamedTuple):
     sometimes: tuple[str, ...]
     retry: tuple[str, str] | None
     alias: tuple[str, str] | None
+    # what a tally counts of it (``counted``; ``SegmentsTogether`` reads it for every profile group)
+    counts: tuple[str, str, tuple[str, ...], str | None]
 
     def reason(self) -> str:
         return reason_of(self.verdict, self.answer)
-
-    def counted(self) -> tuple[str, str, tuple[str, ...], str | None]:
-        """What a tally counts of this outcome (``SegmentsTogether.flush``)."""
-        retry = self.retry[0] if self.retry is not None else None
-        return self.category, self.verdict.verdict, self.sometimes, retry
 
     def mutations(self) -> list[dict]:
         return mutations_of(self.prepared)
@@ -60,6 +57,13 @@ class ReplayEffect(NamedTuple):
             "reason": self.reason(),
             "mutations": self.mutations(),
         }
+
+
+def counted(
+    verdict: Verdict, category: str, sometimes: tuple[str, ...], retry: tuple[str, str] | None
+) -> tuple[str, str, tuple[str, ...], str | None]:
+    """What a tally counts of an outcome (``SegmentsTogether.flush``)."""
+    return category, verdict.verdict, sometimes, retry[0] if retry is not None else None
 
 
 def changed_by(prepared: Prepared) -> tuple[str, ...]:
@@ -166,6 +170,7 @@ __all__ = [
     "alias_decided",
     "changed_by",
     "count_divergence",
+    "counted",
     "mutations_of",
     "reason_of",
     "retry_decided",

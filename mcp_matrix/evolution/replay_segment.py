@@ -21,6 +21,7 @@ from mcp_matrix.evolution.replay_effects import (
     alias_decided,
     changed_by,
     count_divergence,
+    counted,
     retry_decided,
     validation_failure,
 )
@@ -110,6 +111,8 @@ class ReplaySegment:
         self._kinds: dict[str, Kind] = {}
         self._base: int | None = None  # the kind's number of a tool this profile shows
         self._plans = False  # whether a call behaviour of the kind plans the call
+        # what else decides the outcome of a call as written (``_judge``, as ``_sent``)
+        self._written = (held.stale, held.note is not None, id(held.live_raw))
         # offline, calls are planned without the behaviours the modelled server cannot tell
         # apart (``UNSEEN_OFFLINE``: a uuid4 per call for ``add-meta``, for nothing)
         self.planner = self.profile if self.conn is not None else unseen_stripped(self.profile)
@@ -326,13 +329,13 @@ class ReplaySegment:
         keys ``written``. It is judged once a call for them, not once a group."""
         if written is None or kind is None or kind[2] or self.shared is None:
             return self._judged(call, kind)
-        held = self.held
-        if self._plans and not leaves_alone(self.planner, held.contexts[call.tool], call.arguments):
+        if self._plans and not leaves_alone(
+            self.planner, self.held.contexts[call.tool], call.arguments
+        ):
             return self._judged(call, kind)  # (``_kind`` made the context of a tool shown)
-        key = (held.stale, held.note is not None, id(held.live_raw))
-        effect = written.get(key)
+        effect = written.get(self._written)
         if effect is None:
-            effect = written[key] = self._judged(call, kind)
+            effect = written[self._written] = self._judged(call, kind)
         return effect
 
     def _judged(self, call: RecordedCall, kind: Kind | None = None) -> ReplayEffect:
@@ -352,8 +355,16 @@ class ReplaySegment:
         if alias is not None and alias.used_by(call):
             unprobed = self.conn is None or not retry_safe(self.held.live_raw.get(call.tool))
             aliased = alias_decided(category, unprobed) or ("", "")
+        sometimes = changed_by(prepared)
         return ReplayEffect(
-            verdict, answer, prepared, category, changed_by(prepared), retry, aliased
+            verdict,
+            answer,
+            prepared,
+            category,
+            sometimes,
+            retry,
+            aliased,
+            counted(verdict, category, sometimes, retry),
         )
 
     def _count(self, call: RecordedCall, e: ReplayEffect, tally: Tally) -> None:

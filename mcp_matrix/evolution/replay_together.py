@@ -32,6 +32,7 @@ class SegmentsTogether:
         self._pending: list[dict[tuple, int]] = [{} for _ in segments]
         self._seen: dict[tuple[int, tuple], int] = {}  # (the tool's groups, keys) -> calls
         self._of: dict[tuple[int, tuple], list[int]] = {}  # and those groups (kept: id alive)
+        self._full: set[tuple[int, tuple]] = set()  # of those, what no profile wants examples of
 
     def groups(self, tool: str) -> tuple[list[ReplaySegment], list[int], list[bool], list[Kind]]:
         """One segment judging for each group of ``tool``, each segment's group, whether a
@@ -71,18 +72,24 @@ class SegmentsTogether:
             for segment, group in zip(self.segments, of):
                 segment._count(call, effects[group], segment.tally)
             return
-        keys = tuple(e.counted() for e in effects)
+        keys = tuple([e.counts for e in effects])
         seen = (id(of), keys)  # the tool's groups and what each counts: one counter for both
-        self._seen[seen] = self._seen.get(seen, 0) + 1
-        if seen not in self._of:
+        n = self._seen.get(seen)
+        if n is None:
             self._of[seen] = of
-        if all(key[0] == "delivered" for key in keys):
-            return  # no example to keep
+            n = 0
+        self._seen[seen] = n + 1
+        if seen in self._full:
+            return  # no profile wants an example of what it counts here
+        kept = False
         for segment, group in zip(self.segments, of):
             key = keys[group]
             tally = segment.tally
             if key[0] != "delivered" and tally.wants_example(key[0]):
                 tally.example(key[0], effects[group].example(call))
+                kept = True
+        if not kept:  # a tally's examples only fill: none will want one of these again
+            self._full.add(seen)
 
     def flush(self) -> None:
         """The calls counted in bulk added to each tally (``ReplaySegment._count``'s counters).

@@ -160,7 +160,7 @@ def _first_plan(tool: str, arguments: Any, omit: bool) -> tuple[CallPlan, dict]:
 def _on_first(
     fn: Callable[..., CallPlan],
     params: dict[str, Any],
-    once: tuple,
+    once: tuple,  # the behaviour's memo keys (``_keys``)
     ctx: CallContext,  # a ``ReadsContext``
     first: CallPlan,
     memo: dict,
@@ -172,7 +172,7 @@ def _on_first(
     kept under the behaviour and ``stale`` alone; what it made reading them, under the held
     objects too (a hit then counts as a read: ``read_held``, which replay's sharing reads)."""
     fields = ctx.__dict__  # the held fields without noting a read (``_noting_reads``)
-    key = (once, fields["stale"])
+    key = once[fields["stale"]]
     plan: CallPlan | None = memo.get(key)
     if plan is not None:
         return plan
@@ -194,7 +194,13 @@ def _on_first(
 
 _Step = tuple[
     Callable[..., CallPlan], dict[str, Any], str, bool, tuple | None
-]  # behaviour, params, id, intermittent, what it is as a memo key (None: never kept)
+]  # behaviour, params, id, intermittent, its memo keys, fresh and stale (None: never kept)
+
+
+def _keys(behaviour: tuple) -> tuple[tuple, tuple]:
+    """A behaviour's keys in ``_on_first``'s memo, by ``stale`` (False, True): made once."""
+    return (behaviour, False), (behaviour, True)
+
 
 # A call behaviour whose plan differs each time it is applied (a uuid4): never kept (``_on_first``).
 UNREPEATABLE = frozenset({"add-meta"})
@@ -215,7 +221,7 @@ def _steps(profile: Profile) -> tuple[tuple[_Step, ...], tuple[tuple[str, ...], 
             dict(u.params),
             u.id or u.name,
             u.frequency == "sometimes",
-            None if u.name in UNREPEATABLE else (u.name, registry.freeze(u.params)),
+            None if u.name in UNREPEATABLE else _keys((u.name, registry.freeze(u.params))),
         )
         for u in profile.call
     )
