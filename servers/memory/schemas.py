@@ -14,7 +14,6 @@ record 014 fixes the shape of ``memory_reflect``:
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Literal
 
 SchemaVariant = Literal["flat", "anyof"]
@@ -37,17 +36,19 @@ AGENT_ID_DESCRIPTION = (
     'given (" project " and "project" are different agents).'
 )
 
-_MEMORY_ITEM: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "integer"},
-        "content": {"type": "string"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "importance": {"type": "number"},
-        "created_at": {"type": "string"},
-    },
-    "required": ["id", "content", "tags", "importance", "created_at"],
-}
+
+def _memory_item() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "content": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "importance": {"type": "number"},
+            "created_at": {"type": "string"},
+        },
+        "required": ["id", "content", "tags", "importance", "created_at"],
+    }
 
 
 def _identity_property() -> dict[str, Any]:
@@ -87,7 +88,7 @@ def _memory_store() -> dict[str, Any]:
         },
         "outputSchema": {
             "type": "object",
-            "properties": {"agent_id": {"type": "string"}, "memory": _MEMORY_ITEM},
+            "properties": {"agent_id": {"type": "string"}, "memory": _memory_item()},
             "required": ["agent_id", "memory"],
         },
         "annotations": {
@@ -137,7 +138,7 @@ def _memory_recall() -> dict[str, Any]:
             "properties": {
                 "agent_id": {"type": "string"},
                 "count": {"type": "integer"},
-                "memories": {"type": "array", "items": _MEMORY_ITEM},
+                "memories": {"type": "array", "items": _memory_item()},
             },
             "required": ["agent_id", "count", "memories"],
         },
@@ -412,9 +413,10 @@ def _memory_stats() -> dict[str, Any]:
 def tool_definitions(variant: SchemaVariant = "flat") -> list[dict[str, Any]]:
     """The seven tools as wire JSON (camelCase keys), in tools/list order.
 
-    Returns fresh copies, so callers may mutate the result.
+    Every call builds them anew (no object shared with another call or the module), so callers
+    may mutate the result; no copy is made: a forked server builds them once per session.
     """
-    tools = [
+    return [
         _memory_store(),
         _memory_recall(),
         _memory_forget(),
@@ -423,7 +425,6 @@ def tool_definitions(variant: SchemaVariant = "flat") -> list[dict[str, Any]]:
         _checkpoint_resume(),
         _memory_stats(),
     ]
-    return copy.deepcopy(tools)
 
 
 # Tools whose handlers require an identity, and whether the deprecated alias is accepted.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import queue
 import sqlite3
@@ -238,6 +239,30 @@ def test_memory_stats_needs_no_identity(tools, spy):
 
 def test_there_are_seven_tools_in_a_fixed_order(variant):
     assert [t["name"] for t in tool_definitions(variant)] == EXPECTED_TOOLS
+
+
+def _containers(value: Any) -> list[Any]:
+    """Every dict and list inside ``value``, itself included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+def test_tool_definitions_are_built_fresh_without_a_deep_copy(variant, monkeypatch):
+    """Each forked server builds its definitions once per session: they are made anew (a caller
+    may mutate them: no dict or list is shared with another call, nor twice within one), never
+    deep-copied (a copy of dicts built a moment before was pure cost)."""
+    copies: list[object] = []
+    real = copy.deepcopy
+    monkeypatch.setattr(copy, "deepcopy", lambda x, memo=None: copies.append(x) or real(x, memo))
+    first, second = tool_definitions(variant), tool_definitions(variant)
+    assert copies == []
+    ours = [id(c) for c in _containers(first)]
+    assert len(ours) == len(set(ours))  # nothing aliased inside one call's definitions
+    assert not set(ours) & {id(c) for c in _containers(second)}
+    assert first == second
 
 
 def test_flat_memory_reflect_schema_has_no_root_combinator():
