@@ -51,6 +51,7 @@ from mcp_matrix import __version__
 from mcp_matrix.commands import outputs, signals
 from mcp_matrix.core import outfiles
 from mcp_matrix.core.errors import EXIT_INPUT, MatrixError
+from mcp_matrix.core.text import safe
 from mcp_matrix.targets.kinds import before_connecting  # imported with commands.outputs anyway
 
 # Each command's one-line help, for the overview (``mcp-matrix --help``), which needs no command's
@@ -74,10 +75,18 @@ SUMMARIES = {
 COMMANDS = tuple(SUMMARIES)
 
 
+def say_error(message: str) -> None:
+    """``mcp-matrix: error: MESSAGE`` on stderr, each line shown, never obeyed: a message names
+    files and values from the command line and from input files (a file named with ESC or BEL
+    in it cleared the screen or rang the bell), so control characters are escapes."""
+    lines = "\n".join(safe(line) for line in message.split("\n"))
+    sys.stderr.write(f"mcp-matrix: error: {lines}\n")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep our prefix
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"mcp-matrix: error: {message}\n")
+        say_error(message)
         raise SystemExit(EXIT_INPUT)
 
 
@@ -142,13 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return held
         return _after_write_failures(code)
     except MatrixError as exc:
-        sys.stderr.write(f"mcp-matrix: error: {exc}\n")
+        say_error(str(exc))
         return exc.exit_code
     except OSError as exc:  # our own output could not be written (a full disk, /dev/full)
         if isinstance(exc, BrokenPipeError):
             return 0
         where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"mcp-matrix: error: {where}cannot write: {exc.strerror or exc}\n")
+        say_error(f"{where}cannot write: {exc.strerror or exc}")
         return EXIT_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("mcp-matrix: interrupted\n")
@@ -250,7 +259,7 @@ def _after_write_failures(code: int) -> int:
     interrupted: a write failure is ours, never a finding (exit 1)."""
     failures = outfiles.write_failures()
     for failure in failures:
-        sys.stderr.write(f"mcp-matrix: error: {failure.where}: cannot write: {failure.reason}\n")
+        say_error(f"{failure.where}: cannot write: {failure.reason}")
     return code if not failures or code >= 128 else EXIT_INPUT
 
 

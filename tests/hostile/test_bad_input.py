@@ -463,3 +463,14 @@ def test_a_damaged_snapshot_that_loads_is_read_by_every_command_without_a_traceb
     ):
         done = cli(*args, "--client", "claude-code", "--client", "python-sdk-modern")
         assert done.returncode in (0, 1) and "Traceback" not in done.stderr, done.stderr[-2000:]
+
+
+def test_a_file_named_with_control_characters_is_named_as_escapes_in_the_error(tmp_path):
+    """An error names its file: one named with ESC and BEL (a CI artifact an attacker named,
+    passed by a glob) reached the terminal raw, a screen cleared or a bell rung. Every
+    ``mcp-matrix: error:`` line shows such characters as escapes."""
+    bad = write(tmp_path, "r\x1b[2J\x07.jsonl", "garbage\n")
+    for args in (("report", bad), ("merge", bad, bad), ("check", bad)):
+        r = cli(*args)
+        one_error(r, "r\\x1b[2J\\x07.jsonl:1", "not a JSON object")
+        assert "\x1b" not in r.stderr and "\x07" not in r.stderr, r.stderr
