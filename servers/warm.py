@@ -22,6 +22,14 @@ server.
 
 from __future__ import annotations
 
+import sys
+
+# What the interpreter loaded before this file ran (``site`` and what its ``.pth`` files import),
+# read before this file's own imports. A command's script folder (or ``-m``'s directory) goes
+# first on ``sys.path`` only after these were loaded, so it never shadows them (``shadowed``);
+# ``__future__`` may be this file's own.
+STARTUP_MODULES = frozenset(sys.modules) - {"__future__"}
+
 import argparse
 import contextlib
 import gc
@@ -33,7 +41,6 @@ import selectors
 import signal
 import socket
 import struct
-import sys
 import tempfile
 import time
 import traceback
@@ -369,12 +376,28 @@ def path_first(spec: dict) -> str | None:
     return os.getcwd()
 
 
-def shadowed(first: str) -> str | None:
-    """A module already loaded here (by the interpreter or by this file) that ``first`` holds
-    too: the real command would import that one, so a fork would not be the same program."""
+def from_path(name: str) -> bool:
+    """Whether ``import name`` in the real command could read a folder on ``sys.path``: not for
+    a module it had loaded before that folder went first (``STARTUP_MODULES``), one built into
+    the interpreter (``time``, ``gc``) or frozen into it (3.11+: ``os``, ``runpy``), whose
+    finders come before the path's."""
     import importlib.machinery
 
-    for name in sorted({m.partition(".")[0] for m in sys.modules} - {"__main__"}):
+    return not (
+        name in STARTUP_MODULES
+        or name in sys.builtin_module_names
+        or importlib.machinery.FrozenImporter.find_spec(name) is not None
+    )
+
+
+def shadowed(first: str) -> str | None:
+    """A module already loaded here (by the interpreter or by this file) that ``first`` holds
+    too and the real command would read from there (``from_path``): it would import that one,
+    so a fork would not be the same program."""
+    import importlib.machinery
+
+    loaded = {m.partition(".")[0] for m in sys.modules} - {"__main__"}
+    for name in sorted(n for n in loaded if from_path(n)):
         found = importlib.machinery.PathFinder.find_spec(name, [first])
         if found is not None and found.loader is not None:  # a namespace folder shadows nothing
             return name

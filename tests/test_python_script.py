@@ -74,3 +74,26 @@ def test_a_python_script_sees_what_its_command_would_warm_or_cold(cli, tmp_path)
     assert warm == cold
     seen = [c for c in warm if c[0] == "call" and "path0" in c[-1]]
     assert seen and str(tmp_path / "app") in seen[0][-1] and "__main__" in seen[0][-1]
+
+
+def test_a_script_named_after_a_builtin_module_is_forked_and_a_real_shadow_is_not(cli, tmp_path):
+    """A script's folder goes first on ``sys.path`` after the interpreter started: a module built
+    into the interpreter (``time``, ``gc``), frozen into it or loaded at its start (``os``) is
+    never read from there, so ``time.py`` and an ``os.py`` beside it change nothing; an
+    ``argparse.py`` there is what a later ``import argparse`` reads (the template has the
+    standard library's loaded), so that one starts cold."""
+    app = tmp_path / "app"
+    tiny_package(app, "tiny_t")
+    (app / "time.py").write_text(SERVER.replace("tiny_s", "tiny_t"))
+    for name in ("gc", "os"):  # never read: a fork and a cold server would fail alike if it were
+        (app / f"{name}.py").write_text(f"raise SystemExit('{name}.py was imported')\n")
+    target = ("--stdio", f"{sys.executable} {app / 'time.py'}", "--cwd", str(tmp_path))
+    warm, how = _run(cli, tmp_path, "builtin", *target)
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .*time\.py", how), how
+    cold, _ = _run(cli, tmp_path, "builtin-cold", *target, "--cold-start")
+    assert warm == cold and any(c[0] == "call" and c[3] == "intact" for c in warm), warm
+    (app / "argparse.py").write_text("ArgumentParser = None\n")
+    _, how = _run(cli, tmp_path, "shadow", *target)
+    assert re.search(
+        rf"started cold: argparse is in {re.escape(str(app))} and loaded before", how
+    ), how
