@@ -213,7 +213,9 @@ def test_a_command_that_is_not_a_python_program_starts_cold(cli, tmp_path):
     command = f"sh -c 'exec {sys.executable} -m tiny_sh'"
     cells, how = _run(cli, tmp_path, "sh", "--stdio", command, "--cwd", str(tmp_path / "work"))
     cold = re.search(
-        r"started cold: not a Python console script or python -m MODULE \((\d+) processes\)$", how
+        r"started cold: not a Python console script, python -m MODULE or python SCRIPT "
+        r"beginning with its imports \((\d+) processes\)$",
+        how,
     )
     assert cold, how
     # each process it started is counted: at least the snapshot's and the calls' session

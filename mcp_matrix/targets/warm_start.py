@@ -320,7 +320,7 @@ def user_fork(
             template = _user[key] = _UserTemplate(tuple(command))
             found = recognise(command, env, cwd)
             if found is None:
-                template.cold = "not a Python console script or python -m MODULE"
+                template.cold = "not a Python console script, python -m MODULE or python SCRIPT beginning with its imports"
             else:
                 template.start(found, env, cwd, bound)
     return template.fork()
