@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from mcp_matrix.targets.python_command import find, recognise
 from mcp_matrix.targets.warm_start import starts, user_fork
+from mcp_matrix.wire import waits
 from mcp_matrix.wire.errors import ServerExited, WireError
 from mcp_matrix.wire.forked import ForkedPopen
 from mcp_matrix.wire.process import started_from_command
@@ -190,7 +191,8 @@ class _Resolution:
                     self.prober, self.done = session, threading.Event()
                     return True
                 done = self.done
-            if not done.wait(max(0.0, deadline - time.monotonic())):
+            # sliced in the main thread: a Ctrl-C handled by another thread stops this wait
+            if not waits.wait(done, max(0.0, deadline - time.monotonic())):
                 return False  # the first session's server is slow to answer: the launcher
 
     def finish(self, session: object, outcome: Resolved | str | None) -> None:
