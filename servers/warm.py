@@ -454,8 +454,13 @@ def import_like_python(spec: dict) -> None:
     (``runpy`` does the same before it runs ``a.b.__main__``)."""
     if spec["mode"] == "script":
         if spec.get("prefix") is not None:  # a script of the user's own: its leading imports
-            code = compile(spec["prefix"], spec["script"], "exec")
-            exec(code, {"__name__": "__prefix__"})  # noqa: S102 - as the script runs them
+            main = spec["main"] = script_main(spec["script"])  # which its forks run it in
+            code = compile(spec["prefix"], main.__file__ or "", "exec", dont_inherit=True)
+            own, sys.modules["__main__"] = sys.modules["__main__"], main
+            try:  # as the script runs them: in its __main__, which a module may read
+                exec(code, vars(main))  # noqa: S102
+            finally:
+                sys.modules["__main__"] = own
         else:
             __import__(spec["module"])
         return
@@ -471,6 +476,34 @@ def import_like_python(spec: dict) -> None:
         __import__(spec["module"])
         if importlib.util.find_spec(spec["module"] + ".__main__") is None:
             raise ImportError(spec["module"] + ".__main__")
+
+
+def script_main(script: str) -> types.ModuleType:
+    """The ``__main__`` module ``python SCRIPT`` runs ``script`` in (Python 3.9+): its absolute
+    path as ``__file__`` (``runpy.run_path`` keeps the path as given: ``os.path.dirname`` of a
+    relative one is ``''``), a source loader, no spec or package, the builtins module."""
+    import builtins
+    import importlib.machinery
+
+    path = os.path.abspath(script)
+    main = types.ModuleType("__main__")
+    vars(main).update(
+        __file__=path,
+        __cached__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", path),
+        __annotations__={},
+        __builtins__=builtins,
+    )
+    return main
+
+
+def run_script(main: types.ModuleType) -> None:
+    """Run the script ``main.__file__`` in ``main`` as ``python SCRIPT`` does: read and compiled
+    now (as a cold interpreter does; not with this file's ``__future__`` flags)."""
+    with open(main.__file__ or "", "rb") as f:
+        code = compile(f.read(), main.__file__ or "", "exec", dont_inherit=True)
+    sys.modules["__main__"] = main
+    exec(code, vars(main))  # noqa: S102 - the script the command runs
 
 
 def checked(do: Callable[[], None], what: str) -> str | None:
@@ -711,16 +744,16 @@ def run_user_child(spec: dict, fds: list[int], learned: Learned, said: bytes = b
             view = view[os.write(2, view) :]
     sys.argv = list(spec["argv"])
     ours = frozenset({exit_as_python.__code__.co_filename})
-    if spec["mode"] == "script":
-        run_path = lambda: runpy.run_path(spec["script"], run_name="__main__")
-        exit_as_python(run_path, learned.leave, ours | {runpy.run_path.__code__.co_filename})
+    keep = sys.modules["__main__"]  # noqa: F841 - this file's globals, kept alive
+    if spec["mode"] == "script":  # in the __main__ its leading imports ran in, if any
+        main = spec.get("main") or script_main(spec["script"])
+        exit_as_python(lambda: run_script(main), learned.leave, ours)
     module = spec["module"]
     as_main = getattr(runpy, "_run_module_as_main", None)  # what python -m calls (3.9-3.13)
     if as_main is None:
         sys.argv[0] = module  # run_module then sets it to the module's file, as -m does
         run_module = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)
         exit_as_python(run_module, learned.leave, ours | {runpy.run_path.__code__.co_filename})
-    keep = sys.modules["__main__"]  # noqa: F841 - this file's globals, kept alive
     sys.modules["__main__"] = types.ModuleType("__main__")  # runs in its own, as -m's does
     exit_as_python(lambda: as_main(module, alter_argv=True), learned.leave, ours)
 

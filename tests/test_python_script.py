@@ -26,7 +26,7 @@ sys.exit(main())
 def test_leading_imports_are_the_import_statements_a_script_begins_with(tmp_path):
     path = tmp_path / "s.py"
     cases = {
-        SERVER: "import sys\nfrom tiny_s import main\n",
+        SERVER: '"A server of the user\'s own."\nimport sys\nfrom tiny_s import main\n',
         "import os, json as j\nfrom a.b import (c, d)\nx = 1\nimport late\n": (
             "import os, json as j\nfrom a.b import c, d\n"
         ),
@@ -52,7 +52,8 @@ def test_python_script_is_recognised_with_its_prefix_and_argv(tmp_path):
     found = recognise([name, "s.py", "a1"], python, str(tmp_path))
     assert found is not None
     assert (found.mode, found.module, found.script) == ("script", "s.py", "s.py")
-    assert found.argv == ("s.py", "a1") and found.prefix == "import sys\nfrom tiny_s import main\n"
+    assert found.argv == ("s.py", "a1")
+    assert found.prefix == '"A server of the user\'s own."\nimport sys\nfrom tiny_s import main\n'
     assert recognise([name, "-u", "s.py"], python, str(tmp_path)) is None  # a flag first
     assert recognise([name, "missing.py"], python, str(tmp_path)) is None
 
@@ -97,3 +98,30 @@ def test_a_script_named_after_a_builtin_module_is_forked_and_a_real_shadow_is_no
     assert re.search(
         rf"started cold: argparse is in {re.escape(str(app))} and loaded before", how
     ), how
+
+
+READS_MAIN = '''"""Reads its own __main__."""
+import os
+import sys
+from tiny_r import main
+FILES = os.listdir(os.path.dirname(__file__))  # '' if __file__ were relative: no such folder
+sys.exit(main())
+'''
+# imported first: a module that reads the script's __main__ while it is imported
+MAIN_AT_IMPORT = """import __main__
+if (__main__.__file__, __main__.__doc__) != (os.path.abspath(sys.argv[0]), "Reads its own __main__."):
+    raise SystemExit(f"__main__ is {__main__.__file__}")"""
+
+
+def test_a_script_run_by_a_relative_path_has_the_main_module_a_cold_one_has(cli, tmp_path):
+    """``python server.py`` (``uv run server.py``'s child too) runs the script in a ``__main__``
+    whose ``__file__`` is absolute (Python 3.9+), and that module is already ``__main__`` (with
+    its docstring) while the script's leading imports run: warm as cold."""
+    app = tmp_path / "app"
+    tiny_package(app, "tiny_r", setup=MAIN_AT_IMPORT)
+    (app / "server.py").write_text(READS_MAIN)
+    target = ("--stdio", f"{sys.executable} server.py", "--cwd", str(app))
+    warm, how = _run(cli, tmp_path, "main", *target)
+    assert re.fullmatch(r"\d+ sessions forked from a warm template of .*server\.py", how), how
+    cold, _ = _run(cli, tmp_path, "main-cold", *target, "--cold-start")
+    assert warm == cold and any(c[0] == "call" and c[3] == "intact" for c in warm), warm

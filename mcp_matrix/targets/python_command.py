@@ -124,8 +124,8 @@ def _console_script(path: str, cwd: str | None) -> tuple[str, str] | None:
 
 
 def leading_imports(path: str) -> str | None:
-    """The import statements a Python script at ``path`` begins with (after its docstring),
-    as source, or None when it begins with anything else or cannot be read as Python here.
+    """The import statements a Python script at ``path`` begins with (after its docstring,
+    which comes with them), as source, or None when it begins with anything else or cannot be read as Python here.
 
     Run first by a template, in the script's directory, environment and ``sys.argv``, they do
     what the script's first lines do before anything else of it runs (as a console script's
@@ -140,8 +140,9 @@ def leading_imports(path: str) -> str | None:
         body = ast.parse(data, path).body
     except (OSError, SyntaxError, ValueError):
         return None
+    docstring: list[ast.stmt] = []
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # its docstring
+        docstring, body = body[:1], body[1:]  # run too: __main__.__doc__ is set before them
     leading: list[ast.stmt] = []
     for statement in body:
         if isinstance(statement, ast.ImportFrom) and statement.module == "__future__":
@@ -152,7 +153,7 @@ def leading_imports(path: str) -> str | None:
         ):
             break
         leading.append(statement)
-    return "\n".join(ast.unparse(s) for s in leading) + "\n" if leading else None
+    return "\n".join(ast.unparse(s) for s in docstring + leading) + "\n" if leading else None
 
 
 def recognise(
