@@ -31,6 +31,7 @@ import sys
 STARTUP_MODULES = frozenset(sys.modules) - {"__future__"}
 
 import argparse
+import atexit
 import contextlib
 import gc
 import json
@@ -157,11 +158,14 @@ def exit_as_python(
     main: Callable[[], object],
     after: Callable[[], None] | None = None,
     hidden: frozenset[str] = frozenset(),
+    finalize: bool = False,
 ) -> None:
     """Run ``main`` and end the process as an interpreter running it would: ``SystemExit``'s
     code, 1 and a traceback for any other exception (its first frames from files ``hidden``
     left out: the cold interpreter has none of them), death by SIGINT after the traceback of a
-    ``KeyboardInterrupt``, the streams flushed; ``after`` once ``main`` has ended."""
+    ``KeyboardInterrupt``, the streams flushed; ``after`` once ``main`` has ended. ``finalize``
+    (a user's server): its threads joined and its ``atexit`` functions run first, as
+    ``Py_FinalizeEx`` does (a log flushed, a temporary folder removed, a file written)."""
     code: object = 0
     interrupted = False
     try:
@@ -174,12 +178,14 @@ def exit_as_python(
             tb = tb.tb_next
         traceback.print_exception(type(exc), exc, tb)
         code, interrupted = 1, isinstance(exc, KeyboardInterrupt)
-    if after is not None:
-        after()
     if not isinstance(code, int):
         if code is not None:
             print(code, file=sys.stderr)
         code = 0 if code is None else 1
+    if finalize:
+        finalize_as_python()
+    if after is not None:
+        after()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -189,6 +195,19 @@ def exit_as_python(
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGINT)
     os._exit(code)
+
+
+def finalize_as_python() -> None:
+    """What an interpreter does at its end before its own teardown: wait for the threads that
+    are not daemons, then run the ``atexit`` functions (each one's error printed, not raised)."""
+    threading = sys.modules.get("threading")
+    with contextlib.suppress(BaseException):  # as Python, which goes on to the next step
+        if threading is not None:
+            threading._shutdown()
+    run = getattr(atexit, "_run_exitfuncs", None)
+    with contextlib.suppress(BaseException):
+        if run is not None:
+            run()
 
 
 def run_child(request: dict, fds: list[int]) -> None:
@@ -747,15 +766,16 @@ def run_user_child(spec: dict, fds: list[int], learned: Learned, said: bytes = b
     keep = sys.modules["__main__"]  # noqa: F841 - this file's globals, kept alive
     if spec["mode"] == "script":  # in the __main__ its leading imports ran in, if any
         main = spec.get("main") or script_main(spec["script"])
-        exit_as_python(lambda: run_script(main), learned.leave, ours)
+        exit_as_python(lambda: run_script(main), learned.leave, ours, finalize=True)
     module = spec["module"]
     as_main = getattr(runpy, "_run_module_as_main", None)  # what python -m calls (3.9-3.13)
     if as_main is None:
         sys.argv[0] = module  # run_module then sets it to the module's file, as -m does
         run_module = lambda: runpy.run_module(module, run_name="__main__", alter_sys=True)
-        exit_as_python(run_module, learned.leave, ours | {runpy.run_path.__code__.co_filename})
+        hidden = ours | {runpy.run_path.__code__.co_filename}
+        exit_as_python(run_module, learned.leave, hidden, finalize=True)
     sys.modules["__main__"] = types.ModuleType("__main__")  # runs in its own, as -m's does
-    exit_as_python(lambda: as_main(module, alter_argv=True), learned.leave, ours)
+    exit_as_python(lambda: as_main(module, alter_argv=True), learned.leave, ours, finalize=True)
 
 
 def user_main(path: str) -> None:
@@ -832,7 +852,12 @@ def user_main(path: str) -> None:
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--user"]:
         user_main(argv[1])
-        return
+        # not the interpreter's end: the atexit functions the server's imports registered here
+        # are its own, run by each server at its end, never by its template (a cold run has none)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(0)
     path = argv[0]
     try:
         os.close(os.pidfd_open(os.getpid()))  # Linux 5.3+: without it, no socket, so every shim

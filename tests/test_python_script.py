@@ -125,3 +125,28 @@ def test_a_script_run_by_a_relative_path_has_the_main_module_a_cold_one_has(cli,
     assert re.fullmatch(r"\d+ sessions forked from a warm template of .*server\.py", how), how
     cold, _ = _run(cli, tmp_path, "main-cold", *target, "--cold-start")
     assert warm == cold and any(c[0] == "call" and c[3] == "intact" for c in warm), warm
+
+
+AT_EXIT = """import atexit
+atexit.register(lambda: open(os.path.join(os.getcwd(), "ended"), "a").write("x\\n"))"""
+
+
+def test_a_forked_server_runs_its_atexit_functions_and_its_template_does_not(cli, tmp_path):
+    """Python runs the ``atexit`` functions at its end (a log flushed, a folder removed): each
+    forked server does, as each cold one does; the template that imported the module that
+    registered them is no server and does not."""
+    app = tmp_path / "app"
+    tiny_package(app, "tiny_a", setup=AT_EXIT)
+    (app / "server.py").write_text(SERVER.replace("tiny_s", "tiny_a"))
+    ended, hows = {}, {}
+    for tag, extra in (("warm", ()), ("cold", ("--cold-start",))):
+        (tmp_path / tag).mkdir()
+        target = ("--stdio", f"{sys.executable} {app / 'server.py'}", "--cwd", str(tmp_path / tag))
+        _, hows[tag] = _run(cli, tmp_path, f"atexit-{tag}", *target, *extra)
+        ended[tag] = (tmp_path / tag / "ended").read_text().count("x")
+    forked = re.fullmatch(
+        r"(\d+) sessions forked from a warm template of .*server\.py", hows["warm"]
+    )
+    cold = re.search(r"started cold: --cold-start \((\d+) processes\)$", hows["cold"])
+    assert forked and cold, hows
+    assert ended == {"warm": int(forked.group(1)), "cold": int(cold.group(1))}, (ended, hows)
