@@ -107,7 +107,7 @@ def document_version(
     return doc, version
 
 
-class NotJsonNumber(ValueError):
+class UnwritableNumber(ValueError):
     """``NaN`` or ``Infinity`` (not JSON, though Python's reader takes them), or a number beyond
     a double's range (``1e999``, read as Infinity): kept, either is written back as ``NaN`` or
     ``Infinity`` and makes every JSON output of ours invalid. The wire refuses them from a
@@ -124,23 +124,23 @@ class NotJsonNumber(ValueError):
 
 
 def _not_json(word: str) -> float:
-    raise NotJsonNumber(word, valid=False)
+    raise UnwritableNumber(word, valid=False)
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise NotJsonNumber(text, valid=True)
+        raise UnwritableNumber(text, valid=True)
     return value
 
 
 def strict_json(text: str | bytes) -> JSON:
-    """``json.loads`` refusing what no JSON output can hold: ``NotJsonNumber`` for ``NaN``,
+    """``json.loads`` refusing what no JSON output can hold: ``UnwritableNumber`` for ``NaN``,
     ``Infinity`` or ``1e999`` (other problems as ``json.loads`` raises them)."""
     return json.loads(text, parse_constant=_not_json, parse_float=_finite)
 
 
-# A string (skipped) or a number or constant: where a word ``NotJsonNumber`` names stands.
+# A string (skipped) or a number or constant: where a word ``UnwritableNumber`` names stands.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN|-?\d[\d.eE+-]*)')
 
 
@@ -161,7 +161,7 @@ def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> 
 
     try:
         return strict_json(text)
-    except NotJsonNumber as exc:
+    except UnwritableNumber as exc:
         found = number_line(text, exc.word) if isinstance(text, str) and line is None else None
         raise InputError(str(exc), where=at(found or 1)) from None
     except UnicodeDecodeError as exc:  # bytes of one line (a whole file is read as text)
@@ -179,7 +179,7 @@ def parse_json(text: str | bytes, path: str | Path, line: int | None = None) -> 
 
 
 __all__ = [
-    "NotJsonNumber",
+    "UnwritableNumber",
     "document_version",
     "input_lines",
     "line_text",

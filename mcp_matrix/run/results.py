@@ -42,7 +42,7 @@ from mcp_matrix.core.events import (
     check_event,
     typed_event,
 )
-from mcp_matrix.core.infiles import NotJsonNumber, line_text, open_input_bytes, strict_json
+from mcp_matrix.core.infiles import UnwritableNumber, line_text, open_input_bytes, strict_json
 from mcp_matrix.core.json_record import Memo
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.run.results_tables import WIRE_ONLY, EntryError, TableReader, Tables
@@ -323,7 +323,7 @@ def _parsed(p: Path, number: int, line: str) -> Any:
     """The line's JSON value (``_END`` for a last line cut short), or an input error."""
     try:
         return strict_json(line)
-    except NotJsonNumber as exc:
+    except UnwritableNumber as exc:
         raise InputError(str(exc), where=f"{p}:{number}") from None
     except json.JSONDecodeError as exc:
         if not line.endswith("\n"):  # only the last line lacks its newline
