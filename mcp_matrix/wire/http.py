@@ -42,6 +42,10 @@ ACCEPT = "application/json, text/event-stream"
 ACK_WAIT = 5.0
 CLOSE_WAIT = 2.0  # the DELETE at close, the same way
 READ_TIMEOUT = 30.0  # each read of a POST whose status nobody waits for (a thread's life)
+# What is left of an answer once it is read (the end of its SSE stream, a 202's empty body) is
+# read too, up to this much, so its connection goes back to the pool: closing a response with
+# unread body drops the connection, and each POST opened a new one (311 for 300 calls).
+DRAIN_BYTES = 64 * 1024
 
 
 class HttpTransport(Transport):
@@ -122,6 +126,7 @@ class HttpTransport(Transport):
                     self._record_noise(
                         f"HTTP {response.status_code} for {message.get('method', 'a response')}"
                     )
+                drain(response.iter_raw())
                 return
             self._read_answer(message, wanted, response)
         except httpx.HTTPError as exc:
@@ -183,6 +188,7 @@ class HttpTransport(Transport):
             body = decoded(response.iter_raw(), response.headers.get("content-encoding", ""))
             if ctype == "text/event-stream":
                 self._read_events(wanted, body)
+                drain(body)  # after the answer was delivered: the caller does not wait on it
             else:
                 self._read_json(method, body)
         except UnsupportedEncoding as exc:
@@ -387,3 +393,15 @@ def _answers(data: str, wanted: object) -> bool:
         and not isinstance(message.get("id"), bool)
         and message.get("id") == wanted
     )
+
+
+def drain(body: Iterator[bytes]) -> None:
+    """Read the rest of an answer's body, at most ``DRAIN_BYTES``, and discard it (what came
+    after the answer was never read before either): a body read to its end lets httpx reuse the
+    connection. A server that keeps the stream open holds this thread until its read timeout or
+    the transport's ``close``, never the caller."""
+    left = DRAIN_BYTES
+    for chunk in body:
+        left -= len(chunk)
+        if left < 0:
+            return

@@ -82,3 +82,37 @@ def test_arguments_are_sent_exactly_as_given_even_when_invalid(memory):
 
 def test_ping_is_answered(memory):
     assert memory.ping().error is None
+
+
+def connections_to(port: int) -> int:
+    """TCP connections to ``port`` on this machine the kernel still lists (open, or closed and
+    waiting in TIME_WAIT): one per connection a client opened, for a minute after it closed."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(table, encoding="ascii").read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            remote = line.split()[2]
+            if int(remote.rsplit(":", 1)[1], 16) == port:
+                count += 1
+    return count
+
+
+def test_calls_over_http_reuse_the_connection_instead_of_opening_one_each():
+    # A response closed with unread body (the end of the SSE stream after the answer, a 202's
+    # empty body) drops its connection: 40 calls opened 40-odd connections before the drain.
+    from urllib.parse import urlsplit
+
+    with open_session("memory", "http") as s:
+        s.initialize()
+        port = urlsplit(s.transport.url).port
+        assert port is not None
+        for n in range(40):
+            r = s.call_tool(
+                "memory_reflect", {"action": "summarize", "agent_id": "alice", "text": f"t{n}"}
+            )
+            assert r.error is None
+        opened = connections_to(port)
+    assert opened <= 5, f"{opened} connections for 40 calls"
