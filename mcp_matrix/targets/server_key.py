@@ -5,7 +5,7 @@ says is one."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mcp_matrix.core.text import MASK
@@ -60,9 +60,28 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", last).strip("-_")[:64]
 
 
+def launched(command: Sequence[str]) -> str | None:
+    """The package (or script) a launcher command runs, without its version or extras
+    (``uvx mcp-server-time@2026.10.19`` -> ``mcp-server-time``, ``npx -y @scope/pkg@1.2`` ->
+    ``@scope/pkg``), or None when ``command`` is not a launcher form ``targets.launcher`` knows:
+    split on ``@`` as a path, the version would be the server's name."""
+    from mcp_matrix.targets.npx_command import npx_args  # only a server that never answered
+    from mcp_matrix.targets.uvx_command import uv_run_command, uvx_command
+
+    found = uvx_command(command) or uv_run_command(command)
+    if found is not None:
+        return found[0]
+    args = npx_args(command)
+    if args is None:
+        return None
+    package = command[len(command) - len(args) - 1]
+    return re.sub(r"(?<=.)@[^/@]*$", "", package)  # npm's PKG@VERSION (a scope keeps its @)
+
+
 def server_key(target: Mapping | None, server_info: object) -> ServerKey:
     """The server's config key: ``--name`` when given, else a slug a user would type: the bundled
-    server's name, the last segment of ``serverInfo.name``, or the command's basename."""
+    server's name, the last segment of ``serverInfo.name``, the package a launcher runs, or the
+    command's basename."""
     target = target if isinstance(target, Mapping) else {}
     if target.get("name"):
         return ServerKey(str(target["name"]), "--name", assumed=False)
@@ -72,6 +91,10 @@ def server_key(target: Mapping | None, server_info: object) -> ServerKey:
     if isinstance(name, str) and slug(name):
         return ServerKey(slug(name), "serverInfo.name")
     command = target.get("command")
+    if isinstance(command, (list, tuple)) and all(isinstance(a, str) for a in command):
+        package = launched(command)
+        if package and package != MASK and slug(package):
+            return ServerKey(slug(package), "command")
     if isinstance(command, (list, tuple)):
         for arg, before in zip(command, ("", *command)):
             if before in ("-c", "-e", "--eval"):  # inline code names nothing

@@ -23,6 +23,20 @@ def test_without_serverinfo_the_command_basename_skipping_launchers_and_options(
     )
 
 
+def test_without_serverinfo_a_launcher_command_is_named_by_its_package_not_its_version():
+    named = {
+        "uvx mcp-server-time@2026.10.19": "mcp-server-time",
+        "uvx mcp-server-time[cli]@1.0 --local-timezone UTC": "mcp-server-time",
+        "uv tool run --python 3.12 mcp-server-fetch": "mcp-server-fetch",
+        "npx -y @scope/pkg@1.2": "pkg",
+        "npx pkg@^1.0.0 --port 3": "pkg",
+        "npm exec -y -- server-memory@latest": "server-memory",
+        "uv --directory /srv/weather run weather.py": "weather",
+    }
+    for command, name in named.items():
+        assert server_key({"command": command.split()}, None).name == name, command
+
+
 def test_a_name_given_with_name_is_used_as_is_even_one_a_client_rejects():
     key = server_key({"name": "my server/x"}, {"name": "mcp-servers/everything"})
     assert (key.name, key.assumed) == ("my server/x", False)
