@@ -186,6 +186,7 @@ def _could_not_measure(run: Run, err: Console) -> None:
     if (
         target.get("kind") == "stdio"
         and target.get("inherit_env") is False
+        and error.get("kind") != "interrupted"  # Ctrl-C: the user's, not the environment's
         and env_can_be_the_cause(lines)
     ):
         print_wrapped(

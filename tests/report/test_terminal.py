@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import time
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import NEUTRAL_CWD, run_cli
 from tests.report import events as ev
 from tests.report.conftest import render_terminal
 
@@ -151,3 +155,33 @@ def test_the_minimal_environment_hint_is_printed_only_when_it_can_be_the_cause(t
     assert (HINT in r.stderr) is hinted, r.stderr[-2000:]
     inherited = run_cli("run", "--stdio", f"{sys.executable} {server}", "--inherit-env")
     assert inherited.returncode == 3 and HINT not in inherited.stderr  # it had every variable
+
+
+def test_no_minimal_environment_hint_after_ctrl_c_while_connecting(tmp_path):
+    """Ctrl-C while the server starts is the user's, not the environment's: "interrupted while
+    connecting to the server" was followed by the --env hint."""
+    marker, server = tmp_path / "started", tmp_path / "server.py"
+    server.write_text(
+        f"import pathlib, time\npathlib.Path({str(marker)!r}).write_text('up')\ntime.sleep(120)\n",
+        encoding="utf-8",
+    )
+    cli = [sys.executable, "-m", "mcp_matrix", "run", "--stdio", f"{sys.executable} {server}"]
+    proc = subprocess.Popen(
+        [*cli, "--client", "claude-code", "--timeout-initialize", "120"],
+        cwd=NEUTRAL_CWD,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(1200):  # the server runs: the run is connecting (at most 120 s)
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert "interrupted while connecting to the server" in err, err[-2000:]
+    assert HINT not in err, err[-2000:]
