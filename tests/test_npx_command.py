@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from mcp_matrix.targets.launcher import Resolved
-from mcp_matrix.targets.npx_command import find_server, npx_args
+from mcp_matrix.targets.npx_command import find_server, npx_args, npx_refused
 from tests.test_warm_user import THREAD, _cells, script, tiny_package
 
 MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"
@@ -46,6 +46,22 @@ def test_recognises_npx_with_yes_and_package_flags_and_nothing_else():
         ["npx-wrapper", "pkg"],
     ):
         assert npx_args(other) is None, other
+
+
+def test_an_unrecognised_npx_command_names_the_word_that_made_it_so():
+    """--verbose said such a command 'started cold: not a Python console script ...'; it now says
+    which word kept the launcher form from being recognised."""
+    refused = {
+        ("npx", "--no-install", "pkg"): "its option '--no-install'",
+        ("npx", "-c", "pkg"): "its option '-c'",
+        ("npx", "--", "pkg"): "'--' before the package",
+        ("npm", "exec", "pkg", "--flag"): "'--flag' after the package without '--'",
+        ("npx", "-y"): "no package after its options",
+    }
+    for command, why in refused.items():
+        assert (npx_refused(command) or "").startswith(why), command
+    for other in (["npx", "-y", MEMORY], ["npm", "run", "pkg"], ["node", "x.js"], ["uvx", "p"]):
+        assert npx_refused(other) is None, other
 
 
 def _verbose_run(cli, out: Path, *args: str) -> tuple[list, str]:

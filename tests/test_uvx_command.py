@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from mcp_matrix.targets.launcher import Resolved
-from mcp_matrix.targets.uvx_command import find_server, uv_run_command, uvx_command
+from mcp_matrix.targets.uvx_command import find_server, uv_refused, uv_run_command, uvx_command
 from tests.conftest import installed_tool
 from tests.test_npx_command import SERVER, _ended, _pipes, _started, _verbose_run
 from tests.test_python_script import SERVER as USER_SCRIPT
@@ -72,6 +72,33 @@ def test_recognises_uv_run_of_a_script_or_command_with_its_project_and_nothing_e
         ["uvx", "run", "s.py"],
     ):
         assert uv_run_command(other) is None, other
+
+
+def test_an_unrecognised_uv_command_names_the_word_that_made_it_so():
+    refused = {
+        ("uvx", "--offline", "pkg"): "its option '--offline'",
+        ("uv", "tool", "run", "--isolated", "pkg"): "its option '--isolated'",
+        ("uvx", "pkg==1.0"): "the package 'pkg==1.0'",
+        ("uv", "--offline", "run", "s.py"): "uv's option '--offline'",
+        ("uv", "run", "--with", "mcp", "s.py"): "its option '--with'",
+        ("uv", "run", "python", "s.py"): "the command 'python'",
+        ("uvx",): "nothing to run",
+    }
+    for command, why in refused.items():
+        assert (uv_refused(command) or "").startswith(why), command
+    for other in (["uvx", TIME], ["uv", "sync"], ["uv", "tool", "install", "p"], ["npx", "p"]):
+        assert uv_refused(other) is None, other
+
+
+def test_verbose_says_which_word_kept_a_uvx_command_from_being_resolved(cli, tmp_path):
+    """``uvx --offline PKG`` runs uvx every session, as designed; --verbose said 'started cold:
+    not a Python console script ...', now that the launcher form was not recognised, and why."""
+    uvx = installed_tool("uvx")
+    assert uvx, "the test extra installs uv (uvx) from PyPI"
+    target = ("--stdio", f"{uvx} --offline {TIME}", *_certs(), "--client", "claude-code")
+    how = _verbose_run(cli, tmp_path / "offline.jsonl", *target)[1]
+    said = "processes): the launcher form was not recognised: its option '--offline' (only --from"
+    assert how.startswith(f"{uvx} --offline {TIME} ran as given every session (") and said in how
 
 
 def _certs() -> tuple[str, ...]:

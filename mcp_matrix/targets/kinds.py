@@ -33,9 +33,9 @@ from mcp_matrix.core.credentials import (
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
 from mcp_matrix.targets.inputs import check_url
-from mcp_matrix.targets.launcher import LauncherTransport, launcher_starts
-from mcp_matrix.targets.npx_command import npx_launcher
-from mcp_matrix.targets.uvx_command import uvx_launcher
+from mcp_matrix.targets.launcher import LauncherTransport, launcher_starts, refused_starts
+from mcp_matrix.targets.npx_command import npx_launcher, npx_refused
+from mcp_matrix.targets.uvx_command import uv_refused, uvx_launcher
 from mcp_matrix.targets.warm_start import (
     bundled_fork,
     module_argv,
@@ -285,8 +285,13 @@ def server_starts(target: Target) -> str:
         # each argument masked before quoting: shlex.join would split a secret holding a quote
         return shlex.join(redact(arg, secrets) for arg in argv)
 
-    resolved = None if target.cold_start else launcher_starts(target.command, shown)
-    return resolved or starts(target.command, shown(target.command), target.cold_start)
+    if target.cold_start:
+        return starts(target.command, shown(target.command), cold_start=True)
+    refused = npx_refused(target.command) or uv_refused(target.command)
+    if refused:
+        return refused_starts(target.command, refused, shown)
+    resolved = launcher_starts(target.command, shown)
+    return resolved or starts(target.command, shown(target.command))
 
 
 def _http_transport(target: Target, connect_timeout: float) -> Transport:

@@ -39,6 +39,7 @@ __all__ = [
     "holds",
     "launcher_starts",
     "process_argv",
+    "refused_starts",
     "resolve",
 ]
 
@@ -316,3 +317,13 @@ def launcher_starts(command: Sequence[str], shown: Callable[[Sequence[str]], str
         "its first server never answered"
     )
     return f"{shown(command)} started through {name} every session: {why} ({through} processes)"
+
+
+def refused_starts(command: Sequence[str], why: str, shown: Callable[[Sequence[str]], str]) -> str:
+    """``--verbose``'s line for a launcher command whose form is not recognised (``why``: the
+    word, from ``npx_refused`` or ``uv_refused``): it ran as given every session."""
+    count = started_from_command(command)
+    return (
+        f"{shown(command)} ran as given every session ({count} processes): the launcher form "
+        f"was not recognised: {why}"
+    )

@@ -34,7 +34,7 @@ from mcp_matrix.targets.launcher import (
 )
 from mcp_matrix.targets.python_command import find
 
-__all__ = ["Resolved", "find_server", "npx_args", "npx_launcher"]
+__all__ = ["Resolved", "find_server", "npx_args", "npx_launcher", "npx_refused"]
 
 _NPM_MARKS = ("npm-cli.js", "npx-cli.js")
 _NPM_FLAGS = ("-y", "--yes")
@@ -46,15 +46,26 @@ def npx_args(command: Sequence[str]) -> tuple[str, ...] | None:
     ARGS`` or ``npm exec|x [the same flags] [--] PKG ARGS``, or None when ``command`` is not that
     shape (it then runs as given every session). Without ``--``, npm would read any ``-`` word
     after PKG as its own flag: such a command is not recognised."""
+    return _parse(command)[0]
+
+
+def npx_refused(command: Sequence[str]) -> str | None:
+    """Why npx or npm exec command ``command`` is not recognised and runs as given every
+    session (the word, for ``--verbose``); None when it is recognised or is no such command."""
+    return _parse(command)[1] or None
+
+
+def _parse(command: Sequence[str]) -> tuple[tuple[str, ...] | None, str]:
+    """``npx_args`` and, when it is None for an npx or npm exec command, why ("" otherwise)."""
     command = list(command)  # a Target's is a tuple
     if not command:
-        return None
+        return None, ""
     if os.path.basename(command[0]) == "npx":
         i, npm = 1, False
     elif os.path.basename(command[0]) == "npm" and command[1:2] in (["exec"], ["x"]):
         i, npm = 2, True
     else:
-        return None
+        return None, ""
     while i < len(command) and command[i].startswith("-") and command[i] != "--":
         flag = command[i]
         if flag in _NPM_FLAGS or flag.startswith("--package="):
@@ -62,16 +73,22 @@ def npx_args(command: Sequence[str]) -> tuple[str, ...] | None:
         elif flag in _NPM_VALUED and i + 1 < len(command):
             i += 2
         else:
-            return None
+            return None, f"its option {flag!r} (only -y, --yes and -p P, --package P are)"
     dashes = npm and command[i : i + 1] == ["--"]
     if npm and dashes:
         i += 1
-    if i >= len(command) or (not npm and command[i] == "--"):
-        return None
+    if i >= len(command):
+        return None, "no package after its options"
+    if not npm and command[i] == "--":
+        return None, "'--' before the package (npx PKG ARGS is)"
     args = tuple(command[i + 1 :])
-    if npm and not dashes and any(a.startswith("-") for a in args):
-        return None
-    return args
+    dashed = [a for a in args if a.startswith("-")]
+    if npm and not dashes and dashed:
+        return (
+            None,
+            f"{dashed[0]!r} after the package without '--' before it (npm takes it as its own)",
+        )
+    return args, ""
 
 
 def _server_pid(root: int, pipes: tuple[int, int]) -> int | str:

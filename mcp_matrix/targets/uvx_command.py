@@ -25,22 +25,28 @@ from collections.abc import Mapping, Sequence
 
 from mcp_matrix.targets.launcher import Launcher, Resolved, children, holds, resolve
 
-__all__ = ["find_server", "uv_run_command", "uvx_command", "uvx_launcher"]
+__all__ = ["find_server", "uv_refused", "uv_run_command", "uvx_command", "uvx_launcher"]
 
 _VALUED = ("--from", "--with", "--python", "-p")
 _PLACES = ("--directory", "--project")  # uv run's: where the project is
 _PACKAGE = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[A-Za-z0-9._,-]*\])?(?:@\S+)?")
 
 
-def _options(command: list[str], i: int, valued: Sequence[str]) -> int | None:
+def _walk(command: list[str], i: int, valued: Sequence[str]) -> tuple[int, str]:
     """Where the words after ``command[i]``'s options (each in ``valued``, with its value as the
-    next word or after ``=``) end; None for any other option."""
+    next word or after ``=``) end, and the first word that is no such option ("" if none)."""
     while i < len(command) and command[i].startswith("-"):
         flag, eq, value = command[i].partition("=")
         if flag not in valued or (eq and not value) or (not eq and i + 1 >= len(command)):
-            return None
+            return i, command[i]
         i += 1 if eq else 2
-    return i
+    return i, ""
+
+
+def _options(command: list[str], i: int, valued: Sequence[str]) -> int | None:
+    """Where ``command[i]``'s options end (``_walk``); None for any other option."""
+    end, refused = _walk(command, i, valued)
+    return None if refused else end
 
 
 def uv_run_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
@@ -78,6 +84,34 @@ def uvx_command(command: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
     else:
         name = package["name"] if package else ""
     return (name, tuple(command[end + 1 :])) if name else None
+
+
+def uv_refused(command: Sequence[str]) -> str | None:
+    """Why uv command ``command`` (``uvx``, ``uv tool run``, ``uv run``) is not recognised and
+    runs as given every session (the word, for ``--verbose``); None when it is recognised or
+    is no such command."""
+    command = list(command)  # a Target's is a tuple
+    head = os.path.basename(command[0]) if command else ""
+    if head not in ("uv", "uvx") or uvx_command(command) or uv_run_command(command):
+        return None
+    valued: Sequence[str]
+    if head == "uvx" or command[1:3] == ["tool", "run"]:
+        i, valued, form = (1 if head == "uvx" else 3), _VALUED, "--from P, --with W, --python P"
+    else:
+        i, refused = _walk(command, 1, _PLACES)
+        if "run" not in command[i:]:
+            return None  # uv sync, uv pip ...: no launcher
+        if refused:
+            return f"uv's option {refused!r} (only --directory D, --project P are)"
+        i, valued, form = i + 1, _PLACES, "--directory D, --project P"
+    end, refused = _walk(command, i, valued)
+    if refused:
+        return f"its option {refused!r} (only {form} are)"
+    if end >= len(command):
+        return "nothing to run after its options"
+    if valued is _PLACES:
+        return f"the command {command[end]!r} (uv run python runs as given)"
+    return f"the package {command[end]!r} (NAME, NAME@VERSION or NAME[EXTRAS] is)"
 
 
 def _ran(root: int, name: str):
