@@ -93,7 +93,8 @@ def calls_file(
 
 
 def parse_timestamp(value: str) -> _dt.datetime | None:
-    """An ISO 8601 timestamp as an aware UTC datetime (naive ones are taken as UTC), or None."""
+    """An ISO 8601 timestamp as an aware UTC datetime (naive ones are taken as UTC), or None
+    (not ISO 8601, or outside the years 1 to 9999 once in UTC)."""
     text = value.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
@@ -103,7 +104,10 @@ def parse_timestamp(value: str) -> _dt.datetime | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.timezone.utc)
-    return moment.astimezone(_dt.timezone.utc)
+    try:
+        return moment.astimezone(_dt.timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is in year 0 in UTC, which no datetime holds
+        return None
 
 
 def parse_line(
@@ -142,7 +146,8 @@ def parse_line(
         moment = parse_timestamp(raw) if isinstance(raw, str) else None
         if moment is None:
             raise InputError(
-                f"timestamp: expected an ISO 8601 date and time such as 2026-09-14T08:11:36Z, got {json.dumps(raw)}",
+                f"timestamp: expected an ISO 8601 date and time such as 2026-09-14T08:11:36Z, "
+                f"from year 1 to 9999 in UTC, got {json.dumps(raw)}",
                 where=f"{path}:{line}",
             )
     result = doc.get("result", _NO_RESULT)

@@ -17,7 +17,6 @@ The result is a ``Diff``; ``Diff.to_json`` is the machine format (``format: mcp-
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -265,7 +264,28 @@ def _order(effects: Iterable[ClientEffect], names: list[str]) -> list[ClientEffe
 
 
 def _copy(snap: Snapshot) -> Snapshot:
-    return Snapshot(copy.deepcopy(dict(snap.doc)), source=snap.source)
+    return Snapshot(_json_copy(dict(snap.doc)), source=snap.source)
+
+
+def _json_copy(doc: dict) -> dict:
+    """New dicts and lists, the same leaves, without a frame per level: ``copy.deepcopy`` took
+    two per level and overflowed the stack on a tool schema 300 levels deep (``run`` and
+    ``discover`` read it; the JSON reader allows about 1,000 levels)."""
+    root: dict = {}
+    todo: list[tuple[Any, Any]] = [(doc, root)]
+    while todo:
+        source, copied = todo.pop()
+        items = source.items() if type(source) is dict else enumerate(source)
+        for key, value in items:
+            if type(value) is dict or type(value) is list:
+                child: Any = {} if type(value) is dict else []
+                todo.append((value, child))
+                value = child
+            if type(copied) is dict:
+                copied[key] = value
+            else:
+                copied.append(value)
+    return root
 
 
 def _tool_order(old_tools: list[object], new_tools: list[object]) -> dict[str, int]:

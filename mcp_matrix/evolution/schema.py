@@ -168,8 +168,17 @@ def steers(text: str, target: str | None) -> bool:
 
 def similarity(a: JSON, b: JSON) -> float:
     """How alike two input schemas are: shared (name, type) pairs, then the descriptions."""
-    pa = {(k, type_label(v)) for k, v in properties(a).items()}
-    pb = {(k, type_label(v)) for k, v in properties(b).items()}
+    return params_similarity(param_types(a), param_types(b))
+
+
+def param_types(schema: JSON) -> frozenset[tuple[str, str]]:
+    """The (name, type) pairs of a schema's properties: what ``similarity`` compares."""
+    return frozenset((k, type_label(v)) for k, v in properties(schema).items())
+
+
+def params_similarity(pa: frozenset[tuple[str, str]], pb: frozenset[tuple[str, str]]) -> float:
+    """``similarity`` of two schemas given their ``param_types`` (read once per tool when
+    many pairs are compared). 0.0 unless they share a parameter name or both have none."""
     if not pa and not pb:
         return 1.0
     shared = len(pa & pb) / len(pa | pb)
@@ -191,6 +200,8 @@ __all__ = [
     "input_schema",
     "is_object",
     "is_raw_twin",
+    "param_types",
+    "params_similarity",
     "properties",
     "required",
     "root_combinators",

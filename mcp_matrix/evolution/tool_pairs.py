@@ -9,9 +9,12 @@ tool); one string payload beside a kept tool is a **raw twin**
 
 from __future__ import annotations
 
+import difflib
 import functools
+import heapq
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_matrix.core.jsontypes import JSON
@@ -20,6 +23,8 @@ from mcp_matrix.evolution.schema import (
     compare_types,
     input_schema,
     is_raw_twin,
+    param_types,
+    params_similarity,
     properties,
     required,
     similarity,
@@ -56,20 +61,119 @@ def tool_change(
 def tool_similarity(a: Any, b: Any) -> float:
     """How alike two tools are: their input schemas mostly, their descriptions a little."""
     desc = text_similarity(str(a.get("description") or ""), str(b.get("description") or ""))
-    return 0.7 * similarity(input_schema(a), input_schema(b)) + 0.3 * desc
+    return _score(similarity(input_schema(a), input_schema(b)), desc)
+
+
+def _score(schemas: float, descriptions: float) -> float:
+    """The one formula: with an upper bound of either part, an upper bound of the score."""
+    return 0.7 * schemas + 0.3 * descriptions
 
 
 def pair_tools(removed: list[str], added: list[str], old: Mapping, new: Mapping) -> dict[str, str]:
-    """Removed tool -> the added tool it was renamed to, most alike pairs first."""
-    scored = sorted(
-        ((tool_similarity(old[r], new[a]), r, a) for r in removed for a in added),
-        key=lambda t: -t[0],
-    )
+    """Removed tool -> the added tool it was renamed to, most alike pairs first.
+
+    The pairs are those of sorting every (removed, added) pair by score (ties in list order) and
+    taking each pair at or above the threshold whose two tools are both still free; but a score
+    is computed only as far as it can still matter. Pairs that share no parameter name (unless
+    neither has one) score at most 0.3 and are never met (an index by parameter name); the
+    others wait in a heap under an upper bound of their score (difflib's length bound, then its
+    ``quick_ratio``), refined only when they reach its top, and dropped unscored once one of
+    their tools is taken or the bound falls below the threshold. A pair popped with its exact
+    score beats every pair left, ties broken by list order as the sort does.
+    """
+    before = [_Shape.of(old[r]) for r in removed]
+    after = [_Shape.of(new[a]) for a in added]
+    texts = _Texts()
+    heap = [
+        (-bound, i, j, stage)
+        for i, j, schemas in _sharing_a_name(before, after)
+        for bound, stage in [_first_bound(schemas, before[i].text, after[j].text)]
+        if bound >= _RENAME_THRESHOLD
+    ]
+    heapq.heapify(heap)
     out: dict[str, str] = {}
-    for score, r, a in scored:
-        if score >= _RENAME_THRESHOLD and r not in out and a not in out.values():
-            out[r] = a
+    taken: set[int] = set()
+    while heap:
+        _, i, j, stage = heapq.heappop(heap)
+        if removed[i] in out or j in taken:
+            continue
+        if stage == _EXACT:
+            out[removed[i]] = added[j]
+            taken.add(j)
+            continue
+        a, b = before[i].text, after[j].text
+        part = texts.quick(a, b) if stage == _LENGTHS else texts.ratio(a, b)
+        score = _score(params_similarity(before[i].params, after[j].params), part)
+        if score >= _RENAME_THRESHOLD:
+            heapq.heappush(heap, (-score, i, j, _QUICK if stage == _LENGTHS else _EXACT))
     return out
+
+
+_LENGTHS, _QUICK, _EXACT = 0, 1, 2  # what a heap entry's score is: two upper bounds, the score
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What the score reads of one tool, read once: its (name, type) parameters, description."""
+
+    params: frozenset[tuple[str, str]]
+    names: frozenset[str]
+    text: str
+
+    @classmethod
+    def of(cls, tool: Any) -> _Shape:
+        params = param_types(input_schema(tool))
+        return cls(params, frozenset(k for k, _ in params), str(tool.get("description") or ""))
+
+
+def _sharing_a_name(before: list[_Shape], after: list[_Shape]) -> Iterator[tuple[int, int, float]]:
+    """(removed, added, schema similarity) for the pairs that share a parameter name or both
+    have none: every other pair's schema similarity is 0.0 (schema.params_similarity)."""
+    by_name: dict[str, list[int]] = {}
+    bare: list[int] = []
+    for j, shape in enumerate(after):
+        for name in shape.names:
+            by_name.setdefault(name, []).append(j)
+        if not shape.names:
+            bare.append(j)
+    for i, shape in enumerate(before):
+        found = {j for name in shape.names for j in by_name.get(name, ())}
+        for j in sorted(found) if shape.names else bare:
+            yield i, j, params_similarity(shape.params, after[j].params)
+
+
+def _first_bound(schemas: float, a: str, b: str) -> tuple[float, int]:
+    """The score exactly when a description is empty (text_similarity is 0.0), else its bound
+    from the lengths (difflib's real_quick_ratio: matches cannot outnumber the shorter text)."""
+    if not a or not b:
+        return _score(schemas, 0.0), _EXACT
+    return _score(schemas, 2.0 * min(len(a), len(b)) / (len(a) + len(b))), _LENGTHS
+
+
+class _Texts:
+    """difflib over description pairs: each added tool's text indexed once (``set_seq2``, as
+    difflib advises for one text against many), each pair's ratios computed once."""
+
+    def __init__(self) -> None:
+        self._matchers: dict[str, difflib.SequenceMatcher[str]] = {}
+        self._known: dict[tuple[str, str, bool], float] = {}
+
+    def quick(self, a: str, b: str) -> float:
+        return self._get(a, b, quick=True)
+
+    def ratio(self, a: str, b: str) -> float:
+        """``text_similarity(a, b)`` for two non-empty texts (the same SequenceMatcher ratio)."""
+        return self._get(a, b, quick=False)
+
+    def _get(self, a: str, b: str, quick: bool) -> float:
+        known = self._known.get((a, b, quick))
+        if known is None:
+            matcher = self._matchers.get(b)
+            if matcher is None:
+                matcher = self._matchers[b] = difflib.SequenceMatcher(None, "", b)
+            matcher.set_seq1(a)
+            known = self._known[a, b, quick] = matcher.quick_ratio() if quick else matcher.ratio()
+        return known
 
 
 def added_tool(name: str, tool: JSON, old: Mapping, new: Mapping) -> Change:
