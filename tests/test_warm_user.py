@@ -305,3 +305,25 @@ def test_what_a_forked_server_imported_once_it_ran_is_imported_by_the_template_n
     # the first server imported it; then the template did (a pid of neither); the second did not
     assert imported_by[0] == pids[0] and len(imported_by) == 2
     assert imported_by[1] not in pids
+
+
+def test_a_second_run_in_one_process_runs_the_code_as_edited_and_counts_its_own(tmp_path):
+    """A caller of the API (or the pytest plugin) running one target twice, editing the server
+    in between: the second run's sessions were forked from the first run's template, which had
+    imported the old code; and ``--verbose``'s counts added up across the runs."""
+    from mcp_matrix import api
+
+    package = tiny_package(tmp_path, "tiny_edited")
+    target = api.target(stdio=[sys.executable, "-m", "tiny_edited"], cwd=str(tmp_path))
+
+    def run() -> tuple[str, str]:
+        out = api.run(target, profiles=api.profiles(["claude-code"]), timeouts=api.Timeouts())
+        tools = next(e for e in out.events if e.KIND == "snapshot").snapshot["tools"]
+        assert out.work is not None
+        return tools[0]["tool"]["description"], out.work.starts
+
+    first, starts = run()
+    init = package / "__init__.py"
+    init.write_text(init.read_text().replace("What this process sees.", "Edited since."))
+    assert run() == ("Edited since.", starts)
+    assert first == "What this process sees." and "forked from a warm template" in starts

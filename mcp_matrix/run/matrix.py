@@ -45,7 +45,7 @@ from mcp_matrix.run.progress import Emit, Progress, ProgressCounter
 from mcp_matrix.run.session_pool import (
     Work,
 )
-from mcp_matrix.targets.kinds import Target, server_starts
+from mcp_matrix.targets.kinds import Target, run_servers, server_starts
 from mcp_matrix.targets.snapshot import OpenSnapshot, Snapshot, open_snapshot
 from mcp_matrix.wire.session import Timeouts
 
@@ -96,6 +96,11 @@ def run_matrix(config: RunConfig, emit: Emit) -> MatrixOutcome:
     before any call (the stream ends with ``run-finished``, not measured).
     """
     registry.load_all()
+    with run_servers():  # the user's warm templates and launcher resolutions end with the run
+        return _run(config, emit)
+
+
+def _run(config: RunConfig, emit: Emit) -> MatrixOutcome:
     deadline = Deadline(config.timeout_run, reserve=config.timeouts.shutdown)
     progress = ProgressCounter(config.on_progress)
     progress.phase("connecting to the server")

@@ -14,11 +14,13 @@ config key a report names is ``targets.server_key``'s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shlex
-from collections.abc import Callable, Collection, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,12 @@ from mcp_matrix.core.credentials import (
 from mcp_matrix.core.errors import InputError, did_you_mean
 from mcp_matrix.core.text import MASK, redact, redact_json
 from mcp_matrix.targets.inputs import check_url
-from mcp_matrix.targets.launcher import LauncherTransport, launcher_starts, refused_starts
+from mcp_matrix.targets.launcher import (
+    LauncherTransport,
+    forget_resolutions,
+    launcher_starts,
+    refused_starts,
+)
 from mcp_matrix.targets.npx_command import npx_launcher, npx_refused
 from mcp_matrix.targets.uvx_command import uv_refused, uvx_launcher
 from mcp_matrix.targets.warm_start import (
@@ -42,8 +49,10 @@ from mcp_matrix.targets.warm_start import (
     opted_out,
     server_command,
     starts,
+    stop_user_templates,
     user_fork,
 )
+from mcp_matrix.wire.process import forget_starts
 from mcp_matrix.wire.stdio import StdioTransport, server_environment
 from mcp_matrix.wire.transport import Transport
 
@@ -274,6 +283,34 @@ def _stdio_transport(target: Target, connect_timeout: float) -> Transport:
         None if target.cold_start else user_fork(target.command, env, target.cwd, connect_timeout)
     )
     return StdioTransport(target.command, env=env, cwd=target.cwd, fork=fork)
+
+
+_runs = 0  # runs going on in this process (the API may run several at once)
+_runs_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def run_servers() -> Iterator[None]:
+    """One run's server processes: when the last run going on in this process ends, the user's
+    warm templates and launcher resolutions end with it, and ``--verbose``'s counts start again.
+    A caller of the API (or the pytest plugin) that edits its server between two runs gets the
+    code as edited, not the template the first run imported; the next run starts them anew."""
+    global _runs
+    with _runs_lock:
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _runs_lock:
+            _runs -= 1
+            last = _runs == 0
+        if last:
+            forget_resolutions()
+            forget_starts()
+            # the run has ended (its results too): a Ctrl-C now stops only the templates' ends;
+            # a template not ended yet ends with this process (atexit) or its lifeline
+            with contextlib.suppress(KeyboardInterrupt):
+                stop_user_templates()
 
 
 def server_starts(target: Target) -> str:

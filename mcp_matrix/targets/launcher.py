@@ -36,6 +36,7 @@ __all__ = [
     "LauncherTransport",
     "Resolved",
     "children",
+    "forget_resolutions",
     "holds",
     "launcher_starts",
     "process_argv",
@@ -212,6 +213,13 @@ class _Resolution:
 
 _resolutions: dict[tuple, _Resolution] = {}
 _lock = threading.Lock()
+
+
+def forget_resolutions() -> None:
+    """Resolve every launcher command again (a run ended: ``targets.kinds.run_servers``): the
+    next run finds what the launcher starts then (a package updated, a project edited)."""
+    with _lock:
+        _resolutions.clear()
 
 
 class LauncherTransport(StdioTransport):

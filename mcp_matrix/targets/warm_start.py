@@ -48,6 +48,7 @@ __all__ = [
     "starts",
     "state_per_session",
     "stop_template",
+    "stop_user_templates",
     "user_fork",
 ]
 
@@ -324,6 +325,18 @@ def user_fork(
             else:
                 template.start(found, env, cwd, bound)
     return template.fork()
+
+
+def stop_user_templates() -> None:
+    """End every user template (a run ended: ``targets.kinds.run_servers``): the next run imports
+    the server's code as it is then, not as the first run found it (a caller of the API, or
+    the pytest plugin, may edit it in between). The bundled servers' template stays: it is ours."""
+    with _lock:
+        ended = list(_user.values())
+        _user.clear()
+    for template in ended:
+        template.stop()
+        atexit.unregister(template.stop)
 
 
 def starts(command: Sequence[str], shown: str, cold_start: bool = False) -> str:

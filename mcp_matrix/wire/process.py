@@ -76,9 +76,17 @@ _started_lock = threading.Lock()
 
 
 def started_from_command(argv: Sequence[str]) -> int:
-    """How many server processes this process has started by running ``argv`` itself."""
+    """How many server processes this process has started by running ``argv`` itself (since
+    ``forget_starts``: a run's)."""
     with _started_lock:
         return _started[tuple(argv)]
+
+
+def forget_starts() -> None:
+    """Count from zero again: a run ends (``targets.kinds.run_servers``), and the next one's
+    ``--verbose`` counts its own processes, not those of every run in this process."""
+    with _started_lock:
+        _started.clear()
 
 
 class ServerProcess:
