@@ -58,9 +58,8 @@ class Resolved:
     files: tuple[str, ...] = ()  # what its argv names by absolute path and was there (a cache's)
 
     def still_there(self) -> bool:
-        """Its directory and ``files`` are still there: a run in a long-lived process (the
-        pytest plugin) may outlive them (``npm cache clean``, ``uv cache clean``); the launcher
-        then runs again."""
+        """Its directory and ``files`` are still there: a long run may outlive them (``npm
+        cache clean``, ``uv cache clean``); the launcher then runs again."""
         return os.path.isdir(self.cwd) and all(os.path.exists(f) for f in self.files)
 
 
