@@ -137,7 +137,14 @@ def _finite(text: str) -> float:
 def strict_json(text: str | bytes) -> JSON:
     """``json.loads`` refusing what no JSON output can hold: ``UnwritableNumber`` for ``NaN``,
     ``Infinity`` or ``1e999`` (other problems as ``json.loads`` raises them)."""
-    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+    if isinstance(text, str) and not text.startswith("\ufeff"):  # json.loads refuses a BOM
+        return _STRICT.decode(text)
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)  # bytes: as it decodes
+
+
+# Made once: json.loads with hooks builds a decoder and its scanner per call (per line of a
+# results file), which made reading it slower than with no hook at all.
+_STRICT = json.JSONDecoder(parse_constant=_not_json, parse_float=_finite)
 
 
 # A string (skipped) or a number or constant: where a word ``UnwritableNumber`` names stands.
