@@ -7,8 +7,11 @@ its own session and group, so helpers it spawns (npx, uv) are ended with it. ``c
 waits for the reader threads: each owns its pipe and closes it at end of file.
 
 Bounds (docs/security.md): stdout lines over ``MAX_MESSAGE_BYTES`` are dropped as they stream
-in; writes go through a buffer drained by a writer thread with non-blocking writes, so a server
-that never reads its stdin cannot stall a request past its timeout. A message of ours is never
+in; writes are non-blocking, so a server that never reads its stdin cannot stall a request past
+its timeout: a message goes into the pipe at once from the thread that sends it, and what the
+pipe does not take waits in a buffer a writer thread drains (started the first time a pipe is
+full: a server that reads its stdin never costs that thread nor its wake-up per message). A
+message of ours is never
 refused for its size (a 5 MiB argument is the user's, not the server's fault): a send fails only
 when ``MAX_PENDING_WRITE_BYTES`` of earlier messages still wait behind the one the server is
 reading, which only a server that stopped reading (while it sends us requests) causes.
@@ -162,6 +165,7 @@ class StdioTransport(Transport):
         self._wakeup = threading.Condition()  # guards the write side below
         self._queued = 0  # bytes ever handed to send()
         self._written = 0  # bytes ever written to the server's stdin
+        self._writer: threading.Thread | None = None  # started when the pipe first is full
         self._ends: collections.deque[tuple[int, object]] = collections.deque()  # (end, request id)
         self._sent: dict[object, tuple[int, int]] = {}  # request id -> (its end, Ledger mark)
         self._spans: dict[object, tuple[int, int]] = {}  # request id -> where it is in our stdin
@@ -195,8 +199,6 @@ class StdioTransport(Transport):
         threading.Thread(
             target=self._read_stdout, args=(out_fd,), name="mcp-stdout", daemon=True
         ).start()
-        self._writer = threading.Thread(target=self._write, name="mcp-stdin", daemon=True)
-        self._writer.start()
 
     @property
     def pid(self) -> int | None:
@@ -328,10 +330,53 @@ class StdioTransport(Transport):
             self._ends.append((end, request_id))
             if isinstance(request_id, (int, str)):
                 _keep(self._spans, request_id, (self._queued - len(data), end))
+            if self._writer is None and self._write_now():
+                return  # all of it is in the pipe: no thread to wake
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write, name="mcp-stdin", daemon=True)
+                self._writer.start()
             self._wakeup.notify()
 
+    def _write_now(self) -> bool:
+        """Write what is pending from the sending thread (``_wakeup`` held; the writer thread is
+        not started, so nothing else writes): True when the pipe took all of it, False when the
+        rest waits for the writer thread (or the write failed, which it then reports)."""
+        assert self._proc and self._proc.stdin
+        fd = self._proc.stdin.fileno()
+        while self._pending:
+            try:
+                written, mark = self._ledger.write_to(fd, bytes(self._pending[:65536]))
+            except BlockingIOError:
+                return False
+            except (OSError, ValueError):
+                self._stdin_failed()
+                return True
+            self._wrote(written, mark)
+            if not written:
+                return False
+        return True
+
+    def _stdin_failed(self) -> None:
+        """The server's stdin cannot be written (``_wakeup`` held): every later send fails."""
+        self._write_failed = "the server's stdin is closed"
+        self._pending.clear()
+        self._ends.clear()
+
+    def _wrote(self, written: int, mark: int) -> None:
+        """``written`` bytes of ``_pending`` went in (``_wakeup`` held): where each message that
+        is now wholly in the pipe ended, and the server's output before it (``Ledger``)."""
+        del self._pending[:written]
+        self._written += written
+        if written:
+            self._progress_at = time.monotonic()
+        while self._ends and self._ends[0][0] <= self._written:
+            end, request_id = self._ends.popleft()
+            if isinstance(request_id, (int, str)):
+                _keep(self._sent, request_id, (end, mark))
+
     def _write(self) -> None:
-        """Drain the pending bytes into the server's stdin with non-blocking writes."""
+        """Drain the pending bytes the pipe did not take at once into the server's stdin, with
+        non-blocking writes."""
         assert self._proc and self._proc.stdin
         fd = self._proc.stdin.fileno()
         poller = select.poll()
@@ -349,19 +394,10 @@ class StdioTransport(Transport):
                 written, mark = 0, 0
             except (OSError, ValueError):
                 with self._wakeup:
-                    self._write_failed = "the server's stdin is closed"
-                    self._pending.clear()
-                    self._ends.clear()
+                    self._stdin_failed()
                 return
             with self._wakeup:
-                del self._pending[:written]
-                self._written += written
-                if written:
-                    self._progress_at = time.monotonic()
-                while self._ends and self._ends[0][0] <= self._written:
-                    end, request_id = self._ends.popleft()
-                    if isinstance(request_id, (int, str)):
-                        _keep(self._sent, request_id, (end, mark))
+                self._wrote(written, mark)
 
     def close(self) -> None:
         """End the server and its whole group; Ctrl-C and SIGTERM wait until it is done."""
@@ -378,7 +414,7 @@ class StdioTransport(Transport):
             self._closed = True
             self._pending.clear()
             self._wakeup.notify_all()
-        writer = getattr(self, "_writer", None)
+        writer = self._writer
         if writer is not None:
             writer.join(timeout=2.0)  # it wakes within 0.2 s; stdin is closed only after it stopped
         if proc.stdin:
