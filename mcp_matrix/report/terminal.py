@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import string
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from rich.console import Console
 from rich.text import Text
@@ -330,7 +330,15 @@ def write_terminal(
 
 
 def write_cells(events: list[Event], console: Console) -> None:
-    """Every cell that is not fine, with its reason and evidence (``--verbose``)."""
+    """Every cell that is not fine, with its reason and evidence (``--verbose``), in one print:
+    a rich print costs more than the line it prints (the console's size and whether it is a
+    terminal, asked again each time), and a run through every profile prints hundreds."""
+    lines = list(_cell_lines(events))
+    if lines:
+        console.print(Text("\n").join(lines), soft_wrap=True)
+
+
+def _cell_lines(events: list[Event]) -> Iterator[Text]:
     grid = build_grid(events)
     for c in sorted(grid.findings(), key=lambda c: (rank(c.verdict), c.profile, c.tool)):
         label = printable(c.tool)
@@ -350,13 +358,12 @@ def write_cells(events: list[Event], console: Console) -> None:
         )
         if c.weakest_evidence:
             line.append(f" (evidence: {c.weakest_evidence})", "dim")
-        console.print(line, soft_wrap=True)
+        yield line
     for e in (e for e in events if isinstance(e, Skipped)):
         who = f"{printable(e.profile)} " if e.profile else ""
         case = f"::{printable(e.case)}" if e.case else ""
-        console.print(
-            Text(f"{'skipped':>17} {who}{printable(e.tool)}{case}: {clean(e.reason)}", style="dim"),
-            soft_wrap=True,
+        yield Text(
+            f"{'skipped':>17} {who}{printable(e.tool)}{case}: {clean(e.reason)}", style="dim"
         )
 
 
