@@ -203,7 +203,7 @@ def _replay_file(
 
 
 FULL_COLLECTIONS_HELD = 1_000_000  # the collector's third threshold while replaying offline
-YOUNG_COLLECTIONS_EVERY = 50_000  # its first (objects allocated between young collections)
+YOUNG_COLLECTIONS_EVERY = 1_000_000  # its first (objects allocated between young collections)
 
 
 @contextmanager
@@ -213,16 +213,20 @@ def _young_collections_only() -> Iterator[None]:
 
     The replay builds a large long-lived heap as it goes (compiled validators, the shared
     outcomes), and every full collection walked all of it: 11 of them were 4.3 of 16 s of CPU
-    at 10,000 calls x 52 profiles. The young collections still run and free the short-lived
-    cycles (a validation error and its context), but one every ``YOUNG_COLLECTIONS_EVERY``
-    objects, not every 700: each walked the outcomes kept for the calls just played (3,250
-    young collections, ~2.5 s), which a rarer one finds freed by ``SharedOutcomes``' bound. The
-    thresholds are set back."""
+    at 10,000 calls x 52 profiles. Young collections walked the outcomes kept for the calls
+    just played: 3,250 of them (a threshold of 700) took ~2.5 s, and 7 (50,000) still 0.23 s,
+    for ~7,000 objects freed in the whole replay (a validation error and its context: the
+    replay makes few cycles; reference counting frees the rest). So one runs only every
+    ``YOUNG_COLLECTIONS_EVERY`` objects (the cycles wait that long), and what the replay
+    built is set apart (``gc.freeze``) before the thresholds are set back, so their return
+    does not set off one walk of it all (0.07 s); the caller's ``gc.unfreeze`` hands it to the
+    oldest generation."""
     young, middle, old = gc.get_threshold()
     gc.set_threshold(max(young, YOUNG_COLLECTIONS_EVERY), middle, FULL_COLLECTIONS_HELD)
     try:
         yield
     finally:
+        gc.freeze()
         gc.set_threshold(young, middle, old)
 
 

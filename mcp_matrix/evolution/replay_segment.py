@@ -178,9 +178,13 @@ class ReplaySegment:
             self._offline[key] = done
         return done
 
-    def _compute(self, call: RecordedCall) -> tuple[Verdict, Answer | None, Prepared]:
-        """One call through this profile and the modelled server (offline), not remembered."""
-        prepared = self._as_written(call)
+    def _compute(
+        self, call: RecordedCall, changed: bool = False
+    ) -> tuple[Verdict, Answer | None, Prepared]:
+        """One call through this profile and the modelled server (offline), not remembered.
+        ``changed``: a call behaviour is known to change the call (``_judge`` asked): it is
+        planned without asking ``leaves_alone`` again."""
+        prepared = None if changed else self._as_written(call)
         if prepared is None:
             prepared = prepare_and_classify(self.planner, self.held, call)
         if prepared.verdict is not None:
@@ -287,7 +291,11 @@ class ReplaySegment:
         return kind
 
     def _shared(
-        self, call: RecordedCall, shared: SharedOutcomes, kind: Kind | None = None
+        self,
+        call: RecordedCall,
+        shared: SharedOutcomes,
+        kind: Kind | None = None,
+        changed: bool = False,
     ) -> tuple[Verdict, Answer | None, Prepared]:
         """The offline outcome of ``call``, computed once for the profiles of one kind (``_kind``,
         or ``kind`` when the caller has it): once for all of them when their behaviours read
@@ -297,14 +305,14 @@ class ReplaySegment:
             return shared.unseen[base, call.tool]
         key = shared.key(base, call)
         if key is None:
-            return self._compute(call)
+            return self._compute(call, changed)
         for needs, done in shared.memo.get(key, ()):
             if needs is None or needs == reads:
                 return done
         ctx = self.held.contexts.get(call.tool)
         if isinstance(ctx, ReadsContext):
             ctx.fresh()
-        done = self._compute(call)
+        done = self._compute(call, changed)
         read = reads is not None and (not isinstance(ctx, ReadsContext) or ctx.read_held)
         shared.remember(key, (reads if read else None, done))
         return done
@@ -329,18 +337,19 @@ class ReplaySegment:
         keys ``written``. It is judged once a call for them, not once a group."""
         if written is None or kind is None or kind[2] or self.shared is None:
             return self._judged(call, kind)
-        if self._plans and not leaves_alone(
-            self.planner, self.held.contexts[call.tool], call.arguments
-        ):
-            return self._judged(call, kind)  # (``_kind`` made the context of a tool shown)
+        ctx = self.held.contexts[call.tool] if self._plans else None  # made by ``_kind``
+        if ctx is not None and not leaves_alone(self.planner, ctx, call.arguments):
+            return self._judged(call, kind, changed=True)
         effect = written.get(self._written)
         if effect is None:
             effect = written[self._written] = self._judged(call, kind)
         return effect
 
-    def _judged(self, call: RecordedCall, kind: Kind | None = None) -> ReplayEffect:
+    def _judged(
+        self, call: RecordedCall, kind: Kind | None = None, changed: bool = False
+    ) -> ReplayEffect:
         verdict, answer, prepared = (
-            self._shared(call, self.shared, kind)
+            self._shared(call, self.shared, kind, changed)
             if kind is not None and self.shared is not None
             else self._attempt(call)
         )

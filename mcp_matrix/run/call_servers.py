@@ -86,8 +86,26 @@ class Server(Protocol):
 
 def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
     """``arguments`` without the keys the server's listed ``inputSchema`` does not name, and their pointers."""
+    last = _UNLISTED[0]
+    if last is not None and last[0] is tool and last[1] is arguments:
+        return last[2]
     kept, pointers = _read(_input_schema(tool), arguments, "")
-    return kept, tuple(pointers)
+    return _unlisted(tool, arguments, kept, pointers)
+
+
+# The last arguments put through ``_read`` against a tool, and what it kept and ignored: the
+# modelled server reads a valid call's arguments to answer it, and ``deliver.unread`` asks
+# the same of the same objects right after (arguments are never changed in place). The slot
+# is read and replaced whole: threads never mix two.
+_UNLISTED: list[tuple[JSON, JSON, tuple[JSON, tuple[str, ...]]] | None] = [None]
+
+
+def _unlisted(
+    tool: JSON, arguments: JSON, kept: JSON, pointers: list[str]
+) -> tuple[JSON, tuple[str, ...]]:
+    found = (kept, tuple(pointers))
+    _UNLISTED[0] = (tool, arguments, found)  # holding both keeps their ids unique
+    return found
 
 
 def listed_violations(tool: JSON, arguments: JSON) -> tuple[Violation, ...]:
@@ -231,7 +249,9 @@ class SchemaServer:
                 },
                 violations=found,
             )
-        read, _ = _read(_input_schema(self.tools[tool]), arguments, "")
+        listed = self.tools[tool]
+        read, ignored = _read(_input_schema(listed), arguments, "")
+        _unlisted(listed, arguments, read, ignored)  # ``deliver.unread`` asks it next
         text = json.dumps(read, sort_keys=True, default=str)
         return Answer(result={"content": [{"type": "text", "text": text}], "isError": False})
 
