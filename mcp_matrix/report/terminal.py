@@ -329,13 +329,23 @@ def write_terminal(
         )
 
 
+# Cell lines per print: a rich print costs more than the line it prints (the console's size and
+# whether it is a terminal, asked again each time), and one Text of a 5,000-tool run's every cell
+# would hold all their spans at once.
+CELLS_A_PRINT = 500
+
+
 def write_cells(events: list[Event], console: Console) -> None:
-    """Every cell that is not fine, with its reason and evidence (``--verbose``), in one print:
-    a rich print costs more than the line it prints (the console's size and whether it is a
-    terminal, asked again each time), and a run through every profile prints hundreds."""
-    lines = list(_cell_lines(events))
-    if lines:
-        console.print(Text("\n").join(lines), soft_wrap=True)
+    """Every cell that is not fine, with its reason and evidence (``--verbose``), up to
+    ``CELLS_A_PRINT`` lines a print: the same text as a print a line."""
+    batch: list[Text] = []
+    for line in _cell_lines(events):
+        batch.append(line)
+        if len(batch) == CELLS_A_PRINT:
+            console.print(Text("\n").join(batch), soft_wrap=True)
+            batch = []
+    if batch:
+        console.print(Text("\n").join(batch), soft_wrap=True)
 
 
 def _cell_lines(events: list[Event]) -> Iterator[Text]:

@@ -1,10 +1,11 @@
-"""``--verbose``'s cell lines: every cell that is not fine, printed in one print (a rich print
-costs more than the short line it prints), the same text and colours as one print a line."""
+"""``--verbose``'s cell lines: every cell that is not fine, printed many lines a print (a rich
+print costs more than the short line it prints), the same text and colours as one print a line."""
 
 from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from mcp_matrix.core.events import typed_events
@@ -38,17 +39,20 @@ def test_every_cell_line_goes_out_in_one_print(full_events):
     assert console.prints == 1 and len(console.file.getvalue().splitlines()) > 5
 
 
-def test_one_print_writes_what_a_print_per_line_would(full_events):
+@pytest.mark.parametrize("per_print", [terminal.CELLS_A_PRINT, 3])
+def test_the_prints_write_what_a_print_per_line_would(full_events, monkeypatch, per_print):
+    monkeypatch.setattr(terminal, "CELLS_A_PRINT", per_print)
     events = typed_events(full_events)
     lines = list(terminal._cell_lines(events))
     assert any(line.spans or line.style for line in lines)  # styles to keep
     for colour in (False, True):
-        one, each = _console(colour), _console(colour)
-        terminal.write_cells(events, one)
+        batched, each = _console(colour), _console(colour)
+        terminal.write_cells(events, batched)
         for line in lines:
             each.print(line, soft_wrap=True)
-        assert one.file.getvalue() == each.file.getvalue()
-        assert ("\x1b[" in one.file.getvalue()) is colour
+        assert batched.prints == -(-len(lines) // per_print)
+        assert batched.file.getvalue() == each.file.getvalue()
+        assert ("\x1b[" in batched.file.getvalue()) is colour
 
 
 def test_no_cell_to_print_prints_nothing():
