@@ -31,6 +31,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
 
+from . import pipes
+
 LISTENING_PREFIX = "MCP_MATRIX_LISTENING"
 HTTP_PATH = "/mcp"
 SSE_PATH = "/sse"
@@ -98,9 +100,16 @@ def gate_protocol(server: Server[Any], protocol: str) -> Server[Any]:
 
 
 async def serve_stdio(server: Server[Any], protocol: str = "both") -> None:
-    """Serve one client on stdin/stdout; the SDK diverts fd 1 so only protocol reaches it."""
-    async with stdio_server() as (read_stream, write_stream):
-        await serve_streams(server, read_stream, write_stream, protocol)
+    """Serve one client on stdin/stdout; fd 1 is diverted so only protocol reaches it. Pipes are
+    read and written by the event loop (``pipes``), anything else by the SDK's worker threads."""
+    if not pipes.usable():
+        async with stdio_server() as (read_stream, write_stream):
+            await serve_streams(server, read_stream, write_stream, protocol)
+        return
+    with pipes.diverted() as (wire_in, wire_out):
+        stdin, stdout = pipes.streams(wire_in, wire_out)
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await serve_streams(server, read_stream, write_stream, protocol)
 
 
 async def serve_streams(

@@ -149,11 +149,11 @@ def test_the_server_gets_the_shims_environment_and_directory(template, tmp_path)
     temp, work = tmp_path / "temp", tmp_path / "cwd"
     temp.mkdir()
     work.mkdir()
-    client = shim(path, "matrix_servers.memory", env={**os.environ, "TMPDIR": str(temp)}, cwd=work)
+    client = shim(path, "matrix_servers.gateway", env={**os.environ, "TMPDIR": str(temp)}, cwd=work)
     initialize(client)
     [server_pid] = children_of(proc.pid)
-    # The memory server keeps its database in a temporary directory: under this TMPDIR.
-    assert [d.name[:14] for d in temp.iterdir()] == ["matrix-memory-"]
+    # The gateway server keeps its database in a temporary directory: under this TMPDIR.
+    assert [d.name[:15] for d in temp.iterdir()] == ["matrix-gateway-"]
     assert Path(f"/proc/{server_pid}/cwd").resolve() == work.resolve()
     assert client.stdin
     client.stdin.close()
@@ -212,9 +212,9 @@ def test_when_the_client_ends_its_servers_exit_on_their_own_and_clean_up(templat
     proc, path = template
     temp = tmp_path / "temp"
     temp.mkdir()
-    client = shim(path, "matrix_servers.memory", env={**os.environ, "TMPDIR": str(temp)})
+    client = shim(path, "matrix_servers.gateway", env={**os.environ, "TMPDIR": str(temp)})
     initialize(client)
-    assert [d.name[:14] for d in temp.iterdir()] == ["matrix-memory-"]
+    assert [d.name[:15] for d in temp.iterdir()] == ["matrix-gateway-"]  # its database's
     # The client process ending closes both its server's stdin and the template's lifeline.
     client.stdin.close()
     proc.stdin.close()

@@ -170,8 +170,8 @@ def server_command(module_and_args: tuple[str, ...] | list[str]) -> list[str]:
 
 def state_per_session(module_and_args: tuple[str, ...] | list[str]) -> bool:
     """Whether bundled server ``module_and_args`` over stdio keeps its state in its own process
-    only: the SDK servers keep their store in a temporary directory of their own unless ``--db``
-    names a file (which outlives them). Such a server starts empty for every session, so a call
+    only: the SDK servers keep their store in memory (memory) or in a temporary directory of their
+    own (the others) unless ``--db`` names a file (which outlives them). Such a server starts empty for every session, so a call
     on a session of its own meets the same server whoever sends it (``mcp_matrix.run.sharing``)."""
     module, *args = module_and_args
     return module in WARM_MODULES and not any(a == "--db" or a.startswith("--db=") for a in args)
