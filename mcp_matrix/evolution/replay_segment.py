@@ -10,6 +10,7 @@ from dataclasses import replace
 from mcp_matrix.behaviours.registry import freeze
 from mcp_matrix.behaviours.rewrite import fingerprint
 from mcp_matrix.core.event_values import CellViolation
+from mcp_matrix.core.model import CallContext
 from mcp_matrix.core.replay_events import ReplayCall
 from mcp_matrix.core.tools import read_only, retry_safe
 from mcp_matrix.core.verdicts import SHOWN
@@ -325,10 +326,12 @@ class ReplaySegment:
         call: RecordedCall,
         kind: Kind | None = None,
         written: dict[tuple, ReplayEffect] | None = None,
+        alone: dict[int, bool] | None = None,
     ) -> ReplayEffect:
         """The outcome of ``call`` through this profile, and what it adds to a tally that does
         not depend on which profile's tally it is (offline, every part: ``SegmentsTogether``,
-        which passes the tool's ``kind``, and ``written``: this call's outcome as written).
+        which passes the tool's ``kind``, ``written``: this call's outcome as written, and
+        ``alone``: whether it is left as written, by the kind's number, ``_leaves_alone``).
 
         Offline, a call that every call behaviour of the profile leaves as written has the
         outcome of the call as written (``_as_written``): the same for every profile group
@@ -338,12 +341,29 @@ class ReplaySegment:
         if written is None or kind is None or kind[2] or self.shared is None:
             return self._judged(call, kind)
         ctx = self.held.contexts[call.tool] if self._plans else None  # made by ``_kind``
-        if ctx is not None and not leaves_alone(self.planner, ctx, call.arguments):
+        if ctx is not None and not self._leaves_alone(call, kind[0], ctx, alone):
             return self._judged(call, kind, changed=True)
         effect = written.get(self._written)
         if effect is None:
             effect = written[self._written] = self._judged(call, kind)
         return effect
+
+    def _leaves_alone(
+        self, call: RecordedCall, base: int, ctx: CallContext, alone: dict[int, bool] | None
+    ) -> bool:
+        """``leaves_alone``, asked once a call for the groups of one kind's number (``base``:
+        the same behaviours, cache state and server) when the behaviours read nothing held:
+        such groups differ only by the schema and tool they hold (``_kind``'s reads), which
+        the answer then does not depend on."""
+        known = alone.get(base) if alone is not None else None
+        if known is not None:
+            return known
+        if not isinstance(ctx, ReadsContext):  # made before ``_kind``: its reads go unnoted
+            return leaves_alone(self.planner, ctx, call.arguments)
+        found = leaves_alone(self.planner, ctx.fresh(), call.arguments)
+        if alone is not None and not ctx.read_held:
+            alone[base] = found
+        return found
 
     def _judged(
         self, call: RecordedCall, kind: Kind | None = None, changed: bool = False

@@ -60,13 +60,14 @@ class SegmentsTogether:
         judges, of, keeps, kinds = self.groups(tool)
         effects = []
         written: dict[tuple, ReplayEffect] = {}  # the call's outcome as written (``_judge``)
+        alone: dict[int, bool] = {}  # whether a kind's behaviours leave it so (``_judge``)
         for group, segment in enumerate(judges):
             if keeps[group]:
                 effect = self._kept.get((tool, group))
                 if effect is None:
                     effect = self._kept[tool, group] = segment._judge(call, kinds[group])
             else:
-                effect = segment._judge(call, kinds[group], written)
+                effect = segment._judge(call, kinds[group], written, alone)
             effects.append(effect)
         if not self._bulk:
             for segment, group in zip(self.segments, of):

@@ -50,3 +50,27 @@ def test_a_changed_call_is_asked_once_whether_it_is_left_alone(monkeypatch):
     monkeypatch.undo()
     for p in profiles[:12]:
         assert [r for r in together if r["profile"] == p.name] == offline([p]), p.name
+
+
+def test_groups_apart_only_by_what_they_hold_ask_once_when_nothing_held_is_read(monkeypatch):
+    """Continue and the OpenAI Agents SDK (JS) only round big integers, which reads nothing
+    held; their held schemas differ (discovery), so they are two groups: whether the rounding
+    leaves a call alone is asked once a call for both (fails before: once a group)."""
+    loaded = load_profiles()
+    pair = [loaded["continue"], loaded["openai-agents-js"]]
+    assert [[u.name for u in p.call] for p in pair] == [["round-big-integers"]] * 2
+    asked: list = []
+    real = replay_segment.leaves_alone
+
+    def counting(profile, ctx, arguments, omit=False):
+        asked.append(arguments)
+        return real(profile, ctx, arguments, omit)
+
+    monkeypatch.setattr(replay_segment, "leaves_alone", counting)
+    together = offline(pair)
+    calls = sum(r["calls"] for r in together) // 2
+    assert 0 < len(asked) <= calls  # fails before: 2 a call
+    monkeypatch.undo()
+    assert [r for p in pair for r in offline([p])] == sorted(
+        together, key=lambda r: [p.name for p in pair].index(r["profile"])
+    )
