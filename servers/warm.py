@@ -94,6 +94,19 @@ def preload() -> None:
     argparse.ArgumentParser(prog="warm").add_argument("--warm", help="%(default)s")
 
 
+def rehearse() -> None:
+    """Serve the memory server's rehearsal sessions here (``matrix_servers.rehearsal``), so each
+    forked server starts with what every one did first done; a rehearsal that fails or leaves
+    anything behind (a thread, a descriptor, a loop, output) ends the template: servers then
+    start cold, never forked from a template in a state no cold server has."""
+    from matrix_servers import rehearsal
+
+    why, said = stderr_kept(lambda: checked(rehearsal.rehearse, "rehearsing a session"))
+    if why or said:
+        os.write(2, said + f"{why or 'rehearsing a session wrote to stderr'}\n".encode())
+        sys.exit(3)
+
+
 def startup_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if STARTUP_ENV.fullmatch(k)}
 
@@ -868,6 +881,7 @@ def main(argv: list[str]) -> None:
     listener.listen(128)
     try:
         preload()
+        rehearse()
         gc.freeze()  # forked servers' collections skip what was imported here
         Template(listener).serve()
     finally:
