@@ -378,7 +378,10 @@ class StdioTransport(Transport):
         """Drain the pending bytes the pipe did not take at once into the server's stdin, with
         non-blocking writes."""
         assert self._proc and self._proc.stdin
-        fd = self._proc.stdin.fileno()
+        with self._wakeup:
+            if self._closed:  # closed before this thread ran: its stdin may be closed too
+                return
+            fd = self._proc.stdin.fileno()
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
         while True:
@@ -415,7 +418,9 @@ class StdioTransport(Transport):
             self._pending.clear()
             self._wakeup.notify_all()
         writer = self._writer
-        if writer is not None:
+        # not alive: finished, or never started (a Ctrl-C in ``send`` between making it and
+        # starting it), and it then writes nothing: it sees ``_closed`` first
+        if writer is not None and writer.is_alive():
             writer.join(timeout=2.0)  # it wakes within 0.2 s; stdin is closed only after it stopped
         if proc.stdin:
             self._ledger.forget("in")  # before stdin closes: its number may be reused
