@@ -326,12 +326,13 @@ class ReplaySegment:
         call: RecordedCall,
         kind: Kind | None = None,
         written: dict[tuple, ReplayEffect] | None = None,
-        alone: dict[int, bool] | None = None,
+        alone: dict[int, bool | None] | None = None,
     ) -> ReplayEffect:
         """The outcome of ``call`` through this profile, and what it adds to a tally that does
         not depend on which profile's tally it is (offline, every part: ``SegmentsTogether``,
         which passes the tool's ``kind``, ``written``: this call's outcome as written, and
-        ``alone``: whether it is left as written, by the kind's number, ``_leaves_alone``).
+        ``alone``: whether it is left as written, by the kind's numbers several groups share,
+        ``_leaves_alone``).
 
         Offline, a call that every call behaviour of the profile leaves as written has the
         outcome of the call as written (``_as_written``): the same for every profile group
@@ -341,7 +342,11 @@ class ReplaySegment:
         if written is None or kind is None or kind[2] or self.shared is None:
             return self._judged(call, kind)
         ctx = self.held.contexts[call.tool] if self._plans else None  # made by ``_kind``
-        if ctx is not None and not self._leaves_alone(call, kind[0], ctx, alone):
+        if ctx is not None and not (
+            self._leaves_alone(call, kind[0], ctx, alone)
+            if alone is not None and kind[0] in alone  # a number several groups share
+            else leaves_alone(self.planner, ctx, call.arguments)
+        ):
             return self._judged(call, kind, changed=True)
         effect = written.get(self._written)
         if effect is None:
@@ -349,19 +354,23 @@ class ReplaySegment:
         return effect
 
     def _leaves_alone(
-        self, call: RecordedCall, base: int, ctx: CallContext, alone: dict[int, bool] | None
+        self,
+        call: RecordedCall,
+        base: int,
+        ctx: CallContext,
+        alone: dict[int, bool | None],
     ) -> bool:
         """``leaves_alone``, asked once a call for the groups of one kind's number (``base``:
-        the same behaviours, cache state and server) when the behaviours read nothing held:
-        such groups differ only by the schema and tool they hold (``_kind``'s reads), which
-        the answer then does not depend on."""
-        known = alone.get(base) if alone is not None else None
-        if known is not None:
-            return known
+        the same behaviours, cache state and server; ``alone`` names the numbers several groups
+        share) when the behaviours read nothing held: such groups differ only by the schema
+        and tool they hold (``_kind``'s reads), which the answer then does not depend on."""
         if not isinstance(ctx, ReadsContext):  # made before ``_kind``: its reads go unnoted
             return leaves_alone(self.planner, ctx, call.arguments)
+        known = alone[base]
+        if known is not None:
+            return known
         found = leaves_alone(self.planner, ctx.fresh(), call.arguments)
-        if alone is not None and not ctx.read_held:
+        if not ctx.read_held:
             alone[base] = found
         return found
 

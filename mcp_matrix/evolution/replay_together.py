@@ -3,9 +3,14 @@ each group of profiles that cannot tell it apart, counted in every profile's tal
 
 from __future__ import annotations
 
+from collections import Counter
+
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.evolution.replay_effects import ReplayEffect
 from mcp_matrix.evolution.replay_segment import Kind, ReplaySegment
+
+# judges, each segment's group, kept outcomes, kinds, kinds' numbers split (``groups``)
+Groups = tuple[list[ReplaySegment], list[int], list[bool], list[Kind], dict[int, bool | None]]
 
 
 class SegmentsTogether:
@@ -18,7 +23,7 @@ class SegmentsTogether:
 
     def __init__(self, segments: list[ReplaySegment]) -> None:
         self.segments = segments
-        self._groups: dict[str, tuple[list[ReplaySegment], list[int], list[bool], list[Kind]]] = {}
+        self._groups: dict[str, Groups] = {}
         self._kept: dict[tuple[str, int], ReplayEffect] = {}  # (tool, group) -> its one outcome
         self._keeps = bool(segments) and segments[0].config.alias is None
         # counted in bulk: nothing of a call but its example differs between two tallies
@@ -34,9 +39,11 @@ class SegmentsTogether:
         self._of: dict[tuple[int, tuple], list[int]] = {}  # and those groups (kept: id alive)
         self._full: set[tuple[int, tuple]] = set()  # of those, what no profile wants examples of
 
-    def groups(self, tool: str) -> tuple[list[ReplaySegment], list[int], list[bool], list[Kind]]:
+    def groups(self, tool: str) -> Groups:
         """One segment judging for each group of ``tool``, each segment's group, whether a
-        group's outcome is the same for every call (kept once judged), and each group's kind."""
+        group's outcome is the same for every call (kept once judged), each group's kind, and
+        the kinds' numbers that several groups share (apart only by what they hold: a call's
+        ``alone`` for ``ReplaySegment._judge``, each None until asked)."""
         known = self._groups.get(tool)
         if known is None:
             first: dict[tuple, int] = {}
@@ -52,15 +59,17 @@ class SegmentsTogether:
                 of.append(group)
             # a group that does not show the tool: the same outcome whatever the arguments
             keeps = [self._keeps and kind[2] for kind in kinds]
-            known = self._groups[tool] = (judges, of, keeps, kinds)
+            bases = Counter(kind[0] for kind in kinds if not kind[2])
+            split: dict[int, bool | None] = {base: None for base, n in bases.items() if n > 1}
+            known = self._groups[tool] = (judges, of, keeps, kinds, split)
         return known
 
     def play(self, call: RecordedCall) -> None:
         tool = call.tool
-        judges, of, keeps, kinds = self.groups(tool)
+        judges, of, keeps, kinds, split = self.groups(tool)
         effects = []
         written: dict[tuple, ReplayEffect] = {}  # the call's outcome as written (``_judge``)
-        alone: dict[int, bool] = {}  # whether a kind's behaviours leave it so (``_judge``)
+        alone = dict(split) if split else None  # whether a kind's behaviours leave it so
         for group, segment in enumerate(judges):
             if keeps[group]:
                 effect = self._kept.get((tool, group))
