@@ -19,10 +19,13 @@ _NEVER_READS = "import time; time.sleep(60)"
 
 
 class _InterruptedStart(threading.Thread):
-    """A thread whose start is interrupted by Ctrl-C before the thread runs."""
+    """The writer thread, its start interrupted by Ctrl-C before it runs (any other thread
+    starts as usual)."""
 
     def start(self) -> None:
-        raise KeyboardInterrupt
+        if self.name == "mcp-stdin":
+            raise KeyboardInterrupt
+        super().start()
 
 
 def _alive(pid: int) -> bool:
