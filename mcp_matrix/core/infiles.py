@@ -136,7 +136,14 @@ def _finite(text: str) -> float:
 
 def strict_json(text: str | bytes) -> JSON:
     """``json.loads`` refusing what no JSON output can hold: ``UnwritableNumber`` for ``NaN``,
-    ``Infinity`` or ``1e999`` (other problems as ``json.loads`` raises them)."""
+    ``Infinity`` or ``1e999`` (other problems as ``json.loads`` raises them). Bytes that
+    ``json.loads`` would read as UTF-8 (a recorded-calls line) are decoded as it decodes them
+    and read by the decoder made once; others (a BOM, UTF-16/32, bad UTF-8) go to it as before."""
+    if isinstance(text, bytes) and json.detect_encoding(text) == "utf-8":
+        try:
+            text = text.decode("utf-8", "surrogatepass")  # json.loads's own decoding
+        except UnicodeDecodeError:
+            pass  # json.loads raises it, as before
     if isinstance(text, str) and not text.startswith("\ufeff"):  # json.loads refuses a BOM
         return _STRICT.decode(text)
     return json.loads(text, parse_constant=_not_json, parse_float=_finite)  # bytes: as it decodes
