@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from mcp_matrix.behaviours.validation import Violation, validate
+from mcp_matrix.behaviours.validation import Violation, contents, validate
 from mcp_matrix.core.jsontypes import JSON
 from mcp_matrix.core.model import CallPlan
 from mcp_matrix.run.classify import Answer, Expectation
@@ -27,21 +27,23 @@ SERVER_DIALECT = "2020-12"  # what an MCP server validates against unless its sc
 INVALID_PARAMS = -32602
 SUCCESS = Expectation("success")
 
-_WORDS: dict[int, tuple[JSON, str]] = {}
+_WORDS: dict[int, tuple[JSON, bytes, str]] = {}
 
 
 def sorted_words(value: JSON) -> str:
     """``json.dumps(value, sort_keys=True)``, kept for the last few objects by identity: an
     offline replay puts a call's arguments into words for its memo, and the modelled server
-    again for its own (arguments are never changed in place: behaviours return copies).
-    Raises as ``json.dumps`` does."""
+    again for its own. A hit is the same object with the same ``contents`` (a caller that
+    changed it in place gets the words of what it holds now). Raises as ``json.dumps`` does."""
     hit = _WORDS.get(id(value))
-    if hit is not None and hit[0] is value:
-        return hit[1]
+    now = contents(value)
+    if hit is not None and hit[0] is value and hit[1] == now:
+        return hit[2]
     text = json.dumps(value, sort_keys=True)
-    if len(_WORDS) >= 64:
-        _WORDS.clear()
-    _WORDS[id(value)] = (value, text)  # holding the value keeps its id unique
+    if now is not None:
+        if len(_WORDS) >= 64:
+            _WORDS.clear()
+        _WORDS[id(value)] = (value, now, text)  # holding the value keeps its id unique
     return text
 
 
@@ -86,25 +88,34 @@ class Server(Protocol):
 
 def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
     """``arguments`` without the keys the server's listed ``inputSchema`` does not name, and their pointers."""
+    schema = _input_schema(tool)
     last = _UNLISTED[0]
-    if last is not None and last[0] is tool and last[1] is arguments:
-        return last[2]
-    kept, pointers = _read(_input_schema(tool), arguments, "")
+    if (
+        last is not None
+        and last[0] is tool
+        and last[1] is arguments
+        and last[2] == contents(schema, arguments)
+    ):
+        return last[3]
+    kept, pointers = _read(schema, arguments, "")
     return _unlisted(tool, arguments, kept, pointers)
 
 
 # The last arguments put through ``_read`` against a tool, and what it kept and ignored: the
 # modelled server reads a valid call's arguments to answer it, and ``deliver.unread`` asks
-# the same of the same objects right after (arguments are never changed in place). The slot
-# is read and replaced whole: threads never mix two.
-_UNLISTED: list[tuple[JSON, JSON, tuple[JSON, tuple[str, ...]]] | None] = [None]
+# the same of the same objects right after. A hit is the same objects with the same
+# ``contents`` of the schema and arguments (changed in place since: read again). The slot is
+# read and replaced whole: threads never mix two.
+_UNLISTED: list[tuple[JSON, JSON, bytes, tuple[JSON, tuple[str, ...]]] | None] = [None]
 
 
 def _unlisted(
     tool: JSON, arguments: JSON, kept: JSON, pointers: list[str]
 ) -> tuple[JSON, tuple[str, ...]]:
     found = (kept, tuple(pointers))
-    _UNLISTED[0] = (tool, arguments, found)  # holding both keeps their ids unique
+    now = contents(_input_schema(tool), arguments)
+    # holding both keeps their ids unique; nothing kept for what ``contents`` cannot say
+    _UNLISTED[0] = None if now is None else (tool, arguments, now, found)
     return found
 
 
