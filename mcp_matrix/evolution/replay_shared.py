@@ -18,8 +18,10 @@ class SharedOutcomes:
 
     Each call's arguments are put into words once (for the first profile that asks), not once
     per profile; the last ``OFFLINE_SHARED`` outcomes are kept (a replay reads each call once
-    for all profiles, and retry queues repeat their calls). An outcome is kept with the held
-    schema and tool it read (None: it read neither, so it holds for every held copy)."""
+    for all profiles, and retry queues repeat their calls), and no more than
+    ``OFFLINE_SHARED_BYTES`` of arguments in words in their keys (each key holds its call's
+    arguments, the outcome about as much). An outcome is kept with the held schema and tool it
+    read (None: it read neither, so it holds for every held copy)."""
 
     def __init__(self) -> None:
         self.memo: dict[
@@ -30,6 +32,8 @@ class SharedOutcomes:
         self.unseen: dict[tuple[int, str], tuple[Verdict, Answer | None, Prepared]] = {}
         self.kinds: dict[tuple, int] = {}
         self._last: tuple[RecordedCall | None, tuple[str, str] | None] = (None, None)
+        self.memo_bytes = 0  # characters of words the keys of ``memo`` hold
+        self.decided_bytes = 0  # and of ``decided``
 
     def number(self, kind: tuple) -> int:
         """A kind as a small number (a kind's tuple of behaviours is hashed once, not per call)."""
@@ -44,19 +48,40 @@ class SharedOutcomes:
 
     def remember(self, key: tuple, value: tuple) -> None:
         """One more outcome of ``key`` (for another held copy), in ``memo``."""
-        if key not in self.memo and len(self.memo) >= OFFLINE_SHARED:
-            self.memo.clear()
+        if key not in self.memo:
+            self.memo_bytes = _room(self.memo, self.memo_bytes, key)
         self.memo.setdefault(key, []).append(value)
 
     def decide(self, key: tuple, value: tuple) -> None:
-        if len(self.decided) >= OFFLINE_SHARED:
-            self.decided.clear()
+        if key not in self.decided:
+            self.decided_bytes = _room(self.decided, self.decided_bytes, key)
         self.decided[key] = value
+
+
+def _room(table: dict, held: int, key: tuple) -> int:
+    """The characters ``table`` holds once ``key`` is in it: emptied first when that would
+    make it hold more than ``OFFLINE_SHARED`` keys or ``OFFLINE_SHARED_BYTES``."""
+    size = words_in(key)
+    if len(table) >= OFFLINE_SHARED or held + size > OFFLINE_SHARED_BYTES:
+        table.clear()
+        held = 0
+    return held + size
 
 
 # outcomes kept across profiles (kinds x distinct calls: ~100 calls of 52 profiles); more is
 # not faster: each one kept is walked by the young collections it lives through
 OFFLINE_SHARED = 2048
+# and by size: a replay of 300 calls each carrying a 1 MiB string kept them all (968 MB peak);
+# calls of usual size (a few hundred characters) never come near it
+OFFLINE_SHARED_BYTES = 32 << 20
+
+
+def words_in(key: tuple) -> int:
+    """Characters of the strings in ``key`` (a call's arguments in words, what is sent)."""
+    return sum(
+        words_in(part) if isinstance(part, tuple) else len(part) if isinstance(part, str) else 0
+        for part in key
+    )
 
 
 def memo_key(call: RecordedCall) -> tuple[str, str] | None:
@@ -66,4 +91,11 @@ def memo_key(call: RecordedCall) -> tuple[str, str] | None:
         return None
 
 
-__all__ = ["OFFLINE_MEMO", "OFFLINE_SHARED", "SharedOutcomes", "memo_key"]
+__all__ = [
+    "OFFLINE_MEMO",
+    "OFFLINE_SHARED",
+    "OFFLINE_SHARED_BYTES",
+    "SharedOutcomes",
+    "memo_key",
+    "words_in",
+]
