@@ -340,13 +340,24 @@ def contents(*values: JSON) -> bytes | None:
     """``values`` as bytes that differ whenever their contents do (1, 1.0 and True apart, key
     order too), so a result kept for objects by identity is reused only while a caller has not
     changed them in place; None for what is not plain data or over ``CONTENTS_KEPT`` bytes
-    (then nothing is kept). marshal, at C speed: far less than a judgement or a read."""
+    (then nothing is kept: a kept result stays small, and a check never costs more than the
+    work it saves). marshal, at C speed: far less than a judgement or a read."""
+    if any(_long_string(value) for value in values):
+        return None  # over the bound for sure, without copying it
     try:
         # version 2: no back-references, floats as bits; JSON is marshallable or refused
         found = marshal.dumps(values, 2)  # type: ignore[arg-type]
     except ValueError:  # not plain data, or nested too deep
         return None
     return found if len(found) <= CONTENTS_KEPT else None
+
+
+def _long_string(value: JSON) -> bool:
+    """Whether ``value`` is, or directly holds, a string over ``CONTENTS_KEPT`` characters."""
+    if isinstance(value, str):
+        return len(value) > CONTENTS_KEPT
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(isinstance(v, str) and len(v) > CONTENTS_KEPT for v in items)
 
 
 def _verdict(schema: JSON, instance: JSON) -> int:

@@ -60,4 +60,5 @@ def test_contents_tell_apart_what_python_calls_equal():
     assert contents({"a": 1, "b": 2}) != contents({"b": 2, "a": 1})
     assert contents({"a": [1]}) == contents({"a": [1]})
     assert contents({"a": "x" * 20_000}) is None  # too large to keep: judged every time
+    assert contents({"a": ["x" * 9_000, "y" * 9_000]}) is None
     assert contents({"a": object()}) is None
