@@ -62,3 +62,16 @@ def test_contents_tell_apart_what_python_calls_equal():
     assert contents({"a": "x" * 20_000}) is None  # too large to keep: judged every time
     assert contents({"a": ["x" * 9_000, "y" * 9_000]}) is None
     assert contents({"a": object()}) is None
+
+
+def test_a_long_string_is_not_copied_to_find_it_too_long(monkeypatch):
+    import marshal
+
+    from mcp_matrix.behaviours.validation import contents
+
+    copied: list = []
+    real = marshal.dumps
+    monkeypatch.setattr(marshal, "dumps", lambda *a: copied.append(a) or real(*a))
+    assert contents({"text": "x" * (1 << 20), "n": 1}) is None
+    assert contents(["y" * (1 << 20)]) is None
+    assert copied == []  # fails before 8ac4702: 2 copies of 1 MiB
