@@ -209,11 +209,15 @@ class SchemaServer:
     judges_results = False  # its results are a model: no client check of them means anything
 
     MEMO = 4096  # distinct calls whose answer is remembered (a replay repeats its calls)
+    # and at most this many characters of arguments in words in their keys (an answer holds
+    # about as much again): 300 calls each carrying a 1 MiB string were all kept
+    MEMO_BYTES = 32 << 20
 
     def __init__(self, tools: Mapping[str, JSON], rules: tuple[Rule, ...] = ()) -> None:
         self.tools = tools
         self.rules = rules
         self._answers: dict[tuple[str, str], Answer] = {}
+        self._answers_bytes = 0  # characters of words the keys of ``_answers`` hold
 
     def violations(self, tool: str, arguments: JSON) -> tuple[Violation, ...]:
         """The listed schema's errors, else the handler rules'."""
@@ -243,10 +247,17 @@ class SchemaServer:
         if known is None:
             known = self._answer(tool, arguments)
             if key is not None:
-                if len(self._answers) >= self.MEMO:
-                    self._answers.clear()
-                self._answers[key] = known
+                self._remember(key, known)
         return known
+
+    def _remember(self, key: tuple[str, str], known: Answer) -> None:
+        """Keep ``known``, emptying the memo first when it would pass ``MEMO`` or ``MEMO_BYTES``."""
+        size = len(key[1])
+        if len(self._answers) >= self.MEMO or self._answers_bytes + size > self.MEMO_BYTES:
+            self._answers.clear()
+            self._answers_bytes = 0
+        self._answers_bytes += size
+        self._answers[key] = known
 
     def _answer(self, tool: str, arguments: JSON) -> Answer:
         if tool not in self.tools:
