@@ -365,11 +365,12 @@ def _verdict(schema: JSON, instance: JSON) -> int:
     the server's schema (Gemini CLI, Qwen Code: draft-07) and the modelled server (2020-12)
     judge the very same arguments against the very same schema object, one right after the
     other; the judge reads no dialect (its ``VALID`` is every validator's). A hit is the same
-    objects (threads never mix two) with the same ``contents``: a caller that changed either
-    in place since is judged again."""
+    objects (threads never mix two) with the same ``contents`` of the instance: a caller that
+    changed the arguments in place since is judged again. A schema is its object, here as in
+    every compiled check and fingerprint (``rewrite.fingerprint``): never changed in place."""
     key = (id(schema), id(instance))
     hit = _VERDICTS.get(key)
-    now = contents(schema, instance)
+    now = contents(instance)
     if hit is not None and hit[0] is schema and hit[1] is instance and hit[2] == now:
         return hit[3]
     verdict = judge(schema, instance)

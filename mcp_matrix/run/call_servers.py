@@ -94,7 +94,7 @@ def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
         last is not None
         and last[0] is tool
         and last[1] is arguments
-        and last[2] == contents(schema, arguments)
+        and last[2] == contents(arguments)
     ):
         return last[3]
     kept, pointers = _read(schema, arguments, "")
@@ -104,8 +104,9 @@ def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
 # The last arguments put through ``_read`` against a tool, and what it kept and ignored: the
 # modelled server reads a valid call's arguments to answer it, and ``deliver.unread`` asks
 # the same of the same objects right after. A hit is the same objects with the same
-# ``contents`` of the schema and arguments (changed in place since: read again). The slot is
-# read and replaced whole: threads never mix two.
+# ``contents`` of the arguments (changed in place since: read again; a listed schema is never
+# changed in place, as ``validation._verdict`` says). The slot is read and replaced whole:
+# threads never mix two.
 _UNLISTED: list[tuple[JSON, JSON, bytes, tuple[JSON, tuple[str, ...]]] | None] = [None]
 
 
@@ -113,7 +114,7 @@ def _unlisted(
     tool: JSON, arguments: JSON, kept: JSON, pointers: list[str]
 ) -> tuple[JSON, tuple[str, ...]]:
     found = (kept, tuple(pointers))
-    now = contents(_input_schema(tool), arguments)
+    now = contents(arguments)
     # holding both keeps their ids unique; nothing kept for what ``contents`` cannot say
     _UNLISTED[0] = None if now is None else (tool, arguments, now, found)
     return found
