@@ -31,7 +31,7 @@ from mcp_matrix.core.events import CallCell, Cell, DiscoveryCell, Event
 from mcp_matrix.core.outfiles import open_results
 from mcp_matrix.core.verdicts import RELEASE_FAILING
 from mcp_matrix.gate.checklist import lost_tools
-from mcp_matrix.profiles.loader import load_profiles, select_profiles
+from mcp_matrix.profiles.loader import runnable_profiles
 from mcp_matrix.profiles.model import Profile
 from mcp_matrix.report.grid import default_required, over_threshold
 from mcp_matrix.report.writers import FORMATS, write_report
@@ -167,11 +167,7 @@ def target_of(
 
 def profiles(names: Sequence[str] = (), extra_dirs: Sequence[str | Path] = ()) -> list[Profile]:
     """The runnable profiles named (all of them when none are), with did-you-mean for a typo."""
-    return [
-        p
-        for p in select_profiles(load_profiles(extra_dirs=extra_dirs), list(names))
-        if not p.abstract
-    ]
+    return runnable_profiles(names, extra_dirs)
 
 
 def bundled_cases(server_spec: str) -> Path | None:

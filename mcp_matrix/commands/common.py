@@ -100,11 +100,9 @@ def profiles_from(args: argparse.Namespace) -> list[Profile]:
     """The runnable profiles ``--client`` names (all when none is), bundled and ``--profiles-dir``."""
     # the loader alone: mcp_matrix.api would import the gate, the policy and run.matrix
     # (~37 ms of every replay, diff and discover process) for nothing here
-    from mcp_matrix.profiles.loader import load_profiles, select_profiles
+    from mcp_matrix.profiles import loader
 
-    names = list(getattr(args, "client", None) or [])
-    loaded = load_profiles(extra_dirs=args.profiles_dir)
-    return [p for p in select_profiles(loaded, names) if not p.abstract]
+    return loader.runnable_profiles(getattr(args, "client", None) or [], args.profiles_dir)
 
 
 MAX_TIMEOUT = 86400.0

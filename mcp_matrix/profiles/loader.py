@@ -50,6 +50,15 @@ __all__ = [
 ProfileErrors = InputErrors
 
 
+def runnable_profiles(
+    names: Iterable[str] = (), extra_dirs: Iterable[Path | str] = ()
+) -> list[Profile]:
+    """The runnable profiles named (all of them when none are), bundled and from ``extra_dirs``,
+    with did-you-mean for a typo: what every command and ``mcp_matrix.api.profiles`` run."""
+    loaded = load_profiles(extra_dirs=extra_dirs)
+    return [p for p in select_profiles(loaded, list(names)) if not p.abstract]
+
+
 def load_profiles(
     paths: Iterable[Path | str] | None = None,
     extra_dirs: Iterable[Path | str] = (),

@@ -66,12 +66,12 @@ def test_a_signal_during_start_up_of_a_command_without_a_server_stops_it_at_once
 DURING_PREPARATION = (
     "import os, signal, sys\n"
     "sys.argv = ['mcp-matrix', *sys.argv[1:]]\n"
-    "import mcp_matrix.commands.cli, mcp_matrix.api\n"
-    "load = mcp_matrix.api.profiles\n"
+    "import mcp_matrix.commands.cli, mcp_matrix.profiles.loader\n"
+    "load = mcp_matrix.profiles.loader.runnable_profiles\n"
     "def interrupted_while_loading(*args, **kw):\n"  # Ctrl-C while the profiles are read
     "    os.kill(os.getpid(), signal.SIGINT)\n"
     "    return load(*args, **kw)\n"
-    "mcp_matrix.api.profiles = interrupted_while_loading\n"
+    "mcp_matrix.profiles.loader.runnable_profiles = interrupted_while_loading\n"
     "sys.exit(mcp_matrix.commands.cli.main())\n"
 )
 
