@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcp_matrix.evolution.calls_file import RecordedCall
 from mcp_matrix.evolution.replay_prepare import Prepared
-from mcp_matrix.run.call_servers import sorted_words
+from mcp_matrix.run.call_servers import room, sorted_words
 from mcp_matrix.run.classify import Answer, Verdict
 
 OFFLINE_MEMO = (
@@ -59,13 +59,8 @@ class SharedOutcomes:
 
 
 def _room(table: dict, held: int, key: tuple) -> int:
-    """The characters ``table`` holds once ``key`` is in it: emptied first when that would
-    make it hold more than ``OFFLINE_SHARED`` keys or ``OFFLINE_SHARED_BYTES``."""
-    size = words_in(key)
-    if len(table) >= OFFLINE_SHARED or held + size > OFFLINE_SHARED_BYTES:
-        table.clear()
-        held = 0
-    return held + size
+    """The characters ``table`` holds once ``key`` is in it (``room``, at this module's bounds)."""
+    return room(table, held, words_in(key), OFFLINE_SHARED, OFFLINE_SHARED_BYTES)
 
 
 # outcomes kept across profiles (kinds x distinct calls: ~100 calls of 52 profiles); more is

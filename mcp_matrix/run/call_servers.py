@@ -86,9 +86,18 @@ class Server(Protocol):
         ...
 
 
+def room(table: dict, held: int, size: int, most: int, most_bytes: int) -> int:
+    """What a memo of ``held`` characters holds once a new key of ``size`` is in it: ``table``
+    emptied first when that would make it hold more than ``most`` keys or ``most_bytes``
+    (memos kept by count alone held every call of 1 MiB arguments a replay made)."""
+    if len(table) >= most or held + size > most_bytes:
+        table.clear()
+        held = 0
+    return held + size
+
+
 def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
     """``arguments`` without the keys the server's listed ``inputSchema`` does not name, and their pointers."""
-    schema = _input_schema(tool)
     last = _UNLISTED[0]
     if (
         last is not None
@@ -97,7 +106,7 @@ def unlisted(tool: JSON, arguments: JSON) -> tuple[JSON, tuple[str, ...]]:
         and last[2] == contents(arguments)
     ):
         return last[3]
-    kept, pointers = _read(schema, arguments, "")
+    kept, pointers = _read(_input_schema(tool), arguments, "")
     return _unlisted(tool, arguments, kept, pointers)
 
 
@@ -253,11 +262,9 @@ class SchemaServer:
 
     def _remember(self, key: tuple[str, str], known: Answer) -> None:
         """Keep ``known``, emptying the memo first when it would pass ``MEMO`` or ``MEMO_BYTES``."""
-        size = len(key[1])
-        if len(self._answers) >= self.MEMO or self._answers_bytes + size > self.MEMO_BYTES:
-            self._answers.clear()
-            self._answers_bytes = 0
-        self._answers_bytes += size
+        self._answers_bytes = room(
+            self._answers, self._answers_bytes, len(key[1]), self.MEMO, self.MEMO_BYTES
+        )
         self._answers[key] = known
 
     def _answer(self, tool: str, arguments: JSON) -> Answer:
