@@ -71,7 +71,7 @@ class PipeLines:
         utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._decoder = io.IncrementalNewlineDecoder(utf8, translate=True)
         self._lines: collections.deque[str] = collections.deque()
-        self._partial = ""
+        self._partial: list[str] = []  # the line being read, in pieces (joined once: linear)
         self._ended = False
 
     def __aiter__(self) -> PipeLines:
@@ -87,13 +87,20 @@ class PipeLines:
             if not data:
                 self._ended = True
                 if self._partial:
-                    self._lines.append(self._partial)
-                    self._partial = ""
+                    self._lines.append("".join(self._partial))
+                    self._partial = []
         return self._lines.popleft()
 
     def _take(self, text: str) -> None:
-        *whole, self._partial = (self._partial + text).split("\n")
+        first, *whole = text.split("\n")
+        if first:
+            self._partial.append(first)
+        if not whole:
+            return
+        last = whole.pop()
+        self._lines.append("".join(self._partial) + "\n")
         self._lines.extend(line + "\n" for line in whole)
+        self._partial = [last] if last else []
 
 
 class PipeWriter:
